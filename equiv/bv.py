@@ -1,0 +1,269 @@
+"""Bit-vector values in two domains: symbolic (z3) and concrete (plain ints).
+
+The kernel paths in :mod:`equiv.slow_path` and :mod:`equiv.template_path` are written once
+against the helpers here, and run either on z3 terms (to build proof obligations) or on
+:class:`CBV` concrete values (to replay a counterexample without z3).  This is the
+claripy idea of one program with two evaluators; the property tests check that both
+evaluators agree.
+
+Conventions: ``>>`` is never used on values (z3's ``>>`` is arithmetic); use :func:`lshr`.
+Comparisons are unsigned (:func:`ult`, :func:`ule`).  Conditions are ``bool`` in the
+concrete domain and ``z3.BoolRef`` in the symbolic domain; :func:`ite` with a Python
+``bool`` picks a branch without building a term.
+
+>>> x = CBV(0xF0, 8)
+>>> (x | 0x0F).value, (~x).value, lshr(x, 4).value
+(255, 15, 15)
+>>> extract(CBV(0x1234, 16), 15, 8).value
+18
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import z3
+from attrs import frozen
+
+BV = z3.BitVecRef
+Bool = z3.BoolRef
+
+
+@frozen
+class CBV:
+    """A concrete bit-vector: ``value`` is kept in ``[0, 2**width)``."""
+
+    value: int
+    width: int
+
+    def __attrs_post_init__(self) -> None:
+        if not 0 <= self.value < (1 << self.width):
+            object.__setattr__(self, "value", self.value & ((1 << self.width) - 1))
+
+    def _o(self, other: object) -> int:
+        if isinstance(other, CBV):
+            if other.width != self.width:
+                raise TypeError(f"width mismatch {self.width} vs {other.width}")
+            return other.value
+        if isinstance(other, int):
+            return other & ((1 << self.width) - 1)
+        raise TypeError(f"cannot combine CBV with {type(other).__name__}")
+
+    def _new(self, v: int) -> CBV:
+        return CBV(v & ((1 << self.width) - 1), self.width)
+
+    def __and__(self, o: object) -> CBV:
+        return self._new(self.value & self._o(o))
+
+    __rand__ = __and__
+
+    def __or__(self, o: object) -> CBV:
+        return self._new(self.value | self._o(o))
+
+    __ror__ = __or__
+
+    def __xor__(self, o: object) -> CBV:
+        return self._new(self.value ^ self._o(o))
+
+    def __invert__(self) -> CBV:
+        return self._new(~self.value)
+
+    def __add__(self, o: object) -> CBV:
+        return self._new(self.value + self._o(o))
+
+    __radd__ = __add__
+
+    def __sub__(self, o: object) -> CBV:
+        return self._new(self.value - self._o(o))
+
+    def __rsub__(self, o: object) -> CBV:
+        return self._new(self._o(o) - self.value)
+
+    def __mul__(self, o: object) -> CBV:
+        return self._new(self.value * self._o(o))
+
+    __rmul__ = __mul__
+
+    def __lshift__(self, n: int) -> CBV:
+        return self._new(self.value << int(n))
+
+    def __int__(self) -> int:
+        return self.value
+
+    def size(self) -> int:
+        """Width in bits (same name as z3's ``BitVecRef.size``)."""
+        return self.width
+
+    def __repr__(self) -> str:
+        return f"CBV({self.value:#x}, {self.width})"
+
+
+Val = BV | CBV
+Cond = Bool | bool
+
+
+def is_sym(x: object) -> bool:
+    """True for z3 terms."""
+    return isinstance(x, z3.ExprRef)
+
+
+def _z(x: Val | int, width: int) -> BV:
+    if isinstance(x, CBV):
+        return z3.BitVecVal(x.value, x.width)
+    if isinstance(x, int):
+        return z3.BitVecVal(x, width)
+    return x
+
+
+def _zb(c: Cond) -> Bool:
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+def width(x: Val) -> int:
+    """Width in bits of a value of either domain."""
+    return x.size()
+
+
+def lshr(x: Val, n: int) -> Val:
+    """Logical shift right by a constant."""
+    if isinstance(x, CBV):
+        return CBV(x.value >> n, x.width)
+    return z3.LShR(x, n)
+
+
+def extract(x: Val, hi: int, lo: int) -> Val:
+    """Bits ``hi..lo`` of ``x`` (inclusive), like ``z3.Extract``."""
+    if isinstance(x, CBV):
+        return CBV((x.value >> lo) & ((1 << (hi - lo + 1)) - 1), hi - lo + 1)
+    return z3.Extract(hi, lo, x)
+
+
+def concat(*parts: Val) -> Val:
+    """Concatenate, most significant first."""
+    if all(isinstance(p, CBV) for p in parts):
+        v, w = 0, 0
+        for p in parts:
+            assert isinstance(p, CBV)
+            v = (v << p.width) | p.value
+            w += p.width
+        return CBV(v, w)
+    return z3.Concat(*[_z(p, p.size()) for p in parts])
+
+
+def zext(x: Val, to: int) -> Val:
+    """Zero-extend to ``to`` bits."""
+    if isinstance(x, CBV):
+        return CBV(x.value, to)
+    return z3.ZeroExt(to - x.size(), x) if to > x.size() else x
+
+
+def eq(a: Val, b: Val | int) -> Cond:
+    """``a == b`` in the domain of ``a`` (or ``b``)."""
+    if isinstance(a, CBV) and not is_sym(b):
+        return a.value == a._o(b)
+    w = a.size()
+    return _z(a, w) == _z(b, w)
+
+
+def ne(a: Val, b: Val | int) -> Cond:
+    """``a != b``."""
+    return not_(eq(a, b))
+
+
+def ult(a: Val, b: Val | int) -> Cond:
+    """Unsigned ``a < b``."""
+    if isinstance(a, CBV) and not is_sym(b):
+        return a.value < a._o(b)
+    w = a.size()
+    return z3.ULT(_z(a, w), _z(b, w))
+
+
+def ule(a: Val, b: Val | int) -> Cond:
+    """Unsigned ``a <= b``."""
+    if isinstance(a, CBV) and not is_sym(b):
+        return a.value <= a._o(b)
+    w = a.size()
+    return z3.ULE(_z(a, w), _z(b, w))
+
+
+def not_(c: Cond) -> Cond:
+    """Boolean negation."""
+    return (not c) if isinstance(c, bool) else z3.Not(c)
+
+
+def and_(*cs: Cond) -> Cond:
+    """Conjunction; folds Python bools away."""
+    rest = [c for c in cs if not (isinstance(c, bool) and c)]
+    if any(isinstance(c, bool) and not c for c in rest):
+        return False
+    if not rest:
+        return True
+    return rest[0] if len(rest) == 1 else z3.And(*rest)
+
+
+def or_(*cs: Cond) -> Cond:
+    """Disjunction; folds Python bools away."""
+    rest = [c for c in cs if not (isinstance(c, bool) and not c)]
+    if any(isinstance(c, bool) and c for c in rest):
+        return True
+    if not rest:
+        return False
+    return rest[0] if len(rest) == 1 else z3.Or(*rest)
+
+
+def ite(c: Cond, a: Val, b: Val) -> Val:
+    """``c ? a : b``; with a Python bool no term is built."""
+    if isinstance(c, bool):
+        return a if c else b
+    w = a.size() if not isinstance(a, int) else b.size()
+    return z3.If(c, _z(a, w), _z(b, w))
+
+
+def ite_seq(c: Cond, a: Sequence[Val], b: Sequence[Val]) -> tuple[Val, ...]:
+    """Element-wise :func:`ite` over equally long sequences."""
+    if isinstance(c, bool):
+        return tuple(a if c else b)
+    return tuple(ite(c, x, y) for x, y in zip(a, b, strict=True))
+
+
+def mask(bits: int) -> int:
+    """``(1 << bits) - 1``.
+
+    >>> hex(mask(12))
+    '0xfff'
+    """
+    return (1 << bits) - 1
+
+
+def order_base_2(n: int) -> int:
+    """The kernel's ``order_base_2()``: ceil(log2(n)), 0 for n <= 1.
+
+    >>> order_base_2(64), order_base_2(80), order_base_2(1)
+    (6, 7, 0)
+    """
+    return 0 if n <= 1 else (n - 1).bit_length()
+
+
+def ilog2(n: int) -> int:
+    """The kernel's ``ilog2()`` for n >= 1: floor(log2(n)).
+
+    >>> ilog2(64), ilog2(8192), ilog2(100)
+    (6, 13, 6)
+    """
+    return n.bit_length() - 1
+
+
+def concrete(x: Val | Cond) -> int | bool:
+    """The Python value of a concrete value or a closed z3 term."""
+    if isinstance(x, CBV):
+        return x.value
+    if isinstance(x, bool):
+        return x
+    s = z3.simplify(x)
+    if z3.is_true(s):
+        return True
+    if z3.is_false(s):
+        return False
+    if z3.is_bv_value(s):
+        return s.as_long()
+    raise ValueError(f"not a closed term: {x}")

@@ -1,0 +1,222 @@
+"""Inputs of ``memmap_init_zone_device()`` and the address arithmetic both paths share.
+
+Mirrors (v7.3-rc1, ../shared/reference/zone_device.md §3): ``pfn_to_page`` (SPARSEMEM_VMEMMAP:
+``vmemmap + pfn``), ``__va``, ``pfn_to_section_nr``, ``pgmap_altmap``, ``vmem_altmap_offset``,
+``pgmap_vmemmap_nr``, the vmemmap deduplication of optimised device-dax compounds
+(Documentation/mm/vmemmap_dedup.rst: struct pages past the first two vmemmap pages of a
+compound all live in the second one), and ``enum memory_type`` of include/linux/memremap.h.
+
+Memory index: struct pages are addressed ``(c, s)`` where ``c`` is the compound number since
+the loop's first pfn and ``s`` the struct page *slot* inside that compound's vmemmap; with
+deduplication tail ``t`` lives in slot ``P + t % P`` for ``t >= 2P`` (``P`` struct pages per
+vmemmap page), otherwise ``s == t``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+
+import z3
+from attrs import frozen
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.loops import Ctx
+from equiv.page_model import Layout, Memory, SymMemory
+
+
+class MemoryType(enum.IntEnum):
+    """``enum memory_type`` (include/linux/memremap.h; 0 is reserved)."""
+
+    PRIVATE = 1
+    COHERENT = 2
+    FS_DAX = 3
+    GENERIC = 4
+    PCI_P2PDMA = 5
+
+    @property
+    def kname(self) -> str:
+        return f"MEMORY_DEVICE_{self.name}"
+
+
+#: ``VMEMMAP_RESERVE_NR`` (include/linux/mm.h).
+VMEMMAP_RESERVE_NR = 2
+#: ``MIGRATE_MOVABLE`` (enum migratetype).
+MIGRATE_MOVABLE = 1
+#: ``MIGRATETYPE_AND_ISO_MASK``: migratetype bits 0..2 and PB_migrate_isolate (bit 4) [M].
+MIGRATETYPE_AND_ISO_MASK = 0x17
+
+
+@frozen
+class Scenario:
+    """The concrete part of one proof cell: config/layout, pgmap type, compound order."""
+
+    layout: Layout
+    ptype: MemoryType
+    order: int
+
+    @property
+    def stride(self) -> int:
+        """``pfns_per_compound = pgmap_vmemmap_nr(pgmap) = 1 << vmemmap_shift``."""
+        return 1 << self.order
+
+    @property
+    def per_vmemmap_page(self) -> int:
+        """``PAGE_SIZE / sizeof(struct page)``."""
+        return self.layout.config.page_size // self.layout.size
+
+    @property
+    def can_optimize_static(self) -> bool:
+        """``vmemmap_can_optimize()`` minus its ``!altmap`` term (mm.h, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP)."""
+        cfg, size = self.layout.config, self.layout.size
+        if not cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP or size & (size - 1):
+            return False
+        return (self.stride * size) >> cfg.PAGE_SHIFT > VMEMMAP_RESERVE_NR
+
+
+@frozen(kw_only=True, eq=False)
+class Inputs:
+    """Everything the two paths read besides the scenario.
+
+    Symbolic in proofs, concrete in replays.  Pointers are addresses (64-bit values).
+    """
+
+    start_pfn: Val  # range->start >> PAGE_SHIFT, before the altmap adjustment
+    nr_pages: Val
+    nid: Val  # zone->zone_pgdat->node_id
+    pgmap: Val  # struct dev_pagemap *
+    altmap_valid: Cond  # pgmap->flags & PGMAP_ALTMAP_VALID
+    altmap_reserve: Val
+    altmap_free: Val
+    vmemmap_base: Val  # address of pfn 0's struct page (x86_64: vmemmap_base)
+    page_offset: Val  # PAGE_OFFSET, for __va()
+    mobility_disabled: Cond  # page_group_by_mobility_disabled
+    tracepoint_on: Cond  # page_ref_set tracepoint enabled (only with DEBUG_PAGE_REF)
+    early_section: Callable[[Val], Cond]  # early_section(__nr_to_section(nr))
+    mem: Memory
+
+    #: names of the scalar inputs, in report order
+    SCALARS = ("start_pfn", "nr_pages", "nid", "pgmap", "altmap_valid", "altmap_reserve",
+               "altmap_free", "vmemmap_base", "page_offset", "mobility_disabled",
+               "tracepoint_on")
+
+
+def symbolic_inputs(layout: Layout) -> tuple[Inputs, z3.FuncDeclRef]:
+    """Fresh symbolic inputs (stable dotted names) and the early_section function symbol."""
+    b64 = z3.BitVecSort(64)
+    early = z3.Function("early_section", b64, z3.BoolSort())
+    inp = Inputs(
+        start_pfn=z3.BitVec("start_pfn", 64), nr_pages=z3.BitVec("nr_pages", 64),
+        nid=z3.BitVec("nid", 64), pgmap=z3.BitVec("pgmap", 64),
+        altmap_valid=z3.Bool("altmap_valid"), altmap_reserve=z3.BitVec("altmap_reserve", 64),
+        altmap_free=z3.BitVec("altmap_free", 64), vmemmap_base=z3.BitVec("vmemmap_base", 64),
+        page_offset=z3.BitVec("page_offset", 64),
+        mobility_disabled=z3.Bool("mobility_disabled"),
+        tracepoint_on=z3.Bool("tracepoint_on"),
+        early_section=lambda nr: early(nr),  # type: ignore[arg-type]
+        mem=SymMemory.fresh("mem0", layout.nwords),
+    )
+    return inp, early
+
+
+def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
+    """The environment the kernel guarantees, as named assumptions (printed in reports).
+
+    Tags follow the reference: [R] confirmed in source, [M] general kernel knowledge.
+    """
+    cfg = sc.layout.config
+    pfn_bits = cfg.MAX_PHYSMEM_BITS - cfg.PAGE_SHIFT
+    limit = z3.BitVecVal(1 << pfn_bits, 64)
+    sp, nr = inp.start_pfn, inp.nr_pages
+    assert isinstance(sp, z3.BitVecRef) and isinstance(nr, z3.BitVecRef)
+    out: list[tuple[str, z3.BoolRef]] = [
+        ("range within MAX_PHYSMEM_BITS [M]",
+         z3.And(z3.ULT(sp, limit), z3.ULE(nr, limit), z3.ULE(sp + nr, limit))),
+        ("range aligned to the compound size (memremap_pages/device-dax) [M]",
+         z3.And(sp & (sc.stride - 1) == 0, nr & (sc.stride - 1) == 0)),
+        ("nid < MAX_NUMNODES [R]",
+         z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),  # type: ignore[arg-type]
+        ("pgmap is a non-NULL, 8-aligned pointer [R]",
+         z3.And(inp.pgmap != 0, inp.pgmap & 7 == 0)),  # type: ignore[operator]
+        ("altmap lies inside the range: reserve + free <= nr_pages [M]",
+         z3.And(z3.ULE(inp.altmap_reserve, nr), z3.ULE(inp.altmap_free, nr),
+                z3.ULE(inp.altmap_reserve + inp.altmap_free, nr))),  # type: ignore[operator]
+        ("vmemmap_base is PUD-aligned in the kernel half, no wrap over the memmap [M]",
+         z3.And(inp.vmemmap_base & ((1 << 30) - 1) == 0,  # type: ignore[operator]
+                z3.UGE(inp.vmemmap_base, 0xFFFF800000000000),
+                z3.ULE(inp.vmemmap_base, 0xFFFFFE0000000000))),
+        ("PAGE_OFFSET is PUD-aligned in the kernel half, direct map does not wrap [M]",
+         z3.And(inp.page_offset & ((1 << 30) - 1) == 0,  # type: ignore[operator]
+                z3.UGE(inp.page_offset, 0xFFFF800000000000),
+                z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
+    ]
+    if not cfg.DEBUG_PAGE_REF:
+        out.append(("page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]",
+                    z3.Not(inp.tracepoint_on)))  # type: ignore[arg-type]
+    return out
+
+
+# ---- address arithmetic shared by both paths ------------------------------------------
+
+
+@frozen
+class Geometry:
+    """Where the loop runs: the first pfn after the altmap adjustment and the compound count.
+
+    Mirrors the prologue of ``memmap_init_zone_device()``:
+    ``end_pfn = start_pfn + nr_pages; if (altmap) { start_pfn = altmap->base_pfn +
+    vmem_altmap_offset(altmap); nr_pages = end_pfn - start_pfn; }`` with
+    ``altmap->base_pfn == range start`` and ``vmem_altmap_offset = reserve + free``.
+    """
+
+    start: Val  # first pfn of the loop
+    end: Val  # end_pfn
+    nr_pages: Val  # after the adjustment
+    ncompounds: Val  # trip count of the heads loop: ceil(nr_pages / stride)
+
+
+def geometry(sc: Scenario, inp: Inputs) -> Geometry:
+    end = inp.start_pfn + inp.nr_pages
+    adj = bv.ite(inp.altmap_valid, inp.altmap_reserve + inp.altmap_free, inp.start_pfn & 0)
+    start = inp.start_pfn + adj
+    nr = end - start
+    ncomp = bv.lshr(nr + (sc.stride - 1), sc.order)
+    return Geometry(start=start, end=end, nr_pages=nr, ncompounds=ncomp)
+
+
+def pfn_of(sc: Scenario, g: Geometry, c: Val, t: Val) -> Val:
+    """pfn of tail ``t`` of compound ``c``: ``start + (c << order) + t``."""
+    return g.start + (c << sc.order) + t
+
+
+def page_addr(sc: Scenario, inp: Inputs, pfn: Val) -> Val:
+    """``pfn_to_page(pfn)`` as an address: ``vmemmap + pfn * sizeof(struct page)``."""
+    size = sc.layout.size
+    if size & (size - 1) == 0:
+        return inp.vmemmap_base + (pfn << bv.ilog2(size))
+    return inp.vmemmap_base + pfn * size  # type: ignore[operator]
+
+
+def va(sc: Scenario, inp: Inputs, pfn: Val) -> Val:
+    """``__va(pfn << PAGE_SHIFT)`` = ``PAGE_OFFSET + (pfn << PAGE_SHIFT)``."""
+    return inp.page_offset + (pfn << sc.layout.config.PAGE_SHIFT)
+
+
+def section_nr(sc: Scenario, pfn: Val) -> Val:
+    """``pfn_to_section_nr(pfn) = pfn >> PFN_SECTION_SHIFT``."""
+    return bv.lshr(pfn, sc.layout.config.pfn_section_shift)
+
+
+def slot_of(sc: Scenario, optimised: Cond, t: Val) -> Val:
+    """vmemmap slot of tail ``t`` (dedup: slots past ``2P`` fold onto ``[P, 2P)``)."""
+    p = sc.per_vmemmap_page
+    if not sc.can_optimize_static or sc.stride <= 2 * p:
+        return t
+    folded = (t & (p - 1)) + p
+    return bv.ite(bv.and_(optimised, bv.not_(bv.ult(t, 2 * p))), folded, t)
+
+
+def ctx_for(inp: Inputs) -> Ctx:
+    """A context in the domain of ``inp``."""
+    return Ctx(symbolic=bv.is_sym(inp.start_pfn))

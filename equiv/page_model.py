@@ -1,0 +1,568 @@
+"""Byte-precise model of ``struct page`` / ``struct folio`` and of the memmap being initialised.
+
+What is modelled, and from where (see ../shared/reference/zone_device.md):
+
+* :class:`FlagsLayout` — the ``page->flags`` bit layout, computed with the formulas of
+  include/linux/page-flags-layout.h, kernel/bounds.c (``NR_CPUS_BITS = order_base_2(NR_CPUS)``,
+  current trees) and ``enum pageflags`` of include/linux/page-flags.h (v7.3-rc1 snapshot
+  LMM@03e0599d / 0dccebc9).
+* :class:`Layout` — every byte of ``struct page`` for a :class:`~equiv.config.Config`: each
+  storage member with its byte offset and size, every union view under its kernel name, the
+  ``struct folio`` overlays that land in page[1] and page[2] (FOLIO_MATCH asserts of
+  include/linux/mm_types.h, LMM@0199209e), the config-dependent tail words (``memcg_data``,
+  ``virtual``, ``_last_cpupid``, ``kmsan_shadow``, ``kmsan_origin``) and the padding that
+  ``_struct_page_alignment`` adds.  Padding is part of the state: a copy that skips it shows.
+* :class:`PageState` — the contents of one struct page as 8-byte little-endian words, symbolic
+  (z3) or concrete; optional per-byte provenance (which modelled step wrote each byte) in the
+  concrete domain.
+* :class:`Memory` — the struct pages of the range, indexed ``(compound, slot)`` relative to the
+  loop's first pfn, plus the pageblock migratetype bitmap indexed by absolute pageblock
+  number.  Initial contents are arbitrary (fresh z3 arrays, or caller-chosen concrete values):
+  a byte that a path forgets to write differs between two paths.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from typing import Any
+
+import z3
+from attrs import field, frozen
+
+from equiv import bv
+from equiv.bv import CBV, Cond, Val
+from equiv.config import Config
+from equiv.errors import ConfigError, WidthError
+
+# ----------------------------------------------------------------------------------------
+# page->flags
+
+
+#: ``enum pageflags`` bit numbers that the paths use (include/linux/page-flags.h).
+PG_head = 6
+PG_reserved = 13
+PG_active = 8  # second-page alias PG_has_hwpoisoned
+PG_workingset = 9  # second-page alias PG_large_rmappable
+
+#: ``enum pageflags`` up to PG_dropbehind (always present), bit numbers 0..19.
+_ALWAYS_PAGEFLAGS = 20
+
+
+@frozen
+class FlagsField:
+    """One field of page->flags above the page flags: width, PGOFF and PGSHIFT."""
+
+    name: str
+    width: int
+    pgoff: int
+
+    @property
+    def pgshift(self) -> int:
+        """``X_PGSHIFT = X_PGOFF * (X_WIDTH != 0)``."""
+        return self.pgoff * (self.width != 0)
+
+    @property
+    def mask(self) -> int:
+        """``X_MASK = (1UL << X_WIDTH) - 1``."""
+        return (1 << self.width) - 1
+
+
+@frozen
+class FlagsLayout:
+    """The page->flags layout of page-flags-layout.h, from the MSB down:
+    ``| SECTION | NODE | ZONE | LAST_CPUPID | KASAN_TAG | LRU_GEN | LRU_REFS | ... | FLAGS |``.
+    """
+
+    nr_pageflags: int
+    zones_shift: int
+    nodes_shift: int
+    last_cpupid_shift: int
+    last_cpupid_not_in_page_flags: bool
+    node_not_in_page_flags: bool
+    fields: tuple[FlagsField, ...]
+
+    def get(self, name: str) -> FlagsField:
+        for f in self.fields:
+            if f.name == name:
+                return f
+        raise KeyError(name)
+
+    @property
+    def last_cpupid_mask(self) -> int:
+        """``LAST_CPUPID_MASK = (1UL << LAST_CPUPID_SHIFT) - 1`` (uses SHIFT, not WIDTH)."""
+        return (1 << self.last_cpupid_shift) - 1
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> FlagsLayout:
+        """Compute the layout with the kernel's formulas.
+
+        Raises:
+            ConfigError: NODES do not fit into page->flags under SPARSEMEM_VMEMMAP, which is an
+                ``#error`` in page-flags-layout.h.
+        """
+        bpl = cfg.BITS_PER_LONG
+        nr = _ALWAYS_PAGEFLAGS + int(cfg.MMU) + int(cfg.MEMORY_FAILURE)
+        nr += 2 * int(cfg.PAGE_IDLE_FLAG and bpl == 64)
+        zones = cfg.MAX_NR_ZONES
+        zones_shift = 0 if zones < 2 else 1 if zones <= 2 else 2 if zones <= 4 else 3
+        sections_shift = cfg.MAX_PHYSMEM_BITS - cfg.SECTION_SIZE_BITS
+        sections_width = sections_shift if cfg.section_in_page_flags else 0
+        nodes_shift = cfg.NODES_SHIFT if cfg.NUMA else 0
+        lru_gen_width = bv.order_base_2(4 + 1) if cfg.LRU_GEN else 0  # MAX_NR_GENS = 4 [M]
+        lru_refs_max = (4 - 2) if cfg.LRU_GEN else 0  # MAX_NR_TIERS - 2, MAX_NR_TIERS = 4 [M]
+        budget = bpl - nr
+        if zones_shift + lru_gen_width + sections_width + nodes_shift <= budget:
+            nodes_width = nodes_shift
+        elif not cfg.section_in_page_flags or cfg.SPARSEMEM_VMEMMAP:
+            raise ConfigError(
+                f"config {cfg.name}: NODES_SHIFT={nodes_shift} does not fit into page->flags "
+                f"({budget} bits above {nr} page flags); the kernel's page-flags-layout.h stops "
+                "with '#error Vmemmap: No space for nodes field in page flags'"
+            )
+        else:
+            nodes_width = 0
+        kasan = 8 if cfg.KASAN_SW_TAGS else 4 if cfg.KASAN_HW_TAGS else 0
+        nr_cpus_bits = bv.order_base_2(cfg.NR_CPUS)
+        cpupid_shift = (8 + nr_cpus_bits) if cfg.NUMA_BALANCING else 0  # LAST__PID_SHIFT = 8
+        used = zones_shift + lru_gen_width + sections_width + nodes_width + kasan
+        cpupid_width = cpupid_shift if used + cpupid_shift <= budget else 0
+        lru_refs = min(lru_refs_max, budget - used - cpupid_width)
+        sections_pgoff = bpl - sections_width
+        nodes_pgoff = sections_pgoff - nodes_width
+        zones_pgoff = nodes_pgoff - zones_shift
+        cpupid_pgoff = zones_pgoff - cpupid_width
+        kasan_pgoff = cpupid_pgoff - kasan
+        lru_gen_pgoff = kasan_pgoff - lru_gen_width
+        lru_refs_pgoff = lru_gen_pgoff - lru_refs
+        return cls(
+            nr_pageflags=nr,
+            zones_shift=zones_shift,
+            nodes_shift=nodes_shift,
+            last_cpupid_shift=cpupid_shift,
+            last_cpupid_not_in_page_flags=cpupid_shift != 0 and cpupid_width == 0,
+            node_not_in_page_flags=nodes_width == 0 and nodes_shift != 0,
+            fields=(
+                FlagsField("SECTIONS", sections_width, sections_pgoff),
+                FlagsField("NODES", nodes_width, nodes_pgoff),
+                FlagsField("ZONES", zones_shift, zones_pgoff),
+                FlagsField("LAST_CPUPID", cpupid_width, cpupid_pgoff),
+                FlagsField("KASAN_TAG", kasan, kasan_pgoff),
+                FlagsField("LRU_GEN", lru_gen_width, lru_gen_pgoff),
+                FlagsField("LRU_REFS", lru_refs, lru_refs_pgoff),
+            ),
+        )
+
+
+# ----------------------------------------------------------------------------------------
+# struct page layout
+
+
+@frozen
+class View:
+    """One name for some bytes of struct page: a union member or a folio overlay field.
+
+    ``page`` is None for views of every struct page, or 1/2 for struct folio fields that
+    land in page[1] / page[2] of a large folio.
+    """
+
+    name: str
+    offset: int
+    size: int
+    page: int | None = None
+
+
+@frozen
+class Atom:
+    """A byte range no view splits: the unit of an obligation and of a reported difference."""
+
+    offset: int
+    size: int
+    views: tuple[View, ...]
+
+    @property
+    def name(self) -> str:
+        """The primary name: the first struct page view (or padding)."""
+        return self.views[0].name if self.views else "<padding>"
+
+    def names_for(self, page_index: int | None) -> list[str]:
+        """The view names that apply to page ``page_index`` of a compound (0 = head)."""
+        out = [v.name for v in self.views if v.page is None]
+        out += [f"folio.{v.name}" for v in self.views if v.page is not None and v.page == page_index]
+        return out or ["<padding>"]
+
+
+@frozen
+class Layout:
+    """struct page for one config: size, alignment, views, and the atom partition of its bytes."""
+
+    config: Config
+    flags: FlagsLayout
+    size: int
+    views: tuple[View, ...]
+    atoms: tuple[Atom, ...]
+
+    @property
+    def nwords(self) -> int:
+        return self.size // 8
+
+    def view(self, name: str, page: int | None = None) -> View:
+        for v in self.views:
+            if v.name == name and v.page == page:
+                return v
+        raise KeyError(f"no view {name!r} (page {page}) in struct page of {self.config.name}")
+
+    def has(self, name: str) -> bool:
+        return any(v.name == name for v in self.views)
+
+    @classmethod
+    def from_config(cls, cfg: Config) -> Layout:
+        """Lay out struct page as include/linux/mm_types.h does for ``cfg`` (LP64)."""
+        cfg.validate()
+        fl = FlagsLayout.from_config(cfg)
+        v: list[View] = [
+            View("flags", 0, 8),
+            # word @8: the lru / compound_info union, and folio->pgmap
+            View("lru.next", 8, 8), View("compound_info", 8, 8), View("buddy_list.next", 8, 8),
+            View("pp_magic", 8, 8), View("rcu_head.next", 8, 8), View("folio.pgmap", 8, 8),
+            # word @16
+            View("lru.prev", 16, 8), View("zone_device_data", 16, 8), View("pp", 16, 8),
+            View("rcu_head.func", 16, 8),
+            View("mapping", 24, 8),
+            View("index", 32, 8), View("share", 32, 8),
+            View("private", 40, 8),
+            View("_mapcount", 48, 4), View("page_type", 48, 4),
+            View("_refcount", 52, 4),
+        ]
+        off = 56
+        if cfg.MEMCG or cfg.SLAB_OBJ_EXT:
+            v.append(View("memcg_data" if cfg.MEMCG else "_unused_slab_obj_exts", 56, 8))
+            off = 64
+        if cfg.WANT_PAGE_VIRTUAL:
+            v.append(View("virtual", off, 8))
+            off += 8
+        if fl.last_cpupid_not_in_page_flags:
+            v.append(View("_last_cpupid", off, 4))
+            off += 4
+        if cfg.KMSAN:
+            off = (off + 7) & ~7
+            v += [View("kmsan_shadow", off, 8), View("kmsan_origin", off + 8, 8)]
+            off += 16
+        align = 16 if cfg.HAVE_ALIGNED_STRUCT_PAGE else 8
+        size = (off + align - 1) & ~(align - 1)
+        if size % 8 or not 56 <= size <= 96:
+            raise ConfigError(
+                f"config {cfg.name}: sizeof(struct page)={size}; mm.h allows 56..96 in steps of 8"
+            )
+        # struct folio overlays (FOLIO_MATCH / FOLIO1/2_MATCH in mm_types.h, 64BIT)
+        v += [
+            View("_flags_1", 0, 8, 1), View("_head_1", 8, 8, 1),
+            View("_large_mapcount", 16, 4, 1), View("_nr_pages_mapped", 20, 4, 1),
+            View("_entire_mapcount", 24, 4, 1), View("_pincount", 28, 4, 1),
+            View("_mm_id_mapcount[0]", 32, 4, 1), View("_mm_id_mapcount[1]", 36, 4, 1),
+            View("_mm_ids", 40, 8, 1), View("_mapcount_1", 48, 4, 1),
+            View("_refcount_1", 52, 4, 1),
+            View("_flags_2", 0, 8, 2), View("_head_2", 8, 8, 2),
+            View("_deferred_list.next", 16, 8, 2), View("_deferred_list.prev", 24, 8, 2),
+        ]
+        if cfg.MEMCG or cfg.SLAB_OBJ_EXT:  # NR_PAGES_IN_LARGE_FOLIO
+            v.append(View("_nr_pages", 56, 4, 1))
+        views = tuple(v)
+        return cls(config=cfg, flags=fl, size=size, views=views, atoms=_atoms(views, size))
+
+
+def _atoms(views: tuple[View, ...], size: int) -> tuple[Atom, ...]:
+    """Partition ``[0, size)`` at every view boundary; bytes no view covers are padding."""
+    cuts = {0, size}
+    for v in views:
+        cuts |= {v.offset, v.offset + v.size}
+    edges = sorted(cuts)
+    atoms = []
+    for lo, hi in itertools.pairwise(edges):
+        covering = tuple(x for x in views if x.offset <= lo and hi <= x.offset + x.size)
+        atoms.append(Atom(lo, hi - lo, covering))
+    return tuple(atoms)
+
+
+# ----------------------------------------------------------------------------------------
+# state of one struct page
+
+
+def _check_bits(inst: PageState, _attr: Any, bits: Val) -> None:
+    if bv.width(bits) % 64 or not 56 * 8 <= bv.width(bits) <= 96 * 8:
+        raise WidthError(f"struct page of {bv.width(bits)} bits; must be 56..96 bytes, 8-aligned")
+
+
+@frozen(kw_only=True, eq=False)
+class PageState:
+    """Contents of one struct page as one little-endian bit-vector of ``8 * sizeof`` bits
+    (byte ``i`` is bits ``8i+7..8i``; word ``w`` is bits ``64w+63..64w``).
+
+    ``origin`` (concrete domain only) names, per byte, the modelled kernel step that last
+    wrote it; it is what a counterexample report prints as provenance.
+    """
+
+    bits: Val = field(validator=_check_bits)
+    origin: tuple[str, ...] | None = None
+
+    @property
+    def size(self) -> int:
+        return bv.width(self.bits) // 8
+
+    @property
+    def words(self) -> tuple[Val, ...]:
+        """The 8-byte words, lowest address first."""
+        return tuple(self.load(8 * w, 8) for w in range(self.size // 8))
+
+    @classmethod
+    def from_words(cls, words: list[Val] | tuple[Val, ...],
+                   origin: tuple[str, ...] | None = None) -> PageState:
+        return cls(bits=bv.concat(*reversed(words)), origin=origin)
+
+    def load(self, offset: int, size: int) -> Val:
+        """Read ``size`` bytes at ``offset`` (a naturally aligned field within one word)."""
+        if offset % 8 + size > 8:
+            raise WidthError(f"access at {offset}+{size} straddles a word")
+        return bv.extract(self.bits, 8 * (offset + size) - 1, 8 * offset)
+
+    def store(self, offset: int, size: int, value: Val | int, step: str) -> PageState:
+        """Write ``size`` bytes at ``offset``; ``step`` names the kernel step for provenance."""
+        if offset % 8 + size > 8:
+            raise WidthError(f"access at {offset}+{size} straddles a word")
+        val = _as(value, 8 * size, like=self.bits)
+        return PageState(bits=splice(self.bits, 8 * offset, val),
+                         origin=_origin(self.origin, offset, size, step))
+
+    def get(self, layout: Layout, name: str, page: int | None = None) -> Val:
+        v = layout.view(name, page)
+        return self.load(v.offset, v.size)
+
+    def set(self, layout: Layout, name: str, value: Val | int, step: str,
+            page: int | None = None) -> PageState:
+        v = layout.view(name, page)
+        return self.store(v.offset, v.size, value, step)
+
+    def byte(self, i: int) -> Val:
+        return bv.extract(self.bits, 8 * i + 7, 8 * i)
+
+
+def splice(x: Val, lo: int, val: Val) -> Val:
+    """``x`` with bits ``lo .. lo + width(val) - 1`` replaced by ``val``."""
+    top, hi = bv.width(x), lo + bv.width(val)
+    parts = []
+    if hi < top:
+        parts.append(bv.extract(x, top - 1, hi))
+    parts.append(val)
+    if lo > 0:
+        parts.append(bv.extract(x, lo - 1, 0))
+    return parts[0] if len(parts) == 1 else bv.concat(*parts)
+
+
+def _origin(origin: tuple[str, ...] | None, offset: int, size: int,
+            step: str) -> tuple[str, ...] | None:
+    if origin is None:
+        return None
+    return origin[:offset] + (step,) * size + origin[offset + size:]
+
+
+def _as(value: Val | int, bits: int, like: Val) -> Val:
+    if isinstance(value, int):
+        return CBV(value, bits) if isinstance(like, CBV) else z3.BitVecVal(value, bits)
+    if bv.width(value) != bits:
+        raise WidthError(f"value of width {bv.width(value)} stored into a {bits}-bit field")
+    if isinstance(like, CBV) and not isinstance(value, CBV):
+        raise WidthError("symbolic value stored into a concrete page")
+    return value
+
+
+def ite_page(c: Cond, a: PageState, b: PageState) -> PageState:
+    """``c ? a : b`` (provenance follows the branch taken when ``c`` is concrete)."""
+    if isinstance(c, bool):
+        return a if c else b
+    return PageState(bits=bv.ite(c, a.bits, b.bits))
+
+
+def pages_equal(a: PageState, b: PageState) -> Cond:
+    return bv.eq(a.bits, b.bits)
+
+
+# ----------------------------------------------------------------------------------------
+# memory: the memmap range and the pageblock bitmap
+
+#: Bits per pageblock cell in the model: migratetype bits 0..2, PB_compact_skip 3,
+#: PB_migrate_isolate 4 (include/linux/pageblock-flags.h [M]); one byte per pageblock.
+PB_BITS = 8
+
+Key = tuple[Val, Val]
+
+
+class Memory:
+    """Persistent view of the memmap range and the pageblock bitmap.
+
+    ``read(c, s)`` is struct page slot ``s`` of compound ``c`` (relative to the loop's first
+    pfn); ``read_pb(b)`` is the bitmap cell of absolute pageblock ``b``.  Writes return a new
+    Memory.  The symbolic implementation layers closures (no enumeration of pages); the
+    concrete one is a dict with linear use enforced (a stale Memory raises on use).
+    """
+
+    def read(self, c: Val, s: Val) -> PageState:
+        raise NotImplementedError
+
+    def read_pb(self, b: Val) -> Val:
+        raise NotImplementedError
+
+    def write(self, c: Val, s: Val, page: PageState) -> Memory:
+        raise NotImplementedError
+
+    def write_pb(self, b: Val, cell: Val) -> Memory:
+        raise NotImplementedError
+
+
+class SymMemory(Memory):
+    """Symbolic memory: a read function composed of writes, memoised per index term.
+
+    Each SymMemory also knows its *footprint*: which indices may differ from its parents
+    (``wrote``).  :func:`footprint` chains these back to an ancestor; the loop frame lemmas
+    use it instead of comparing whole pages.
+    """
+
+    def __init__(self, read: Callable[[Val, Val], PageState], read_pb: Callable[[Val], Val],
+                 parents: tuple[Memory, ...] = (),
+                 wrote: Callable[[Val, Val], Cond] | None = None,
+                 wrote_pb: Callable[[Val], Cond] | None = None) -> None:
+        self._read, self._read_pb = read, read_pb
+        self.parents = parents
+        self.wrote: Callable[[Val, Val], Cond] = wrote or (lambda c, s: True)
+        self.wrote_pb: Callable[[Val], Cond] = wrote_pb or (lambda b: True)
+        self._memo: dict[tuple[int, int], PageState] = {}
+        self._memo_pb: dict[int, Val] = {}
+
+    @classmethod
+    def fresh(cls, name: str, nwords: int) -> SymMemory:
+        """Arbitrary memory: an uninterpreted array of struct pages and one of bitmap cells."""
+        idx = z3.BitVecSort(64)
+        arr = z3.Array(f"{name}.pages", idx, idx, z3.BitVecSort(64 * nwords))
+        pb = z3.Array(f"{name}.pageblock", idx, z3.BitVecSort(PB_BITS))
+        return cls(lambda c, s: PageState(bits=z3.Select(arr, c, s)), lambda b: z3.Select(pb, b))
+
+    def read(self, c: Val, s: Val) -> PageState:
+        key = (c.get_id(), s.get_id())  # type: ignore[union-attr]
+        hit = self._memo.get(key)
+        if hit is None:
+            hit = self._memo[key] = self._read(c, s)
+        return hit
+
+    def read_pb(self, b: Val) -> Val:
+        key = b.get_id()  # type: ignore[union-attr]
+        hit = self._memo_pb.get(key)
+        if hit is None:
+            hit = self._memo_pb[key] = self._read_pb(b)
+        return hit
+
+    def write(self, c: Val, s: Val, page: PageState) -> Memory:
+        def read(c2: Val, s2: Val) -> PageState:
+            if c2.eq(c) and s2.eq(s):  # type: ignore[union-attr]  # same AST: shadowed
+                return page
+            return ite_page(bv.and_(bv.eq(c2, c), bv.eq(s2, s)), page, self.read(c2, s2))
+
+        return SymMemory(read, self.read_pb, (self,),
+                         lambda c2, s2: bv.and_(bv.eq(c2, c), bv.eq(s2, s)), lambda b: False)
+
+    def write_pb(self, b: Val, cell: Val) -> Memory:
+        return SymMemory(self.read, lambda b2: bv.ite(bv.eq(b2, b), cell, self.read_pb(b2)),
+                         (self,), lambda c, s: False, lambda b2: bv.eq(b2, b))
+
+
+class TrackingMemory(SymMemory):
+    """A view of ``base`` that logs every index read through it, with the path condition
+    (from ``pc()``) under which the read was made (for the frame-read lemma)."""
+
+    def __init__(self, base: Memory, pc: Callable[[], tuple[z3.BoolRef, ...]]) -> None:
+        self.log: list[tuple[tuple[z3.BoolRef, ...], Val, Val]] = []
+        self.log_pb: list[tuple[tuple[z3.BoolRef, ...], Val]] = []
+
+        def read(c: Val, s: Val) -> PageState:
+            self.log.append((pc(), c, s))
+            return base.read(c, s)
+
+        def read_pb(b: Val) -> Val:
+            self.log_pb.append((pc(), b))
+            return base.read_pb(b)
+
+        super().__init__(read, read_pb, (base,), lambda c, s: False, lambda b: False)
+
+    def read(self, c: Val, s: Val) -> PageState:  # no memo: every read is logged
+        return self._read(c, s)
+
+    def read_pb(self, b: Val) -> Val:
+        return self._read_pb(b)
+
+
+def footprint(mem: Memory, ancestor: Memory, c: Val, s: Val) -> Cond:
+    """May slot ``(c, s)`` of ``mem`` differ from ``ancestor``'s?  (Sound over-approximation.)"""
+    if mem is ancestor:
+        return False
+    if not isinstance(mem, SymMemory) or not mem.parents:
+        return True
+    return bv.or_(mem.wrote(c, s), *(footprint(p, ancestor, c, s) for p in mem.parents))
+
+
+def footprint_pb(mem: Memory, ancestor: Memory, b: Val) -> Cond:
+    """As :func:`footprint`, for the pageblock bitmap."""
+    if mem is ancestor:
+        return False
+    if not isinstance(mem, SymMemory) or not mem.parents:
+        return True
+    return bv.or_(mem.wrote_pb(b), *(footprint_pb(p, ancestor, b) for p in mem.parents))
+
+
+def sym_ite_mem(c: Cond, a: Memory, b: Memory) -> Memory:
+    """``c ? a : b`` over memories."""
+    if isinstance(c, bool):
+        return a if c else b
+    return SymMemory(lambda x, y: ite_page(c, a.read(x, y), b.read(x, y)),
+                     lambda x: bv.ite(c, a.read_pb(x), b.read_pb(x)),
+                     (a, b), lambda x, y: False, lambda x: False)
+
+
+class ConcreteMemory(Memory):
+    """Concrete memory over a dict; ``initial(c, s)`` / ``initial_pb(b)`` give unwritten cells."""
+
+    def __init__(self, initial: Callable[[int, int], PageState],
+                 initial_pb: Callable[[int], CBV],
+                 pages: dict[tuple[int, int], PageState] | None = None,
+                 pb: dict[int, CBV] | None = None) -> None:
+        self.initial, self.initial_pb = initial, initial_pb
+        self.pages = {} if pages is None else pages
+        self.pb = {} if pb is None else pb
+        self.stale = False
+
+    def _live(self) -> None:
+        if self.stale:
+            raise RuntimeError("concrete Memory used after it was written (model bug)")
+
+    def read(self, c: Val, s: Val) -> PageState:
+        self._live()
+        k = (int(c), int(s))  # type: ignore[arg-type]
+        p = self.pages.get(k)
+        return self.initial(*k) if p is None else p
+
+    def read_pb(self, b: Val) -> Val:
+        self._live()
+        p = self.pb.get(int(b))  # type: ignore[arg-type]
+        return self.initial_pb(int(b)) if p is None else p  # type: ignore[arg-type]
+
+    def _next(self) -> ConcreteMemory:
+        self._live()
+        self.stale = True
+        return ConcreteMemory(self.initial, self.initial_pb, self.pages, self.pb)
+
+    def write(self, c: Val, s: Val, page: PageState) -> Memory:
+        nxt = self._next()
+        nxt.pages[(int(c), int(s))] = page  # type: ignore[arg-type]
+        return nxt
+
+    def write_pb(self, b: Val, cell: Val) -> Memory:
+        nxt = self._next()
+        nxt.pb[int(b)] = cell  # type: ignore[arg-type, assignment]
+        return nxt

@@ -1,0 +1,340 @@
+"""The slow path: per-pfn initialisation of ZONE_DEVICE struct pages, base v7.3-rc1.
+
+Each function mirrors the kernel function of the same name in the v7.3-rc1 tree as
+reconstructed in ../shared/reference/zone_device.md (§1-§5; mm/mm_init.c LMM@00f68374 with
+Muchun Song's pageblock and compound_nr_pages fixes from akpm's 25-new @a8d6729b,
+mm/internal.h and include/linux/mm.h LMM@009857a2, include/linux/page-flags.h and
+include/linux/page_ref.h LMM@03e0599d).  Functions on one struct page are pure
+``PageState -> PageState``; functions on the memmap are ``Memory -> Memory``.  Each store
+names its kernel step; the concrete replay keeps it as provenance.
+
+Not modelled (no effect on memory): ``cond_resched()``, ``pr_debug``, the ``page_ref_set``
+tracepoint events (see :func:`set_page_count`), ``VM_BUG_ON``/``WARN`` reporting (their
+control-flow effect, returning early, is modelled).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.loops import Carry, Ctx, Owner, block_loop, never
+from equiv.memmap import (
+    MIGRATE_MOVABLE,
+    MIGRATETYPE_AND_ISO_MASK,
+    VMEMMAP_RESERVE_NR,
+    Geometry,
+    Inputs,
+    MemoryType,
+    Scenario,
+    geometry,
+    page_addr,
+    pfn_of,
+    section_nr,
+    slot_of,
+    va,
+)
+from equiv.page_model import (
+    Layout,
+    Memory,
+    PageState,
+    PG_head,
+    PG_reserved,
+    ite_page,
+    sym_ite_mem,
+)
+
+U32_MINUS_1 = 0xFFFFFFFF
+
+# ---- helpers on one struct page (include/linux/mm.h, page_ref.h, page-flags.h) ----------
+
+
+def mm_zero_struct_page(L: Layout, page: PageState) -> PageState:
+    """``mm_zero_struct_page()``: 64-bit ``__mm_zero_struct_page`` stores 0 to every word
+    of the 56..96-byte struct (mm.h switch on sizeof(struct page)); every byte becomes 0."""
+    for off in range(0, L.size, 8):
+        page = page.store(off, 8, 0, "__init_single_page: mm_zero_struct_page")
+    return page
+
+
+def _flags_field(L: Layout, page: PageState, name: str, value: Val | int, step: str) -> PageState:
+    """``set_page_zone/node/section``: ``f &= ~(X_MASK << X_PGSHIFT); f |= (v & X_MASK) << X_PGSHIFT``."""
+    fld = L.flags.get(name)
+    f = page.get(L, "flags")
+    f = f & ~(fld.mask << fld.pgshift)
+    f = f | ((value & fld.mask) << fld.pgshift)
+    return page.set(L, "flags", f, step)
+
+
+def set_page_section_from_pfn(L: Layout, page: PageState, pfn: Val, step: str) -> PageState:
+    """``set_page_section_from_pfn()`` (series patch 2, mm.h): under SECTION_IN_PAGE_FLAGS
+    ``set_page_section(page, pfn_to_section_nr(pfn))``, otherwise an empty inline."""
+    if not L.config.section_in_page_flags:
+        return page
+    nr = bv.lshr(pfn, L.config.pfn_section_shift)
+    return _flags_field(L, page, "SECTIONS", nr, step)
+
+
+def set_page_links(L: Layout, page: PageState, zone: int, nid: Val, pfn: Val) -> PageState:
+    """``set_page_links()`` (mm.h): zone bits, node bits, then section bits if in flags."""
+    page = _flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
+    page = _flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
+    return set_page_section_from_pfn(L, page, pfn, "set_page_links: set_page_section")
+
+
+def set_page_count(L: Layout, page: PageState, v: int, step: str = "set_page_count") -> PageState:
+    """``set_page_count()`` (page_ref.h): ``atomic_set(&page->_refcount, v)``.  The
+    ``__page_ref_set`` tracepoint only emits an event; memory is unaffected."""
+    return page.set(L, "_refcount", v, step)
+
+
+def page_cpupid_reset_last(L: Layout, page: PageState) -> PageState:
+    """``page_cpupid_reset_last()`` (mm.h): all ones into LAST_CPUPID in flags, or
+    ``_last_cpupid = -1 & LAST_CPUPID_MASK`` when not in flags; nothing without NUMA_BALANCING."""
+    fl = L.flags
+    if not L.config.NUMA_BALANCING:
+        return page
+    step = "__init_single_page: page_cpupid_reset_last"
+    if fl.last_cpupid_not_in_page_flags:
+        return page.set(L, "_last_cpupid", fl.last_cpupid_mask, step)
+    fld = fl.get("LAST_CPUPID")
+    return page.set(L, "flags", page.get(L, "flags") | (fl.last_cpupid_mask << fld.pgshift), step)
+
+
+def page_kasan_tag_reset(L: Layout, page: PageState) -> PageState:
+    """``page_kasan_tag_reset()`` (mm.h): with tag-based KASAN and kasan_enabled() [M: assumed
+    enabled], store ``KASAN_TAG_KERNEL ^ 0xff`` into the KASAN_TAG field."""
+    cfg = L.config
+    if not (cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS):
+        return page
+    return _flags_field(L, page, "KASAN_TAG", cfg.KASAN_TAG_KERNEL ^ 0xFF,
+                        "__init_single_page: page_kasan_tag_reset")
+
+
+def init_single_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, zone: int,
+                     nid: Val) -> PageState:
+    """``__init_single_page(page, pfn, zone, nid)`` (mm/mm_init.c), in kernel order."""
+    L = sc.layout
+    page = mm_zero_struct_page(L, page)
+    page = set_page_links(L, page, zone, nid, pfn)
+    page = set_page_count(L, page, 1, "__init_single_page: init_page_count")
+    page = page.set(L, "_mapcount", U32_MINUS_1, "__init_single_page: atomic_set(_mapcount, -1)")
+    page = page_cpupid_reset_last(L, page)
+    page = page_kasan_tag_reset(L, page)
+    lru = page_addr(sc, inp, pfn) + 8  # &page->lru
+    page = page.set(L, "lru.next", lru, "__init_single_page: INIT_LIST_HEAD(&page->lru)")
+    page = page.set(L, "lru.prev", lru, "__init_single_page: INIT_LIST_HEAD(&page->lru)")
+    if L.config.WANT_PAGE_VIRTUAL:  # !is_highmem_idx(ZONE_DEVICE) on 64-bit
+        page = page.set(L, "virtual", va(sc, inp, pfn), "__init_single_page: set_page_address")
+    return page
+
+
+def set_bit(L: Layout, page: PageState, bit: int, step: str) -> PageState:
+    """Non-atomic ``__set_bit(bit, &page->flags.f)`` (``__SetPageReserved``, ``__SetPageHead``)."""
+    return page.set(L, "flags", page.get(L, "flags") | (1 << bit), step)
+
+
+def pagemap_resets_refcount(ptype: MemoryType) -> bool:
+    """Refcount policy of ``__init_zone_device_page`` (v11 patch 1 comment; v5's
+    ``pagemap_resets_refcount``): GENERIC keeps 1, FS_DAX/PRIVATE/COHERENT/PCI_P2PDMA get 0."""
+    return ptype is MemoryType.GENERIC
+
+
+def zone_device_page_init_common(sc: Scenario, inp: Inputs, page: PageState, pfn: Val,
+                                 step: str) -> PageState:
+    """The type-independent part of ``__init_zone_device_page`` (v5: ``__zone_device_page_init``)."""
+    L, cfg = sc.layout, sc.layout.config
+    page = init_single_page(sc, inp, page, pfn, cfg.ZONE_DEVICE_IDX, inp.nid)
+    page = set_bit(L, page, PG_reserved, f"{step}: __SetPageReserved")
+    page = page.set(L, "folio.pgmap", inp.pgmap, f"{step}: page_folio(page)->pgmap = pgmap")
+    return page.set(L, "zone_device_data", 0, f"{step}: page->zone_device_data = NULL")
+
+
+def init_zone_device_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
+    """``__init_zone_device_page(page, pfn, zone_idx, nid, pgmap)`` (mm/mm_init.c, v7.3-rc1):
+    single-page init, PG_reserved, pgmap, zone_device_data, then ``set_page_count(page, 0)``
+    for every type but MEMORY_DEVICE_GENERIC.  No pageblock work (moved out by Muchun's fix)."""
+    step = "__init_zone_device_page"
+    page = zone_device_page_init_common(sc, inp, page, pfn, step)
+    if not pagemap_resets_refcount(sc.ptype):
+        page = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)")
+    return page
+
+
+def compound_info_has_mask(L: Layout) -> bool:
+    """``compound_info_has_mask()``: HUGETLB_PAGE_OPTIMIZE_VMEMMAP && is_power_of_2(sizeof page)."""
+    return L.config.HUGETLB_PAGE_OPTIMIZE_VMEMMAP and L.size & (L.size - 1) == 0
+
+
+def compound_info(sc: Scenario, head_addr: Val) -> Val:
+    """The value ``set_compound_head(tail, head, order)`` stores (page-flags.h): the mask
+    ``GENMASK(63, order + order_base_2(sizeof(struct page))) | 1`` or ``head | 1``."""
+    L = sc.layout
+    if compound_info_has_mask(L):
+        shift = sc.order + bv.order_base_2(L.size)
+        return (head_addr & 0) | ((((1 << 64) - 1) & ~((1 << shift) - 1)) | 1)
+    return head_addr | 1
+
+
+def prep_compound_tail(sc: Scenario, tail: PageState, head_addr: Val) -> PageState:
+    """``prep_compound_tail(tail, head, order)`` (mm/internal.h, Jan 2026 signature):
+    mapping = TAIL_MAPPING, set_compound_head, set_page_private(tail, 0)."""
+    L = sc.layout
+    tail_mapping = 0x400 + L.config.POISON_POINTER_DELTA
+    tail = tail.set(L, "mapping", tail_mapping, "prep_compound_tail: mapping = TAIL_MAPPING")
+    tail = tail.set(L, "compound_info", compound_info(sc, head_addr),
+                    "prep_compound_tail: set_compound_head")
+    return tail.set(L, "private", 0, "prep_compound_tail: set_page_private(tail, 0)")
+
+
+def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: Val) -> Memory:
+    """``prep_compound_head(head, order)`` (mm/internal.h) on compound ``c``: writes the
+    struct folio fields that live in page[1] (and page[2] for order > 1)."""
+    L, cfg, order = sc.layout, sc.layout.config, sc.order
+    s1, s2 = c & 0, (c & 0) + 1  # slot terms in c's domain: 0 and 1
+    one, two = s2, s2 + 1
+    head = mem.read(c, s1)
+    p1 = mem.read(c, one)
+    # folio_set_order: WARN_ON_ONCE(!order || !folio_test_large(folio)) -> return
+    large = bv.ne(head.get(L, "flags") & (1 << PG_head), 0)
+    step = "prep_compound_head: folio_set_order"
+    p1s = p1.set(L, "_flags_1", (p1.get(L, "_flags_1", 1) & ~0xFF) | order, step, 1)
+    if L.has("_nr_pages"):  # NR_PAGES_IN_LARGE_FOLIO
+        p1s = p1s.set(L, "_nr_pages", 1 << order, step, 1)
+    p1 = ite_page(bv.and_(order != 0, large), p1s, p1)
+    step = "prep_compound_head"
+    p1 = p1.set(L, "_large_mapcount", U32_MINUS_1, f"{step}: _large_mapcount = -1", 1)
+    if cfg.PAGE_MAPCOUNT:
+        p1 = p1.set(L, "_nr_pages_mapped", 0, f"{step}: _nr_pages_mapped = 0", 1)
+    if cfg.MM_ID:
+        p1 = p1.set(L, "_mm_ids", 0, f"{step}: _mm_ids = 0", 1)
+        p1 = p1.set(L, "_mm_id_mapcount[0]", U32_MINUS_1, f"{step}: _mm_id_mapcount[0] = -1", 1)
+        p1 = p1.set(L, "_mm_id_mapcount[1]", U32_MINUS_1, f"{step}: _mm_id_mapcount[1] = -1", 1)
+    if cfg.BITS_PER_LONG == 64 or order > 1:
+        p1 = p1.set(L, "_pincount", 0, f"{step}: _pincount = 0", 1)
+        p1 = p1.set(L, "_entire_mapcount", U32_MINUS_1, f"{step}: _entire_mapcount = -1", 1)
+    mem = mem.write(c, one, p1)
+    if order > 1:  # INIT_LIST_HEAD(&folio->_deferred_list)
+        p2 = mem.read(c, two)
+        lst = page_addr(sc, inp, pfn_of(sc, g, c, two)) + 16
+        p2 = p2.set(L, "_deferred_list.next", lst, f"{step}: INIT_LIST_HEAD(_deferred_list)", 2)
+        p2 = p2.set(L, "_deferred_list.prev", lst, f"{step}: INIT_LIST_HEAD(_deferred_list)", 2)
+        mem = mem.write(c, two, p2)
+    return mem
+
+
+def compound_nr_pages(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Val, Cond]:
+    """``compound_nr_pages(pfn, altmap, pgmap)`` (mm/mm_init.c, with Muchun's early-section
+    fix): all ``1 << order`` struct pages, or ``VMEMMAP_RESERVE_NR * PAGE_SIZE /
+    sizeof(struct page)`` when the vmemmap of this compound is deduplicated.
+
+    Returns:
+        ``(nr_pages, optimised)``.
+    """
+    full = (pfn & 0) + sc.stride
+    if not sc.can_optimize_static:
+        return full, False
+    optimised = bv.and_(bv.not_(inp.altmap_valid), bv.not_(inp.early_section(section_nr(sc, pfn))))
+    reduced = (pfn & 0) + VMEMMAP_RESERVE_NR * sc.per_vmemmap_page
+    return bv.ite(optimised, reduced, full), optimised
+
+
+def tail_owner(c: Val) -> Owner:
+    """Owner of a tail loop of compound ``c``: iteration ``t`` owns slot ``t`` of ``c``."""
+    return Owner(page=lambda c2, s2: (bv.eq(c2, c), s2), pb=never)
+
+
+def set_head(sc: Scenario, mem: Memory, c: Val) -> Memory:
+    """``__SetPageHead(head)``."""
+    s0 = c & 0
+    head = set_bit(sc.layout, mem.read(c, s0), PG_head, "memmap_init_compound: __SetPageHead")
+    return mem.write(c, s0, head)
+
+
+def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory,
+                         c: Val, nr_pages: Val, optimised: Cond) -> Memory:
+    """``memmap_init_compound(head, head_pfn, zone_idx, nid, pgmap, nr_pages)`` (mm/mm_init.c,
+    v7.3-rc1 ordering: __SetPageHead, the tail loop, then prep_compound_head)."""
+    L = sc.layout
+    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, c & 0))
+    mem = set_head(sc, mem, c)
+
+    def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
+        s = slot_of(sc, optimised, t)
+        page = init_zone_device_page(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
+        page = prep_compound_tail(sc, page, head_addr)
+        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+        return m.write(c, s, page), carry
+
+    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, (c & 0) + 1, nr_pages, (),
+                        tail, tail_owner(c))
+    return prep_compound_head(sc, inp, g, mem, c)
+
+
+def init_pageblock_migratetype(sc: Scenario, inp: Inputs, cell: Val, mt: int) -> Val:
+    """``init_pageblock_migratetype(page, mt, false)`` (mm/page_alloc.c) on the pageblock's
+    bitmap cell: UNMOVABLE if grouping by mobility is disabled, then
+    ``__set_pfnblock_flags_mask(page, pfn, mt, MIGRATETYPE_AND_ISO_MASK)`` [M]."""
+    mt_v = bv.ite(inp.mobility_disabled, (cell & 0) + 0, (cell & 0) + mt)
+    return (cell & ~MIGRATETYPE_AND_ISO_MASK) | mt_v
+
+
+def pageblock_migratetype_init_range(ctx: Ctx, sc: Scenario, inp: Inputs, mem: Memory,
+                                     start: Val, nr_pages: Val) -> Memory:
+    """``pageblock_migratetype_init_range(start_pfn, nr_pages, MIGRATE_MOVABLE)`` (Muchun's
+    fix, 25-new @a8d6729b): ``for (pfn = pageblock_align(start); pfn < end; pfn +=
+    pageblock_nr_pages)`` init the block.  ``pageblock_align`` rounds *up*."""
+    po = sc.layout.config.PAGEBLOCK_ORDER
+    pbn = 1 << po
+    end = start + nr_pages
+    first = (start + (pbn - 1)) & ~(pbn - 1)
+    b0 = bv.lshr(first, po)
+    nblocks = bv.ite(bv.ult(first, end), bv.lshr(end - first + (pbn - 1), po), end & 0)
+
+    def block(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
+        b = b0 + k
+        return m.write_pb(b, init_pageblock_migratetype(sc, inp, m.read_pb(b), MIGRATE_MOVABLE)), carry
+
+    owner = Owner(page=never, pb=lambda b: (True, b - b0))
+    mem, _ = block_loop(ctx, "pageblock_migratetype_init_range", mem, end & 0, nblocks, (),
+                        block, owner)
+    return mem
+
+
+def heads_owner() -> Owner:
+    """Owner of a heads loop: iteration ``c`` owns every slot of compound ``c``."""
+    return Owner(page=lambda c2, s2: (True, c2), pb=never)
+
+
+def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory]) -> Memory:
+    """``if (cond) return;`` at the top of a function on memory, in either domain."""
+    if isinstance(cond, bool):
+        return mem if cond else rest()
+    return sym_ite_mem(cond, mem, rest())
+
+
+def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+    """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c, v7.3-rc1).
+
+    ``WARN_ON_ONCE(!pgmap || zone_idx != ZONE_DEVICE)`` returns before anything is written.
+    """
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _memmap_init_zone_device(ctx, sc, inp))
+
+
+def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+    g = geometry(sc, inp)
+    mem = inp.mem
+
+    def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
+        s0 = c & 0
+        m = m.write(c, s0, init_zone_device_page(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
+        if sc.stride == 1:
+            return m, carry
+        nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
+        return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt), carry
+
+    zero = g.start & 0
+    out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, g.ncompounds, (), head,
+                        heads_owner())
+    return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)

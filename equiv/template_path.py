@@ -1,0 +1,321 @@
+"""The fast path: template-copy initialisation from Li Zhe's series, per revision.
+
+Mirrors "mm: optimize zone-device memmap initialization" as described in
+../shared/reference/zone_device.md §7:
+
+* **v11** (2026-08-31, on v7.3-rc1; akpm 25-new @f0475a50 / 372d26e3 / e51430ad / 51d58682,
+  queued as cfb3f192 + dca3fd8b): the first head is initialised by the slow path on the
+  real page and snapshotted into a stack template *before* its compound setup; every later
+  head is ``zone_device_page_init_from_template()`` (refresh the pfn-dependent fields of the
+  template, then copy it); in ``memmap_init_compound`` tail 1 is initialised slowly, given
+  ``prep_compound_tail`` and ``set_page_count(0)``, and snapshotted as the tail template that
+  the remaining tails are copied from; ``prep_compound_head`` stays after all tails.  The copy
+  is ``memcpy_nontemporal()``; here a plain byte copy (same bytes, see issue on the copy
+  primitive).  v11's ``-fix`` (whitespace) is the same model.
+* **v5** (2026-07-01; 25-new @ebb5a9e4 has patches 2,3,6,7 only): the helper split
+  (``zone_device_page_init_slow`` = ``__zone_device_page_init`` + ``pagemap_resets_refcount``)
+  and a ``use_template`` switch with the slow path as fallback.  The text of v5's template and
+  tail patches is unknown [N]; they are modelled as the v11 structure behind the switch, and
+  the switch's condition is a named choice printed with every result.
+
+A :class:`FastVariant` spells the construction as a few named knobs; the revisions set them
+to the kernel's values and the seeded-bug controls (:mod:`equiv.mutants`) change one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import evolve, field, frozen
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.errors import InputError
+from equiv.loops import Carry, Ctx, block_loop
+from equiv.memmap import Geometry, Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of, slot_of, va
+from equiv.page_model import Memory, PageState
+from equiv.slow_path import (
+    compound_nr_pages,
+    early_return,
+    heads_owner,
+    init_zone_device_page,
+    memmap_init_zone_device,
+    pageblock_migratetype_init_range,
+    pagemap_resets_refcount,
+    prep_compound_head,
+    prep_compound_tail,
+    set_head,
+    set_page_count,
+    set_page_section_from_pfn,
+    tail_owner,
+    zone_device_page_init_common,
+)
+
+
+@frozen(kw_only=True)
+class FastVariant:
+    """The knobs of the template construction.  Defaults are v11."""
+
+    #: "before_compound" (v11: snapshot before memmap_init_compound of the first head) or
+    #: "after_compound".
+    head_snapshot: str = "before_compound"
+    #: where the tail template is taken: "after_tail_init" (v11: after prep_compound_tail and
+    #: set_page_count(0)), "before_prep_compound_tail", "after_prep_compound_head",
+    #: "head_template".
+    tail_seed: str = "after_tail_init"
+    #: v11 calls set_page_count(page, 0) on tail 1 before the snapshot.
+    tail_refcount_reset: bool = True
+    refresh_section: bool = True
+    refresh_virtual: bool = True
+    #: bytes copied = sizeof(struct page) + copy_len_delta.
+    copy_len_delta: int = 0
+    #: the template tail loop runs ``for (pfn = head + tail_loop_start; pfn < end + delta; ...)``.
+    tail_loop_start: int = 2
+    tail_loop_end_delta: int = 0
+    #: v11 rebuilds the tail template in every compound; False keeps compound 0's.
+    tail_template_per_compound: bool = True
+    #: refresh the template before the copy (v3+), or after it ("after").
+    refresh_when: str = "before"
+
+    def __attrs_post_init__(self) -> None:
+        for name, ok in (("head_snapshot", {"before_compound", "after_compound"}),
+                         ("tail_seed", {"after_tail_init", "before_prep_compound_tail",
+                                        "after_prep_compound_head", "head_template"}),
+                         ("refresh_when", {"before", "after"})):
+            if getattr(self, name) not in ok:
+                raise InputError(f"FastVariant.{name}={getattr(self, name)!r}; valid: {sorted(ok)}")
+
+
+@frozen(kw_only=True)
+class Revision:
+    """A revision of the series: what its fast path is, and what is assumed about it."""
+
+    name: str
+    summary: str
+    variant: FastVariant = field(factory=FastVariant)
+    #: v1-v5 style switch: fall back to the slow path when the page_ref_set tracepoint is on.
+    use_template_switch: bool = False
+    #: v5: the slow calls go through zone_device_page_init_slow (helper split).
+    helper_split: bool = False
+    assumptions: tuple[str, ...] = ()
+
+
+REVISIONS: dict[str, Revision] = {
+    "v11": Revision(
+        name="v11",
+        summary="final (2026-08-31, v7.3-rc1): template used unconditionally, "
+                "memcpy_nontemporal without drain",
+        assumptions=("memcpy_nontemporal() modelled as a byte copy (same bytes as memcpy) [R]",
+                     "unchanged tail of the v11 heads loop (memmap_init_compound call) [I]"),
+    ),
+    "v5": Revision(
+        name="v5",
+        summary="2026-07-01: helper split, memcpy_nt + memcpy_nt_drain, use_template switch",
+        use_template_switch=True,
+        helper_split=True,
+        assumptions=(
+            "v5 template/tail patch text unknown [N]: modelled as the v11 construction "
+            "behind use_template",
+            "use_template = !page_ref_tracepoint_active(page_ref_set) (the v3/v4 condition) "
+            "[choice; a KASAN/KMSAN guard is [N] and not modelled]",
+            "memcpy_nt() + memcpy_nt_drain() modelled as a byte copy (sfence orders, "
+            "does not change bytes) [R]",
+        ),
+    ),
+}
+
+
+def revision(name: str) -> Revision:
+    """Look a revision up by name.
+
+    Raises:
+        InputError: unknown name; the message lists the valid ones.
+    """
+    try:
+        return REVISIONS[name]
+    except KeyError:
+        raise InputError(
+            f"unknown revision {name!r}; valid: {', '.join(REVISIONS)}") from None
+
+
+# ---- the fast path -----------------------------------------------------------------------
+
+
+def copy_page(dst: PageState, src: PageState, nbytes: int, what: str) -> PageState:
+    """``memcpy(dst, src, nbytes)`` into a struct page: bytes ``[0, nbytes)`` from ``src``."""
+    top = 8 * dst.size
+    n = max(0, min(nbytes, dst.size))
+    if n == dst.size:
+        bits = src.bits
+    elif n == 0:
+        bits = dst.bits
+    else:
+        bits = bv.concat(bv.extract(dst.bits, top - 1, 8 * n), bv.extract(src.bits, 8 * n - 1, 0))
+    origin = None
+    if dst.origin is not None and src.origin is not None:
+        origin = tuple(f"memcpy from {what} [{src.origin[i]}]" if i < nbytes else dst.origin[i]
+                       for i in range(len(dst.origin)))
+    return PageState(bits=bits, origin=origin)
+
+
+def refresh_template(sc: Scenario, inp: Inputs, v: FastVariant, tmpl: PageState,
+                     pfn: Val) -> PageState:
+    """The template refresh of ``zone_device_page_init_from_template()`` (v11 patch 3):
+    ``set_page_section_from_pfn(template, pfn)`` and, under WANT_PAGE_VIRTUAL,
+    ``set_page_address(template, __va(pfn << PAGE_SHIFT))``."""
+    L = sc.layout
+    step = "zone_device_page_init_from_template"
+    if v.refresh_section:
+        tmpl = set_page_section_from_pfn(L, tmpl, pfn, f"{step}: set_page_section_from_pfn(template)")
+    if L.config.WANT_PAGE_VIRTUAL and v.refresh_virtual:
+        tmpl = tmpl.set(L, "virtual", va(sc, inp, pfn), f"{step}: set_page_address(template)")
+    return tmpl
+
+
+def init_from_template(sc: Scenario, inp: Inputs, v: FastVariant, dst: PageState,
+                       tmpl: PageState, pfn: Val, what: str) -> tuple[PageState, PageState]:
+    """``zone_device_page_init_from_template(page, pfn, template)``: refresh, then copy.
+
+    Returns:
+        ``(new page, new template)``; the template is mutated in place in the kernel.
+    """
+    n = sc.layout.size + v.copy_len_delta
+    if v.refresh_when == "before":
+        tmpl = refresh_template(sc, inp, v, tmpl, pfn)
+        return copy_page(dst, tmpl, n, what), tmpl
+    out = copy_page(dst, tmpl, n, what)
+    return out, refresh_template(sc, inp, v, tmpl, pfn)
+
+
+def slow_init(sc: Scenario, inp: Inputs, rev: Revision, page: PageState, pfn: Val) -> PageState:
+    """The slow per-page init a revision calls: ``__init_zone_device_page`` (v11) or v5's
+    ``zone_device_page_init_slow`` (``__zone_device_page_init`` then ``if
+    (!pagemap_resets_refcount(pgmap)) set_page_count(page, 0)``)."""
+    if not rev.helper_split:
+        return init_zone_device_page(sc, inp, page, pfn)
+    step = "zone_device_page_init_slow"
+    page = zone_device_page_init_common(sc, inp, page, pfn, f"{step}: __zone_device_page_init")
+    if not pagemap_resets_refcount(sc.ptype):
+        page = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)")
+    return page
+
+
+def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry,
+                              mem: Memory, c: Val, nr_pages: Val, optimised: Cond,
+                              head_tmpl: PageState, carried_tail: PageState | None
+                              ) -> tuple[Memory, PageState]:
+    """``memmap_init_compound()`` of v11 patch 4 ("extend to compound tails").
+
+    Returns:
+        memory, and the tail template after the compound (carried only by a variant that
+        keeps one template across compounds).
+    """
+    v, L = rev.variant, sc.layout
+    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, c & 0))
+    mem = set_head(sc, mem, c)
+    one = (c & 0) + 1
+    s1 = slot_of(sc, optimised, one)
+    page = slow_init(sc, inp, rev, mem.read(c, s1), pfn_of(sc, g, c, one))
+    early_seed = page
+    page = prep_compound_tail(sc, page, head_addr)
+    if v.tail_refcount_reset:
+        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+    mem = mem.write(c, s1, page)
+    if v.tail_seed == "after_prep_compound_head":
+        mem = prep_compound_head(sc, inp, g, mem, c)
+    seeds = {
+        "after_tail_init": lambda: mem.read(c, s1),
+        "before_prep_compound_tail": lambda: early_seed,
+        "after_prep_compound_head": lambda: mem.read(c, s1),
+        "head_template": lambda: head_tmpl,
+    }
+    tmpl = seeds[v.tail_seed]()
+    if carried_tail is not None:
+        tmpl = carried_tail
+
+    def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
+        s = slot_of(sc, optimised, t)
+        new, tm = init_from_template(sc, inp, v, m.read(c, s), carry[0], pfn_of(sc, g, c, t),
+                                     "tail template")
+        return m.write(c, s, new), (tm,)
+
+    lo = (c & 0) + v.tail_loop_start
+    hi = nr_pages + v.tail_loop_end_delta
+    mem, (tmpl,) = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
+                              tail, tail_owner(c))
+    if v.tail_seed != "after_prep_compound_head":
+        mem = prep_compound_head(sc, inp, g, mem, c)
+    return mem, tmpl
+
+
+def template_memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
+    """``memmap_init_zone_device()`` of v11 patch 3 (heads) with patch 4 (tails)."""
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _fast(ctx, sc, inp, rev))
+
+
+def _fast(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
+    g = geometry(sc, inp)
+    return early_return(bv.eq(g.nr_pages, 0), inp.mem, lambda: _fast_nonempty(ctx, sc, inp, rev, g))
+
+
+def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry) -> Memory:
+    v = rev.variant
+    mem = inp.mem
+    c0 = g.start & 0
+    # first head: slow path on the real page, then the template snapshot
+    mem = mem.write(c0, c0, slow_init(sc, inp, rev, mem.read(c0, c0), pfn_of(sc, g, c0, c0)))
+    head_tmpl = mem.read(c0, c0)
+    tail_tmpl: PageState | None = None
+    if sc.stride != 1:
+        nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c0, c0))
+        mem, tail_tmpl = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt, head_tmpl,
+                                                   None)
+        if v.head_snapshot == "after_compound":
+            head_tmpl = mem.read(c0, c0)
+    keep_tail = sc.stride != 1 and not v.tail_template_per_compound
+    carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]
+
+    def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
+        s0 = c & 0
+        new, ht = init_from_template(sc, inp, v, m.read(c, s0), carry[0], pfn_of(sc, g, c, s0),
+                                     "head template")
+        m = m.write(c, s0, new)
+        if sc.stride == 1:
+            return m, (ht,)
+        nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
+        m, tt = fast_memmap_init_compound(ctx, sc, inp, rev, g, m, c, nr, opt, ht,
+                                          carry[1] if keep_tail else None)
+        return m, ((ht, tt) if keep_tail else (ht,))
+
+    mem, _ = block_loop(ctx, "memmap_init_zone_device.template_heads", mem, c0 + 1, g.ncompounds,
+                        carry0, head, heads_owner())
+    return pageblock_migratetype_init_range(ctx, sc, inp, mem, g.start, g.nr_pages)
+
+
+def fast_path(rev: Revision) -> Callable[[Ctx, Scenario, Inputs], Memory]:
+    """The fast ``memmap_init_zone_device`` of ``rev`` as a function of (ctx, scenario, inputs)."""
+
+    def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+        if not rev.use_template_switch:
+            return template_memmap_init_zone_device(ctx, sc, inp, rev)
+        # v1-v5: use_template = !page_ref_tracepoint_active(page_ref_set)
+        active = inp.tracepoint_on if sc.layout.config.DEBUG_PAGE_REF else False
+        if isinstance(active, bool):
+            if active:
+                return memmap_init_zone_device(ctx, sc, inp)
+            return template_memmap_init_zone_device(ctx, sc, inp, rev)
+        from equiv.page_model import sym_ite_mem
+
+        return sym_ite_mem(active, memmap_init_zone_device(ctx, sc, inp),
+                           template_memmap_init_zone_device(ctx, sc, inp, rev))
+
+    return run
+
+
+def with_variant(rev: Revision, **knobs: object) -> Revision:
+    """``rev`` with some knobs changed (used by the seeded-bug controls)."""
+    return evolve(rev, variant=evolve(rev.variant, **knobs))
+
+
+__all__ = ["REVISIONS", "FastVariant", "MemoryType", "Revision", "fast_path", "revision",
+           "with_variant"]
