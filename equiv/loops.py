@@ -89,6 +89,10 @@ class Ctx:
         self._ids = itertools.count()
         self._memo: dict[tuple[object, ...], tuple[Memory, Carry]] = {}
         self._keep: list[object] = []  # keeps memo-keyed objects alive (keys use id())
+        #: loop name -> the index symbol obligations use for it; the lemma of that loop is
+        #: stated for this symbol (universally quantified all the same: it is free in the
+        #: lemma query) so the body instantiation is shared with the observation.
+        self.k_hint: dict[str, z3.BitVecRef] = {}
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
@@ -122,7 +126,7 @@ def _key(mem: Memory, carry: Carry, k: Val) -> tuple[object, ...]:
 
 
 def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry, body: Body,
-               owner: Owner) -> tuple[Memory, Carry]:
+               owner: Owner) -> tuple[Memory, Callable[[], Carry]]:
     """Run ``for (k = lo; k < hi; k++) (mem, carry) = body(mem, carry, k)``.
 
     Args:
@@ -134,7 +138,8 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
         owner: which iteration owns each memory index.
 
     Returns:
-        Memory and carry after the loop.
+        Memory after the loop, and a function giving the carry after the loop (symbolically
+        it costs one more instantiation of the body, so it is built only when asked for).
     """
     if not ctx.symbolic:
         k = int(lo)  # type: ignore[arg-type]
@@ -142,93 +147,142 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
         while k < int(hi):  # type: ignore[arg-type]
             mem, carry = body(mem, carry, CBV(k, 64))
             k += 1
-        return mem, carry
+        final = carry
+        return mem, lambda: final
+    return _SymLoop(ctx, name, mem, lo, hi, carry0, body, owner).results()
 
-    # mypy: symbolic from here on
-    def in_range(k: Val) -> Cond:
-        return bv.and_(bv.ule(lo, k), bv.ult(k, hi))
 
-    def run(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
-        key = (name, *_key(m, carry, k))
+class _SymLoop:
+    """The symbolic summary of one loop and the lazily generated lemmas that justify it.
+
+    Lemmas are generated the first time the summary is used (its memory read or its carry
+    asked for), in the path condition the loop was built in; a summary nobody reads cannot
+    influence an obligation and needs no lemma.
+    """
+
+    def __init__(self, ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry,
+                 body: Body, owner: Owner) -> None:
+        self.ctx, self.name, self.mem, self.lo, self.hi = ctx, name, mem, lo, hi
+        self.carry0, self.body, self.owner = carry0, body, owner
+        self.pc0 = list(ctx.pc)
+        self.trackers: dict[int, TrackingMemory] = {}
+        self.lemmas_done = False
+
+    def in_range(self, k: Val) -> Cond:
+        return bv.and_(bv.ule(self.lo, k), bv.ult(k, self.hi))
+
+    def run(self, m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
+        ctx = self.ctx
+        key = (self.name, *_key(m, carry, k))
         hit = ctx._memo.get(key)
         if hit is None:
-            with ctx.assuming(in_range(k)):
-                hit = ctx._memo[key] = body(m, carry, k)
+            saved, ctx.pc = ctx.pc, [*self.pc0]
+            try:
+                with ctx.assuming(self.in_range(k)):
+                    hit = ctx._memo[key] = self.body(m, carry, k)
+            finally:
+                ctx.pc = saved
             ctx._keep.append(m)
         return hit
 
-    def inv(k: Val) -> Carry:
-        if not carry0:
+    def inv(self, k: Val) -> Carry:
+        """The carry entering iteration k: the seed, or one step from the seed at k - 1."""
+        if not self.carry0:
             return ()
-        return _carry_ite(bv.eq(k, lo), carry0, run(mem, carry0, k - 1)[1])
+        return _carry_ite(bv.eq(k, self.lo), self.carry0, self.run(self.mem, self.carry0, k - 1)[1])
 
-    def at(k: Val) -> tuple[Memory, Carry]:
-        return run(mem, inv(k), k)
+    def tracker(self, k: Val) -> TrackingMemory:
+        key = k.get_id()  # type: ignore[union-attr]
+        t = self.trackers.get(key)
+        if t is None:
+            t = self.trackers[key] = TrackingMemory(self.mem, lambda: tuple(self.ctx.pc))
+        return t
 
-    def owned(dom_k: tuple[Cond, Val]) -> tuple[Cond, Val]:
+    def at(self, k: Val) -> tuple[Memory, Carry]:
+        """Iteration k run on (a read-logging view of) the entry memory."""
+        return self.run(self.tracker(k), self.inv(k), k)
+
+    def owned(self, dom_k: tuple[Cond, Val]) -> tuple[Cond, Val]:
         dom, k = dom_k
-        return bv.and_(dom, in_range(k)), k
+        return bv.and_(dom, self.in_range(k)), k
 
-    def read(c: Val, s: Val) -> PageState:
-        cond, k = owned(owner.page(c, s))
-        if isinstance(cond, bool) and not cond:
-            return mem.read(c, s)
-        return ite_page(cond, at(k)[0].read(c, s), mem.read(c, s))
+    def results(self) -> tuple[Memory, Callable[[], Carry]]:
+        mem, owner = self.mem, self.owner
 
-    def read_pb(b: Val) -> Val:
-        cond, k = owned(owner.pb(b))
-        if isinstance(cond, bool) and not cond:
-            return mem.read_pb(b)
-        return bv.ite(cond, at(k)[0].read_pb(b), mem.read_pb(b))
+        def read(c: Val, s: Val) -> PageState:
+            self.lemmas()
+            cond, k = self.owned(owner.page(c, s))
+            if isinstance(cond, bool) and not cond:
+                return mem.read(c, s)
+            return ite_page(cond, self.at(k)[0].read(c, s), mem.read(c, s))
 
-    def owns(c: Val, s: Val) -> Cond:
-        return owned(owner.page(c, s))[0]
+        def read_pb(b: Val) -> Val:
+            self.lemmas()
+            cond, k = self.owned(owner.pb(b))
+            if isinstance(cond, bool) and not cond:
+                return mem.read_pb(b)
+            return bv.ite(cond, self.at(k)[0].read_pb(b), mem.read_pb(b))
 
-    def owns_pb(b: Val) -> Cond:
-        return owned(owner.pb(b))[0]
+        out = SymMemory(read, read_pb, (mem,), lambda c, s: self.owned(owner.page(c, s))[0],
+                        lambda b: self.owned(owner.pb(b))[0])
 
-    out = SymMemory(read, read_pb, (mem,), owns, owns_pb)
-    carry_out = carry0
-    if carry0:
-        carry_out = _carry_ite(bv.ule(hi, lo), carry0, run(mem, carry0, hi - 1)[1])
+        def carry_out() -> Carry:
+            self.lemmas()
+            if not self.carry0:
+                return ()
+            last = self.run(self.mem, self.carry0, self.hi - 1)[1]
+            return _carry_ite(bv.ule(self.hi, self.lo), self.carry0, last)
 
-    # ---- the lemmas that justify the summary, for a fresh iteration k
-    k = ctx.fresh(f"{name}.k")
-    premise = z3.And(*ctx.pc, in_range(k)) if ctx.pc else in_range(k)
-    assert not isinstance(premise, bool)
+        return out, carry_out
 
-    def mine(c: Val, s: Val) -> Cond:
-        d, kk = owner.page(c, s)
-        return bv.and_(d, bv.eq(kk, k))
+    def lemmas(self) -> None:
+        """Record frame-write, frame-read and carry-step for iteration k (fresh, or the
+        index symbol the obligations use for this loop, so the instantiation is shared)."""
+        if self.lemmas_done:
+            return
+        self.lemmas_done = True
+        ctx, owner, name = self.ctx, self.owner, self.name
+        saved, ctx.pc = ctx.pc, [*self.pc0]
+        try:
+            hint = ctx.k_hint.get(name)
+            k = hint if hint is not None else ctx.fresh(f"{name}.k")
+            premise = z3.And(*ctx.pc, self.in_range(k)) if ctx.pc else self.in_range(k)
+            assert not isinstance(premise, bool)
 
-    def mine_pb(b: Val) -> Cond:
-        d, kk = owner.pb(b)
-        return bv.and_(d, bv.eq(kk, k))
+            def mine(c: Val, s: Val) -> Cond:
+                d, kk = owner.page(c, s)
+                return bv.and_(d, bv.eq(kk, k))
 
-    # run iteration k on a view of the entry memory that logs every index it reads, then
-    # observe its output at a fresh index of block k (those reads are logged too)
-    tracker = TrackingMemory(mem, lambda: tuple(ctx.pc))
-    c2, s2, b2 = ctx.fresh(f"{name}.c"), ctx.fresh(f"{name}.s"), ctx.fresh(f"{name}.b")
-    with ctx.assuming(in_range(k)):
-        m_k, c_k = body(tracker, inv(k), k)
-        if not _is_false(owner.page(c2, s2)[0]):
-            with ctx.assuming(_bool(mine(c2, s2))):
-                m_k.read(c2, s2)
-        if not _is_false(owner.pb(b2)[0]):
-            with ctx.assuming(_bool(mine_pb(b2))):
-                m_k.read_pb(b2)
-    # frame-write: anything the iteration may have written lies in block k
-    frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, c2, s2)), mine(c2, s2)),
-                      bv.or_(bv.not_(footprint_pb(m_k, tracker, b2)), mine_pb(b2)))
-    # frame-read: every read, under the condition it was made, hit block k
-    reads = bv.and_(*(z3.Implies(z3.And(*pc), _bool(mine(c, s))) for pc, c, s in tracker.log),
-                    *(z3.Implies(z3.And(*pc), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
-    ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w)))
-    ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads)))
-    if carry0:
-        step = _carry_eq(c_k, run(mem, carry0, k)[1])
-        ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step)))
-    return out, carry_out
+            def mine_pb(b: Val) -> Cond:
+                d, kk = owner.pb(b)
+                return bv.and_(d, bv.eq(kk, k))
+
+            # iteration k on a read-logging view of the entry memory; then observe its
+            # output at a fresh index of block k (those reads are logged too)
+            tracker = self.tracker(k)
+            c2, s2, b2 = ctx.fresh(f"{name}.c"), ctx.fresh(f"{name}.s"), ctx.fresh(f"{name}.b")
+            m_k, c_k = self.at(k)
+            with ctx.assuming(self.in_range(k)):
+                if not _is_false(owner.page(c2, s2)[0]):
+                    with ctx.assuming(_bool(mine(c2, s2))):
+                        m_k.read(c2, s2)
+                if not _is_false(owner.pb(b2)[0]):
+                    with ctx.assuming(_bool(mine_pb(b2))):
+                        m_k.read_pb(b2)
+            # frame-write: anything the iteration may have written lies in block k
+            frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, c2, s2)), mine(c2, s2)),
+                              bv.or_(bv.not_(footprint_pb(m_k, tracker, b2)), mine_pb(b2)))
+            # frame-read: every read, under the condition it was made, hit block k
+            reads = bv.and_(
+                *(z3.Implies(z3.And(*pc), _bool(mine(c, s))) for pc, c, s in tracker.log),
+                *(z3.Implies(z3.And(*pc), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
+            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w)))
+            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads)))
+            if self.carry0:
+                step = _carry_eq(c_k, self.run(self.mem, self.carry0, k)[1])
+                ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step)))
+        finally:
+            ctx.pc = saved
 
 
 def _is_false(c: Cond) -> bool:

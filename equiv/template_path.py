@@ -203,12 +203,12 @@ def slow_init(sc: Scenario, inp: Inputs, rev: Revision, page: PageState, pfn: Va
 def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry,
                               mem: Memory, c: Val, nr_pages: Val, optimised: Cond,
                               head_tmpl: PageState, carried_tail: PageState | None
-                              ) -> tuple[Memory, PageState]:
+                              ) -> tuple[Memory, Callable[[], PageState]]:
     """``memmap_init_compound()`` of v11 patch 4 ("extend to compound tails").
 
     Returns:
-        memory, and the tail template after the compound (carried only by a variant that
-        keeps one template across compounds).
+        memory, and a function giving the tail template after the compound (used only by a
+        variant that keeps one template across compounds).
     """
     v, L = rev.variant, sc.layout
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, c & 0))
@@ -241,11 +241,11 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
 
     lo = (c & 0) + v.tail_loop_start
     hi = nr_pages + v.tail_loop_end_delta
-    mem, (tmpl,) = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
-                              tail, tail_owner(c))
+    mem, tmpl_after = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
+                                 tail, tail_owner(c))
     if v.tail_seed != "after_prep_compound_head":
         mem = prep_compound_head(sc, inp, g, mem, c)
-    return mem, tmpl
+    return mem, lambda: tmpl_after()[0]
 
 
 def template_memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
@@ -268,11 +268,13 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     tail_tmpl: PageState | None = None
     if sc.stride != 1:
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c0, c0))
-        mem, tail_tmpl = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt, head_tmpl,
-                                                   None)
+        mem, tail_after = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt,
+                                                    head_tmpl, None)
         if v.head_snapshot == "after_compound":
             head_tmpl = mem.read(c0, c0)
     keep_tail = sc.stride != 1 and not v.tail_template_per_compound
+    if keep_tail:
+        tail_tmpl = tail_after()
     carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
@@ -285,7 +287,7 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
         m, tt = fast_memmap_init_compound(ctx, sc, inp, rev, g, m, c, nr, opt, ht,
                                           carry[1] if keep_tail else None)
-        return m, ((ht, tt) if keep_tail else (ht,))
+        return m, ((ht, tt()) if keep_tail else (ht,))
 
     mem, _ = block_loop(ctx, "memmap_init_zone_device.template_heads", mem, c0 + 1, g.ncompounds,
                         carry0, head, heads_owner())

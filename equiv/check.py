@@ -1,0 +1,238 @@
+"""Checking a cell: verdicts, vacuity, localisation, counterexamples.  Returns data only.
+
+Order of work for one cell (fresh solver, fixed order, per-query timeout):
+
+1. **Vacuity.**  The assumptions, together with every role constraint, must be satisfiable;
+   otherwise every obligation is VACUOUS (a failure, never a success).
+2. **Loop lemmas.**  All lemmas at once; if that is not UNSAT, each one alone.
+3. **Page roles.**  All roles at once; if that is not UNSAT, each role alone.  A SAT role is
+   steered towards small, readable inputs (few compounds, no altmap, small pfn and index),
+   then replayed concretely (:func:`equiv.counterexample.replay`) before it is reported.
+
+A role is PROVED only if its query is UNSAT *and* every lemma is PROVED; a role whose query
+is UNSAT while some lemma is not proved is UNKNOWN (the loop summary is unjustified).  A
+replayed counterexample is REFUTED whatever the lemmas say, because the replay runs the real
+loops.  UNKNOWN (timeouts included) is never success.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import tempfile
+import time
+from typing import Any
+
+import z3
+from attrs import frozen
+
+from equiv.counterexample import Counterexample, replay
+from equiv.errors import InternalMismatch
+from equiv.obligations import CellProblem, Observation
+
+
+class Verdict(enum.Enum):
+    """Outcome of an obligation.  Only PROVED is success."""
+
+    PROVED = "PROVED"
+    REFUTED = "REFUTED"
+    UNKNOWN = "UNKNOWN"
+    VACUOUS = "VACUOUS"
+
+
+#: Severity order used to summarise several verdicts into one.
+_RANK = {Verdict.PROVED: 0, Verdict.VACUOUS: 1, Verdict.UNKNOWN: 2, Verdict.REFUTED: 3}
+
+
+def worst(verdicts: list[Verdict]) -> Verdict:
+    """The summary verdict: REFUTED > UNKNOWN > VACUOUS > PROVED."""
+    return max(verdicts, key=_RANK.__getitem__, default=Verdict.PROVED)
+
+
+@frozen
+class ObligationResult:
+    """Result of one obligation (a page role or a loop lemma)."""
+
+    name: str
+    kind: str  # "page" or "lemma"
+    role: str
+    verdict: Verdict
+    seconds: float
+    counterexample: Counterexample | None = None
+    reason: str = ""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"obligation": self.name, "kind": self.kind, "role": self.role,
+                "verdict": self.verdict.value, "seconds": round(self.seconds, 4),
+                "reason": self.reason or None,
+                "counterexample": None if self.counterexample is None
+                else self.counterexample.to_json()}
+
+
+@frozen
+class CellResult:
+    """Result of one matrix cell."""
+
+    config: str
+    revision: str
+    ptype: str
+    order: int
+    verdict: Verdict
+    seconds: float
+    obligations: tuple[ObligationResult, ...]
+    assumptions: tuple[str, ...]
+    choices: tuple[str, ...]
+    hypothetical: bool
+
+
+def _solver(problem: CellProblem, timeout_ms: int) -> z3.Solver:
+    s = z3.SolverFor("QF_AUFBV")
+    s.set("timeout", timeout_ms)
+    for _, a in problem.assumptions:
+        s.add(a)
+    return s
+
+
+def _dump(s: z3.Solver, tag: str) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"equiv-unknown-{tag}-", suffix=".smt2")
+    with os.fdopen(fd, "w") as f:
+        f.write(s.to_smt2())
+    return path
+
+
+def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
+    """Steer a SAT query to small, readable inputs; keep each preference only if still SAT.
+
+    Returns:
+        the number of solver frames pushed (the caller pops them); the solver is SAT.
+    """
+    inp, stride = problem.inputs, problem.scenario.stride
+    prefs: list[z3.BoolRef] = [
+        z3.Not(inp.altmap_valid),  # type: ignore[arg-type]
+        z3.ULE(inp.nr_pages, 2 * stride), z3.ULE(inp.nr_pages, stride),  # type: ignore[arg-type]
+        z3.Not(inp.mobility_disabled),  # type: ignore[arg-type]
+    ]
+    if "c" in ob.indices:
+        prefs += [z3.ULE(ob.indices["c"], 1), ob.indices["c"] == 0]
+    if "t" in ob.indices:
+        prefs += [z3.ULE(ob.indices["t"], 3)]
+    prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULE(inp.nid, 1),  # type: ignore[arg-type]
+              inp.vmemmap_base == 0xFFFFEA0000000000, inp.page_offset == 0xFFFF888000000000]
+    kept = 0
+    for p in prefs:
+        s.push()
+        s.add(p)
+        if s.check() == z3.sat:
+            kept += 1
+        else:
+            s.pop()
+    if kept and s.check() != z3.sat:  # re-establish the model of the last kept frame
+        raise AssertionError("solver lost a model it had")
+    return kept
+
+
+def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
+    """Decide every obligation of ``problem``."""
+    sc, rev = problem.scenario, problem.revision
+    t_cell = time.perf_counter()
+    results: list[ObligationResult] = []
+    cell_tag = f"{sc.ptype.name}-o{sc.order}"
+
+    def done(verdict: Verdict | None = None) -> CellResult:
+        v = verdict or worst([r.verdict for r in results])
+        return CellResult(
+            config=sc.layout.config.name, revision=rev.name, ptype=sc.ptype.kname, order=sc.order,
+            verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
+            assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
+            hypothetical=sc.layout.config.hypothetical)
+
+    # 1. vacuity: the assumptions, then each role's constraint under them
+    s = _solver(problem, timeout_ms)
+    vacuous: dict[str, str] = {}
+    for ob in problem.observations:
+        t0 = time.perf_counter()
+        r = s.check(ob.constraint)
+        if r != z3.sat:
+            vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
+                                     else f"vacuity check: {s.reason_unknown()}")
+            results.append(ObligationResult(
+                f"{ob.role.name}_equal", "page", ob.role.name,
+                Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
+                time.perf_counter() - t0, reason=vacuous[ob.role.name]))
+    if len(vacuous) == len(problem.observations):
+        return done()
+
+    # 2. loop lemmas
+    lemma_ok = True
+    names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
+    uniq = list(dict.fromkeys(names))
+    t0 = time.perf_counter()
+    r = s.check(z3.Not(z3.And(*[lm.formula for lm in problem.lemmas]))) if problem.lemmas else z3.unsat
+    dt = time.perf_counter() - t0
+    if r == z3.unsat:
+        for n in uniq:
+            results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
+    else:
+        for n in uniq:
+            group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
+            t0 = time.perf_counter()
+            r1 = s.check(z3.Not(z3.And(*group)))
+            dt1 = time.perf_counter() - t0
+            if r1 == z3.unsat:
+                results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt1))
+                continue
+            lemma_ok = False
+            if r1 == z3.sat:
+                results.append(ObligationResult(
+                    n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
+                    reason="loop summary lemma does not hold: the loop body touches memory "
+                           "outside its own iteration's pages, or its template drifts; the "
+                           "summary cannot be used (page roles checked by replay only)"))
+            else:
+                results.append(ObligationResult(
+                    n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
+                    reason=f"{s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+
+    # 3. page roles
+    claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
+    for ob, claim in zip(problem.observations, claims, strict=True):
+        if ob.role.name in vacuous:
+            continue
+        s.push()
+        s.add(z3.Not(claim))
+        t0 = time.perf_counter()
+        r1 = s.check()
+        if r1 == z3.unsat:
+            results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok))
+        elif r1 == z3.sat:
+            pushed = _prefer(s, problem, ob)
+            model = s.model()
+            for _ in range(pushed):
+                s.pop()
+            try:
+                cex = replay(problem, ob, model)
+            except InternalMismatch as e:
+                if lemma_ok:
+                    raise
+                results.append(ObligationResult(
+                    f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
+                    time.perf_counter() - t0,
+                    reason=f"solver difference not reproduced concretely ({e}); a loop lemma "
+                           "failed, so the symbolic summary is not trusted"))
+            else:
+                results.append(ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name,
+                                                Verdict.REFUTED, time.perf_counter() - t0, cex))
+        else:
+            results.append(ObligationResult(
+                f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
+                time.perf_counter() - t0, reason=f"{s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+        s.pop()
+    return done()
+
+
+def _unsat_result(ob: Observation, dt: float, lemma_ok: bool) -> ObligationResult:
+    if lemma_ok:
+        return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.PROVED, dt)
+    return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN, dt,
+                            reason="no difference under the loop summaries, but a loop lemma "
+                                   "is not proved")

@@ -1,0 +1,150 @@
+"""Proof obligations of one matrix cell (config x revision x pgmap type x order).
+
+A cell compares the final memory of the slow path (:mod:`equiv.slow_path`) and a fast path
+(:mod:`equiv.template_path`) run on the same symbolic inputs.  Its obligations:
+
+* one per **page role** — the head of compound ``c``, tail 1, tail 2, and tail ``t >= 3``
+  (``c`` and ``t`` symbolic, so one obligation covers all compounds and all 262,144 tails of
+  an order-18 compound), struct pages past the range (unchanged), and the pageblock bitmap
+  cell of a symbolic pageblock.  The claim of a page role is the conjunction, over the
+  layout's atoms (:attr:`~equiv.page_model.Layout.atoms`, which partition every byte of
+  struct page including padding), of slow == fast; obligations are thereby derived from the
+  layout table, never from a list of field names.
+* one per **loop lemma** (frame-write, frame-read, carry-step) of every loop summary either
+  path used (:mod:`equiv.loops`).  A page-role proof is only as good as these.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+from attrs import frozen
+
+from equiv import bv
+from equiv.loops import Ctx, Lemma
+from equiv.memmap import Inputs, Scenario, assumptions, geometry, pfn_of, slot_of, symbolic_inputs
+from equiv.page_model import Atom, Memory, PageState
+from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
+from equiv.template_path import Revision, fast_path
+
+FastFn = Callable[[Ctx, Scenario, Inputs], Memory]
+
+
+@frozen
+class Role:
+    """Which struct page (or bitmap cell) an obligation is about."""
+
+    name: str
+    #: index of the page inside its compound for folio-overlay naming (0 head, 1, 2), or None
+    page_index: int | None
+    description: str
+
+
+ROLES: dict[str, Role] = {r.name: r for r in (
+    Role("head", 0, "head page of compound c (every c < number of compounds)"),
+    Role("tail1", 1, "tail 1 of compound c (page[1]: folio overlay)"),
+    Role("tail2", 2, "tail 2 of compound c (page[2]: _deferred_list)"),
+    Role("tail", None, "tail t of compound c, 3 <= t < 2^order (deduplicated vmemmap folded)"),
+    Role("outside", None, "struct page of a compound past the range (must stay unchanged)"),
+    Role("pageblock", None, "pageblock bitmap cell b (any b)"),
+)}
+
+
+def roles_for(order: int) -> list[Role]:
+    """The roles that exist at ``order``."""
+    names = ["head"] + (["tail1"] if order >= 1 else []) + (["tail2", "tail"] if order >= 2 else [])
+    return [ROLES[n] for n in [*names, "outside", "pageblock"]]
+
+
+@frozen(eq=False)
+class Observation:
+    """One page role: symbolic indices, the constraint that puts them in the role, both sides."""
+
+    role: Role
+    indices: dict[str, z3.BitVecRef]
+    constraint: z3.BoolRef
+    slow: PageState | None  # None for the bitmap role
+    fast: PageState | None
+    slow_cell: z3.BitVecRef | None = None
+    fast_cell: z3.BitVecRef | None = None
+
+    def atom_equal(self, atom: Atom) -> z3.BoolRef:
+        assert self.slow is not None and self.fast is not None
+        lo, hi = 8 * atom.offset, 8 * (atom.offset + atom.size) - 1
+        return bv.extract(self.slow.bits, hi, lo) == bv.extract(self.fast.bits, hi, lo)  # type: ignore[return-value]
+
+    def claim(self, atoms: tuple[Atom, ...]) -> z3.BoolRef:
+        """The obligation: in the role, every atom (hence every byte) is equal.
+
+        Sent to the solver as one equality of the whole struct page, which is equivalent
+        because the atoms partition ``[0, sizeof(struct page))`` (checked here and tested).
+        """
+        if self.slow is None:
+            return z3.Implies(self.constraint, self.slow_cell == self.fast_cell)
+        assert self.fast is not None
+        covered = sorted((a.offset, a.size) for a in atoms)
+        end = 0
+        for off, size in covered:
+            assert off == end, "layout atoms must partition struct page"
+            end = off + size
+        assert end == self.slow.size, "layout atoms must cover struct page"
+        return z3.Implies(self.constraint, self.slow.bits == self.fast.bits)
+
+
+@frozen(eq=False)
+class CellProblem:
+    """Everything the checker needs for one cell."""
+
+    scenario: Scenario
+    revision: Revision
+    inputs: Inputs
+    early: z3.FuncDeclRef
+    assumptions: list[tuple[str, z3.BoolRef]]
+    observations: list[Observation]
+    lemmas: list[Lemma]
+    fast: FastFn
+
+
+def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellProblem:
+    """Run both paths symbolically and derive the cell's obligations.
+
+    Args:
+        sc: config layout, pgmap type, order.
+        rev: the revision whose fast path is compared (its knobs may be mutated).
+        fast: override the fast path function (tests); default ``fast_path(rev)``.
+    """
+    fast_fn = fast or fast_path(rev)
+    inp, early = symbolic_inputs(sc.layout)
+    ctx = Ctx(symbolic=True)
+    # one index pair for all page roles (each role is its own query)
+    c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
+    ctx.k_hint.update({"memmap_init_zone_device.heads": c,
+                       "memmap_init_zone_device.template_heads": c,
+                       "memmap_init_compound.tails": t,
+                       "memmap_init_compound.template_tails": t})
+    slow_mem = memmap_init_zone_device(ctx, sc, inp)
+    fast_mem = fast_fn(ctx, sc, inp)
+    g = geometry(sc, inp)
+    obs: list[Observation] = []
+    for role in roles_for(sc.order):
+        if role.name == "pageblock":
+            b = z3.BitVec("pageblock.b", 64)
+            obs.append(Observation(role, {"b": b}, z3.BoolVal(True), None, None,
+                                   slow_mem.read_pb(b), fast_mem.read_pb(b)))  # type: ignore[arg-type]
+            continue
+        in_range = z3.ULT(c, g.ncompounds)  # type: ignore[arg-type]
+        fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
+        if fixed is not None:
+            cons = z3.And(in_range, t == fixed)
+        elif role.name == "tail":
+            cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
+        else:  # outside: compounds at or past the end, any slot of the compound
+            cons = z3.And(z3.UGE(c, g.ncompounds), z3.ULT(t, sc.stride))  # type: ignore[arg-type]
+        _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, c & 0))
+        s = slot_of(sc, opt, t)
+        obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, s),
+                               fast_mem.read(c, s)))
+    return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
+                       assumptions=assumptions(sc, inp), observations=obs,
+                       lemmas=list(ctx.lemmas), fast=fast_fn)
