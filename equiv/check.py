@@ -85,8 +85,11 @@ class CellResult:
     hypothetical: bool
 
 
-def _solver(problem: CellProblem, timeout_ms: int) -> z3.Solver:
-    s = z3.SolverFor("QF_AUFBV")
+def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False) -> z3.Solver:
+    """A fresh solver holding the assumptions.  Page-role queries use z3's ``smt`` tactic as
+    a solver (about 3x faster than the QF_AUFBV default on them); the index-level lemma and
+    vacuity queries use the QF_AUFBV solver (about 7x faster there).  Measured by bench/."""
+    s = z3.Tactic("smt").solver() if pages else z3.SolverFor("QF_AUFBV")
     s.set("timeout", timeout_ms)
     for _, a in problem.assumptions:
         s.add(a)
@@ -163,11 +166,13 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
         return done()
 
     # 2. loop lemmas
+    s = _solver(problem, timeout_ms)
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
     uniq = list(dict.fromkeys(names))
     t0 = time.perf_counter()
-    r = s.check(z3.Not(z3.And(*[lm.formula for lm in problem.lemmas]))) if problem.lemmas else z3.unsat
+    s.add(z3.Not(z3.And(*[lm.formula for lm in problem.lemmas])))
+    r = s.check() if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
     if r == z3.unsat:
         for n in uniq:
@@ -176,7 +181,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
         for n in uniq:
             group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
             t0 = time.perf_counter()
-            r1 = s.check(z3.Not(z3.And(*group)))
+            s = _solver(problem, timeout_ms)
+            s.add(z3.Not(z3.And(*group)))
+            r1 = s.check()
             dt1 = time.perf_counter() - t0
             if r1 == z3.unsat:
                 results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt1))
@@ -198,7 +205,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
     for ob, claim in zip(problem.observations, claims, strict=True):
         if ob.role.name in vacuous:
             continue
-        s.push()
+        s = _solver(problem, timeout_ms, pages=True)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
         r1 = s.check()
@@ -226,7 +233,6 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
                 time.perf_counter() - t0, reason=f"{s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
-        s.pop()
     return done()
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from attrs import evolve, field, frozen
 
-from equiv.errors import ConfigError
+from equiv.errors import ConfigError, InputError
 
 
 @frozen(kw_only=True)
@@ -95,13 +95,13 @@ DEFAULT = Config(name="x86_64-default")
 #: Hypothetical layout used by tests and controls: WANT_PAGE_VIRTUAL gives struct page a
 #: ``virtual`` word that depends on the pfn (the reason the template refresh exists).
 WANT_VIRTUAL = evolve(
-    DEFAULT, name="x86_64-want-page-virtual (hypothetical)", hypothetical=True,
+    DEFAULT, name="x86_64-want-page-virtual", hypothetical=True,
     WANT_PAGE_VIRTUAL=True,
 )
 
 #: Hypothetical layout: section bits in page->flags (SPARSEMEM without VMEMMAP).
 SECTION_FLAGS = evolve(
-    DEFAULT, name="x86_64-section-in-flags (hypothetical)", hypothetical=True,
+    DEFAULT, name="x86_64-section-in-flags", hypothetical=True,
     SECTION_IN_PAGE_FLAGS_FORCED=True,
 )
 
@@ -110,6 +110,16 @@ HEAD_ENCODING = evolve(
     DEFAULT, name="x86_64-compound-info-head", HUGETLB_PAGE_OPTIMIZE_VMEMMAP=False,
 )
 
-PRESETS: dict[str, Config] = {
-    c.name.split(" ")[0]: c for c in (DEFAULT, HEAD_ENCODING, WANT_VIRTUAL, SECTION_FLAGS)
-}
+PRESETS: dict[str, Config] = {c.name: c for c in (DEFAULT, HEAD_ENCODING, WANT_VIRTUAL, SECTION_FLAGS)}
+
+
+def preset(name: str) -> Config:
+    """Look a preset up by name.
+
+    Raises:
+        InputError: unknown name; the message lists the valid ones.
+    """
+    try:
+        return PRESETS[name]
+    except KeyError:
+        raise InputError(f"unknown config {name!r}; valid: {', '.join(PRESETS)}") from None

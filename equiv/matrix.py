@@ -1,0 +1,91 @@
+"""Running a matrix of cells, in worker processes, with deterministic result order."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+import z3
+from attrs import evolve, frozen
+
+from equiv.check import CellResult, Verdict, check_cell, worst
+from equiv.config import Config, preset
+from equiv.memmap import MemoryType, Scenario
+from equiv.mutants import MUTANTS
+from equiv.obligations import build_cell
+from equiv.page_model import Layout
+from equiv.slow_path import compound_info_has_mask
+from equiv.template_path import revision
+
+TOOL_VERSION = "0.1.0"
+
+
+@frozen
+class CellSpec:
+    """One cell, by name only (so it can be sent to a worker process)."""
+
+    config: str
+    revision: str
+    ptype: MemoryType
+    order: int
+    mutant: str | None = None
+    timeout_ms: int = 60_000
+
+
+@frozen
+class RunResult:
+    """A whole run: what was asked, the environment, and every cell in matrix order."""
+
+    config: Config
+    revision: str
+    mutant: str | None
+    cells: tuple[CellResult, ...]
+    wall_seconds: float
+    jobs: int
+    layout_note: str
+    choices: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    z3_version: str = z3.get_version_string()
+    tool_version: str = TOOL_VERSION
+
+    @property
+    def verdict(self) -> Verdict:
+        return worst([c.verdict for c in self.cells])
+
+
+def run_cell(spec: CellSpec) -> CellResult:
+    """Build and check one cell (in whichever process calls it)."""
+    layout = Layout.from_config(preset(spec.config))
+    rev = revision(spec.revision)
+    if spec.mutant is not None:
+        rev = MUTANTS[spec.mutant].apply(rev)
+    t0 = time.perf_counter()
+    problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev)
+    res = check_cell(problem, timeout_ms=spec.timeout_ms)
+    # a cell's time includes running both paths symbolically, not only the solver
+    return evolve(res, seconds=time.perf_counter() - t0)
+
+
+def layout_note(cfg: Config) -> str:
+    """One line describing the struct page layout a config gives."""
+    L = Layout.from_config(cfg)
+    enc = "order mask" if compound_info_has_mask(L) else "head | 1"
+    fl = L.flags
+    fields = ", ".join(f"{f.name} {f.pgshift}+{f.width}" for f in fl.fields if f.width)
+    return (f"struct page {L.size} bytes; NR_PAGEFLAGS {fl.nr_pageflags}; flags: {fields}; "
+            f"compound_info: {enc}")
+
+
+def run_matrix(specs: list[CellSpec], jobs: int | None = None) -> tuple[list[CellResult], float, int]:
+    """Run ``specs`` with ``jobs`` worker processes (default: all cores); results in order."""
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    if jobs == 1 or len(specs) == 1:
+        results = [run_cell(s) for s in specs]
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
+            results = list(pool.map(run_cell, specs, chunksize=1))
+    return results, time.perf_counter() - t0, jobs

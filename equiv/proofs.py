@@ -1,0 +1,165 @@
+"""``python -m equiv.proofs``: prove the template fast path equal to the slow path.
+
+Exit codes:
+  0  every obligation PROVED
+  1  some obligation REFUTED (a replayed counterexample is printed)
+  2  some obligation UNKNOWN or VACUOUS (never success), none refuted
+  3  bad input or usage error (one line on stderr)
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import NoReturn, TextIO
+
+from equiv.check import Verdict
+from equiv.config import PRESETS, preset
+from equiv.errors import EquivError, InputError
+from equiv.matrix import CellSpec, RunResult, layout_note, run_matrix
+from equiv.memmap import MemoryType
+from equiv.mutants import MUTANTS
+from equiv.report import render_json, render_text
+from equiv.template_path import REVISIONS, revision
+
+EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
+EXIT_INPUT = 3
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        raise InputError(message)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(
+        prog="python -m equiv.proofs",
+        description="Prove, over a byte-precise model of struct page, that the template fast "
+                    "path of 'mm: optimize zone-device memmap initialization' leaves every "
+                    "struct page and the pageblock bitmap exactly as the slow path does.",
+        epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad input",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument("--config", default="x86_64-default",
+                   help=f"configuration preset (default x86_64-default; valid: {', '.join(PRESETS)})")
+    p.add_argument("--revision", default="v11",
+                   help=f"series revision (default v11; valid: {', '.join(REVISIONS)})")
+    p.add_argument("--types", default="all",
+                   help="comma-separated pgmap types (FS_DAX, PRIVATE, COHERENT, GENERIC, "
+                        "PCI_P2PDMA) or 'all'")
+    p.add_argument("--orders", default="all",
+                   help="vmemmap_shift orders: 'all' (0..PUD order), N, N-M, or a comma list")
+    p.add_argument("--mutant", default=None,
+                   help="check a seeded-bug control instead of the revision as written "
+                        "(see --list)")
+    p.add_argument("--format", default="text", help="text or json")
+    p.add_argument("--output", default=None, help="write the report to FILE instead of stdout")
+    p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
+    p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
+    p.add_argument("--no-times", action="store_true",
+                   help="omit timings and versions (stable output for golden files)")
+    p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
+    p.add_argument("--list", action="store_true",
+                   help="list configs, revisions (with their assumptions), types and mutants")
+    return p
+
+
+def _types(spec: str) -> list[MemoryType]:
+    if spec == "all":
+        return list(MemoryType)
+    out = []
+    valid = ", ".join(t.name for t in MemoryType)
+    for name in spec.split(","):
+        key = name.strip().upper().removeprefix("MEMORY_DEVICE_")
+        if key not in MemoryType.__members__:
+            raise InputError(f"unknown pgmap type {name.strip()!r}; valid: {valid}, all")
+        out.append(MemoryType[key])
+    return list(dict.fromkeys(out))
+
+
+def _orders(spec: str, max_order: int) -> list[int]:
+    if spec == "all":
+        return list(range(max_order + 1))
+    out: list[int] = []
+    try:
+        for part in spec.split(","):
+            lo, _, hi = part.strip().partition("-")
+            a, b = int(lo), int(hi) if hi else int(lo)
+            if a > b:
+                raise ValueError
+            out += range(a, b + 1)
+    except ValueError:
+        raise InputError(f"bad --orders {spec!r}; valid: all, N, N-M or a comma list of those, "
+                         f"with 0 <= N <= {max_order}") from None
+    bad = [o for o in out if not 0 <= o <= max_order]
+    if bad:
+        raise InputError(f"order {bad[0]} out of range; valid: 0..{max_order} (PUD order of the "
+                         "config's page size)")
+    return list(dict.fromkeys(out))
+
+
+def _list(out: TextIO) -> None:
+    out.write("configs:\n")
+    for name, cfg in PRESETS.items():
+        out.write(f"  {name}{' (hypothetical)' if cfg.hypothetical else ''}: {layout_note(cfg)}\n")
+    out.write("revisions:\n")
+    for name, rev in REVISIONS.items():
+        out.write(f"  {name}: {rev.summary}\n")
+        for a in rev.assumptions:
+            out.write(f"    assumes: {a}\n")
+    out.write("pgmap types: " + ", ".join(t.name for t in MemoryType) + "\n")
+    out.write("mutants (seeded-bug controls):\n")
+    for m in MUTANTS.values():
+        out.write(f"  {m.name} [{m.config}]: {m.description}\n")
+
+
+def main(argv: list[str] | None = None, out: TextIO | None = None,
+         err: TextIO | None = None) -> int:
+    """Run the command; returns the exit code (see module docstring)."""
+    out = out or sys.stdout
+    err = err or sys.stderr
+    try:
+        args = _parser().parse_args(argv)
+        if args.list:
+            _list(out)
+            return 0
+        cfg = preset(args.config)
+        rev = revision(args.revision)
+        if args.mutant is not None and args.mutant not in MUTANTS:
+            raise InputError(f"unknown mutant {args.mutant!r}; valid: {', '.join(MUTANTS)}")
+        if args.format not in ("text", "json"):
+            raise InputError(f"unknown --format {args.format!r}; valid: text, json")
+        if args.timeout_ms <= 0:
+            raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
+        if args.jobs is not None and args.jobs < 1:
+            raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+        types = _types(args.types)
+        orders = _orders(args.orders, cfg.max_order)
+        specs = [CellSpec(cfg.name, rev.name, t, o, args.mutant, args.timeout_ms)
+                 for o in orders for t in types]
+        cells, wall, jobs = run_matrix(specs, args.jobs)
+        run = RunResult(config=cfg, revision=rev.name, mutant=args.mutant, cells=tuple(cells),
+                        wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
+                        choices=rev.assumptions, assumptions=cells[0].assumptions)
+        times = not args.no_times
+        text = (render_json(run, times=times) if args.format == "json"
+                else render_text(run, times=times, verbose=args.verbose))
+        if args.output:
+            try:
+                with open(args.output, "w") as f:
+                    f.write(text)
+            except OSError as e:
+                raise InputError(f"cannot write --output {args.output!r}: {e.strerror}") from None
+        else:
+            out.write(text)
+        return EXIT[run.verdict]
+    except InputError as e:
+        err.write(f"equiv: error: {e}\n")
+        return EXIT_INPUT
+    except EquivError as e:
+        err.write(f"equiv: internal error: {e}\n")
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

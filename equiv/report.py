@@ -1,0 +1,168 @@
+"""Rendering results: the only module that formats output.  Checks return data; this turns a
+:class:`~equiv.matrix.RunResult` into text (a matrix plus reviewer-readable counterexamples)
+or JSON (one record per obligation).  ``times=False`` drops every volatile field (timings,
+versions) so golden files can pin the format."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from equiv.check import CellResult, ObligationResult, Verdict
+from equiv.counterexample import Counterexample
+from equiv.matrix import RunResult
+from equiv.memmap import MemoryType
+from equiv.mutants import MUTANTS
+from equiv.obligations import ROLES
+from equiv.template_path import REVISIONS
+
+JSON_SCHEMA = "equiv.proofs/1"
+SUBJECT = "zone-device-memmap"
+
+
+def _summary(run: RunResult) -> str:
+    counts = {v: 0 for v in Verdict}
+    for c in run.cells:
+        counts[c.verdict] += 1
+    nob = sum(len(c.obligations) for c in run.cells)
+    parts = [f"{counts[v]} {v.value.lower()}" for v in Verdict if counts[v] or v is Verdict.PROVED]
+    return f"{len(run.cells)} cells ({nob} obligations): " + ", ".join(parts)
+
+
+def repro_command(run: RunResult, cell: CellResult) -> str:
+    """A command line that re-runs exactly this cell."""
+    ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
+    cmd = (f"python -m equiv.proofs --config {run.config.name} --revision {run.revision} "
+           f"--types {ptype} --orders {cell.order}")
+    return cmd + (f" --mutant {run.mutant}" if run.mutant else "")
+
+
+def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) -> str:
+    """The matrix (type x order) and every non-proved obligation in detail."""
+    out: list[str] = []
+    w = out.append
+    head = f"equiv {run.tool_version} (z3 {run.z3_version})" if times else "equiv"
+    w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path {run.revision}")
+    hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
+    w(f"config {run.config.name}{hyp}")
+    w(f"  {run.layout_note}")
+    w(f"revision {run.revision}: {REVISIONS[run.revision].summary}")
+    for ch in run.choices:
+        w(f"  choice: {ch}")
+    if run.mutant:
+        w(f"seeded bug {run.mutant}: {MUTANTS[run.mutant].description}")
+    w("assumptions:")
+    for a in run.assumptions:
+        w(f"  - {a}")
+    w("")
+    types = list(dict.fromkeys(c.ptype for c in run.cells))
+    orders = sorted({c.order for c in run.cells})
+    by = {(c.ptype, c.order): c for c in run.cells}
+    width = 16 if times else 9
+    w("order  " + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width) for t in types).rstrip())
+    for o in orders:
+        row = []
+        for t in types:
+            c = by.get((t, o))
+            cell = "-" if c is None else c.verdict.value + (f" {c.seconds:5.2f}s" if times else "")
+            row.append(cell.ljust(width))
+        w(f"{o:5d}  " + "".join(row).rstrip())
+    w("")
+    tail = f"  (wall {run.wall_seconds:.1f} s, {run.jobs} jobs)" if times else ""
+    w(_summary(run) + tail)
+    for c in run.cells:
+        bad = [ob for ob in c.obligations if ob.verdict is not Verdict.PROVED]
+        if verbose or bad:
+            w("")
+            w(f"{c.verdict.value}  {c.ptype} order {c.order}")
+            for ob in (c.obligations if verbose else bad):
+                _obligation(w, ob, times)
+            if bad:
+                w(f"  reproduce: {repro_command(run, c)}")
+    return "\n".join(out) + "\n"
+
+
+def _obligation(w: Any, ob: ObligationResult, times: bool) -> None:
+    t = f" {ob.seconds:.3f}s" if times else ""
+    role = ROLES.get(ob.role)
+    desc = f" ({role.description})" if role else ""
+    w(f"  {ob.verdict.value} {ob.name}{desc}{t}")
+    if ob.reason:
+        w(f"    {ob.reason}")
+    if ob.counterexample is not None:
+        _counterexample(w, ob.counterexample)
+
+
+def _counterexample(w: Any, cx: Counterexample) -> None:
+    inp = cx.inputs
+
+    def h(name: str) -> str:
+        v = inp[name]
+        return str(v).lower() if isinstance(v, bool) else hex(v)
+
+    altmap = (f"reserve={h('altmap_reserve')} free={h('altmap_free')}" if inp["altmap_valid"]
+              else "none")
+    w(f"    inputs: start_pfn={h('start_pfn')} nr_pages={h('nr_pages')} nid={h('nid')} "
+      f"pgmap={h('pgmap')}")
+    w(f"            altmap: {altmap}; vmemmap_base={h('vmemmap_base')} "
+      f"page_offset={h('page_offset')}")
+    flags = [f"page_group_by_mobility_disabled={h('mobility_disabled')}"]
+    if cx.early_sections:
+        flags.append("early sections: " + ", ".join(
+            f"{s:#x}={'yes' if e else 'no'}" for s, e in sorted(cx.early_sections.items())))
+    w("            " + "; ".join(flags))
+    if cx.pfn is None:
+        w(f"    pageblock {cx.index['b']:#x}")
+    else:
+        what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
+        w(f"    page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})")
+    w(f"    {'field':38s} {'offset':>7s}  {'slow':18s}  fast")
+    for d in cx.diffs:
+        names = d.names[0] + (f" ({', '.join(d.names[1:])})" if len(d.names) > 1 else "")
+        w(f"    {names:38s} {f'{d.offset}+{d.size}':>7s}  {d.slow:#018x}  {d.fast:#018x}")
+        w(f"        slow last written by: {'; '.join(d.slow_origin)}")
+        w(f"        fast last written by: {'; '.join(d.fast_origin)}")
+    w("    replayed concretely through both paths: the difference reproduces")
+
+
+def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
+    """One JSON record per obligation."""
+    out = []
+    for c in run.cells:
+        for ob in c.obligations:
+            rec = {
+                "subject": SUBJECT, "revision": run.revision, "config": run.config.name,
+                "hypothetical_config": run.config.hypothetical, "mutant": run.mutant,
+                "pgmap_type": c.ptype, "order": c.order, **ob.to_json(),
+            }
+            if not times:
+                rec.pop("seconds")
+            out.append(rec)
+    return out
+
+
+def render_json(run: RunResult, *, times: bool = True) -> str:
+    """The whole run as JSON: header, per-cell verdicts and one record per obligation."""
+    doc: dict[str, Any] = {
+        "schema": JSON_SCHEMA,
+        "subject": SUBJECT,
+        "config": run.config.name,
+        "hypothetical_config": run.config.hypothetical,
+        "layout": run.layout_note,
+        "revision": run.revision,
+        "choices": list(run.choices),
+        "assumptions": list(run.assumptions),
+        "mutant": run.mutant,
+        "verdict": run.verdict.value,
+        "summary": _summary(run),
+        "cells": [{"pgmap_type": c.ptype, "order": c.order, "verdict": c.verdict.value,
+                   **({"seconds": round(c.seconds, 4)} if times else {})} for c in run.cells],
+        "records": records(run, times=times),
+    }
+    if times:
+        doc.update(tool_version=run.tool_version, z3_version=run.z3_version,
+                   wall_seconds=round(run.wall_seconds, 3), jobs=run.jobs)
+    return json.dumps(doc, indent=2) + "\n"
+
+
+__all__ = ["JSON_SCHEMA", "MemoryType", "records", "render_json", "render_text", "repro_command"]
