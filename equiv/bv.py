@@ -107,6 +107,27 @@ def is_sym(x: object) -> bool:
     return isinstance(x, z3.ExprRef)
 
 
+# Thin wrappers over z3's C API for the hottest constructors: the same terms z3.And, z3.If,
+# z3.Extract, ... build, without the Python API's per-call coercion and sort checks (the
+# symbolic run of a cell builds tens of thousands of terms).
+_ctx = z3.main_ctx()
+
+
+def _bool(ast: z3.Ast) -> Bool:
+    return z3.BoolRef(ast, _ctx)
+
+
+def _bv(ast: z3.Ast) -> BV:
+    return z3.BitVecRef(ast, _ctx)
+
+
+def _args(xs: Sequence[z3.ExprRef]) -> tuple[int, z3.Ast]:
+    arr = (z3.Ast * len(xs))()
+    for i, x in enumerate(xs):
+        arr[i] = x.as_ast()
+    return len(xs), arr
+
+
 def _z(x: Val | int, width: int) -> BV:
     if isinstance(x, CBV):
         return z3.BitVecVal(x.value, x.width)
@@ -117,6 +138,12 @@ def _z(x: Val | int, width: int) -> BV:
 
 def _zb(c: Cond) -> Bool:
     return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+def const_like(x: Val | Cond, v: int, w: int = 64) -> Val:
+    """The constant ``v`` (``w`` bits) in the domain of ``x``: a folded z3 numeral for
+    symbolic ``x``, a :class:`CBV` otherwise."""
+    return z3.BitVecVal(v, w) if is_sym(x) else CBV(v, w)
 
 
 def width(x: Val) -> int:
@@ -135,7 +162,7 @@ def extract(x: Val, hi: int, lo: int) -> Val:
     """Bits ``hi..lo`` of ``x`` (inclusive), like ``z3.Extract``."""
     if isinstance(x, CBV):
         return CBV((x.value >> lo) & ((1 << (hi - lo + 1)) - 1), hi - lo + 1)
-    return z3.Extract(hi, lo, x)
+    return _bv(z3.Z3_mk_extract(_ctx.ref(), hi, lo, x.as_ast()))
 
 
 def concat(*parts: Val) -> Val:
@@ -147,7 +174,11 @@ def concat(*parts: Val) -> Val:
             v = (v << p.width) | p.value
             w += p.width
         return CBV(v, w)
-    return z3.Concat(*[_z(p, p.size()) for p in parts])
+    zs = [_z(p, p.size()) for p in parts]
+    acc = zs[0].as_ast()
+    for p in zs[1:]:
+        acc = z3.Z3_mk_concat(_ctx.ref(), acc, p.as_ast())
+    return _bv(acc)
 
 
 def zext(x: Val, to: int) -> Val:
@@ -161,6 +192,8 @@ def eq(a: Val, b: Val | int) -> Cond:
     """``a == b`` in the domain of ``a`` (or ``b``)."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value == a._o(b)
+    if isinstance(a, z3.BitVecRef) and isinstance(b, z3.BitVecRef):
+        return _bool(z3.Z3_mk_eq(_ctx.ref(), a.as_ast(), b.as_ast()))
     w = a.size()
     return _z(a, w) == _z(b, w)
 
@@ -174,21 +207,21 @@ def ult(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a < b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value < a._o(b)
-    w = a.size()
-    return z3.ULT(_z(a, w), _z(b, w))
+    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    return _bool(z3.Z3_mk_bvult(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
 def ule(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a <= b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value <= a._o(b)
-    w = a.size()
-    return z3.ULE(_z(a, w), _z(b, w))
+    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    return _bool(z3.Z3_mk_bvule(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
 def not_(c: Cond) -> Cond:
     """Boolean negation."""
-    return (not c) if isinstance(c, bool) else z3.Not(c)
+    return (not c) if isinstance(c, bool) else _bool(z3.Z3_mk_not(_ctx.ref(), c.as_ast()))
 
 
 def and_(*cs: Cond) -> Cond:
@@ -198,7 +231,7 @@ def and_(*cs: Cond) -> Cond:
         return False
     if not rest:
         return True
-    return rest[0] if len(rest) == 1 else z3.And(*rest)
+    return rest[0] if len(rest) == 1 else _bool(z3.Z3_mk_and(_ctx.ref(), *_args(rest)))
 
 
 def or_(*cs: Cond) -> Cond:
@@ -208,15 +241,15 @@ def or_(*cs: Cond) -> Cond:
         return True
     if not rest:
         return False
-    return rest[0] if len(rest) == 1 else z3.Or(*rest)
+    return rest[0] if len(rest) == 1 else _bool(z3.Z3_mk_or(_ctx.ref(), *_args(rest)))
 
 
 def ite(c: Cond, a: Val, b: Val) -> Val:
     """``c ? a : b``; with a Python bool no term is built."""
     if isinstance(c, bool):
         return a if c else b
-    w = a.size() if not isinstance(a, int) else b.size()
-    return z3.If(c, _z(a, w), _z(b, w))
+    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
 def ite_seq(c: Cond, a: Sequence[Val], b: Sequence[Val]) -> tuple[Val, ...]:

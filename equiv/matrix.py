@@ -78,14 +78,31 @@ def layout_note(cfg: Config) -> str:
             f"compound_info: {enc}")
 
 
+def run_group(specs: list[CellSpec]) -> list[CellResult]:
+    """Run cells in one process, in order (cells that differ only in the pgmap type often
+    pose the same solver query, answered once: see ``equiv.check._ANSWERS``)."""
+    return [run_cell(s) for s in specs]
+
+
 def run_matrix(specs: list[CellSpec], jobs: int | None = None) -> tuple[list[CellResult], float, int]:
-    """Run ``specs`` with ``jobs`` worker processes (default: all cores); results in order."""
+    """Run ``specs`` with ``jobs`` worker processes (default: all cores); results in order.
+
+    The cells of one (config, revision, mutant, order) go to the same worker.
+    """
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
-    if jobs == 1 or len(specs) == 1:
-        results = [run_cell(s) for s in specs]
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, sp in enumerate(specs):
+        groups.setdefault((sp.config, sp.revision, sp.mutant, sp.order), []).append(i)
+    batches = [[specs[i] for i in idx] for idx in groups.values()]
+    if jobs == 1 or len(batches) == 1:
+        done = [run_group(b) for b in batches]
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            results = list(pool.map(run_cell, specs, chunksize=1))
-    return results, time.perf_counter() - t0, jobs
+            done = list(pool.map(run_group, batches, chunksize=1))
+    results: list[CellResult | None] = [None] * len(specs)
+    for idx, res in zip(groups.values(), done, strict=True):
+        for i, r in zip(idx, res, strict=True):
+            results[i] = r
+    return [r for r in results if r is not None], time.perf_counter() - t0, jobs

@@ -178,7 +178,7 @@ class Geometry:
 
 def geometry(sc: Scenario, inp: Inputs) -> Geometry:
     end = inp.start_pfn + inp.nr_pages
-    adj = bv.ite(inp.altmap_valid, inp.altmap_reserve + inp.altmap_free, inp.start_pfn & 0)
+    adj = bv.ite(inp.altmap_valid, inp.altmap_reserve + inp.altmap_free, bv.const_like(inp.start_pfn, 0))
     start = inp.start_pfn + adj
     nr = end - start
     ncomp = bv.lshr(nr + (sc.stride - 1), sc.order)

@@ -141,7 +141,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellP
             cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
         else:  # outside: compounds at or past the end, any slot of the compound
             cons = z3.And(z3.UGE(c, g.ncompounds), z3.ULT(t, sc.stride))  # type: ignore[arg-type]
-        _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, c & 0))
+        _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
         s = slot_of(sc, opt, t)
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, s),
                                fast_mem.read(c, s)))

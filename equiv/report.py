@@ -58,18 +58,22 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     types = list(dict.fromkeys(c.ptype for c in run.cells))
     orders = sorted({c.order for c in run.cells})
     by = {(c.ptype, c.order): c for c in run.cells}
-    width = 16 if times else 9
+    width = 17 if times else 9
     w("order  " + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width) for t in types).rstrip())
     for o in orders:
         row = []
         for t in types:
             c = by.get((t, o))
-            cell = "-" if c is None else c.verdict.value + (f" {c.seconds:5.2f}s" if times else "")
+            mark = "*" if c is not None and c.shared_queries else " "
+            cell = "-" if c is None else c.verdict.value + (f" {c.seconds:5.2f}s{mark}" if times else "")
             row.append(cell.ljust(width))
         w(f"{o:5d}  " + "".join(row).rstrip())
     w("")
     tail = f"  (wall {run.wall_seconds:.1f} s, {run.jobs} jobs)" if times else ""
     w(_summary(run) + tail)
+    if times and any(c.shared_queries for c in run.cells):
+        w("* some queries of the cell were the same formula as one already decided for another "
+          "pgmap type (same refcount policy), and took its answer")
     for c in run.cells:
         bad = [ob for ob in c.obligations if ob.verdict is not Verdict.PROVED]
         if verbose or bad:
@@ -156,7 +160,8 @@ def render_json(run: RunResult, *, times: bool = True) -> str:
         "verdict": run.verdict.value,
         "summary": _summary(run),
         "cells": [{"pgmap_type": c.ptype, "order": c.order, "verdict": c.verdict.value,
-                   **({"seconds": round(c.seconds, 4)} if times else {})} for c in run.cells],
+                   **({"seconds": round(c.seconds, 4), "shared_queries": c.shared_queries}
+                      if times else {})} for c in run.cells],
         "records": records(run, times=times),
     }
     if times:

@@ -36,6 +36,7 @@ from equiv.memmap import (
     va,
 )
 from equiv.page_model import (
+    PB_BITS,
     Layout,
     Memory,
     PageState,
@@ -173,7 +174,7 @@ def compound_info(sc: Scenario, head_addr: Val) -> Val:
     L = sc.layout
     if compound_info_has_mask(L):
         shift = sc.order + bv.order_base_2(L.size)
-        return (head_addr & 0) | ((((1 << 64) - 1) & ~((1 << shift) - 1)) | 1)
+        return bv.const_like(head_addr, (((1 << 64) - 1) & ~((1 << shift) - 1)) | 1)
     return head_addr | 1
 
 
@@ -192,8 +193,8 @@ def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: V
     """``prep_compound_head(head, order)`` (mm/internal.h) on compound ``c``: writes the
     struct folio fields that live in page[1] (and page[2] for order > 1)."""
     L, cfg, order = sc.layout, sc.layout.config, sc.order
-    s1, s2 = c & 0, (c & 0) + 1  # slot terms in c's domain: 0 and 1
-    one, two = s2, s2 + 1
+    s1 = bv.const_like(c, 0)
+    one, two = bv.const_like(c, 1), bv.const_like(c, 2)
     head = mem.read(c, s1)
     p1 = mem.read(c, one)
     # folio_set_order: WARN_ON_ONCE(!order || !folio_test_large(folio)) -> return
@@ -232,11 +233,11 @@ def compound_nr_pages(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Val, Cond]:
     Returns:
         ``(nr_pages, optimised)``.
     """
-    full = (pfn & 0) + sc.stride
+    full = bv.const_like(pfn, sc.stride)
     if not sc.can_optimize_static:
         return full, False
     optimised = bv.and_(bv.not_(inp.altmap_valid), bv.not_(inp.early_section(section_nr(sc, pfn))))
-    reduced = (pfn & 0) + VMEMMAP_RESERVE_NR * sc.per_vmemmap_page
+    reduced = bv.const_like(pfn, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page)
     return bv.ite(optimised, reduced, full), optimised
 
 
@@ -247,7 +248,7 @@ def tail_owner(c: Val) -> Owner:
 
 def set_head(sc: Scenario, mem: Memory, c: Val) -> Memory:
     """``__SetPageHead(head)``."""
-    s0 = c & 0
+    s0 = bv.const_like(c, 0)
     head = set_bit(sc.layout, mem.read(c, s0), PG_head, "memmap_init_compound: __SetPageHead")
     return mem.write(c, s0, head)
 
@@ -257,7 +258,7 @@ def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: 
     """``memmap_init_compound(head, head_pfn, zone_idx, nid, pgmap, nr_pages)`` (mm/mm_init.c,
     v7.3-rc1 ordering: __SetPageHead, the tail loop, then prep_compound_head)."""
     L = sc.layout
-    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, c & 0))
+    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     mem = set_head(sc, mem, c)
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
@@ -267,7 +268,7 @@ def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: 
         page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
         return m.write(c, s, page), carry
 
-    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, (c & 0) + 1, nr_pages, (),
+    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr_pages, (),
                         tail, tail_owner(c))
     return prep_compound_head(sc, inp, g, mem, c)
 
@@ -276,7 +277,8 @@ def init_pageblock_migratetype(sc: Scenario, inp: Inputs, cell: Val, mt: int) ->
     """``init_pageblock_migratetype(page, mt, false)`` (mm/page_alloc.c) on the pageblock's
     bitmap cell: UNMOVABLE if grouping by mobility is disabled, then
     ``__set_pfnblock_flags_mask(page, pfn, mt, MIGRATETYPE_AND_ISO_MASK)`` [M]."""
-    mt_v = bv.ite(inp.mobility_disabled, (cell & 0) + 0, (cell & 0) + mt)
+    mt_v = bv.ite(inp.mobility_disabled, bv.const_like(cell, 0, PB_BITS),
+                  bv.const_like(cell, mt, PB_BITS))
     return (cell & ~MIGRATETYPE_AND_ISO_MASK) | mt_v
 
 
@@ -290,14 +292,15 @@ def pageblock_migratetype_init_range(ctx: Ctx, sc: Scenario, inp: Inputs, mem: M
     end = start + nr_pages
     first = (start + (pbn - 1)) & ~(pbn - 1)
     b0 = bv.lshr(first, po)
-    nblocks = bv.ite(bv.ult(first, end), bv.lshr(end - first + (pbn - 1), po), end & 0)
+    nblocks = bv.ite(bv.ult(first, end), bv.lshr(end - first + (pbn - 1), po),
+                     bv.const_like(end, 0))
 
     def block(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
         b = b0 + k
         return m.write_pb(b, init_pageblock_migratetype(sc, inp, m.read_pb(b), MIGRATE_MOVABLE)), carry
 
     owner = Owner(page=never, pb=lambda b: (True, b - b0))
-    mem, _ = block_loop(ctx, "pageblock_migratetype_init_range", mem, end & 0, nblocks, (),
+    mem, _ = block_loop(ctx, "pageblock_migratetype_init_range", mem, bv.const_like(end, 0), nblocks, (),
                         block, owner)
     return mem
 
@@ -327,14 +330,14 @@ def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
     mem = inp.mem
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
-        s0 = c & 0
+        s0 = bv.const_like(c, 0)
         m = m.write(c, s0, init_zone_device_page(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
         if sc.stride == 1:
             return m, carry
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
         return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt), carry
 
-    zero = g.start & 0
+    zero = bv.const_like(g.start, 0)
     out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, g.ncompounds, (), head,
                         heads_owner())
     return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)

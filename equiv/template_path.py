@@ -211,9 +211,9 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
         variant that keeps one template across compounds).
     """
     v, L = rev.variant, sc.layout
-    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, c & 0))
+    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     mem = set_head(sc, mem, c)
-    one = (c & 0) + 1
+    one = bv.const_like(c, 1)
     s1 = slot_of(sc, optimised, one)
     page = slow_init(sc, inp, rev, mem.read(c, s1), pfn_of(sc, g, c, one))
     early_seed = page
@@ -239,7 +239,7 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
                                      "tail template")
         return m.write(c, s, new), (tm,)
 
-    lo = (c & 0) + v.tail_loop_start
+    lo = bv.const_like(c, v.tail_loop_start)
     hi = nr_pages + v.tail_loop_end_delta
     mem, tmpl_after = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
                                  tail, tail_owner(c))
@@ -261,7 +261,7 @@ def _fast(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
 def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry) -> Memory:
     v = rev.variant
     mem = inp.mem
-    c0 = g.start & 0
+    c0 = bv.const_like(g.start, 0)
     # first head: slow path on the real page, then the template snapshot
     mem = mem.write(c0, c0, slow_init(sc, inp, rev, mem.read(c0, c0), pfn_of(sc, g, c0, c0)))
     head_tmpl = mem.read(c0, c0)
@@ -278,7 +278,7 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
-        s0 = c & 0
+        s0 = bv.const_like(c, 0)
         new, ht = init_from_template(sc, inp, v, m.read(c, s0), carry[0], pfn_of(sc, g, c, s0),
                                      "head template")
         m = m.write(c, s0, new)
