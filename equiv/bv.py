@@ -23,22 +23,36 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import z3
-from attrs import frozen
 
 BV = z3.BitVecRef
 Bool = z3.BoolRef
 
 
-@frozen
 class CBV:
-    """A concrete bit-vector: ``value`` is kept in ``[0, 2**width)``."""
+    """A concrete bit-vector: ``value`` is kept in ``[0, 2**width)``.  Immutable.
 
+    A plain ``__slots__`` class rather than an attrs class: the concrete replay of an
+    order-18 compound creates millions of these.
+    """
+
+    __slots__ = ("value", "width")
     value: int
     width: int
 
-    def __attrs_post_init__(self) -> None:
-        if not 0 <= self.value < (1 << self.width):
-            object.__setattr__(self, "value", self.value & ((1 << self.width) - 1))
+    def __init__(self, value: int, width: int) -> None:
+        if not 0 <= value < (1 << width):
+            value &= (1 << width) - 1
+        object.__setattr__(self, "value", value)
+        object.__setattr__(self, "width", width)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError("CBV is immutable")
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, CBV) and (self.value, self.width) == (other.value, other.width)
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.width))
 
     def _o(self, other: object) -> int:
         if isinstance(other, CBV):

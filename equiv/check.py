@@ -87,7 +87,8 @@ class CellResult:
     shared_queries: int = 0
 
 
-def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False) -> z3.Solver:
+def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
+            rlimit: int | None = None) -> z3.Solver:
     """A fresh solver holding the assumptions.  Page-role queries use z3's ``smt`` tactic
     after eliminating unconstrained terms (about 4x faster than the QF_AUFBV default on them;
     z3's model converter keeps models valid for the original formula, and every model is
@@ -98,6 +99,8 @@ def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False) -> z3
     else:
         s = z3.SolverFor("QF_AUFBV")
     s.set("timeout", timeout_ms)
+    if rlimit is not None:
+        s.set("rlimit", rlimit)
     for _, a in problem.assumptions:
         s.add(a)
     return s
@@ -143,6 +146,8 @@ def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
     inp, stride = problem.inputs, problem.scenario.stride
     prefs: list[z3.BoolRef] = [
         z3.Not(inp.altmap_valid),  # type: ignore[arg-type]
+        # a deduplicated vmemmap writes only 128 struct pages per compound: a cheap replay
+        *([ob.optimised] if isinstance(ob.optimised, z3.BoolRef) else []),
         z3.ULE(inp.nr_pages, 2 * stride), z3.ULE(inp.nr_pages, stride),  # type: ignore[arg-type]
         z3.Not(inp.mobility_disabled),  # type: ignore[arg-type]
     ]
@@ -150,7 +155,8 @@ def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
         prefs += [z3.ULE(ob.indices["c"], 1), ob.indices["c"] == 0]
     if "t" in ob.indices:
         prefs += [z3.ULE(ob.indices["t"], 3)]
-    prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULE(inp.nid, 1),  # type: ignore[arg-type]
+    prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULT(inp.start_pfn, 1 << 16),  # type: ignore[arg-type]
+              inp.start_pfn == 0, z3.ULE(inp.nid, 1),  # type: ignore[arg-type]
               inp.vmemmap_base == 0xFFFFEA0000000000, inp.page_offset == 0xFFFF888000000000]
     kept = 0
     for p in prefs:
@@ -165,8 +171,15 @@ def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
     return kept
 
 
-def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
-    """Decide every obligation of ``problem``."""
+def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
+               rlimit: int | None = None) -> CellResult:
+    """Decide every obligation of ``problem``.
+
+    Args:
+        problem: the cell (see :func:`equiv.obligations.build_cell`).
+        timeout_ms: wall-clock limit per solver query; on expiry the obligation is UNKNOWN.
+        rlimit: z3 resource limit per query (deterministic across machines), or None.
+    """
     sc, rev = problem.scenario, problem.revision
     t_cell = time.perf_counter()
     results: list[ObligationResult] = []
@@ -182,7 +195,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
             hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0])
 
     # 1. vacuity: the assumptions, then each role's constraint under them
-    s = _solver(problem, timeout_ms)
+    s = _solver(problem, timeout_ms, rlimit=rlimit)
     vacuous: dict[str, str] = {}
     for ob in problem.observations:
         t0 = time.perf_counter()
@@ -198,7 +211,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
         return done()
 
     # 2. loop lemmas
-    s = _solver(problem, timeout_ms)
+    s = _solver(problem, timeout_ms, rlimit=rlimit)
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
     uniq = list(dict.fromkeys(names))
@@ -213,7 +226,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
         for n in uniq:
             group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
             t0 = time.perf_counter()
-            s = _solver(problem, timeout_ms)
+            s = _solver(problem, timeout_ms, rlimit=rlimit)
             s.add(z3.Not(z3.And(*group)))
             r1 = _check(s)
             dt1 = time.perf_counter() - t0
@@ -237,7 +250,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000) -> CellResult:
     for ob, claim in zip(problem.observations, claims, strict=True):
         if ob.role.name in vacuous:
             continue
-        s = _solver(problem, timeout_ms, pages=True)
+        s = _solver(problem, timeout_ms, pages=True, rlimit=rlimit)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
         r1 = _check(s)

@@ -32,6 +32,7 @@ class CellSpec:
     order: int
     mutant: str | None = None
     timeout_ms: int = 60_000
+    rlimit: int | None = None
 
 
 @frozen
@@ -63,7 +64,7 @@ def run_cell(spec: CellSpec) -> CellResult:
         rev = MUTANTS[spec.mutant].apply(rev)
     t0 = time.perf_counter()
     problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev)
-    res = check_cell(problem, timeout_ms=spec.timeout_ms)
+    res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit)
     # a cell's time includes running both paths symbolically, not only the solver
     return evolve(res, seconds=time.perf_counter() - t0)
 

@@ -220,3 +220,34 @@ def slot_of(sc: Scenario, optimised: Cond, t: Val) -> Val:
 def ctx_for(inp: Inputs) -> Ctx:
     """A context in the domain of ``inp``."""
     return Ctx(symbolic=bv.is_sym(inp.start_pfn))
+
+
+def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int = 1,
+                    pgmap: int = 0xFFFF888012340000, altmap: tuple[int, int] | None = None,
+                    vmemmap_base: int = 0xFFFFEA0000000000,
+                    page_offset: int = 0xFFFF888000000000, mobility_disabled: bool = False,
+                    tracepoint_on: bool = False, early: frozenset[int] = frozenset(),
+                    garbage: int = 0x5A) -> Inputs:
+    """Concrete inputs for replays and tests.  Unwritten struct pages hold a per-page byte
+    pattern derived from ``garbage`` (never zero), so a missed store is visible."""
+    from equiv.bv import CBV
+    from equiv.page_model import PB_BITS, ConcreteMemory, PageState
+
+    size = layout.size
+
+    def initial(c: int, s: int) -> PageState:
+        byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
+        return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
+                         origin=("initial memory (never written)",) * size)
+
+    def v(x: int) -> CBV:
+        return CBV(x, 64)
+
+    return Inputs(
+        start_pfn=v(start_pfn), nr_pages=v(nr_pages), nid=v(nid), pgmap=v(pgmap),
+        altmap_valid=altmap is not None, altmap_reserve=v(altmap[0] if altmap else 0),
+        altmap_free=v(altmap[1] if altmap else 0), vmemmap_base=v(vmemmap_base),
+        page_offset=v(page_offset), mobility_disabled=mobility_disabled,
+        tracepoint_on=tracepoint_on, early_section=lambda nr: int(nr) in early,  # type: ignore[call-overload]
+        mem=ConcreteMemory(initial, lambda b: CBV((garbage ^ b) & 0xFF, PB_BITS)),
+    )

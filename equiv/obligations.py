@@ -68,6 +68,8 @@ class Observation:
     fast: PageState | None
     slow_cell: z3.BitVecRef | None = None
     fast_cell: z3.BitVecRef | None = None
+    #: whether the observed compound's vmemmap is deduplicated (few struct pages to replay)
+    optimised: z3.BoolRef | bool = False
 
     def atom_equal(self, atom: Atom) -> z3.BoolRef:
         assert self.slow is not None and self.fast is not None
@@ -144,7 +146,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellP
         _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
         s = slot_of(sc, opt, t)
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, s),
-                               fast_mem.read(c, s)))
+                               fast_mem.read(c, s), optimised=opt))
     return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
                        assumptions=assumptions(sc, inp), observations=obs,
                        lemmas=list(ctx.lemmas), fast=fast_fn)

@@ -206,11 +206,17 @@ class Layout:
     def nwords(self) -> int:
         return self.size // 8
 
+    _index: dict[tuple[str, int | None], View] = field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        object.__setattr__(self, "_index", {(v.name, v.page): v for v in self.views})
+
     def view(self, name: str, page: int | None = None) -> View:
-        for v in self.views:
-            if v.name == name and v.page == page:
-                return v
-        raise KeyError(f"no view {name!r} (page {page}) in struct page of {self.config.name}")
+        try:
+            return self._index[(name, page)]
+        except KeyError:
+            raise KeyError(f"no view {name!r} (page {page}) in struct page of "
+                           f"{self.config.name}") from None
 
     def has(self, name: str) -> bool:
         return any(v.name == name for v in self.views)
@@ -329,8 +335,22 @@ class PageState:
         """Write ``size`` bytes at ``offset``; ``step`` names the kernel step for provenance."""
         if offset % 8 + size > 8:
             raise WidthError(f"access at {offset}+{size} straddles a word")
-        val = _as(value, 8 * size, like=self.bits)
-        return PageState(bits=splice(self.bits, 8 * offset, val),
+        bits = self.bits
+        if isinstance(bits, CBV):  # concrete fast path: plain integer arithmetic
+            if isinstance(value, CBV):
+                if value.width != 8 * size:
+                    raise WidthError(f"value of width {value.width} stored into a {8 * size}-bit field")
+                v = value.value
+            elif isinstance(value, int):
+                v = value & ((1 << (8 * size)) - 1)
+            else:
+                raise WidthError("symbolic value stored into a concrete page")
+            lo = 8 * offset
+            m = ((1 << (8 * size)) - 1) << lo
+            return PageState(bits=CBV((bits.value & ~m) | (v << lo), bits.width),
+                             origin=_origin(self.origin, offset, size, step))
+        val = _as(value, 8 * size, like=bits)
+        return PageState(bits=splice(bits, 8 * offset, val),
                          origin=_origin(self.origin, offset, size, step))
 
     def get(self, layout: Layout, name: str, page: int | None = None) -> Val:
@@ -341,6 +361,13 @@ class PageState:
             page: int | None = None) -> PageState:
         v = layout.view(name, page)
         return self.store(v.offset, v.size, value, step)
+
+    def zeroed(self, step: str) -> PageState:
+        """Every byte 0 (what ``__mm_zero_struct_page``'s word stores leave), in one step."""
+        zero = CBV(0, bv.width(self.bits)) if isinstance(self.bits, CBV) else \
+            z3.BitVecVal(0, bv.width(self.bits))
+        origin = None if self.origin is None else (step,) * len(self.origin)
+        return PageState(bits=zero, origin=origin)
 
     def byte(self, i: int) -> Val:
         return bv.extract(self.bits, 8 * i + 7, 8 * i)

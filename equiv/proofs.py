@@ -55,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="text", help="text or json")
     p.add_argument("--output", default=None, help="write the report to FILE instead of stdout")
     p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
+    p.add_argument("--rlimit", type=int, default=None,
+                   help="z3 resource limit per query: a deterministic budget, same verdict on "
+                        "any machine (exhausted: UNKNOWN)")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--no-times", action="store_true",
                    help="omit timings and versions (stable output for golden files)")
@@ -131,11 +134,13 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             raise InputError(f"unknown --format {args.format!r}; valid: text, json")
         if args.timeout_ms <= 0:
             raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
+        if args.rlimit is not None and args.rlimit < 1:
+            raise InputError(f"--rlimit must be positive, got {args.rlimit}")
         if args.jobs is not None and args.jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {args.jobs}")
         types = _types(args.types)
         orders = _orders(args.orders, cfg.max_order)
-        specs = [CellSpec(cfg.name, rev.name, t, o, args.mutant, args.timeout_ms)
+        specs = [CellSpec(cfg.name, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit)
                  for o in orders for t in types]
         cells, wall, jobs = run_matrix(specs, args.jobs)
         run = RunResult(config=cfg, revision=rev.name, mutant=args.mutant, cells=tuple(cells),

@@ -54,9 +54,9 @@ U32_MINUS_1 = 0xFFFFFFFF
 def mm_zero_struct_page(L: Layout, page: PageState) -> PageState:
     """``mm_zero_struct_page()``: 64-bit ``__mm_zero_struct_page`` stores 0 to every word
     of the 56..96-byte struct (mm.h switch on sizeof(struct page)); every byte becomes 0."""
-    for off in range(0, L.size, 8):
-        page = page.store(off, 8, 0, "__init_single_page: mm_zero_struct_page")
-    return page
+    if page.size != L.size:
+        raise ValueError(f"page of {page.size} bytes for a {L.size}-byte struct page")
+    return page.zeroed("__init_single_page: mm_zero_struct_page")
 
 
 def _flags_field(L: Layout, page: PageState, name: str, value: Val | int, step: str) -> PageState:

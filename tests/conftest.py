@@ -1,0 +1,45 @@
+"""Shared test configuration: derandomised Hypothesis, the slow marker, golden files."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from hypothesis import settings
+
+settings.register_profile("equiv", derandomize=True, database=None, deadline=None,
+                          print_blob=True)
+settings.load_profile("equiv")
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption("--runslow", action="store_true", help="also run tests marked slow")
+    parser.addoption("--update-golden", action="store_true",
+                     help="rewrite tests/golden/* from the current output (review the diff)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if config.getoption("--runslow"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with --runslow (CI does)")
+    for item in items:
+        if "slow" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture
+def golden(request: pytest.FixtureRequest):  # type: ignore[no-untyped-def]
+    """``golden(name, text)``: compare ``text`` with tests/golden/name, or rewrite it."""
+    update = request.config.getoption("--update-golden")
+
+    def check(name: str, text: str) -> None:
+        path = GOLDEN / name
+        if update or not path.exists():
+            path.write_text(text)
+            if not update:
+                pytest.fail(f"golden file {name} was missing and has been written; review it")
+        assert path.read_text() == text
+
+    return check

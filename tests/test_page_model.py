@@ -1,0 +1,92 @@
+"""Layout and flags formulas against the kernel's numbers (reference §5, §6)."""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve
+
+from equiv.config import DEFAULT, Config
+from equiv.errors import ConfigError
+from equiv.page_model import FlagsLayout, Layout
+
+
+class TestFlagsLayout:
+    def test_worked_example(self) -> None:
+        """The reference's worked example: NODES 6, cpupid 14 (NR_CPUS 64), LRU_GEN, 22 flags."""
+        cfg = evolve(DEFAULT, NODES_SHIFT=6, NR_CPUS=64, NUMA_BALANCING=True, LRU_GEN=True,
+                     MEMORY_FAILURE=True, PAGE_IDLE_FLAG=False)
+        fl = FlagsLayout.from_config(cfg)
+        got = {f.name: (f.width, f.pgshift) for f in fl.fields}
+        assert fl.nr_pageflags == 22
+        assert got == {"SECTIONS": (0, 0), "NODES": (6, 58), "ZONES": (3, 55),
+                       "LAST_CPUPID": (14, 41), "KASAN_TAG": (0, 0), "LRU_GEN": (3, 38),
+                       "LRU_REFS": (2, 36)}
+        assert not fl.last_cpupid_not_in_page_flags
+
+    def test_maxsmp_cpupid_still_fits(self) -> None:
+        """MAXSMP (NODES 10, NR_CPUS 8192 -> cpupid 21) fits even with 24 page flags."""
+        cfg = evolve(DEFAULT, NODES_SHIFT=10, NR_CPUS=8192, PAGE_IDLE_FLAG=True)
+        fl = FlagsLayout.from_config(cfg)
+        assert fl.nr_pageflags == 24
+        assert fl.get("LAST_CPUPID").width == 21
+        assert fl.get("NODES").pgshift == 54
+
+    def test_cpupid_out_of_flags_adds_last_cpupid(self) -> None:
+        """KASAN SW tags + MAXSMP + LRU_GEN push the cpupid out: struct page gains _last_cpupid."""
+        cfg = evolve(DEFAULT, NODES_SHIFT=10, NR_CPUS=8192, KASAN_SW_TAGS=True, LRU_GEN=True)
+        L = Layout.from_config(cfg)
+        assert L.flags.last_cpupid_not_in_page_flags
+        assert L.view("_last_cpupid").offset == 64
+        assert L.size == 80
+
+    def test_nodes_that_do_not_fit_are_a_config_error(self) -> None:
+        """Under VMEMMAP the kernel #errors when NODES do not fit; so do we."""
+        cfg = evolve(DEFAULT, NODES_SHIFT=40)
+        with pytest.raises(ConfigError, match="does not fit"):
+            FlagsLayout.from_config(cfg)
+
+
+class TestLayout:
+    @pytest.mark.parametrize(("knobs", "size"), [
+        ({}, 64),
+        ({"MEMCG": False, "SLAB_OBJ_EXT": False}, 64),  # 56 rounded up to 16-byte alignment
+        ({"MEMCG": False, "SLAB_OBJ_EXT": False, "HAVE_ALIGNED_STRUCT_PAGE": False}, 56),
+        ({"KMSAN": True}, 80),
+        ({"WANT_PAGE_VIRTUAL": True}, 80),
+        ({"WANT_PAGE_VIRTUAL": True, "HAVE_ALIGNED_STRUCT_PAGE": False}, 72),
+        ({"KMSAN": True, "NODES_SHIFT": 10, "NR_CPUS": 8192, "KASAN_SW_TAGS": True,
+          "LRU_GEN": True}, 96),
+    ])
+    def test_struct_page_size(self, knobs: dict[str, object], size: int) -> None:
+        """sizeof(struct page) for the configs the v11 x86 patch names (64/80/96) and others."""
+        assert Layout.from_config(evolve(DEFAULT, **knobs)).size == size  # type: ignore[arg-type]
+
+    def test_offsets_of_struct_page_and_folio(self) -> None:
+        """Offsets of reference §6 and the FOLIO_MATCH asserts."""
+        L = Layout.from_config(DEFAULT)
+        want = {("flags", None): 0, ("compound_info", None): 8, ("folio.pgmap", None): 8,
+                ("zone_device_data", None): 16, ("mapping", None): 24, ("index", None): 32,
+                ("private", None): 40, ("_mapcount", None): 48, ("_refcount", None): 52,
+                ("memcg_data", None): 56, ("_flags_1", 1): 0, ("_large_mapcount", 1): 16,
+                ("_nr_pages_mapped", 1): 20, ("_entire_mapcount", 1): 24, ("_pincount", 1): 28,
+                ("_mm_id_mapcount[0]", 1): 32, ("_mm_id_mapcount[1]", 1): 36,
+                ("_mm_ids", 1): 40, ("_nr_pages", 1): 56, ("_deferred_list.next", 2): 16,
+                ("_deferred_list.prev", 2): 24}
+        got = {(n, p): L.view(n, p).offset for n, p in want}
+        assert got == want
+
+    @pytest.mark.parametrize("cfg", [DEFAULT, evolve(DEFAULT, KMSAN=True),
+                                     evolve(DEFAULT, WANT_PAGE_VIRTUAL=True)])
+    def test_atoms_partition_every_byte(self, cfg: Config) -> None:
+        """Obligations come from atoms, so the atoms must tile [0, sizeof) with no gap."""
+        L = Layout.from_config(cfg)
+        end = 0
+        for a in L.atoms:
+            assert a.offset == end
+            end += a.size
+        assert end == L.size
+
+    def test_padding_is_an_atom(self) -> None:
+        """Bytes no field covers (struct alignment padding) are still compared."""
+        L = Layout.from_config(evolve(DEFAULT, WANT_PAGE_VIRTUAL=True))
+        assert [a.name for a in L.atoms][-1] == "<padding>"
