@@ -69,7 +69,7 @@ def test_fast_equals_slow_concretely(pt: dict[str, object]) -> None:
         assert int(slow.read_pb(CBV(b, 64))) == int(fast.read_pb(CBV(b, 64)))  # type: ignore[call-overload]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def symbolic(config: str, ptype: MemoryType, order: int, rev: str) -> CellProblem:
     L = Layout.from_config(PRESETS[config])
     return build_cell(Scenario(L, ptype, order), REVISIONS[rev])

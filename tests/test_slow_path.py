@@ -34,7 +34,7 @@ class TestInitZoneDevicePage:
                                                 (MemoryType.GENERIC, 1)])
     def test_order0_page(self, ptype: MemoryType, ref: int) -> None:
         """Reference §6 'final state of a ZONE_DEVICE order-0 page', node 3, NUMA_BALANCING."""
-        sc, mem = run_slow(0, ptype, start_pfn=0x1000, nr_pages=1, nid=3, pgmap=PGMAP)
+        _sc, mem = run_slow(0, ptype, start_pfn=0x1000, nr_pages=1, nid=3, pgmap=PGMAP)
         p = mem.read(CBV(0, 64), CBV(0, 64))
         assert field(p, "flags") == (3 << 58) | (4 << 55) | (0x3FFF << 41) | (1 << 13)
         assert field(p, "folio.pgmap") == PGMAP
@@ -56,7 +56,7 @@ class TestInitZoneDevicePage:
     def test_want_page_virtual_sets_va(self) -> None:
         """Hypothetical WANT_PAGE_VIRTUAL: virtual = PAGE_OFFSET + (pfn << PAGE_SHIFT)."""
         LV = Layout.from_config(WANT_VIRTUAL)
-        sc, mem = run_slow(0, layout=LV, start_pfn=0x1234, nr_pages=1)
+        _sc, mem = run_slow(0, layout=LV, start_pfn=0x1234, nr_pages=1)
         p = mem.read(CBV(0, 64), CBV(0, 64))
         assert int(p.get(LV, "virtual")) == 0xFFFF888000000000 + (0x1234 << 12)  # type: ignore[call-overload]
 
@@ -64,7 +64,7 @@ class TestInitZoneDevicePage:
 class TestCompound:
     def test_order2_mask_encoding(self) -> None:
         """Order 2 on x86_64 (mask encoding): tails, page[1] folio fields, page[2] list."""
-        sc, mem = run_slow(2, MemoryType.FS_DAX, start_pfn=0x400, nr_pages=4, nid=0)
+        _sc, mem = run_slow(2, MemoryType.FS_DAX, start_pfn=0x400, nr_pages=4, nid=0)
         c = CBV(0, 64)
         head, p1, p2, p3 = (mem.read(c, CBV(i, 64)) for i in range(4))
         base_flags = (4 << 55) | (0x3FFF << 41) | (1 << 13)
@@ -88,7 +88,7 @@ class TestCompound:
     def test_head_encoding(self) -> None:
         """Without HUGETLB_PAGE_OPTIMIZE_VMEMMAP tails hold head | 1."""
         LH = Layout.from_config(HEAD_ENCODING)
-        sc, mem = run_slow(1, layout=LH, start_pfn=0x800, nr_pages=2)
+        _sc, mem = run_slow(1, layout=LH, start_pfn=0x800, nr_pages=2)
         p1 = mem.read(CBV(0, 64), CBV(1, 64))
         assert int(p1.get(LH, "compound_info")) == (VMEMMAP + (0x800 << 6)) | 1  # type: ignore[call-overload]
 
@@ -117,7 +117,7 @@ class TestCompound:
 class TestPageblock:
     def test_range_rounds_start_up(self) -> None:
         """pageblock_align() rounds up: the partial first pageblock is left alone."""
-        sc, mem = run_slow(0, start_pfn=0x100, nr_pages=0x500, garbage=0xF0)
+        _sc, mem = run_slow(0, start_pfn=0x100, nr_pages=0x500, garbage=0xF0)
         cells = {b: int(mem.read_pb(CBV(b, 64))) for b in range(4)}  # type: ignore[call-overload]
         assert cells[0] == 0xF0  # block 0 (pfn 0..511) starts before the range: untouched
         assert cells[1] == (0xF1 & ~0x17) | 1  # MIGRATE_MOVABLE
@@ -126,13 +126,13 @@ class TestPageblock:
 
     def test_mobility_disabled_gives_unmovable(self) -> None:
         """init_pageblock_migratetype: MOVABLE becomes UNMOVABLE without mobility grouping."""
-        sc, mem = run_slow(0, start_pfn=0, nr_pages=512, garbage=0xFF, mobility_disabled=True)
+        _sc, mem = run_slow(0, start_pfn=0, nr_pages=512, garbage=0xFF, mobility_disabled=True)
         assert int(mem.read_pb(CBV(0, 64))) == 0xFF & ~0x17  # type: ignore[call-overload]
 
 
 def test_nothing_written_without_pgmap() -> None:
     """WARN_ON_ONCE(!pgmap) returns before any store."""
-    sc, mem = run_slow(0, start_pfn=0, nr_pages=1, pgmap=0)
+    _sc, mem = run_slow(0, start_pfn=0, nr_pages=1, pgmap=0)
     assert mem.read(CBV(0, 64), CBV(0, 64)).origin == ("initial memory (never written)",) * 64
 
 

@@ -1,0 +1,91 @@
+"""The checker itself: vacuity, unknown, and loop lemmas that catch unsound summaries."""
+
+from __future__ import annotations
+
+import z3
+from attrs import evolve
+
+from equiv import bv
+from equiv.check import Verdict, check_cell, worst
+from equiv.config import DEFAULT
+from equiv.loops import Ctx, block_loop
+from equiv.memmap import Inputs, MemoryType, Scenario, geometry
+from equiv.obligations import build_cell
+from equiv.page_model import Layout, Memory
+from equiv.slow_path import heads_owner, memmap_init_zone_device
+from equiv.template_path import REVISIONS
+
+L = Layout.from_config(DEFAULT)
+
+
+def cell(order: int = 2, fast=None):  # type: ignore[no-untyped-def]
+    return build_cell(Scenario(L, MemoryType.GENERIC, order), REVISIONS["v11"], fast)
+
+
+def test_contradictory_assumptions_are_vacuous() -> None:
+    """Assumptions that cannot hold make every obligation VACUOUS, never PROVED."""
+    p = cell()
+    p = evolve(p, assumptions=[*p.assumptions, ("contradiction", z3.BoolVal(False))])
+    res = check_cell(p)
+    assert res.verdict is Verdict.VACUOUS
+    assert {o.verdict for o in res.obligations} == {Verdict.VACUOUS}
+
+
+def test_exhausted_budget_is_unknown() -> None:
+    """A query that runs out of its resource limit is UNKNOWN, and UNKNOWN is not success."""
+    res = check_cell(cell(), rlimit=1)
+    assert res.verdict is Verdict.UNKNOWN
+
+
+def test_worst_orders_verdicts() -> None:
+    """REFUTED outranks UNKNOWN outranks VACUOUS outranks PROVED."""
+    assert worst([Verdict.PROVED, Verdict.VACUOUS]) is Verdict.VACUOUS
+    assert worst([Verdict.UNKNOWN, Verdict.VACUOUS]) is Verdict.UNKNOWN
+    assert worst([Verdict.UNKNOWN, Verdict.REFUTED]) is Verdict.REFUTED
+    assert worst([]) is Verdict.PROVED
+
+
+def _cascade(write_next: bool):  # type: ignore[no-untyped-def]
+    """A 'fast path' whose loop breaks the summary's premise: each iteration copies a head
+    into the next compound (writes outside its block) or from the previous one (reads
+    outside its block), so later iterations see earlier ones."""
+
+    def fast(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+        mem = memmap_init_zone_device(ctx, sc, inp)
+        g = geometry(sc, inp)
+        zero = bv.const_like(g.start, 0)
+
+        def body(m: Memory, carry: tuple, c):  # type: ignore[no-untyped-def, type-arg]
+            if write_next:
+                return m.write(c + 1, zero, m.read(c, zero)), carry
+            prev = bv.ite(bv.eq(c, 0), c, c - 1)
+            return m.write(c, zero, m.read(prev, zero)), carry
+
+        out, _ = block_loop(ctx, "cascade", mem, zero, g.ncompounds, (), body, heads_owner())
+        return out
+
+    return fast
+
+
+def test_lemma_catches_writes_outside_the_block() -> None:
+    """frame-write fails; the cell is not PROVED although the summary alone would say so."""
+    res = check_cell(cell(0, _cascade(write_next=True)))
+    lemma = next(o for o in res.obligations if o.name == "cascade:frame-write")
+    assert lemma.verdict is not Verdict.PROVED
+    assert res.verdict is not Verdict.PROVED
+
+
+def test_lemma_catches_reads_outside_the_block() -> None:
+    """frame-read fails for a body that reads the previous compound's head."""
+    res = check_cell(cell(0, _cascade(write_next=False)))
+    lemma = next(o for o in res.obligations if o.name == "cascade:frame-read")
+    assert lemma.verdict is not Verdict.PROVED
+    assert res.verdict is not Verdict.PROVED
+
+
+def test_every_lemma_of_the_real_paths_is_proved() -> None:
+    """The loop summaries of v11 and the slow path are justified at order 2."""
+    res = check_cell(cell())
+    lemmas = [o for o in res.obligations if o.kind == "lemma"]
+    assert {o.name.split(":")[1] for o in lemmas} == {"frame-write", "frame-read", "carry-step"}
+    assert all(o.verdict is Verdict.PROVED for o in lemmas)

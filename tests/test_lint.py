@@ -1,0 +1,19 @@
+"""The code base stays ruff-clean (ruff is pinned in the test extra)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ruff_clean() -> None:
+    """``ruff check`` reports nothing on equiv/, tests/ and bench/."""
+    exe = shutil.which("ruff")
+    cmd = [exe] if exe else [sys.executable, "-m", "ruff"]
+    p = subprocess.run([*cmd, "check", "equiv", "tests", "bench"], cwd=ROOT,
+                       capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr

@@ -1,0 +1,42 @@
+"""The fast path and its revisions."""
+
+from __future__ import annotations
+
+import pytest
+from attrs import evolve
+
+from equiv.check import Verdict, check_cell
+from equiv.config import DEFAULT
+from equiv.errors import InputError
+from equiv.matrix import CellSpec, run_cell
+from equiv.memmap import MemoryType, Scenario
+from equiv.obligations import build_cell
+from equiv.page_model import Layout
+from equiv.template_path import FastVariant, revision
+
+
+def test_unknown_revision_lists_valid_ones() -> None:
+    """A bad revision name is an input error that names the choices."""
+    with pytest.raises(InputError, match="valid: v11, v5"):
+        revision("v12")
+
+
+def test_bad_knob_is_rejected() -> None:
+    """FastVariant validates its knobs."""
+    with pytest.raises(InputError, match="tail_seed"):
+        FastVariant(tail_seed="later")
+
+
+@pytest.mark.parametrize("order", [0, 2, 9])
+def test_v5_proved(order: int) -> None:
+    """v5 (helper split, use_template switch) equals the slow path."""
+    assert run_cell(CellSpec("x86_64-default", "v5", MemoryType.GENERIC, order)).verdict \
+        is Verdict.PROVED
+
+
+def test_v5_with_tracepoint_switch_symbolic() -> None:
+    """With DEBUG_PAGE_REF the v5 switch is a symbolic input; both branches are proved."""
+    L = Layout.from_config(evolve(DEFAULT, DEBUG_PAGE_REF=True))
+    res = check_cell(build_cell(Scenario(L, MemoryType.FS_DAX, 3), revision("v5")))
+    assert res.verdict is Verdict.PROVED
+    assert "page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]" not in res.assumptions
