@@ -23,7 +23,11 @@ each is recorded in :attr:`Ctx.lemmas` and proved with the obligations that use 
   case holds by definition of ``inv``).
 
 Together they give, by induction on ``k``, that the loop's final memory equals the summary
-for every trip count, which is what lets order 18 (262,144 tails) cost what order 1 costs.
+for every trip count, which is what lets order 18 (262,144 tails) cost what order 2 costs.
+
+Modelling discipline the lemmas rely on: a body reaches memory only through its ``mem``
+argument (never a memory captured from outside), so every read is logged and every write
+is in its footprint.
 """
 
 from __future__ import annotations
@@ -182,7 +186,7 @@ class _SymLoop:
                     hit = ctx._memo[key] = self.body(m, carry, k)
             finally:
                 ctx.pc = saved
-            ctx._keep.append(m)
+            ctx._keep.append((m, carry, k))  # ids in the key must not be recycled
         return hit
 
     def inv(self, k: Val) -> Carry:
@@ -196,6 +200,7 @@ class _SymLoop:
         t = self.trackers.get(key)
         if t is None:
             t = self.trackers[key] = TrackingMemory(self.mem, lambda: tuple(self.ctx.pc))
+            self.ctx._keep.append(k)
         return t
 
     def at(self, k: Val) -> tuple[Memory, Carry]:

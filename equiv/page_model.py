@@ -461,8 +461,10 @@ class SymMemory(Memory):
         self.parents = parents
         self.wrote: Callable[[Val, Val], Cond] = wrote or (lambda c, s: True)
         self.wrote_pb: Callable[[Val], Cond] = wrote_pb or (lambda b: True)
-        self._memo: dict[tuple[int, int], PageState] = {}
-        self._memo_pb: dict[int, Val] = {}
+        # memo values hold the index terms too: z3 recycles the id of a freed term, so a
+        # key must never outlive the term it names
+        self._memo: dict[tuple[int, int], tuple[Val, Val, PageState]] = {}
+        self._memo_pb: dict[int, tuple[Val, Val]] = {}
 
     @classmethod
     def fresh(cls, name: str, nwords: int) -> SymMemory:
@@ -476,15 +478,15 @@ class SymMemory(Memory):
         key = (c.get_id(), s.get_id())  # type: ignore[union-attr]
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = self._read(c, s)
-        return hit
+            hit = self._memo[key] = (c, s, self._read(c, s))
+        return hit[2]
 
     def read_pb(self, b: Val) -> Val:
         key = b.get_id()  # type: ignore[union-attr]
         hit = self._memo_pb.get(key)
         if hit is None:
-            hit = self._memo_pb[key] = self._read_pb(b)
-        return hit
+            hit = self._memo_pb[key] = (b, self._read_pb(b))
+        return hit[1]
 
     def write(self, c: Val, s: Val, page: PageState) -> Memory:
         def read(c2: Val, s2: Val) -> PageState:
