@@ -48,6 +48,8 @@ class RunResult:
     layout_note: str
     choices: tuple[str, ...]
     assumptions: tuple[str, ...]
+    #: the budget options of the run, repeated in reproduce commands ("" for defaults)
+    budget_args: str = ""
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
 

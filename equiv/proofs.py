@@ -145,7 +145,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         cells, wall, jobs = run_matrix(specs, args.jobs)
         run = RunResult(config=cfg, revision=rev.name, mutant=args.mutant, cells=tuple(cells),
                         wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
-                        choices=rev.assumptions, assumptions=cells[0].assumptions)
+                        choices=rev.assumptions, assumptions=cells[0].assumptions,
+                        budget_args=(f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000
+                                     else "") + (f" --rlimit {args.rlimit}" if args.rlimit else ""))
         times = not args.no_times
         text = (render_json(run, times=times) if args.format == "json"
                 else render_text(run, times=times, verbose=args.verbose))

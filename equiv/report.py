@@ -34,7 +34,7 @@ def repro_command(run: RunResult, cell: CellResult) -> str:
     ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
     cmd = (f"python -m equiv.proofs --config {run.config.name} --revision {run.revision} "
            f"--types {ptype} --orders {cell.order}")
-    return cmd + (f" --mutant {run.mutant}" if run.mutant else "")
+    return cmd + (f" --mutant {run.mutant}" if run.mutant else "") + run.budget_args
 
 
 def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) -> str:
@@ -78,7 +78,9 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
         bad = [ob for ob in c.obligations if ob.verdict is not Verdict.PROVED]
         if verbose or bad:
             w("")
-            w(f"{c.verdict.value}  {c.ptype} order {c.order}")
+            hyp = ", hypothetical" if run.config.hypothetical else ""
+            w(f"{c.verdict.value}  {c.ptype} order {c.order} (config {run.config.name}{hyp}, "
+              f"revision {run.revision}{', ' + run.mutant if run.mutant else ''})")
             for ob in (c.obligations if verbose else bad):
                 _obligation(w, ob, times)
             if bad:
