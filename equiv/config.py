@@ -1,10 +1,11 @@
 """Kernel configuration: the symbols the struct page layout and the init paths depend on.
 
 Values are the Kconfig symbols of the kernel (``CONFIG_`` prefix dropped) plus the arch
-constants that a .config cannot settle.  Sources: mm/Kconfig, arch/x86/Kconfig and
-include/linux/page-flags-layout.h as summarised in ../shared/reference/zone_device.md §5.
-Defaults of x86_64 marked [M] there (NR_CPUS, NODES_SHIFT, SECTION_SIZE_BITS) are taken as
-given and printed with every result.
+constants that a .config cannot settle (``SECTION_SIZE_BITS``, ``MAX_PHYSMEM_BITS``,
+``pageblock_order``, ``KASAN_TAG_KERNEL``, ``WANT_PAGE_VIRTUAL``).  Sources: mm/Kconfig,
+arch/x86/Kconfig, arch/arm64/Kconfig and include/linux/page-flags-layout.h as summarised in
+../shared/reference/zone_device.md §5.  Arch defaults marked [M] there are taken as given
+and every run prints them (``Config.assumed``).
 """
 
 from __future__ import annotations
@@ -18,9 +19,12 @@ from equiv.errors import ConfigError, InputError
 class Config:
     """A kernel configuration (only the symbols that change the modelled result)."""
 
-    name: str = field(metadata={"doc": "preset name, printed in every result"})
+    name: str = field(metadata={"doc": "preset name or .config path, printed in every result"})
     arch: str = "x86_64"
     hypothetical: bool = False
+    description: str = ""
+    #: values not read from a .config but taken from the arch preset, printed with results
+    assumed: tuple[str, ...] = ()
     BITS_PER_LONG: int = 64
     PAGE_SHIFT: int = 12
     SPARSEMEM_VMEMMAP: bool = True
@@ -43,15 +47,18 @@ class Config:
     ARCH_WANT_OPTIMIZE_DAX_VMEMMAP: bool = True
     HAVE_ALIGNED_STRUCT_PAGE: bool = True
     DEBUG_PAGE_REF: bool = False
+    ZONE_DMA: bool = True
+    ZONE_DMA32: bool = True
+    ZONE_DEVICE: bool = True
     WANT_PAGE_VIRTUAL: bool = False
     # Hypothetical: SPARSEMEM without VMEMMAP puts section bits in page->flags.  No ZONE_DEVICE
     # kernel builds this way (ZONE_DEVICE depends on SPARSEMEM_VMEMMAP, mm/Kconfig).
     SECTION_IN_PAGE_FLAGS_FORCED: bool = False
+    # Hypothetical: the cpupid forced out of page->flags where the formulas would keep it in.
+    LAST_CPUPID_OUTSIDE_FORCED: bool = False
     # arch constants [M]
     SECTION_SIZE_BITS: int = 27
     MAX_PHYSMEM_BITS: int = 46
-    MAX_NR_ZONES: int = 5
-    ZONE_DEVICE_IDX: int = 4
     PAGEBLOCK_ORDER: int = 9
     POISON_POINTER_DELTA: int = 0xDEAD000000000000
     KASAN_TAG_KERNEL: int = 0xFF
@@ -59,6 +66,16 @@ class Config:
     @property
     def page_size(self) -> int:
         return 1 << self.PAGE_SHIFT
+
+    @property
+    def MAX_NR_ZONES(self) -> int:
+        """``enum zone_type``: [DMA] [DMA32] NORMAL [HIGHMEM: 32-bit only] MOVABLE [DEVICE]."""
+        return int(self.ZONE_DMA) + int(self.ZONE_DMA32) + 2 + int(self.ZONE_DEVICE)
+
+    @property
+    def ZONE_DEVICE_IDX(self) -> int:
+        """``ZONE_DEVICE``'s index: the last zone."""
+        return self.MAX_NR_ZONES - 1
 
     @property
     def section_in_page_flags(self) -> bool:
@@ -72,45 +89,91 @@ class Config:
 
     @property
     def max_order(self) -> int:
-        """Largest vmemmap_shift proved: PUD order (1 GiB with 4K pages: 18)."""
-        ptrs = self.PAGE_SHIFT - 3
-        return 2 * ptrs
+        """Largest vmemmap_shift proved: the PUD order, ``2 * (PAGE_SHIFT - 3)`` (18 with 4K
+        pages, 22 with 16K, 26 with 64K)."""
+        return 2 * (self.PAGE_SHIFT - 3)
 
     def validate(self) -> Config:
-        """Reject configurations the kernel would refuse to build."""
+        """Reject configurations the kernel would refuse to build, or that have nothing to check.
+
+        Raises:
+            ConfigError: with what is wrong and what would be valid.
+        """
         if self.BITS_PER_LONG != 64:
             raise ConfigError(
                 f"config {self.name}: BITS_PER_LONG={self.BITS_PER_LONG}; ZONE_DEVICE needs 64BIT "
-                "(MEMORY_HOTPLUG depends on 64BIT in mm/Kconfig); valid: 64"
-            )
+                "(MEMORY_HOTPLUG depends on 64BIT in mm/Kconfig); valid: 64")
+        if not self.ZONE_DEVICE:
+            raise ConfigError(f"config {self.name}: CONFIG_ZONE_DEVICE is not set; there is no "
+                              "ZONE_DEVICE memmap initialisation to check")
+        if self.PAGE_SHIFT not in (12, 14, 16):
+            raise ConfigError(f"config {self.name}: PAGE_SHIFT={self.PAGE_SHIFT}; valid: 12, 14, 16")
         if self.KASAN_SW_TAGS and self.KASAN_HW_TAGS:
             raise ConfigError(f"config {self.name}: KASAN_SW_TAGS and KASAN_HW_TAGS exclude each other")
         if not self.NUMA and self.NODES_SHIFT != 0:
             raise ConfigError(f"config {self.name}: NODES_SHIFT={self.NODES_SHIFT} needs NUMA")
+        if self.NR_CPUS < 1:
+            raise ConfigError(f"config {self.name}: NR_CPUS={self.NR_CPUS}; must be at least 1")
         return self
 
 
-DEFAULT = Config(name="x86_64-default")
+X86_ASSUMED = ("SECTION_SIZE_BITS=27 (arch/x86/include/asm/sparsemem.h) [M]",
+               "MAX_PHYSMEM_BITS=46 (4-level; section bits unused under VMEMMAP) [M]",
+               "pageblock_order=9 [M]", "WANT_PAGE_VIRTUAL undefined on x86_64 [M]")
+ARM64_ASSUMED = ("SECTION_SIZE_BITS=27 [M]", "MAX_PHYSMEM_BITS=48 [M]",
+                 "pageblock_order = PMD order (9 / 11 / 13 for 4K / 16K / 64K) [M]",
+                 "KASAN_TAG_KERNEL=0xff, kasan_enabled() [M]", "WANT_PAGE_VIRTUAL undefined [M]")
 
-#: Hypothetical layout used by tests and controls: WANT_PAGE_VIRTUAL gives struct page a
-#: ``virtual`` word that depends on the pfn (the reason the template refresh exists).
-WANT_VIRTUAL = evolve(
-    DEFAULT, name="x86_64-want-page-virtual", hypothetical=True,
-    WANT_PAGE_VIRTUAL=True,
-)
+DEFAULT = Config(name="x86_64-default", assumed=X86_ASSUMED,
+                 description="x86_64, 4K pages, 64-byte struct page, SPARSEMEM_VMEMMAP, NUMA "
+                             "(NODES_SHIFT 6), NUMA_BALANCING with NR_CPUS 64, MEMCG")
+ARM64_4K = Config(name="arm64-4k", arch="arm64", NODES_SHIFT=4, NR_CPUS=512,
+                  HAVE_ALIGNED_STRUCT_PAGE=False, MAX_PHYSMEM_BITS=48, assumed=ARM64_ASSUMED,
+                  description="arm64, 4K pages, NODES_SHIFT 4, NR_CPUS 512")
 
-#: Hypothetical layout: section bits in page->flags (SPARSEMEM without VMEMMAP).
-SECTION_FLAGS = evolve(
-    DEFAULT, name="x86_64-section-in-flags", hypothetical=True,
-    SECTION_IN_PAGE_FLAGS_FORCED=True,
-)
 
-#: The ``head | 1`` compound_info encoding (no HUGETLB_PAGE_OPTIMIZE_VMEMMAP).
-HEAD_ENCODING = evolve(
-    DEFAULT, name="x86_64-compound-info-head", HUGETLB_PAGE_OPTIMIZE_VMEMMAP=False,
-)
+def _v(base: Config, name: str, description: str, **kw: object) -> Config:
+    return evolve(base, name=name, description=description, **kw)  # type: ignore[arg-type]
 
-PRESETS: dict[str, Config] = {c.name: c for c in (DEFAULT, HEAD_ENCODING, WANT_VIRTUAL, SECTION_FLAGS)}
+
+PRESETS: dict[str, Config] = {c.name: c for c in (
+    DEFAULT,
+    _v(DEFAULT, "x86_64-maxsmp", "MAXSMP: NODES_SHIFT 10, NR_CPUS 8192 (cpupid 21 bits, in flags)",
+       NODES_SHIFT=10, NR_CPUS=8192),
+    _v(DEFAULT, "x86_64-lru-gen", "LRU_GEN: generation and refs bits in page->flags", LRU_GEN=True),
+    _v(DEFAULT, "x86_64-no-memcg", "no MEMCG and no SLAB_OBJ_EXT: 56 bytes of fields, 8 of padding",
+       MEMCG=False, SLAB_OBJ_EXT=False),
+    _v(DEFAULT, "x86_64-kmsan", "KMSAN: kmsan_shadow and kmsan_origin, 80-byte struct page",
+       KMSAN=True),
+    _v(DEFAULT, "x86_64-kmsan-cpupid-outside",
+       "KMSAN with the cpupid outside page->flags: 96-byte struct page (the size the v11 x86 "
+       "patch names; x86_64's flags never overflow under these formulas, so forced)",
+       KMSAN=True, LAST_CPUPID_OUTSIDE_FORCED=True, hypothetical=True),
+    _v(DEFAULT, "x86_64-compound-info-head",
+       "no HUGETLB_PAGE_OPTIMIZE_VMEMMAP: tails hold head | 1", HUGETLB_PAGE_OPTIMIZE_VMEMMAP=False),
+    _v(DEFAULT, "x86_64-want-page-virtual",
+       "WANT_PAGE_VIRTUAL: a pfn-dependent `virtual` word (80 bytes)", WANT_PAGE_VIRTUAL=True,
+       hypothetical=True),
+    _v(DEFAULT, "x86_64-section-in-flags",
+       "section number in page->flags (SPARSEMEM without VMEMMAP)",
+       SECTION_IN_PAGE_FLAGS_FORCED=True, hypothetical=True),
+    ARM64_4K,
+    _v(ARM64_4K, "arm64-16k", "arm64, 16K pages", PAGE_SHIFT=14, PAGEBLOCK_ORDER=11),
+    _v(ARM64_4K, "arm64-64k", "arm64, 64K pages", PAGE_SHIFT=16, PAGEBLOCK_ORDER=13,
+       SECTION_SIZE_BITS=29),
+    _v(ARM64_4K, "arm64-4k-kasan-sw", "arm64, 4K pages, KASAN_SW_TAGS (8-bit tag in flags)",
+       KASAN_SW_TAGS=True),
+    _v(ARM64_4K, "arm64-4k-kasan-hw", "arm64, 4K pages, KASAN_HW_TAGS (4-bit tag in flags)",
+       KASAN_HW_TAGS=True),
+    _v(ARM64_4K, "arm64-cpupid-outside",
+       "arm64, KASAN_SW_TAGS, NODES_SHIFT 10, NR_CPUS 4096, LRU_GEN: the cpupid no longer fits "
+       "page->flags and moves to _last_cpupid (72-byte struct page)",
+       KASAN_SW_TAGS=True, NODES_SHIFT=10, NR_CPUS=4096, LRU_GEN=True),
+)}
+
+WANT_VIRTUAL = PRESETS["x86_64-want-page-virtual"]
+SECTION_FLAGS = PRESETS["x86_64-section-in-flags"]
+HEAD_ENCODING = PRESETS["x86_64-compound-info-head"]
 
 
 def preset(name: str) -> Config:
@@ -122,4 +185,4 @@ def preset(name: str) -> Config:
     try:
         return PRESETS[name]
     except KeyError:
-        raise InputError(f"unknown config {name!r}; valid: {', '.join(PRESETS)}") from None
+        raise InputError(f"unknown config {name!r}; valid: {', '.join(PRESETS)}, all") from None

@@ -24,9 +24,9 @@ TOOL_VERSION = "0.1.0"
 
 @frozen
 class CellSpec:
-    """One cell, by name only (so it can be sent to a worker process)."""
+    """One cell (picklable, so it can be sent to a worker process)."""
 
-    config: str
+    config: Config | str  # a Config, or a preset name
     revision: str
     ptype: MemoryType
     order: int
@@ -50,6 +50,8 @@ class RunResult:
     assumptions: tuple[str, ...]
     #: the budget options of the run, repeated in reproduce commands ("" for defaults)
     budget_args: str = ""
+    #: how the configuration was chosen on the command line (for reproduce commands)
+    config_arg: str = ""
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
 
@@ -60,7 +62,8 @@ class RunResult:
 
 def run_cell(spec: CellSpec) -> CellResult:
     """Build and check one cell (in whichever process calls it)."""
-    layout = Layout.from_config(preset(spec.config))
+    cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
+    layout = Layout.from_config(cfg)
     rev = revision(spec.revision)
     if spec.mutant is not None:
         rev = MUTANTS[spec.mutant].apply(rev)
@@ -96,7 +99,8 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None) -> tuple[list[Cel
     t0 = time.perf_counter()
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, sp in enumerate(specs):
-        groups.setdefault((sp.config, sp.revision, sp.mutant, sp.order), []).append(i)
+        cfg = sp.config if isinstance(sp.config, str) else sp.config.name
+        groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(i)
     batches = [[specs[i] for i in idx] for idx in groups.values()]
     if jobs == 1 or len(batches) == 1:
         done = [run_group(b) for b in batches]

@@ -126,7 +126,8 @@ class FlagsLayout:
         nr_cpus_bits = bv.order_base_2(cfg.NR_CPUS)
         cpupid_shift = (8 + nr_cpus_bits) if cfg.NUMA_BALANCING else 0  # LAST__PID_SHIFT = 8
         used = zones_shift + lru_gen_width + sections_width + nodes_width + kasan
-        cpupid_width = cpupid_shift if used + cpupid_shift <= budget else 0
+        fits = used + cpupid_shift <= budget and not cfg.LAST_CPUPID_OUTSIDE_FORCED
+        cpupid_width = cpupid_shift if fits else 0
         lru_refs = min(lru_refs_max, budget - used - cpupid_width)
         sections_pgoff = bpl - sections_width
         nodes_pgoff = sections_pgoff - nodes_width

@@ -13,13 +13,23 @@ import argparse
 import sys
 from typing import NoReturn, TextIO
 
-from equiv.check import Verdict
+from equiv.btf import Btf
+from equiv.check import Verdict, worst
 from equiv.config import PRESETS, preset
 from equiv.errors import EquivError, InputError
+from equiv.kconfig import from_kconfig
+from equiv.layout_check import check_layout
 from equiv.matrix import CellSpec, RunResult, layout_note, run_matrix
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
-from equiv.report import render_json, render_text
+from equiv.page_model import Layout
+from equiv.report import (
+    render_json,
+    render_json_many,
+    render_layout_json,
+    render_layout_text,
+    render_text,
+)
 from equiv.template_path import REVISIONS, revision
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
@@ -41,7 +51,16 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--config", default="x86_64-default",
-                   help=f"configuration preset (default x86_64-default; valid: {', '.join(PRESETS)})")
+                   help="configuration preset, or 'all' for every preset (default "
+                        f"x86_64-default; valid: {', '.join(PRESETS)})")
+    p.add_argument("--kconfig", default=None, metavar="PATH",
+                   help="read the configuration from a kernel .config (plain or gzip, e.g. "
+                        "/proc/config.gz) instead of a preset; arch constants a .config cannot "
+                        "settle come from the arch preset and are printed as assumed")
+    p.add_argument("--btf", default=None, metavar="PATH",
+                   help="instead of proving, compare the model's struct page / folio layout for "
+                        "the chosen config (--config or --kconfig) with a kernel BTF blob such "
+                        "as /sys/kernel/btf/vmlinux; exit 1 on any difference")
     p.add_argument("--revision", default="v11",
                    help=f"series revision (default v11; valid: {', '.join(REVISIONS)})")
     p.add_argument("--types", default="all",
@@ -80,7 +99,7 @@ def _types(spec: str) -> list[MemoryType]:
     return list(dict.fromkeys(out))
 
 
-def _orders(spec: str, max_order: int) -> list[int]:
+def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
     if spec == "all":
         return list(range(max_order + 1))
     out: list[int] = []
@@ -94,6 +113,8 @@ def _orders(spec: str, max_order: int) -> list[int]:
     except ValueError:
         raise InputError(f"bad --orders {spec!r}; valid: all, N, N-M or a comma list of those, "
                          f"with 0 <= N <= {max_order}") from None
+    if all_configs:  # one order list for presets of different page sizes: clip per preset
+        out = [o for o in out if 0 <= o <= max_order]
     bad = [o for o in out if not 0 <= o <= max_order]
     if bad:
         raise InputError(f"order {bad[0]} out of range; valid: 0..{max_order} (PUD order of the "
@@ -116,6 +137,17 @@ def _list(out: TextIO) -> None:
         out.write(f"  {m.name} [{m.config}]: {m.description}\n")
 
 
+def _emit(args: argparse.Namespace, text: str, out: TextIO) -> None:
+    if not args.output:
+        out.write(text)
+        return
+    try:
+        with open(args.output, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise InputError(f"cannot write --output {args.output!r}: {e.strerror}") from None
+
+
 def main(argv: list[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command; returns the exit code (see module docstring)."""
@@ -126,7 +158,22 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         if args.list:
             _list(out)
             return 0
-        cfg = preset(args.config)
+        if args.kconfig is not None:
+            configs = [from_kconfig(args.kconfig)]
+        elif args.config == "all":
+            configs = list(PRESETS.values())
+        else:
+            configs = [preset(args.config)]
+        if args.format not in ("text", "json"):
+            raise InputError(f"unknown --format {args.format!r}; valid: text, json")
+        if args.btf is not None:
+            if len(configs) != 1:
+                raise InputError("--btf compares one configuration; give --kconfig PATH or a "
+                                 f"--config preset (valid: {', '.join(PRESETS)})")
+            rep = check_layout(Layout.from_config(configs[0]), Btf.from_file(args.btf))
+            _emit(args, render_layout_json(rep) if args.format == "json" else render_layout_text(rep),
+                  out)
+            return 0 if rep.ok else 1
         rev = revision(args.revision)
         if args.mutant is not None and args.mutant not in MUTANTS:
             raise InputError(f"unknown mutant {args.mutant!r}; valid: {', '.join(MUTANTS)}")
@@ -139,27 +186,30 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         if args.jobs is not None and args.jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {args.jobs}")
         types = _types(args.types)
-        orders = _orders(args.orders, cfg.max_order)
-        specs = [CellSpec(cfg.name, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit)
-                 for o in orders for t in types]
+        per_config = [(cfg, _orders(args.orders, cfg.max_order, all_configs=len(configs) > 1))
+                      for cfg in configs]
+        specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit)
+                 for cfg, orders in per_config for o in orders for t in types]
         cells, wall, jobs = run_matrix(specs, args.jobs)
-        run = RunResult(config=cfg, revision=rev.name, mutant=args.mutant, cells=tuple(cells),
-                        wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
-                        choices=rev.assumptions, assumptions=cells[0].assumptions,
-                        budget_args=(f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000
-                                     else "") + (f" --rlimit {args.rlimit}" if args.rlimit else ""))
+        budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
+                  + (f" --rlimit {args.rlimit}" if args.rlimit else ""))
+        runs = []
+        for cfg, _ in per_config:
+            mine = tuple(c for c in cells if c.config == cfg.name)
+            runs.append(RunResult(
+                config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
+                wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
+                choices=rev.assumptions, assumptions=mine[0].assumptions, budget_args=budget,
+                config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
         times = not args.no_times
-        text = (render_json(run, times=times) if args.format == "json"
-                else render_text(run, times=times, verbose=args.verbose))
-        if args.output:
-            try:
-                with open(args.output, "w") as f:
-                    f.write(text)
-            except OSError as e:
-                raise InputError(f"cannot write --output {args.output!r}: {e.strerror}") from None
+        if args.format == "json":
+            text = (render_json(runs[0], times=times) if len(runs) == 1
+                    else render_json_many(runs, times=times))
         else:
-            out.write(text)
-        return EXIT[run.verdict]
+            text = "\n".join(render_text(r, times=times, verbose=args.verbose) for r in runs)
+        _emit(args, text, out)
+        verdict = worst([r.verdict for r in runs])
+        return EXIT[verdict]
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT

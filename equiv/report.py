@@ -10,6 +10,7 @@ from typing import Any
 
 from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.counterexample import Counterexample
+from equiv.layout_check import LayoutReport
 from equiv.matrix import RunResult
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
@@ -32,7 +33,8 @@ def _summary(run: RunResult) -> str:
 def repro_command(run: RunResult, cell: CellResult) -> str:
     """A command line that re-runs exactly this cell."""
     ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
-    cmd = (f"python -m equiv.proofs --config {run.config.name} --revision {run.revision} "
+    cfg = run.config_arg or f"--config {run.config.name}"
+    cmd = (f"python -m equiv.proofs {cfg} --revision {run.revision} "
            f"--types {ptype} --orders {cell.order}")
     return cmd + (f" --mutant {run.mutant}" if run.mutant else "") + run.budget_args
 
@@ -45,7 +47,11 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path {run.revision}")
     hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
     w(f"config {run.config.name}{hyp}")
+    if run.config.description:
+        w(f"  {run.config.description}")
     w(f"  {run.layout_note}")
+    for a in run.config.assumed:
+        w(f"  assumed: {a}")
     w(f"revision {run.revision}: {REVISIONS[run.revision].summary}")
     for ch in run.choices:
         w(f"  choice: {ch}")
@@ -131,6 +137,39 @@ def _counterexample(w: Any, cx: Counterexample) -> None:
     w("    replayed concretely through both paths: the difference reproduces")
 
 
+def render_layout_text(rep: LayoutReport) -> str:
+    """The BTF layout check as a table: model vs kernel offset and size, verdict per field."""
+    out = [f"layout check: model config {rep.config} vs BTF {rep.btf}",
+           f"{'struct':6s} {'field (model name)':40s} {'kernel name':22s} {'model':>9s} "
+           f"{'kernel':>9s}  verdict"]
+    for r in rep.rows:
+        k = "-" if r.kernel_offset is None else f"{r.kernel_offset}+{r.kernel_size}"
+        out.append(f"{r.struct:6s} {r.model_name:40s} {(r.kernel_name or '-'):22s} "
+                   f"{f'{r.model_offset}+{r.model_size}':>9s} {k:>9s}  {r.verdict}")
+    bad = [r for r in rep.rows if r.verdict != "MATCH"]
+    if rep.unnamed:
+        out.append("kernel views of struct page the model does not name (same bytes, other "
+                   "union members): " + ", ".join(f"{m.path}@{m.offset}" for m in rep.unnamed))
+    for m in rep.uncovered:
+        out.append(f"UNCOVERED kernel field {m.path}@{m.offset}+{m.size}: beyond the model's "
+                   "struct page")
+    out.append(f"{len(rep.rows)} fields checked: {len(rep.rows) - len(bad)} match, "
+               f"{len(bad)} differ" + (f", {len(rep.uncovered)} uncovered" if rep.uncovered else ""))
+    return "\n".join(out) + "\n"
+
+
+def render_layout_json(rep: LayoutReport) -> str:
+    """The BTF layout check as JSON."""
+    doc = {"schema": "equiv.layout/1", "config": rep.config, "btf": rep.btf, "ok": rep.ok,
+           "fields": [{"struct": r.struct, "model_name": r.model_name,
+                       "kernel_name": r.kernel_name, "model_offset": r.model_offset,
+                       "model_size": r.model_size, "kernel_offset": r.kernel_offset,
+                       "kernel_size": r.kernel_size, "verdict": r.verdict} for r in rep.rows],
+           "unnamed_kernel_views": [m.path for m in rep.unnamed],
+           "uncovered": [m.path for m in rep.uncovered]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
 def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
     """One JSON record per obligation."""
     out = []
@@ -147,6 +186,12 @@ def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
     return out
 
 
+def render_json_many(runs: list[RunResult], *, times: bool = True) -> str:
+    """Several configurations: ``{"schema", "runs": [one run document per config]}``."""
+    doc = {"schema": JSON_SCHEMA, "runs": [json.loads(render_json(r, times=times)) for r in runs]}
+    return json.dumps(doc, indent=2) + "\n"
+
+
 def render_json(run: RunResult, *, times: bool = True) -> str:
     """The whole run as JSON: header, per-cell verdicts and one record per obligation."""
     doc: dict[str, Any] = {
@@ -154,6 +199,7 @@ def render_json(run: RunResult, *, times: bool = True) -> str:
         "subject": SUBJECT,
         "config": run.config.name,
         "hypothetical_config": run.config.hypothetical,
+        "config_assumed": list(run.config.assumed),
         "layout": run.layout_note,
         "revision": run.revision,
         "choices": list(run.choices),
