@@ -50,6 +50,10 @@ class Counterexample:
     pfn: int | None
     early_sections: dict[int, bool]
     diffs: tuple[FieldDiff, ...]
+    #: pfn of the first head, where the v11 head template is seeded (tail templates: +1)
+    seed_pfn: int | None = None
+    #: PFN_SECTION_SHIFT of the config, to name the sections of the pfns above
+    section_shift: int = 0
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -58,6 +62,7 @@ class Counterexample:
             "index": self.index,
             "pfn": None if self.pfn is None else hex(self.pfn),
             "early_sections": {hex(k): v for k, v in sorted(self.early_sections.items())},
+            "template_seed_pfn": None if self.seed_pfn is None else hex(self.seed_pfn),
             "fields": [
                 {"names": list(d.names), "offset": d.offset, "size": d.size,
                  "slow": hex(d.slow), "fast": hex(d.fast),
@@ -180,7 +185,9 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
     if not diffs:
         raise InternalMismatch(f"replay of {ob.role.name}: the solver's difference vanished")
     pfn = int(pfn_of(sc, g, c, t))  # type: ignore[call-overload]
-    return Counterexample(ob.role.name, scalars, index, pfn, dict(early_seen), tuple(diffs))
+    return Counterexample(ob.role.name, scalars, index, pfn, dict(early_seen), tuple(diffs),
+                          seed_pfn=int(g.start),  # type: ignore[call-overload]
+                          section_shift=L.config.pfn_section_shift)
 
 
 __all__ = ["Counterexample", "FieldDiff", "concrete_inputs", "replay"]

@@ -73,6 +73,10 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "keep the first section's bits in page->flags",
            {"refresh_section": False}, "x86_64-section-in-flags",
            _always("flags")),
+    Mutant("harmless_no_refresh_real",
+           "no template refresh at all (neither section bits nor virtual): harmless on every "
+           "ZONE_DEVICE kernel that builds, where no struct page field depends on the pfn",
+           {"refresh_section": False, "refresh_virtual": False}, "x86_64-default", _never),
     Mutant("mutant_head_template_for_tails",
            "the head template is reused for the tails: tails get pgmap in compound_info, no "
            "TAIL_MAPPING, and the head's refcount",

@@ -128,6 +128,10 @@ def _counterexample(w: Any, cx: Counterexample) -> None:
     else:
         what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
         w(f"    page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})")
+        if cx.seed_pfn is not None:
+            sh = cx.section_shift
+            w(f"    sections: this pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the first head "
+              f"{cx.seed_pfn:#x} (template seed) in section {cx.seed_pfn >> sh:#x}")
     w(f"    {'field':38s} {'offset':>7s}  {'slow':18s}  fast")
     for d in cx.diffs:
         names = d.names[0] + (f" ({', '.join(d.names[1:])})" if len(d.names) > 1 else "")

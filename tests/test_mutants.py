@@ -69,3 +69,32 @@ def test_counterexample_names_role_and_provenance() -> None:
     assert d.names[0] == "_refcount" and (d.slow, d.fast) == (0, 1)
     assert d.slow_origin == ("memmap_init_compound: set_page_count(page, 0)",)
     assert d.fast_origin == ("__init_single_page: init_page_count",)
+
+
+class TestConfigMakesItReal:
+    """The refresh exists for layouts with pfn-dependent fields: there, skipping it is a bug
+    with a counterexample crossing a section boundary; on real kernels it is harmless."""
+
+    def test_section_bits_counterexample_crosses_a_section(self) -> None:
+        """Hypothetical section-in-flags: the copied head sits in another section than the seed."""
+        res = run_cell(CellSpec("x86_64-section-in-flags", "v11", MemoryType.GENERIC, 0,
+                                mutant="mutant_no_section_refresh"))
+        cx = next(o.counterexample for o in res.obligations if o.counterexample)
+        assert cx is not None and cx.pfn is not None and cx.seed_pfn is not None
+        assert cx.pfn >> cx.section_shift != cx.seed_pfn >> cx.section_shift
+        assert any("flags" in d.names for d in cx.diffs)
+
+    def test_virtual_counterexample(self) -> None:
+        """Hypothetical WANT_PAGE_VIRTUAL: `virtual` differs when the refresh is skipped."""
+        res = run_cell(CellSpec("x86_64-want-page-virtual", "v11", MemoryType.FS_DAX, 2,
+                                mutant="mutant_no_virtual_refresh"))
+        assert res.verdict is Verdict.REFUTED
+
+    @pytest.mark.parametrize("config", ["x86_64-default", "x86_64-maxsmp", "x86_64-kmsan",
+                                        "arm64-4k-kasan-sw", "arm64-64k", "arm64-cpupid-outside"])
+    def test_skipping_the_refresh_is_harmless_on_real_presets(self, config: str) -> None:
+        """No refresh at all is PROVED equivalent on every real preset."""
+        for order in (0, 3):
+            res = run_cell(CellSpec(config, "v11", MemoryType.GENERIC, order,
+                                    mutant="harmless_no_refresh_real"))
+            assert res.verdict is Verdict.PROVED, (config, order)
