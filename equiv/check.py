@@ -85,6 +85,8 @@ class CellResult:
     hypothetical: bool
     #: queries answered by an identical query decided earlier in this process
     shared_queries: int = 0
+    #: proved by one proof with pgmap->type symbolic, covering every type of the order
+    all_types: bool = False
 
 
 def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
@@ -193,14 +195,15 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     sc, rev = problem.scenario, problem.revision
     t_cell = time.perf_counter()
     results: list[ObligationResult] = []
-    cell_tag = f"{sc.ptype.name}-o{sc.order}"
+    cell_tag = f"{sc.ptype.name if sc.ptype else 'ALL'}-o{sc.order}"
     _SHARED[0] = 0
     _BUDGET[0] = -1 if rlimit is None else rlimit
 
     def done(verdict: Verdict | None = None) -> CellResult:
         v = verdict or worst([r.verdict for r in results])
         return CellResult(
-            config=sc.layout.config.name, revision=rev.name, ptype=sc.ptype.kname, order=sc.order,
+            config=sc.layout.config.name, revision=rev.name, ptype=sc.ptype.kname if sc.ptype else "ALL",
+            order=sc.order,
             verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
             assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
             hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0])

@@ -127,7 +127,8 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[
         return PageState(bits=CBV(pages(c, s), 8 * L.size), origin=unwritten)
 
     def factory() -> Inputs:
-        vals: dict[str, Any] = {k: (v if isinstance(v, bool) else CBV(v, 64))
+        vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
+                                    CBV(v, 32 if k == "pgmap_type" else 64))
                                 for k, v in scalars.items()}
         mem = ConcreteMemory(initial, lambda b: CBV(pbs(b), PB_BITS))
         return Inputs(early_section=early, mem=mem, **vals)

@@ -28,7 +28,7 @@ class CellSpec:
 
     config: Config | str  # a Config, or a preset name
     revision: str
-    ptype: MemoryType
+    ptype: MemoryType | None  # None: one cell for every type (pgmap->type symbolic)
     order: int
     mutant: str | None = None
     timeout_ms: int = 60_000
@@ -85,8 +85,18 @@ def layout_note(cfg: Config) -> str:
 
 
 def run_group(specs: list[CellSpec]) -> list[CellResult]:
-    """Run cells in one process, in order (cells that differ only in the pgmap type often
-    pose the same solver query, answered once: see ``equiv.check._ANSWERS``)."""
+    """Run the cells of one (config, revision, mutant, order), which differ only in the type.
+
+    First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
+    everything, it proves every type's cell.  Otherwise each type is checked alone, so
+    verdicts and counterexamples are per type (cells that pose the same query, e.g. FS_DAX and
+    PRIVATE, then share the answer: see ``equiv.check._ANSWERS``).
+    """
+    if len(specs) > 1:
+        shared = run_cell(evolve(specs[0], ptype=None))
+        if shared.verdict is Verdict.PROVED:
+            return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", all_types=True)
+                    for s in specs]
     return [run_cell(s) for s in specs]
 
 

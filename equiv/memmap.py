@@ -53,7 +53,9 @@ class Scenario:
     """The concrete part of one proof cell: config/layout, pgmap type, compound order."""
 
     layout: Layout
-    ptype: MemoryType
+    #: the pgmap type, or None: ``pgmap->type`` is then a symbolic input ranging over all
+    #: five types, and one proof covers every type at once
+    ptype: MemoryType | None
     order: int
 
     @property
@@ -86,6 +88,7 @@ class Inputs:
     nr_pages: Val
     nid: Val  # zone->zone_pgdat->node_id
     pgmap: Val  # struct dev_pagemap *
+    pgmap_type: Val  # pgmap->type (enum memory_type, 32 bits)
     altmap_valid: Cond  # pgmap->flags & PGMAP_ALTMAP_VALID
     altmap_reserve: Val
     altmap_free: Val
@@ -97,7 +100,7 @@ class Inputs:
     mem: Memory
 
     #: names of the scalar inputs, in report order
-    SCALARS = ("start_pfn", "nr_pages", "nid", "pgmap", "altmap_valid", "altmap_reserve",
+    SCALARS = ("start_pfn", "nr_pages", "nid", "pgmap", "pgmap_type", "altmap_valid", "altmap_reserve",
                "altmap_free", "vmemmap_base", "page_offset", "mobility_disabled",
                "tracepoint_on")
 
@@ -109,6 +112,7 @@ def symbolic_inputs(layout: Layout) -> tuple[Inputs, z3.FuncDeclRef]:
     inp = Inputs(
         start_pfn=z3.BitVec("start_pfn", 64), nr_pages=z3.BitVec("nr_pages", 64),
         nid=z3.BitVec("nid", 64), pgmap=z3.BitVec("pgmap", 64),
+        pgmap_type=z3.BitVec("pgmap.type", 32),
         altmap_valid=z3.Bool("altmap_valid"), altmap_reserve=z3.BitVec("altmap_reserve", 64),
         altmap_free=z3.BitVec("altmap_free", 64), vmemmap_base=z3.BitVec("vmemmap_base", 64),
         page_offset=z3.BitVec("page_offset", 64),
@@ -151,6 +155,12 @@ def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
                 z3.UGE(inp.page_offset, 0xFFFF800000000000),
                 z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
     ]
+    pt = inp.pgmap_type
+    if sc.ptype is None:
+        out.append(("pgmap->type is one of the five memory types (any of them) [R]",
+                    z3.And(z3.UGE(pt, 1), z3.ULE(pt, 5))))  # type: ignore[arg-type]
+    else:
+        out.append((f"pgmap->type == {sc.ptype.kname} [R]", pt == int(sc.ptype)))  # type: ignore[arg-type]
     if not cfg.DEBUG_PAGE_REF:
         out.append(("page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]",
                     z3.Not(inp.tracepoint_on)))  # type: ignore[arg-type]
@@ -223,7 +233,8 @@ def ctx_for(inp: Inputs) -> Ctx:
 
 
 def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int = 1,
-                    pgmap: int = 0xFFFF888012340000, altmap: tuple[int, int] | None = None,
+                    pgmap: int = 0xFFFF888012340000, pgmap_type: int = 4,
+                    altmap: tuple[int, int] | None = None,
                     vmemmap_base: int = 0xFFFFEA0000000000,
                     page_offset: int = 0xFFFF888000000000, mobility_disabled: bool = False,
                     tracepoint_on: bool = False, early: frozenset[int] = frozenset(),
@@ -245,6 +256,7 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
 
     return Inputs(
         start_pfn=v(start_pfn), nr_pages=v(nr_pages), nid=v(nid), pgmap=v(pgmap),
+        pgmap_type=CBV(pgmap_type, 32),
         altmap_valid=altmap is not None, altmap_reserve=v(altmap[0] if altmap else 0),
         altmap_free=v(altmap[1] if altmap else 0), vmemmap_base=v(vmemmap_base),
         page_offset=v(page_offset), mobility_disabled=mobility_disabled,

@@ -70,14 +70,19 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
         row = []
         for t in types:
             c = by.get((t, o))
-            mark = "*" if c is not None and c.shared_queries else " "
+            mark = "=" if c is not None and c.all_types else \
+                "*" if c is not None and c.shared_queries else " "
             cell = "-" if c is None else c.verdict.value + (f" {c.seconds:5.2f}s{mark}" if times else "")
             row.append(cell.ljust(width))
         w(f"{o:5d}  " + "".join(row).rstrip())
     w("")
     tail = f"  (wall {run.wall_seconds:.1f} s, {run.jobs} jobs)" if times else ""
     w(_summary(run) + tail)
-    if times and any(c.shared_queries for c in run.cells):
+    if any(c.all_types for c in run.cells):
+        w("= proved once for every pgmap type of the order (pgmap->type a symbolic input); "
+          "the time is that proof's" if times else
+          "cells proved once for every pgmap type of their order (pgmap->type symbolic)")
+    if times and any(c.shared_queries and not c.all_types for c in run.cells):
         w("* some queries of the cell were the same formula as one already decided for another "
           "pgmap type (same refcount policy), and took its answer")
     for c in run.cells:
@@ -212,6 +217,7 @@ def render_json(run: RunResult, *, times: bool = True) -> str:
         "verdict": run.verdict.value,
         "summary": _summary(run),
         "cells": [{"pgmap_type": c.ptype, "order": c.order, "verdict": c.verdict.value,
+                   "all_types_proof": c.all_types,
                    **({"seconds": round(c.seconds, 4), "shared_queries": c.shared_queries}
                       if times else {})} for c in run.cells],
         "records": records(run, times=times),

@@ -136,10 +136,26 @@ def set_bit(L: Layout, page: PageState, bit: int, step: str) -> PageState:
     return page.set(L, "flags", page.get(L, "flags") | (1 << bit), step)
 
 
-def pagemap_resets_refcount(ptype: MemoryType) -> bool:
+def pagemap_resets_refcount(sc: Scenario, inp: Inputs) -> Cond:
     """Refcount policy of ``__init_zone_device_page`` (v11 patch 1 comment; v5's
-    ``pagemap_resets_refcount``): GENERIC keeps 1, FS_DAX/PRIVATE/COHERENT/PCI_P2PDMA get 0."""
-    return ptype is MemoryType.GENERIC
+    ``pagemap_resets_refcount``): GENERIC keeps 1, FS_DAX/PRIVATE/COHERENT/PCI_P2PDMA get 0.
+
+    With a concrete scenario type this is a Python bool; with ``sc.ptype is None`` it is the
+    condition ``pgmap->type == MEMORY_DEVICE_GENERIC`` on the symbolic input (the switch of
+    the kernel, whose other cases all reset the count).
+    """
+    if sc.ptype is not None:
+        return sc.ptype is MemoryType.GENERIC
+    return bv.eq(inp.pgmap_type, bv.const_like(inp.pgmap_type, int(MemoryType.GENERIC), 32))
+
+
+def reset_refcount_unless(sc: Scenario, inp: Inputs, page: PageState, step: str) -> PageState:
+    """``if (!pagemap_resets_refcount(pgmap)) set_page_count(page, 0)`` / the switch of
+    ``__init_zone_device_page``."""
+    keeps = pagemap_resets_refcount(sc, inp)
+    if isinstance(keeps, bool):
+        return page if keeps else set_page_count(sc.layout, page, 0, step)
+    return ite_page(keeps, page, set_page_count(sc.layout, page, 0, step))
 
 
 def zone_device_page_init_common(sc: Scenario, inp: Inputs, page: PageState, pfn: Val,
@@ -158,9 +174,7 @@ def init_zone_device_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) 
     for every type but MEMORY_DEVICE_GENERIC.  No pageblock work (moved out by Muchun's fix)."""
     step = "__init_zone_device_page"
     page = zone_device_page_init_common(sc, inp, page, pfn, step)
-    if not pagemap_resets_refcount(sc.ptype):
-        page = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)")
-    return page
+    return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
 def compound_info_has_mask(L: Layout) -> bool:

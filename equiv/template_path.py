@@ -41,9 +41,9 @@ from equiv.slow_path import (
     init_zone_device_page,
     memmap_init_zone_device,
     pageblock_migratetype_init_range,
-    pagemap_resets_refcount,
     prep_compound_head,
     prep_compound_tail,
+    reset_refcount_unless,
     set_head,
     set_page_count,
     set_page_section_from_pfn,
@@ -195,9 +195,7 @@ def slow_init(sc: Scenario, inp: Inputs, rev: Revision, page: PageState, pfn: Va
         return init_zone_device_page(sc, inp, page, pfn)
     step = "zone_device_page_init_slow"
     page = zone_device_page_init_common(sc, inp, page, pfn, f"{step}: __zone_device_page_init")
-    if not pagemap_resets_refcount(sc.ptype):
-        page = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)")
-    return page
+    return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
 def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry,
