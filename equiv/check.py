@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import enum
 import os
+import re
 import tempfile
 import time
 from typing import Any
@@ -29,6 +30,7 @@ from attrs import frozen
 from equiv.counterexample import Counterexample, replay
 from equiv.errors import InternalMismatch
 from equiv.obligations import CellProblem, Observation
+from equiv.solvers import decide, smtlib
 
 
 class Verdict(enum.Enum):
@@ -122,18 +124,67 @@ def clear_answers() -> None:
 
 _SHARED = [0]  # answers taken from _ANSWERS since the counter was last read
 _BUDGET = [-1]  # rlimit of the cell being checked (-1: none)
+_MODE = ["z3"]  # solver(s) deciding queries: z3, cvc5, bitwuzla or all
+_TIMEOUT = [60_000]
+_DUMP: list[str | None] = [None, ""]  # directory for --dump-smt, and the cell's file prefix
+_NOTE = [""]  # why the last query came out unknown (solver disagreement, ...)
+_R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
 
 
-def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False) -> z3.CheckSatResult:
-    """``s.check(*extra)``, answered from :data:`_ANSWERS` when the same query was decided."""
+def _conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
+    """A conjunction with no 0- or 1-ary ``and`` (which some SMT-LIB readers reject)."""
+    return z3.BoolVal(True) if not fs else fs[0] if len(fs) == 1 else z3.And(*fs)
+
+
+def _dump_query(terms: list[z3.BoolRef], name: str) -> None:
+    directory, prefix = _DUMP
+    if directory is None:
+        return
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prefix}-{name}")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, safe + ".smt2"), "w") as f:
+        f.write(f"; equiv query {prefix} {name}: unsat means the obligation holds\n")
+        f.write(smtlib(terms))
+
+
+def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
+           name: str = "query") -> z3.CheckSatResult:
+    """Decide ``s``'s assertions (plus ``extra``) with the selected solver(s), answered from
+    :data:`_ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
+
+    With a second solver, a SAT answer is also asked of z3 (its model is what gets replayed);
+    solvers that disagree make the answer unknown, with the reason in ``_NOTE``.
+    """
     terms = [*s.assertions(), *extra]
-    # the budget is part of the key, so a verdict never depends on what ran before it
-    key = (_BUDGET[0], *(t.get_id() for t in terms))
+    _dump_query(terms, name)
+    _NOTE[0] = ""
+    # the budget and solver are part of the key: a verdict never depends on what ran before
+    key = (_BUDGET[0], _MODE[0], *(t.get_id() for t in terms))
     hit = _ANSWERS.get(key)
     if hit is not None:
         _SHARED[0] += 1
         return hit[0]
-    r = s.check(*extra)
+    mode = _MODE[0]
+    if mode == "z3":
+        r = s.check(*extra)
+    else:
+        answers: dict[str, str] = {}
+        if mode == "all":
+            answers["z3"] = str(s.check(*extra))
+        for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
+            answers[other] = decide(other, terms, _TIMEOUT[0])
+        if mode != "all" and answers[mode] == "sat":
+            answers["z3"] = str(s.check(*extra))  # for the model the replay needs
+        seen = set(answers.values())
+        said = ", ".join(f"{k} {v}" for k, v in answers.items())
+        if {"sat", "unsat"} <= seen:
+            _NOTE[0] = f"solvers disagree: {said}"
+            r = z3.unknown
+        elif "unknown" in seen:
+            _NOTE[0] = f"a solver gave up: {said}"
+            r = z3.unknown
+        else:
+            r = _R[seen.pop()]
     if r == z3.unsat or (keep_sat and r == z3.sat):
         _ANSWERS[key] = (r, terms)
     return r
@@ -184,13 +235,16 @@ def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
 
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
-               rlimit: int | None = None) -> CellResult:
+               rlimit: int | None = None, solver: str = "z3",
+               dump_smt: str | None = None) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
         problem: the cell (see :func:`equiv.obligations.build_cell`).
         timeout_ms: wall-clock limit per solver query; on expiry the obligation is UNKNOWN.
         rlimit: z3 resource limit per query (deterministic across machines), or None.
+        solver: who decides each query: z3, cvc5, bitwuzla, or all (all must agree).
+        dump_smt: directory to write every query to as SMT-LIB 2, or None.
     """
     sc, rev = problem.scenario, problem.revision
     t_cell = time.perf_counter()
@@ -198,6 +252,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     cell_tag = f"{sc.ptype.name if sc.ptype else 'ALL'}-o{sc.order}"
     _SHARED[0] = 0
     _BUDGET[0] = -1 if rlimit is None else rlimit
+    _MODE[0], _TIMEOUT[0] = solver, timeout_ms
+    _DUMP[0] = dump_smt
+    _DUMP[1] = f"{sc.layout.config.name}-{rev.name}-{cell_tag}"
 
     def done(verdict: Verdict | None = None) -> CellResult:
         v = verdict or worst([r.verdict for r in results])
@@ -213,10 +270,10 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     vacuous: dict[str, str] = {}
     for ob in problem.observations:
         t0 = time.perf_counter()
-        r = _check(s, ob.constraint, keep_sat=True)
+        r = _check(s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
         if r != z3.sat:
             vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
-                                     else f"vacuity check: {s.reason_unknown()}")
+                                     else f"vacuity check: {_NOTE[0] or s.reason_unknown()}")
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name,
                 Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
@@ -230,8 +287,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
     uniq = list(dict.fromkeys(names))
     t0 = time.perf_counter()
-    s.add(z3.Not(z3.And(*[lm.formula for lm in problem.lemmas])))
-    r = _check(s) if problem.lemmas else z3.unsat
+    s.add(z3.Not(_conj([lm.formula for lm in problem.lemmas])))
+    r = _check(s, name="lemmas") if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
     if r == z3.unsat:
         for n in uniq:
@@ -241,8 +298,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
             t0 = time.perf_counter()
             s = _solver(problem, timeout_ms, rlimit=rlimit)
-            s.add(z3.Not(z3.And(*group)))
-            r1 = _check(s)
+            s.add(z3.Not(_conj(group)))
+            r1 = _check(s, name=f"lemma-{n}")
             dt1 = time.perf_counter() - t0
             if r1 == z3.unsat:
                 results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt1))
@@ -257,7 +314,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             else:
                 results.append(ObligationResult(
                     n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
-                    reason=f"{s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                    reason=f"{_NOTE[0] or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
 
     # 3. page roles
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
@@ -267,7 +324,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         s = _solver(problem, timeout_ms, pages=True, rlimit=rlimit)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
-        r1 = _check(s)
+        r1 = _check(s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok))
         elif r1 == z3.sat:
@@ -291,7 +348,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         else:
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
-                time.perf_counter() - t0, reason=f"{s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                time.perf_counter() - t0,
+                reason=f"{_NOTE[0] or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
     return done()
 
 

@@ -89,14 +89,14 @@ class _ArrayInterp:
         elif not (z3.is_const_array(t)):
             self.entries = {}  # fall back to evaluating each point
 
-    def __call__(self, *idx: int) -> int:
-        hit = self.entries.get(idx)
+    def __call__(self, idx: int, width: int) -> int:
+        hit = self.entries.get((idx,))
         if hit is not None:
             return hit
         if self.default is not None:
             return self.default
-        args = [z3.BitVecVal(i, 64) for i in idx]
-        return self.model.eval(z3.Select(self.arr, *args), model_completion=True).as_long()
+        return self.model.eval(z3.Select(self.arr, z3.BitVecVal(idx, width)),
+                               model_completion=True).as_long()
 
 
 def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[[], Inputs],
@@ -109,9 +109,9 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[
     for name in Inputs.SCALARS:
         v = model.eval(getattr(inp, name), model_completion=True)
         scalars[name] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    idx = z3.BitVecSort(64)
-    pages = _ArrayInterp(model, z3.Array("mem0.pages", idx, idx, z3.BitVecSort(8 * L.size)))
-    pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", idx, z3.BitVecSort(PB_BITS)))
+    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(128),
+                                         z3.BitVecSort(8 * L.size)))
+    pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS)))
     early_seen: dict[int, bool] = {}
 
     def early(nr: Any) -> bool:
@@ -124,13 +124,13 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[
     unwritten = ("initial memory (never written)",) * L.size
 
     def initial(c: int, s: int) -> PageState:
-        return PageState(bits=CBV(pages(c, s), 8 * L.size), origin=unwritten)
+        return PageState(bits=CBV(pages((c << 64) | s, 128), 8 * L.size), origin=unwritten)
 
     def factory() -> Inputs:
         vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
                                     CBV(v, 32 if k == "pgmap_type" else 64))
                                 for k, v in scalars.items()}
-        mem = ConcreteMemory(initial, lambda b: CBV(pbs(b), PB_BITS))
+        mem = ConcreteMemory(initial, lambda b: CBV(pbs(b, 64), PB_BITS))
         return Inputs(early_section=early, mem=mem, **vals)
 
     return factory, scalars, early_seen

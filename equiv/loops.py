@@ -279,8 +279,8 @@ class _SymLoop:
                               bv.or_(bv.not_(footprint_pb(m_k, tracker, b2)), mine_pb(b2)))
             # frame-read: every read, under the condition it was made, hit block k
             reads = bv.and_(
-                *(z3.Implies(z3.And(*pc), _bool(mine(c, s))) for pc, c, s in tracker.log),
-                *(z3.Implies(z3.And(*pc), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
+                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(c, s))) for pc, c, s in tracker.log),
+                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
             ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w)))
             ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads)))
             if self.carry0:

@@ -33,6 +33,8 @@ class CellSpec:
     mutant: str | None = None
     timeout_ms: int = 60_000
     rlimit: int | None = None
+    solver: str = "z3"
+    dump_smt: str | None = None
 
 
 @frozen
@@ -69,7 +71,8 @@ def run_cell(spec: CellSpec) -> CellResult:
         rev = MUTANTS[spec.mutant].apply(rev)
     t0 = time.perf_counter()
     problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev)
-    res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit)
+    res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
+                     dump_smt=spec.dump_smt)
     # a cell's time includes running both paths symbolically, not only the solver
     return evolve(res, seconds=time.perf_counter() - t0)
 

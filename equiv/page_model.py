@@ -469,11 +469,13 @@ class SymMemory(Memory):
 
     @classmethod
     def fresh(cls, name: str, nwords: int) -> SymMemory:
-        """Arbitrary memory: an uninterpreted array of struct pages and one of bitmap cells."""
-        idx = z3.BitVecSort(64)
-        arr = z3.Array(f"{name}.pages", idx, idx, z3.BitVecSort(64 * nwords))
-        pb = z3.Array(f"{name}.pageblock", idx, z3.BitVecSort(PB_BITS))
-        return cls(lambda c, s: PageState(bits=z3.Select(arr, c, s)), lambda b: z3.Select(pb, b))
+        """Arbitrary memory: an uninterpreted array of struct pages, indexed by the 128-bit
+        ``compound ++ slot`` (one index, so every query is plain SMT-LIB QF_AUFBV that any
+        solver reads), and one array of bitmap cells."""
+        arr = z3.Array(f"{name}.pages", z3.BitVecSort(128), z3.BitVecSort(64 * nwords))
+        pb = z3.Array(f"{name}.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
+        return cls(lambda c, s: PageState(bits=z3.Select(arr, z3.Concat(c, s))),
+                   lambda b: z3.Select(pb, b))
 
     def read(self, c: Val, s: Val) -> PageState:
         key = (c.get_id(), s.get_id())  # type: ignore[union-attr]

@@ -30,6 +30,7 @@ from equiv.report import (
     render_layout_text,
     render_text,
 )
+from equiv.solvers import require
 from equiv.template_path import REVISIONS, revision
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
@@ -77,6 +78,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
                         "any machine (exhausted: UNKNOWN)")
+    p.add_argument("--solver", default="z3",
+                   help="who decides each query: z3 (default), cvc5, bitwuzla, or all (every "
+                        "query by all three; a disagreement is UNKNOWN)")
+    p.add_argument("--dump-smt", default=None, metavar="DIR",
+                   help="write every query as an SMT-LIB 2 file into DIR (unsat = obligation "
+                        "holds), for re-running with any solver")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--no-times", action="store_true",
                    help="omit timings and versions (stable output for golden files)")
@@ -185,14 +192,17 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             raise InputError(f"--rlimit must be positive, got {args.rlimit}")
         if args.jobs is not None and args.jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+        require(args.solver)
         types = _types(args.types)
         per_config = [(cfg, _orders(args.orders, cfg.max_order, all_configs=len(configs) > 1))
                       for cfg in configs]
-        specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit)
+        specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit,
+                          args.solver, args.dump_smt)
                  for cfg, orders in per_config for o in orders for t in types]
         cells, wall, jobs = run_matrix(specs, args.jobs)
         budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
-                  + (f" --rlimit {args.rlimit}" if args.rlimit else ""))
+                  + (f" --rlimit {args.rlimit}" if args.rlimit else "")
+                  + (f" --solver {args.solver}" if args.solver != "z3" else ""))
         runs = []
         for cfg, _ in per_config:
             mine = tuple(c for c in cells if c.config == cfg.name)

@@ -91,14 +91,15 @@ def evaluate(problem: CellProblem, pt: dict[str, object], term: z3.ExprRef,
              (inp.mobility_disabled, z3.BoolVal(pt["mobility_disabled"])),  # type: ignore[list-item]
              (inp.tracepoint_on, z3.BoolVal(False))]  # type: ignore[list-item]
     subs += [(z3.BitVec(k, 64), z3.BitVecVal(v, 64)) for k, v in idx.items()]
-    c, s = z3.BitVecs("c_ s_", 64)
+    cs = z3.BitVec("cs_", 128)
+    c, s = z3.Extract(127, 64, cs), z3.Extract(63, 0, cs)
     byte = z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) + 7 * c + 13 * s)  # type: ignore[arg-type]
     byte = z3.If(byte == 0, z3.BitVecVal(0xA5, 8), byte)
-    pages = z3.Lambda([c, s], z3.Concat(*([byte] * L.size)))
+    pages = z3.Lambda([cs], z3.Concat(*([byte] * L.size)))
     b = z3.BitVec("b_", 64)
     pbs = z3.Lambda([b], z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) ^ b))  # type: ignore[arg-type]
     idx_s = z3.BitVecSort(64)
-    subs += [(z3.Array("mem0.pages", idx_s, idx_s, z3.BitVecSort(8 * L.size)), pages),
+    subs += [(z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)), pages),
              (z3.Array("mem0.pageblock", idx_s, z3.BitVecSort(8)), pbs)]
     out = z3.substitute(term, *subs)
     early = z3.Or(*[z3.Var(0, idx_s) == e for e in pt["early"]]) if pt["early"] else z3.BoolVal(False)  # type: ignore[attr-defined]

@@ -1,0 +1,88 @@
+"""Second opinions: the same queries, as SMT-LIB 2, decided by cvc5 and Bitwuzla.
+
+Every query equiv sends to z3 is plain ``QF_AUFBV`` (bit-vectors, one-index arrays, one
+uninterpreted function), so it can be written out as SMT-LIB 2 (:func:`smtlib`) and given to
+any solver.  cvc5 and Bitwuzla are driven through their PyPI packages' own SMT-LIB parsers
+(``cvc5.InputParser``, ``bitwuzla.Parser``), so what they decide is exactly the text a user
+can re-run with ``--dump-smt``.  Installed with ``pip install 'equiv[solvers]'``.
+"""
+
+from __future__ import annotations
+
+import z3
+
+from equiv.errors import InputError
+
+SOLVERS = ("z3", "cvc5", "bitwuzla")
+LOGIC = "QF_AUFBV"
+
+
+def smtlib(assertions: list[z3.BoolRef], *, check: bool = True) -> str:
+    """The conjunction of ``assertions`` as an SMT-LIB 2 script (``set-logic`` first)."""
+    s = z3.Solver()
+    s.add(*assertions)
+    text = s.to_smt2()
+    lines = [ln for ln in text.splitlines() if ln.strip() != "(check-sat)"]
+    body = "\n".join(lines)
+    return f"(set-logic {LOGIC})\n{body}\n" + ("(check-sat)\n" if check else "")
+
+
+def available(name: str) -> bool:
+    """Is the solver's Python package installed?"""
+    if name == "z3":
+        return True
+    try:
+        __import__(name)
+    except ImportError:
+        return False
+    return True
+
+
+def require(name: str) -> None:
+    """Raise a one-line input error if ``name`` is unknown or not installed."""
+    if name not in (*SOLVERS, "all"):
+        raise InputError(f"unknown --solver {name!r}; valid: {', '.join(SOLVERS)}, all")
+    for n in (SOLVERS if name == "all" else (name,)):
+        if not available(n):
+            raise InputError(f"--solver {name}: the {n} package is not installed; "
+                             "pip install 'equiv[solvers]'")
+
+
+def check_cvc5(text: str, timeout_ms: int) -> str:
+    """``sat``, ``unsat`` or ``unknown`` from cvc5 on an SMT-LIB script without check-sat."""
+    import cvc5
+
+    tm = cvc5.TermManager()
+    slv = cvc5.Solver(tm)
+    slv.setOption("tlimit-per", str(timeout_ms))
+    parser = cvc5.InputParser(slv)
+    parser.setStringInput(cvc5.InputLanguage.SMT_LIB_2_6, text, "equiv")
+    sm = parser.getSymbolManager()
+    while True:
+        cmd = parser.nextCommand()
+        if cmd.isNull():
+            break
+        cmd.invoke(slv, sm)
+    r = slv.checkSat()
+    return "sat" if r.isSat() else "unsat" if r.isUnsat() else "unknown"
+
+
+def check_bitwuzla(text: str, timeout_ms: int) -> str:
+    """``sat``, ``unsat`` or ``unknown`` from Bitwuzla on an SMT-LIB script without check-sat."""
+    import bitwuzla
+
+    tm = bitwuzla.TermManager()
+    opts = bitwuzla.Options()
+    opts.set(bitwuzla.Option.TIME_LIMIT_PER, timeout_ms)
+    parser = bitwuzla.Parser(tm, opts)
+    err = parser.parse(text, False, False)
+    if err:
+        raise RuntimeError(f"bitwuzla could not parse the query: {err}")
+    r = parser.bitwuzla().check_sat()
+    return {bitwuzla.Result.SAT: "sat", bitwuzla.Result.UNSAT: "unsat"}.get(r, "unknown")
+
+
+def decide(name: str, assertions: list[z3.BoolRef], timeout_ms: int) -> str:
+    """Ask solver ``name`` (cvc5 or bitwuzla) about the conjunction of ``assertions``."""
+    text = smtlib(assertions, check=False)
+    return check_cvc5(text, timeout_ms) if name == "cvc5" else check_bitwuzla(text, timeout_ms)
