@@ -56,7 +56,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "prep_compound_head moved before the tail template snapshot: the folio fields of "
            "page[1] are copied into every later tail, and page[2] is overwritten",
            {"tail_seed": "after_prep_compound_head"}, "x86_64-default",
-           _from_order(2, "mapping", "_entire_mapcount", "_deferred_list.next", "lru.prev")),
+           _from_order(2, "mapping", "_entire_mapcount", "folio._deferred_list.next", "lru.prev")),
     Mutant("mutant_tail_keeps_type_refcount",
            "no set_page_count(page, 0) on tail 1 before the snapshot: tails keep the type's "
            "refcount (caught for MEMORY_DEVICE_GENERIC only, the others already end at 0)",
@@ -120,4 +120,102 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
     Mutant("mutant_refresh_after_copy_virtual",
            "the same edit under WANT_PAGE_VIRTUAL: each copy carries the previous pfn's address",
            {"refresh_when": "after"}, "x86_64-want-page-virtual", _always("virtual")),
+    # ---- memmap_init_compound (v11 patch 4): the compound setup steps --------------------
+    Mutant("mutant_no_prep_compound_head",
+           "memmap_init_compound loses its final prep_compound_head(head, order): the folio "
+           "fields of page[1] (folio_set_order's _flags_1 order byte and _nr_pages, "
+           "_large_mapcount, _entire_mapcount, _pincount, _mm_ids) and page[2]'s "
+           "INIT_LIST_HEAD(&folio->_deferred_list) keep the tail template's bytes",
+           {"prep_compound_head": False}, "x86_64-default",
+           _from_order(1, "folio._flags_1", "folio._large_mapcount", "folio._entire_mapcount",
+                       "folio._deferred_list.next")),
+    Mutant("mutant_prep_compound_head_before_tail_loop",
+           "prep_compound_head moved up to just after the tail template snapshot, before the "
+           "template tail loop: page[1] is right, but the loop then copies the tail template over "
+           "page[2] and wipes INIT_LIST_HEAD(&folio->_deferred_list) (order >= 2)",
+           {"prep_compound_head_when": "before_tail_loop"}, "x86_64-default",
+           _from_order(2, "folio._deferred_list.next", "folio._deferred_list.prev")),
+    Mutant("mutant_set_head_after_prep_compound_head",
+           "__SetPageHead(head) moved after prep_compound_head: folio_set_order() sees no PG_head, "
+           "hits WARN_ON_ONCE(!folio_test_large(folio)) and returns, so page[1] lacks the order "
+           "byte in _flags_1 and _nr_pages (PG_head itself ends up set)",
+           {"set_head_when": "after_prep_compound_head"}, "x86_64-default",
+           _from_order(1, "folio._flags_1", "folio._nr_pages")),
+    Mutant("harmless_set_head_after_tails",
+           "__SetPageHead(head) moved from the top of memmap_init_compound to after the tail loop, "
+           "still before prep_compound_head: nothing in between reads the head's flags "
+           "(prep_compound_tail stores the head's address or the order mask, never its contents; "
+           "the tail loop writes only tails; the head template was snapshotted before "
+           "memmap_init_compound) and folio_set_order still sees PG_head",
+           {"set_head_when": "after_tails"}, "x86_64-default", _never),
+    Mutant("mutant_tail1_no_prep_compound_tail",
+           "prep_compound_tail(page, head, order) dropped for tail 1 before its snapshot: tail 1 "
+           "and, through the tail template, every tail keep folio.pgmap where compound_info "
+           "should be, and no TAIL_MAPPING",
+           {"tail1_prep_compound_tail": False}, "x86_64-default",
+           _from_order(1, "compound_info", "folio._head_1", "mapping")),
+    Mutant("harmless_tail1_from_template",
+           "tail 1 initialised by zone_device_page_init_from_template(page + 1, pfn + 1, head "
+           "template) instead of __init_zone_device_page, then prep_compound_tail and "
+           "set_page_count(0) as v11.  Equivalent: the head template is __init_zone_device_page of "
+           "the first head, taken before memmap_init_compound (so no PG_head); both start from "
+           "mm_zero_struct_page and write the same zone/node/refcount/mapcount/cpupid/KASAN "
+           "bits, PG_reserved, pgmap and zone_device_data for any pfn; the only pfn-dependent "
+           "stores, INIT_LIST_HEAD(&page->lru), are overwritten by pgmap (lru.next) and "
+           "zone_device_data (lru.prev); section bits and `virtual` are redone by the refresh; "
+           "the type's refcount policy is the same, and prep_compound_tail/set_page_count(0) "
+           "then overwrite the same fields on both",
+           {"tail1_from_template": True}, "x86_64-default", _never),
+    # ---- the template tail loop ----------------------------------------------------------
+    Mutant("mutant_tail_loop_skips_tail2",
+           "template tail loop starts at head_pfn + 3 instead of + 2: tail 2 (page[2]) is never "
+           "copied and keeps its initial bytes except for prep_compound_head's _deferred_list",
+           {"tail_loop_start": 3}, "x86_64-default",
+           _from_order(2, "flags", "folio._flags_2", "compound_info", "_mapcount")),
+    Mutant("harmless_tail_refresh_off_by_one",
+           "the template tail loop hands pfn + 1 to zone_device_page_init_from_template: harmless "
+           "on x86_64-default, where the refresh writes nothing (no section bits in page->flags, "
+           "no WANT_PAGE_VIRTUAL), so its pfn argument is dead",
+           {"tail_refresh_pfn_delta": 1}, "x86_64-default", _never),
+    Mutant("mutant_tail_refresh_off_by_one_virtual",
+           "the same edit under WANT_PAGE_VIRTUAL: every template-copied tail (t >= 2) gets the "
+           "next page's __va() in `virtual`",
+           {"tail_refresh_pfn_delta": 1}, "x86_64-want-page-virtual", _from_order(2, "virtual")),
+    # ---- memmap_init_zone_device (v11 patch 3): the first head and the heads loop --------
+    Mutant("mutant_head_snapshot_before_init",
+           "head template snapshotted before __init_zone_device_page of the first head (the "
+           "memcpy to the stack template moved above the slow init): every later head is a copy "
+           "of the uninitialised struct page",
+           {"head_snapshot": "before_init"}, "x86_64-default",
+           _always("flags", "_refcount", "_mapcount", "folio.pgmap")),
+    Mutant("mutant_first_compound_not_set_up",
+           "memmap_init_compound not called for the first head (the slow-path branch returns "
+           "after the snapshot): the first compound has no PG_head, no folio fields, and its "
+           "tails are never initialised",
+           {"first_compound_setup": False}, "x86_64-default",
+           _from_order(1, "flags", "folio._flags_1", "compound_info", "mapping")),
+    Mutant("harmless_heads_loop_from_first",
+           "the template heads loop starts at compound 0 again: the first head is overwritten by "
+           "its own snapshot (refreshed with its own pfn, clearing PG_head) and memmap_init_compound "
+           "runs on it a second time.  Equivalent: the snapshot is exactly the first head after "
+           "__init_zone_device_page, and every store of memmap_init_compound is a value that does "
+           "not depend on what the page held (tail 1 restarts from mm_zero_struct_page, tails are "
+           "whole-page copies, folio_set_order reads only page[1]'s flags, just rewritten, and "
+           "the head's PG_head, just set again), so the second run leaves the same bytes",
+           {"heads_loop_start": 0}, "x86_64-default", _never),
+    Mutant("mutant_heads_loop_skips_second_compound",
+           "template heads loop starts at compound 2 (`pfn = start_pfn + 2 * pfns_per_compound`): "
+           "compound 1 is never initialised",
+           {"heads_loop_start": 2}, "x86_64-default",
+           _always("flags", "_mapcount", "folio.pgmap")),
+    Mutant("mutant_heads_loop_one_short",
+           "template heads loop stops one compound early (`pfn < end_pfn - pfns_per_compound`): "
+           "the last compound of the range is never initialised",
+           {"heads_loop_end_delta": -1}, "x86_64-default",
+           _always("flags", "_mapcount", "folio.pgmap")),
+    Mutant("mutant_heads_loop_one_past_end",
+           "template heads loop runs one compound past the range (`pfn <= end_pfn`): the struct "
+           "pages of the compound after the range are overwritten (caught on the outside role)",
+           {"heads_loop_end_delta": 1}, "x86_64-default",
+           _always("flags", "_mapcount", "folio.pgmap")),
 )}

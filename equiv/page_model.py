@@ -462,6 +462,8 @@ class SymMemory(Memory):
         self.parents = parents
         self.wrote: Callable[[Val, Val], Cond] = wrote or (lambda c, s: True)
         self.wrote_pb: Callable[[Val], Cond] = wrote_pb or (lambda b: True)
+        #: for ``c ? a : b`` memories: c (the footprint follows the branch)
+        self.ite_cond: Cond | None = None
         # memo values hold the index terms too: z3 recycles the id of a freed term, so a
         # key must never outlive the term it names
         self._memo: dict[tuple[int, int], tuple[Val, Val, PageState]] = {}
@@ -536,6 +538,9 @@ def footprint(mem: Memory, ancestor: Memory, c: Val, s: Val) -> Cond:
         return False
     if not isinstance(mem, SymMemory) or not mem.parents:
         return True
+    if mem.ite_cond is not None:
+        a, b = (footprint(p, ancestor, c, s) for p in mem.parents)
+        return bv.or_(bv.and_(mem.ite_cond, a), bv.and_(bv.not_(mem.ite_cond), b))
     return bv.or_(mem.wrote(c, s), *(footprint(p, ancestor, c, s) for p in mem.parents))
 
 
@@ -545,6 +550,9 @@ def footprint_pb(mem: Memory, ancestor: Memory, b: Val) -> Cond:
         return False
     if not isinstance(mem, SymMemory) or not mem.parents:
         return True
+    if mem.ite_cond is not None:
+        x, y = (footprint_pb(p, ancestor, b) for p in mem.parents)
+        return bv.or_(bv.and_(mem.ite_cond, x), bv.and_(bv.not_(mem.ite_cond), y))
     return bv.or_(mem.wrote_pb(b), *(footprint_pb(p, ancestor, b) for p in mem.parents))
 
 
@@ -552,9 +560,11 @@ def sym_ite_mem(c: Cond, a: Memory, b: Memory) -> Memory:
     """``c ? a : b`` over memories."""
     if isinstance(c, bool):
         return a if c else b
-    return SymMemory(lambda x, y: ite_page(c, a.read(x, y), b.read(x, y)),
-                     lambda x: bv.ite(c, a.read_pb(x), b.read_pb(x)),
-                     (a, b), lambda x, y: False, lambda x: False)
+    out = SymMemory(lambda x, y: ite_page(c, a.read(x, y), b.read(x, y)),
+                    lambda x: bv.ite(c, a.read_pb(x), b.read_pb(x)),
+                    (a, b), lambda x, y: False, lambda x: False)
+    out.ite_cond = c
+    return out
 
 
 class ConcreteMemory(Memory):

@@ -76,14 +76,55 @@ class FastVariant:
     tail_template_per_compound: bool = True
     #: refresh the template before the copy (v3+), or after it ("after").
     refresh_when: str = "before"
+    #: memmap_init_compound ends with prep_compound_head(head, order) (v11, as the base).
+    prep_compound_head: bool = True
+    #: where prep_compound_head runs: "after_tails" (v11) or "before_tail_loop" (after the
+    #: tail template snapshot, before the template tail loop).
+    prep_compound_head_when: str = "after_tails"
+    #: where __SetPageHead(head) runs in memmap_init_compound: "first" (v11, as the base),
+    #: "after_tails" (after the tail loop, before prep_compound_head) or
+    #: "after_prep_compound_head".
+    set_head_when: str = "first"
+    #: memmap_init_compound runs for the first compound (v11: after its head snapshot).
+    first_compound_setup: bool = True
+    #: the template heads loop runs over compounds ``[heads_loop_start, ncompounds +
+    #: heads_loop_end_delta)`` (v11: from 1, compound 0 being the slow-initialised seed).
+    heads_loop_start: int = 1
+    heads_loop_end_delta: int = 0
+    #: the template tail loop refreshes the template with ``pfn + tail_refresh_pfn_delta``.
+    tail_refresh_pfn_delta: int = 0
+    #: tail 1 is ``zone_device_page_init_from_template(page + 1, pfn + 1, head template)``
+    #: instead of the slow ``__init_zone_device_page`` (then prep_compound_tail etc. as v11).
+    #: The refresh this does to the head template is not carried back to the heads loop,
+    #: which refreshes the template again before each head copy.
+    tail1_from_template: bool = False
+    #: tail 1 gets prep_compound_tail before the snapshot (v11).
+    tail1_prep_compound_tail: bool = True
 
     def __attrs_post_init__(self) -> None:
-        for name, ok in (("head_snapshot", {"before_compound", "after_compound"}),
+        for name, ok in (("head_snapshot", {"before_init", "before_compound", "after_compound"}),
                          ("tail_seed", {"after_tail_init", "before_prep_compound_tail",
                                         "after_prep_compound_head", "head_template"}),
-                         ("refresh_when", {"before", "after"})):
+                         ("refresh_when", {"before", "after"}),
+                         ("prep_compound_head_when", {"after_tails", "before_tail_loop"}),
+                         ("set_head_when", {"first", "after_tails", "after_prep_compound_head"})):
             if getattr(self, name) not in ok:
                 raise InputError(f"FastVariant.{name}={getattr(self, name)!r}; valid: {sorted(ok)}")
+        # bounds a model of the kernel's memory can represent: a copy longer than struct page
+        # writes the next struct page, a loop starting before the seed compound or ending
+        # more than one compound past the range is not an edit of this loop
+        for name, lo, hi in (("copy_len_delta", None, 0), ("heads_loop_start", 0, 2),
+                             ("heads_loop_end_delta", -1, 1), ("tail_loop_start", 1, None)):
+            val = getattr(self, name)
+            if not isinstance(val, int) or (lo is not None and val < lo) or (hi is not None and val > hi):
+                bounds = f"{'-inf' if lo is None else lo}..{'inf' if hi is None else hi}"
+                raise InputError(f"FastVariant.{name}={val!r}; valid: an integer in {bounds}")
+        if not isinstance(self.tail_refresh_pfn_delta, int):
+            raise InputError(f"FastVariant.tail_refresh_pfn_delta={self.tail_refresh_pfn_delta!r}; "
+                             "valid: an integer")
+        if not self.first_compound_setup and not self.tail_template_per_compound:
+            raise InputError("FastVariant.first_compound_setup=False needs "
+                             "tail_template_per_compound=True (no first-compound tail template)")
 
 
 @frozen(kw_only=True)
@@ -210,16 +251,22 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     """
     v, L = rev.variant, sc.layout
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
-    mem = set_head(sc, mem, c)
+    if v.set_head_when == "first":
+        mem = set_head(sc, mem, c)
     one = bv.const_like(c, 1)
     s1 = slot_of(sc, optimised, one)
-    page = slow_init(sc, inp, rev, mem.read(c, s1), pfn_of(sc, g, c, one))
+    if v.tail1_from_template:
+        page, _ = init_from_template(sc, inp, v, mem.read(c, s1), head_tmpl, pfn_of(sc, g, c, one),
+                                     "head template")
+    else:
+        page = slow_init(sc, inp, rev, mem.read(c, s1), pfn_of(sc, g, c, one))
     early_seed = page
-    page = prep_compound_tail(sc, page, head_addr)
+    if v.tail1_prep_compound_tail:
+        page = prep_compound_tail(sc, page, head_addr)
     if v.tail_refcount_reset:
         page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
     mem = mem.write(c, s1, page)
-    if v.tail_seed == "after_prep_compound_head":
+    if v.tail_seed == "after_prep_compound_head" and v.prep_compound_head:
         mem = prep_compound_head(sc, inp, g, mem, c)
     seeds = {
         "after_tail_init": lambda: mem.read(c, s1),
@@ -230,19 +277,29 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     tmpl = seeds[v.tail_seed]()
     if carried_tail is not None:
         tmpl = carried_tail
+    prep_late = v.prep_compound_head and v.tail_seed != "after_prep_compound_head"
+    if prep_late and v.prep_compound_head_when == "before_tail_loop":
+        mem = prep_compound_head(sc, inp, g, mem, c)
+        prep_late = False
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
         s = slot_of(sc, optimised, t)
-        new, tm = init_from_template(sc, inp, v, m.read(c, s), carry[0], pfn_of(sc, g, c, t),
-                                     "tail template")
+        pfn = pfn_of(sc, g, c, t)
+        if v.tail_refresh_pfn_delta:
+            pfn = pfn + v.tail_refresh_pfn_delta
+        new, tm = init_from_template(sc, inp, v, m.read(c, s), carry[0], pfn, "tail template")
         return m.write(c, s, new), (tm,)
 
     lo = bv.const_like(c, v.tail_loop_start)
     hi = nr_pages + v.tail_loop_end_delta
     mem, tmpl_after = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
                                  tail, tail_owner(c))
-    if v.tail_seed != "after_prep_compound_head":
+    if v.set_head_when == "after_tails":
+        mem = set_head(sc, mem, c)
+    if prep_late:
         mem = prep_compound_head(sc, inp, g, mem, c)
+    if v.set_head_when == "after_prep_compound_head":
+        mem = set_head(sc, mem, c)
     return mem, lambda: tmpl_after()[0]
 
 
@@ -261,18 +318,20 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     mem = inp.mem
     c0 = bv.const_like(g.start, 0)
     # first head: slow path on the real page, then the template snapshot
-    mem = mem.write(c0, c0, slow_init(sc, inp, rev, mem.read(c0, c0), pfn_of(sc, g, c0, c0)))
-    head_tmpl = mem.read(c0, c0)
+    first = mem.read(c0, c0)
+    mem = mem.write(c0, c0, slow_init(sc, inp, rev, first, pfn_of(sc, g, c0, c0)))
+    # "before_init": the snapshot is the uninitialised struct page
+    head_tmpl = first if v.head_snapshot == "before_init" else mem.read(c0, c0)
     tail_tmpl: PageState | None = None
-    if sc.stride != 1:
+    keep_tail = sc.stride != 1 and not v.tail_template_per_compound
+    if sc.stride != 1 and v.first_compound_setup:
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c0, c0))
         mem, tail_after = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt,
                                                     head_tmpl, None)
         if v.head_snapshot == "after_compound":
             head_tmpl = mem.read(c0, c0)
-    keep_tail = sc.stride != 1 and not v.tail_template_per_compound
-    if keep_tail:
-        tail_tmpl = tail_after()
+        if keep_tail:
+            tail_tmpl = tail_after()
     carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
@@ -287,8 +346,9 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
                                           carry[1] if keep_tail else None)
         return m, ((ht, tt()) if keep_tail else (ht,))
 
-    mem, _ = block_loop(ctx, "memmap_init_zone_device.template_heads", mem, c0 + 1, g.ncompounds,
-                        carry0, head, heads_owner())
+    end = g.ncompounds + v.heads_loop_end_delta if v.heads_loop_end_delta else g.ncompounds
+    mem, _ = block_loop(ctx, "memmap_init_zone_device.template_heads", mem, c0 + v.heads_loop_start,
+                        end, carry0, head, heads_owner())
     return pageblock_migratetype_init_range(ctx, sc, inp, mem, g.start, g.nr_pages)
 
 

@@ -4,11 +4,18 @@ stays PROVED.  A checker that cannot fail is not a checker."""
 from __future__ import annotations
 
 import pytest
+from attrs import fields
 
-from equiv.check import Verdict
+from equiv.check import CellResult, ObligationResult, Verdict
+from equiv.config import PRESETS
+from equiv.counterexample import Counterexample, FieldDiff
+from equiv.errors import InputError
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
+from equiv.selftest import CELLS as SELFTEST_CELLS
+from equiv.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult, classify, self_test
+from equiv.template_path import REVISIONS, FastVariant
 
 #: (type, order) cells each control is checked on: order 0/1 (no template tails), 2 (every
 #: role), 9 (deduplicated vmemmap on 64-byte pages)
@@ -17,10 +24,56 @@ CELLS = [(MemoryType.GENERIC, 0), (MemoryType.GENERIC, 1), (MemoryType.FS_DAX, 2
 
 
 def test_catalogue_has_bugs_and_harmless_edits() -> None:
-    """At least 8 bugs and 2 harmless edits, as the issue asks."""
+    """At least 20 bugs and 8 equivalent-mutant controls (issue "Mutation self-test")."""
     harmless = [m for m in MUTANTS.values() if m.name.startswith("harmless_")]
-    assert len(MUTANTS) - len(harmless) >= 8
-    assert len(harmless) >= 2
+    assert len(MUTANTS) - len(harmless) >= 20
+    assert len(harmless) >= 8
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant_is_a_real_named_edit(name: str) -> None:
+    """Each entry is named mutant_* or harmless_*, targets a preset, is described, and changes
+    at least one knob away from v11 (an entry equal to v11 would be a vacuous control)."""
+    m = MUTANTS[name]
+    assert name.startswith(("mutant_", "harmless_"))
+    assert m.config in PRESETS and m.description
+    v11 = REVISIONS["v11"].variant
+    assert m.knobs and all(getattr(v11, k) != val for k, val in m.knobs.items())
+    m.apply(REVISIONS["v11"])  # the knobs validate
+
+
+def test_the_catalogue_is_the_self_test_cells() -> None:
+    """tests and the self-test check the same cells."""
+    assert tuple(CELLS) == SELFTEST_CELLS
+
+
+def test_v11_is_the_default_variant() -> None:
+    """The new knobs default to v11: the revision's variant is FastVariant() unchanged."""
+    assert REVISIONS["v11"].variant == FastVariant()
+    defaults = {a.name: a.default for a in fields(FastVariant)}
+    assert defaults["prep_compound_head"] is True and defaults["set_head_when"] == "first"
+    assert defaults["first_compound_setup"] is True and defaults["heads_loop_start"] == 1
+    assert defaults["heads_loop_end_delta"] == 0 and defaults["tail_refresh_pfn_delta"] == 0
+    assert defaults["tail1_from_template"] is False and defaults["tail1_prep_compound_tail"] is True
+    assert defaults["prep_compound_head_when"] == "after_tails"
+
+
+@pytest.mark.parametrize(("knobs", "match"), [
+    ({"set_head_when": "never"}, "set_head_when"),
+    ({"prep_compound_head_when": "before_head"}, "prep_compound_head_when"),
+    ({"head_snapshot": "after_tail1"}, "head_snapshot"),
+    ({"copy_len_delta": 1}, "copy_len_delta"),
+    ({"heads_loop_start": 3}, "heads_loop_start"),
+    ({"heads_loop_start": -1}, "heads_loop_start"),
+    ({"heads_loop_end_delta": 2}, "heads_loop_end_delta"),
+    ({"tail_loop_start": 0}, "tail_loop_start"),
+    ({"tail_refresh_pfn_delta": "1"}, "tail_refresh_pfn_delta"),
+    ({"first_compound_setup": False, "tail_template_per_compound": False}, "first_compound_setup"),
+])
+def test_bad_knobs_are_rejected(knobs: dict[str, object], match: str) -> None:
+    """Knob values outside what the model can represent are input errors naming the knob."""
+    with pytest.raises(InputError, match=match):
+        FastVariant(**knobs)  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
@@ -98,3 +151,122 @@ class TestConfigMakesItReal:
             res = run_cell(CellSpec(config, "v11", MemoryType.GENERIC, order,
                                     mutant="harmless_no_refresh_real"))
             assert res.verdict is Verdict.PROVED, (config, order)
+
+
+class TestNewControls:
+    """Where the new controls are caught, and why the equivalent ones stay proved elsewhere."""
+
+    def test_no_prep_compound_head_is_caught_on_the_folio_overlay(self) -> None:
+        """Order 2: page[1]'s folio fields and page[2]'s _deferred_list, under folio names."""
+        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.FS_DAX, 2,
+                                mutant="mutant_no_prep_compound_head"))
+        by_role = {o.role: {n for d in o.counterexample.diffs for n in d.names}
+                   for o in res.obligations if o.counterexample}
+        assert {"folio._large_mapcount", "folio._flags_1"} <= by_role["tail1"]
+        assert "folio._deferred_list.next" in by_role["tail2"]
+        assert set(by_role) == {"tail1", "tail2"}
+
+    def test_heads_loop_past_end_is_caught_outside_the_range(self) -> None:
+        """`pfn <= end_pfn` writes the compound after the range: only the outside role differs."""
+        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 3,
+                                mutant="mutant_heads_loop_one_past_end"))
+        assert {o.role for o in res.obligations if o.verdict is Verdict.REFUTED} == {"outside"}
+
+    def test_tail_refresh_off_by_one_is_a_bug_with_section_bits(self) -> None:
+        """Hypothetical section-in-flags: pfn + 1 of the last tail lies in the next section."""
+        res = run_cell(CellSpec("x86_64-section-in-flags", "v11", MemoryType.GENERIC, 2,
+                                mutant="harmless_tail_refresh_off_by_one"))
+        assert res.verdict is Verdict.REFUTED
+
+    @pytest.mark.parametrize("config", ["x86_64-want-page-virtual", "x86_64-section-in-flags",
+                                        "x86_64-kmsan", "arm64-4k-kasan-sw", "arm64-cpupid-outside"])
+    def test_tail1_from_template_is_equivalent_on_other_presets(self, config: str) -> None:
+        """The refresh redoes the only pfn-dependent fields: equivalent on every layout."""
+        res = run_cell(CellSpec(config, "v11", MemoryType.GENERIC, 3,
+                                mutant="harmless_tail1_from_template"))
+        assert res.verdict is Verdict.PROVED
+
+
+# ---- the self-test -------------------------------------------------------------------------
+
+
+def _cell(verdict: Verdict, *names: str) -> CellResult:
+    """A synthetic cell result whose one counterexample (if any) reports ``names``."""
+    cx = None
+    if names:
+        cx = Counterexample("head", {}, {"c": 1, "t": 0}, 1, {},
+                            (FieldDiff(0, 8, names, 0, 1, ("slow",), ("fast",)),))
+    ob = ObligationResult("head_equal", "page", "head", verdict, 0.0, cx)
+    return CellResult("x86_64-default", "v11", "GENERIC", 0, verdict, 0.0, (ob,), (), (), False)
+
+
+@pytest.mark.parametrize(("expected", "equivalent", "res", "outcome"), [
+    (("flags",), False, _cell(Verdict.REFUTED, "flags", "folio._flags_1"), Outcome.KILLED),
+    (("mapping",), False, _cell(Verdict.REFUTED, "flags"), Outcome.WRONG_FIELD),
+    (("flags",), False, _cell(Verdict.PROVED), Outcome.SURVIVED),
+    (("flags",), False, _cell(Verdict.UNKNOWN), Outcome.SURVIVED),
+    (None, False, _cell(Verdict.PROVED), Outcome.NOT_APPLICABLE),
+    (None, False, _cell(Verdict.REFUTED, "flags"), Outcome.FALSE_REPORT),
+    (None, True, _cell(Verdict.PROVED), Outcome.OK),
+    (None, True, _cell(Verdict.REFUTED, "flags"), Outcome.FALSE_REPORT),
+    (None, True, _cell(Verdict.UNKNOWN), Outcome.FALSE_REPORT),
+], ids=["killed", "wrong-field", "survived", "survived-unknown", "not-applicable",
+        "bug-refuted-where-harmless", "ok", "false-report", "false-report-unknown"])
+def test_classify(expected: tuple[str, ...] | None, equivalent: bool, res: CellResult,
+                  outcome: Outcome) -> None:
+    """Each cell outcome of the kill matrix, from the verdict and the reported fields."""
+    assert classify(expected, equivalent, res)[0] is outcome
+
+
+def test_self_test_on_a_reduced_set() -> None:
+    """Two bugs and a control on two cells: codes, kill rate and the rendered matrix."""
+    names = ["mutant_no_prep_compound_head", "mutant_heads_loop_one_short",
+             "harmless_set_head_after_tails"]
+    res = self_test(jobs=1, names=names, cells=[(MemoryType.GENERIC, 0), (MemoryType.GENERIC, 2)])
+    codes = {r.name: [c.outcome.value for c in r.cells] for r in res.rows}
+    assert codes == {"mutant_no_prep_compound_head": ["-", "K"],
+                     "mutant_heads_loop_one_short": ["K", "K"],
+                     "harmless_set_head_after_tails": ["ok", "ok"]}
+    assert res.ok and res.kill_rate == 1.0 and len(res.killed) == 2 and len(res.controls) == 1
+    text = res.render()
+    assert text.splitlines()[0].split()[:3] == ["mutant", "GENERIC/0", "GENERIC/2"]
+    assert text.rstrip().endswith("self-test: 2 mutants killed of 2 (100%), "
+                                  "1 equivalent controls not reported (0 false reports)")
+
+
+def test_render_names_failures() -> None:
+    """A survived bug and a false report make the result not ok, and are spelled out."""
+    g0 = (MemoryType.GENERIC, 0)
+
+    def row(name: str, eq: bool, outcome: Outcome, verdict: Verdict,
+            want: tuple[str, ...] | None) -> MutantRow:
+        return MutantRow(name, "x86_64-default", eq,
+                         (CellOutcome(*g0, outcome, verdict, want, (), 0.0),))
+
+    res = SelfTestResult((g0,), (
+        row("mutant_a", False, Outcome.SURVIVED, Verdict.PROVED, ("flags",)),
+        row("mutant_b", False, Outcome.KILLED, Verdict.REFUTED, ("flags",)),
+        row("harmless_c", True, Outcome.FALSE_REPORT, Verdict.UNKNOWN, None)), 0.0, 1)
+    assert not res.ok and res.kill_rate == 0.5
+    assert [r.status for r in res.rows] == ["SURVIVED", "killed", "FALSE-REPORT"]
+    lines = res.render().splitlines()
+    assert "SURV mutant_a GENERIC/0: expected one of flags; got PROVED" in lines
+    assert "FALSE harmless_c GENERIC/0: expected PROVED; got UNKNOWN" in lines
+    assert lines[-1] == ("self-test: 1 mutants killed of 2 (50%), 0 equivalent controls not "
+                         "reported (1 false reports); 1 survived cells; FAILED")
+
+
+def test_self_test_rejects_unknown_mutants() -> None:
+    """An unknown name is an input error listing the catalogue."""
+    with pytest.raises(InputError, match="mutant_nonesuch"):
+        self_test(jobs=1, names=["mutant_nonesuch"])
+
+
+@pytest.mark.slow
+def test_full_self_test() -> None:
+    """Every bug in the catalogue is killed on its field, every control stays proved."""
+    res = self_test()
+    assert res.ok, res.render()
+    assert len(res.bugs) >= 20 and res.kill_rate == 1.0
+    assert res.count(Outcome.FALSE_REPORT) == 0
+    assert "mutants killed of" in res.render().splitlines()[-1]

@@ -1,0 +1,236 @@
+"""Mutation self-test: run every seeded-bug control of :data:`equiv.mutants.MUTANTS` and
+score the checker on it.
+
+Each mutant is checked on its own preset, revision v11, on a few (type, order) cells (order 0
+and 1: no template tail loop; order 2: every page role; order 9: the deduplicated vmemmap on
+64-byte struct pages).  A cell is classified against the mutant's ``expect``:
+
+========  ================  =====================================================
+code      outcome           meaning
+========  ================  =====================================================
+``K``     killed            REFUTED, and one of the expected fields is reported
+``WRONG`` wrong-field       REFUTED, but none of the expected fields is reported
+``SURV``  survived          a difference was expected; PROVED, UNKNOWN or VACUOUS
+``-``     not-applicable    a bug that cannot show at this cell (expect None): PROVED
+``ok``    ok                an equivalent control: PROVED
+``FALSE`` false-report      the cell is expected PROVED (control, or a bug where it
+                            cannot show) but the checker did not prove it
+========  ================  =====================================================
+
+A bug mutant is *killed* if it is killed on at least one cell and survives on none.  The
+self-test is ``ok`` when no cell survived, was caught on the wrong field, or was falsely
+reported.  Returns data and a rendered table; it prints nothing.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+
+from attrs import frozen
+
+from equiv.check import CellResult, Verdict
+from equiv.errors import InputError
+from equiv.matrix import CellSpec, run_matrix
+from equiv.memmap import MemoryType
+from equiv.mutants import MUTANTS, Mutant
+
+#: the (type, order) cells every mutant is checked on
+CELLS: tuple[tuple[MemoryType, int], ...] = (
+    (MemoryType.GENERIC, 0), (MemoryType.GENERIC, 1), (MemoryType.FS_DAX, 2),
+    (MemoryType.GENERIC, 2), (MemoryType.PRIVATE, 9))
+
+
+class Outcome(enum.Enum):
+    """How one cell of one mutant came out; the value is the code in the kill matrix."""
+
+    KILLED = "K"
+    WRONG_FIELD = "WRONG"
+    SURVIVED = "SURV"
+    NOT_APPLICABLE = "-"
+    OK = "ok"
+    FALSE_REPORT = "FALSE"
+
+    @property
+    def failure(self) -> bool:
+        return self in (Outcome.WRONG_FIELD, Outcome.SURVIVED, Outcome.FALSE_REPORT)
+
+
+def is_equivalent(m: Mutant) -> bool:
+    """An equivalent-mutant control (named ``harmless_*``): must be PROVED on every cell."""
+    return m.name.startswith("harmless_")
+
+
+@frozen
+class CellOutcome:
+    """One (type, order) cell of one mutant."""
+
+    ptype: MemoryType
+    order: int
+    outcome: Outcome
+    verdict: Verdict
+    #: the fields of which one must be reported, or None (must be PROVED)
+    expected: tuple[str, ...] | None
+    #: every field name the counterexamples of the cell report (sorted)
+    reported: tuple[str, ...]
+    seconds: float
+
+
+@frozen
+class MutantRow:
+    """One mutant: its cells, in :data:`CELLS` order."""
+
+    name: str
+    config: str
+    equivalent: bool
+    cells: tuple[CellOutcome, ...]
+
+    @property
+    def killed(self) -> bool:
+        """A bug mutant killed on at least one cell and surviving on none."""
+        outs = [c.outcome for c in self.cells]
+        return (not self.equivalent and Outcome.KILLED in outs
+                and Outcome.SURVIVED not in outs)
+
+    @property
+    def failures(self) -> tuple[CellOutcome, ...]:
+        return tuple(c for c in self.cells if c.outcome.failure)
+
+    @property
+    def status(self) -> str:
+        """One word for the row: killed / SURVIVED / equivalent / FALSE-REPORT / WRONG-FIELD."""
+        outs = {c.outcome for c in self.cells}
+        if Outcome.FALSE_REPORT in outs:
+            return "FALSE-REPORT"
+        if Outcome.SURVIVED in outs or (not self.equivalent and Outcome.KILLED not in outs):
+            return "SURVIVED"
+        if Outcome.WRONG_FIELD in outs:
+            return "WRONG-FIELD"
+        return "equivalent" if self.equivalent else "killed"
+
+
+@frozen
+class SelfTestResult:
+    """The kill matrix of a self-test run."""
+
+    cells: tuple[tuple[MemoryType, int], ...]
+    rows: tuple[MutantRow, ...]
+    wall_seconds: float
+    jobs: int
+
+    @property
+    def bugs(self) -> tuple[MutantRow, ...]:
+        return tuple(r for r in self.rows if not r.equivalent)
+
+    @property
+    def controls(self) -> tuple[MutantRow, ...]:
+        return tuple(r for r in self.rows if r.equivalent)
+
+    @property
+    def killed(self) -> tuple[MutantRow, ...]:
+        return tuple(r for r in self.bugs if r.killed)
+
+    @property
+    def kill_rate(self) -> float:
+        """Killed bug mutants over all bug mutants (1.0 when there are none)."""
+        return len(self.killed) / len(self.bugs) if self.bugs else 1.0
+
+    def count(self, outcome: Outcome) -> int:
+        """How many cells (over every mutant) came out ``outcome``."""
+        return sum(c.outcome is outcome for r in self.rows for c in r.cells)
+
+    @property
+    def ok(self) -> bool:
+        """No cell survived, was caught on the wrong field, or was falsely reported."""
+        return not any(r.failures for r in self.rows)
+
+    def summary(self) -> str:
+        n_bugs, n_killed = len(self.bugs), len(self.killed)
+        clean = sum(not any(c.outcome is Outcome.FALSE_REPORT for c in r.cells)
+                    for r in self.controls)
+        line = (f"self-test: {n_killed} mutants killed of {n_bugs} ({100 * self.kill_rate:.0f}%), "
+                f"{clean} equivalent controls not reported "
+                f"({self.count(Outcome.FALSE_REPORT)} false reports)")
+        bad = [f"{n} {o.name.lower().replace('_', '-')}" for o in (Outcome.SURVIVED, Outcome.WRONG_FIELD)
+               if (n := self.count(o))]
+        if bad:
+            line += f"; {', '.join(bad)} cells"
+        return line + ("" if self.ok else "; FAILED")
+
+    def render(self) -> str:
+        """The kill matrix (mutant rows x cell columns, one code per cell) and the summary."""
+        heads = [f"{t.name}/{o}" for t, o in self.cells]
+        name_w = max([len("mutant"), *(len(r.name) for r in self.rows)])
+        widths = [max(len(h), len("FALSE")) for h in heads]
+        cfg_w = max([len("config"), *(len(r.config) for r in self.rows)])
+
+        def line(name: str, cells: list[str], cfg: str, status: str) -> str:
+            mid = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
+            return f"{name.ljust(name_w)}  {mid}  {cfg.ljust(cfg_w)}  {status}".rstrip()
+
+        out = [line("mutant", heads, "config", "result")]
+        out += [line(r.name, [c.outcome.value for c in r.cells], r.config, r.status)
+                for r in self.rows]
+        fails = [(r, c) for r in self.rows for c in r.failures]
+        if fails:
+            out.append("")
+            for r, c in fails:
+                want = "PROVED" if c.expected is None else "one of " + ", ".join(c.expected)
+                got = c.verdict.value + (f" on {', '.join(c.reported)}" if c.reported else "")
+                out.append(f"{c.outcome.value} {r.name} {c.ptype.name}/{c.order}: "
+                           f"expected {want}; got {got}")
+        out.append("")
+        out.append(self.summary())
+        return "\n".join(out) + "\n"
+
+
+def classify(expected: tuple[str, ...] | None, equivalent: bool,
+             res: CellResult) -> tuple[Outcome, tuple[str, ...]]:
+    """The outcome of one cell, and the field names its counterexamples report."""
+    reported = tuple(sorted({n for o in res.obligations if o.counterexample is not None
+                             for d in o.counterexample.diffs for n in d.names}))
+    if expected is None:
+        if res.verdict is not Verdict.PROVED:
+            return Outcome.FALSE_REPORT, reported
+        return (Outcome.OK if equivalent else Outcome.NOT_APPLICABLE), reported
+    if res.verdict is not Verdict.REFUTED:
+        return Outcome.SURVIVED, reported
+    return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
+
+
+def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
+              cells: Iterable[tuple[MemoryType, int]] = CELLS) -> SelfTestResult:
+    """Run the mutation self-test.
+
+    Args:
+        jobs: worker processes (default: all cores).
+        names: the mutants to run (default: the whole catalogue, in catalogue order).
+        cells: the (type, order) cells to check each mutant on.
+
+    Raises:
+        InputError: an unknown mutant name.
+    """
+    chosen = list(MUTANTS) if names is None else list(names)
+    unknown = [n for n in chosen if n not in MUTANTS]
+    if unknown:
+        raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    cell_list = tuple(cells)
+    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n) for n in chosen for t, o in cell_list]
+    results, wall, used = run_matrix(specs, jobs)
+    rows: list[MutantRow] = []
+    it = iter(results)
+    for n in chosen:
+        m = MUTANTS[n]
+        eq = is_equivalent(m)
+        outs = []
+        for t, o in cell_list:
+            res = next(it)
+            want = m.expect(t, o)
+            outcome, reported = classify(want, eq, res)
+            outs.append(CellOutcome(t, o, outcome, res.verdict, want, reported, res.seconds))
+        rows.append(MutantRow(n, m.config, eq, tuple(outs)))
+    return SelfTestResult(cell_list, tuple(rows), wall, used)
+
+
+__all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "classify",
+           "is_equivalent", "self_test"]
