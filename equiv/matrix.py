@@ -14,10 +14,11 @@ from equiv.check import CellResult, Verdict, check_cell, worst
 from equiv.config import Config, preset
 from equiv.memmap import MemoryType, Scenario
 from equiv.mutants import MUTANTS
-from equiv.obligations import build_cell
+from equiv.obligations import FastFn, build_cell
 from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
-from equiv.template_path import revision
+from equiv.slow_variants import comparison
+from equiv.template_path import Revision, revision
 
 TOOL_VERSION = "0.1.0"
 
@@ -54,6 +55,7 @@ class RunResult:
     budget_args: str = ""
     #: how the configuration was chosen on the command line (for reproduce commands)
     config_arg: str = ""
+    revision_summary: str = ""
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
 
@@ -66,15 +68,29 @@ def run_cell(spec: CellSpec) -> CellResult:
     """Build and check one cell (in whichever process calls it)."""
     cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
     layout = Layout.from_config(cfg)
-    rev = revision(spec.revision)
+    rev, fast = resolve(spec.revision)
     if spec.mutant is not None:
         rev = MUTANTS[spec.mutant].apply(rev)
     t0 = time.perf_counter()
-    problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev)
+    problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev, fast)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt)
     # a cell's time includes running both paths symbolically, not only the solver
     return evolve(res, seconds=time.perf_counter() - t0)
+
+
+COMPARE = "compare:"
+
+
+def resolve(name: str) -> tuple[Revision, FastFn | None]:
+    """A revision of the series, or ``compare:NAME``: a slow-path variant (refactor or older
+    kernel, :mod:`equiv.slow_variants`) put in the fast path's place."""
+    if not name.startswith(COMPARE):
+        return revision(name), None
+    cmp = comparison(name.removeprefix(COMPARE))
+    rev = evolve(revision("v11"), name=name, summary=f"{cmp.summary} ({cmp.claim})",
+                 assumptions=cmp.assumptions)
+    return rev, cmp.path
 
 
 def layout_note(cfg: Config) -> str:

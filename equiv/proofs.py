@@ -19,7 +19,7 @@ from equiv.config import PRESETS, preset
 from equiv.errors import EquivError, InputError
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
-from equiv.matrix import CellSpec, RunResult, layout_note, run_matrix
+from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_matrix
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
 from equiv.page_model import Layout
@@ -30,6 +30,8 @@ from equiv.report import (
     render_layout_text,
     render_text,
 )
+from equiv.selftest import self_test
+from equiv.slow_variants import COMPARISONS, comparison
 from equiv.solvers import require
 from equiv.template_path import REVISIONS, revision
 
@@ -58,6 +60,13 @@ def _parser() -> argparse.ArgumentParser:
                    help="read the configuration from a kernel .config (plain or gzip, e.g. "
                         "/proc/config.gz) instead of a preset; arch constants a .config cannot "
                         "settle come from the arch preset and are printed as assumed")
+    p.add_argument("--compare", default=None, metavar="NAME",
+                   help="instead of a fast path, compare a slow-path variant with the base slow "
+                        f"path ({', '.join(COMPARISONS)}): refactors claimed 'no functional "
+                        "change', or an older kernel (differences listed as counterexamples)")
+    p.add_argument("--self-test", action="store_true",
+                   help="run every seeded-bug control and print the kill matrix; exit 1 if a "
+                        "bug survives or an equivalent control is reported")
     p.add_argument("--btf", default=None, metavar="PATH",
                    help="instead of proving, compare the model's struct page / folio layout for "
                         "the chosen config (--config or --kconfig) with a kernel BTF blob such "
@@ -181,7 +190,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             _emit(args, render_layout_json(rep) if args.format == "json" else render_layout_text(rep),
                   out)
             return 0 if rep.ok else 1
-        rev = revision(args.revision)
+        if args.self_test:
+            st = self_test(args.jobs)
+            _emit(args, st.render() + "\n", out)
+            return 0 if st.ok else 1
+        if args.compare is not None:
+            comparison(args.compare)
+            rev, _ = resolve(COMPARE + args.compare)
+        else:
+            rev = revision(args.revision)
         if args.mutant is not None and args.mutant not in MUTANTS:
             raise InputError(f"unknown mutant {args.mutant!r}; valid: {', '.join(MUTANTS)}")
         if args.format not in ("text", "json"):
@@ -210,6 +227,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
                 config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
                 wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
                 choices=rev.assumptions, assumptions=mine[0].assumptions, budget_args=budget,
+                revision_summary=rev.summary,
                 config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
         times = not args.no_times
         if args.format == "json":

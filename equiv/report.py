@@ -34,7 +34,9 @@ def repro_command(run: RunResult, cell: CellResult) -> str:
     """A command line that re-runs exactly this cell."""
     ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
     cfg = run.config_arg or f"--config {run.config.name}"
-    cmd = (f"python -m equiv.proofs {cfg} --revision {run.revision} "
+    what = (f"--compare {run.revision.split(':')[1]}" if run.revision.startswith("compare:")
+            else f"--revision {run.revision}")
+    cmd = (f"python -m equiv.proofs {cfg} {what} "
            f"--types {ptype} --orders {cell.order}")
     return cmd + (f" --mutant {run.mutant}" if run.mutant else "") + run.budget_args
 
@@ -44,7 +46,10 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     out: list[str] = []
     w = out.append
     head = f"equiv {run.tool_version} (z3 {run.z3_version})" if times else "equiv"
-    w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path {run.revision}")
+    if run.revision.startswith("compare:"):
+        w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs {run.revision.split(':')[1]}")
+    else:
+        w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path {run.revision}")
     hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
     w(f"config {run.config.name}{hyp}")
     if run.config.description:
@@ -52,7 +57,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     w(f"  {run.layout_note}")
     for a in run.config.assumed:
         w(f"  assumed: {a}")
-    w(f"revision {run.revision}: {REVISIONS[run.revision].summary}")
+    summary = run.revision_summary or REVISIONS[run.revision].summary
+    w(f"revision {run.revision}: {summary}")
     for ch in run.choices:
         w(f"  choice: {ch}")
     if run.mutant:

@@ -1,0 +1,283 @@
+"""Other slow paths, compared with the v7.3-rc1 base: refactors and an older kernel.
+
+``--compare NAME`` proves (or refutes, with counterexamples) that a variant of the slow path
+leaves the same final memory as the base slow path (:mod:`equiv.slow_path`):
+
+* ``v5-helper-split`` — series v5 patch 2/8 "factor zone-device page init helpers" (25-new
+  @ebb5a9e4): ``zone_device_page_init_slow()`` = ``__zone_device_page_init()`` +
+  ``if (!pagemap_resets_refcount(pgmap)) set_page_count(page, 0)`` at both call sites.
+  Claimed "no functional change".
+* ``pre-section-helper`` — the slow path before v11 patch 2 "add set_page_section_from_pfn()":
+  ``set_page_links()`` with the open-coded ``#ifdef SECTION_IN_PAGE_FLAGS set_page_section(page,
+  pfn_to_section_nr(pfn))``.  Claimed "no functional change"; meaningful on the
+  section-in-flags preset.
+* ``v6.12`` — mm/mm_init.c of v6.12 (TV@2ebc3b68 as quoted in the reference): pageblock
+  migratetype set per page in ``__init_zone_device_page`` when ``pageblock_aligned(pfn)``;
+  only PRIVATE and COHERENT pages reset to refcount 0 [M: the 6.12 condition as recalled];
+  ``prep_compound_tail(head, pfn - head_pfn)`` and ``prep_compound_head()`` inside the tail
+  loop right after tail 1; ``compound_nr_pages(altmap, pgmap)`` without the early-section
+  test.  Differences from the base are expected and are what a reviewer wants listed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.errors import InputError
+from equiv.loops import Carry, Ctx, Owner, block_loop
+from equiv.memmap import (
+    MIGRATE_MOVABLE,
+    VMEMMAP_RESERVE_NR,
+    Geometry,
+    Inputs,
+    MemoryType,
+    Scenario,
+    geometry,
+    page_addr,
+    pfn_of,
+    slot_of,
+)
+from equiv.page_model import Layout, Memory, PageState, PG_reserved, sym_ite_mem
+from equiv.slow_path import (
+    _flags_field,
+    compound_nr_pages,
+    early_return,
+    init_pageblock_migratetype,
+    init_single_page,
+    memmap_init_compound,
+    pageblock_migratetype_init_range,
+    prep_compound_head,
+    prep_compound_tail,
+    reset_refcount_unless,
+    set_bit,
+    set_head,
+    set_page_count,
+    tail_owner,
+    zone_device_page_init_common,
+)
+
+PathFn = Callable[[Ctx, Scenario, Inputs], Memory]
+
+
+@frozen
+class Comparison:
+    """A slow-path variant and what is claimed about it."""
+
+    name: str
+    summary: str
+    claim: str  # "no functional change" or "differences expected"
+    path: PathFn
+    assumptions: tuple[str, ...] = ()
+
+
+# ---- v5 helper split ---------------------------------------------------------------------
+
+
+def zone_device_page_init_slow(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
+    """v5: ``__zone_device_page_init()`` then ``if (!pagemap_resets_refcount(pgmap))
+    set_page_count(page, 0)``."""
+    step = "zone_device_page_init_slow"
+    page = zone_device_page_init_common(sc, inp, page, pfn, f"{step}: __zone_device_page_init")
+    return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
+
+
+def _generic_path(init: Callable[[Scenario, Inputs, PageState, Val], PageState]) -> PathFn:
+    """The v7.3 loop structure with a different per-page init (both call sites)."""
+    from equiv.slow_path import heads_owner
+
+    def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+        def rest() -> Memory:
+            g = geometry(sc, inp)
+
+            def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
+                s0 = bv.const_like(c, 0)
+                m = m.write(c, s0, init(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
+                if sc.stride == 1:
+                    return m, carry
+                nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
+                return _compound(ctx, sc, inp, g, m, c, nr, opt, init), carry
+
+            out, _ = block_loop(ctx, "memmap_init_zone_device.heads", inp.mem,
+                                bv.const_like(g.start, 0), g.ncompounds, (), head, heads_owner())
+            return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)
+
+        return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest)
+
+    return run
+
+
+def _compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: Val, nr: Val,
+              opt: Cond, init: Callable[[Scenario, Inputs, PageState, Val], PageState]) -> Memory:
+    """``memmap_init_compound`` (v7.3 ordering) with a different per-page init."""
+    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
+    mem = set_head(sc, mem, c)
+
+    def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
+        s = slot_of(sc, opt, t)
+        page = init(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
+        page = prep_compound_tail(sc, page, head_addr)
+        page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+        return m.write(c, s, page), carry
+
+    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr, (), tail,
+                        tail_owner(c))
+    return prep_compound_head(sc, inp, g, mem, c)
+
+
+# ---- before set_page_section_from_pfn ---------------------------------------------------------
+
+
+def set_page_links_open_coded(L: Layout, page: PageState, zone: int, nid: Val, pfn: Val) -> PageState:
+    """``set_page_links()`` before v11 patch 2: zone, node, then the open-coded
+    ``#ifdef SECTION_IN_PAGE_FLAGS set_page_section(page, pfn_to_section_nr(pfn)) #endif``."""
+    page = _flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
+    page = _flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
+    if L.config.section_in_page_flags:
+        page = _flags_field(L, page, "SECTIONS", bv.lshr(pfn, L.config.pfn_section_shift),
+                            "set_page_links: set_page_section")
+    return page
+
+
+def _init_pre_section_helper(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
+    """``__init_zone_device_page`` whose ``__init_single_page`` uses the open-coded links."""
+    import equiv.slow_path as sp
+
+    saved = sp.set_page_links
+    sp.set_page_links = set_page_links_open_coded  # type: ignore[assignment]
+    try:
+        return sp.init_zone_device_page(sc, inp, page, pfn)
+    finally:
+        sp.set_page_links = saved  # type: ignore[assignment]
+
+
+# ---- v6.12 ----------------------------------------------------------------------------------
+
+
+def _resets_612(sc: Scenario, inp: Inputs) -> Cond:
+    """6.12: ``if (pgmap->type == MEMORY_DEVICE_PRIVATE || pgmap->type == MEMORY_DEVICE_COHERENT)
+    set_page_count(page, 0)`` [M]."""
+    zeroing = (MemoryType.PRIVATE, MemoryType.COHERENT)
+    if sc.ptype is not None:
+        return sc.ptype in zeroing
+    return bv.or_(*(bv.eq(inp.pgmap_type, bv.const_like(inp.pgmap_type, int(t), 32)) for t in zeroing))
+
+
+def _init_612(ctx: Ctx, sc: Scenario, inp: Inputs, m: Memory, c: Val, s: Val, pfn: Val) -> Memory:
+    """6.12 ``__init_zone_device_page``: single-page init, PG_reserved, pgmap,
+    zone_device_data, refcount 0 for PRIVATE/COHERENT, and ``if (pageblock_aligned(pfn))
+    set_pageblock_migratetype(page, MIGRATE_MOVABLE)`` on the bitmap."""
+    L, cfg = sc.layout, sc.layout.config
+    step = "__init_zone_device_page (6.12)"
+    page = init_single_page(sc, inp, m.read(c, s), pfn, cfg.ZONE_DEVICE_IDX, inp.nid)
+    page = set_bit(L, page, PG_reserved, f"{step}: __SetPageReserved")
+    page = page.set(L, "folio.pgmap", inp.pgmap, f"{step}: page->pgmap = pgmap")
+    page = page.set(L, "zone_device_data", 0, f"{step}: page->zone_device_data = NULL")
+    zero = _resets_612(sc, inp)
+    zeroed = set_page_count(L, page, 0, f"{step}: set_page_count(page, 0)")
+    page = zeroed if zero is True else page if zero is False else \
+        PageState(bits=bv.ite(zero, zeroed.bits, page.bits))
+    m = m.write(c, s, page)
+    po = cfg.PAGEBLOCK_ORDER
+    aligned = bv.eq(pfn & ((1 << po) - 1), 0)
+    b = bv.lshr(pfn, po)
+
+    def set_block() -> Memory:
+        with ctx.assuming(aligned if not isinstance(aligned, bool) else True):
+            cell = init_pageblock_migratetype(sc, inp, m.read_pb(b), MIGRATE_MOVABLE)
+        return m.write_pb(b, cell)
+
+    if isinstance(aligned, bool):
+        return set_block() if aligned else m
+    return sym_ite_mem(aligned, set_block(), m)
+
+
+def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+    cfg = sc.layout.config
+
+    def rest() -> Memory:
+        g = geometry(sc, inp)
+        po = cfg.PAGEBLOCK_ORDER
+
+        def block_of_heads(b: Val) -> tuple[Cond, Val]:
+            return True, bv.lshr((b << po) - g.start, sc.order)
+
+        def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
+            s0 = bv.const_like(c, 0)
+            head_pfn = pfn_of(sc, g, c, s0)
+            m = _init_612(ctx, sc, inp, m, c, s0, head_pfn)
+            if sc.stride == 1:
+                return m, carry
+            # compound_nr_pages(altmap, pgmap): no early-section test in 6.12
+            full = bv.const_like(c, sc.stride)
+            if sc.can_optimize_static:
+                nr = bv.ite(inp.altmap_valid, full,
+                            bv.const_like(c, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page))
+            else:
+                nr = full
+            _, really_deduplicated = compound_nr_pages(sc, inp, head_pfn)
+            head_addr = page_addr(sc, inp, head_pfn)
+            m = set_head(sc, m, c)
+
+            def one_tail(mm: Memory, t: Val) -> Memory:
+                s = slot_of(sc, really_deduplicated, t)
+                mm = _init_612(ctx, sc, inp, mm, c, s, pfn_of(sc, g, c, t))
+                page = prep_compound_tail(sc, mm.read(c, s), head_addr)
+                page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+                return mm.write(c, s, page)
+
+            def tail(mm: Memory, cr: Carry, t: Val) -> tuple[Memory, Carry]:
+                return one_tail(mm, t), cr
+
+            def tail_pb(b: Val) -> tuple[Cond, Val]:
+                return True, (b << po) - head_pfn
+
+            # the 6.12 loop runs prep_compound_head in its first iteration (pfn == head_pfn + 1),
+            # which writes page[2] before iteration 2 re-initialises it: the first iteration is
+            # peeled off so every remaining iteration touches only its own struct page
+            m = one_tail(m, bv.const_like(c, 1))
+            m = prep_compound_head(sc, inp, g, m, c)
+            owner = Owner(page=lambda c2, s2: (bv.eq(c2, c), s2), pb=tail_pb)
+            m, _ = block_loop(ctx, "memmap_init_compound.tails (6.12)", m, bv.const_like(c, 2), nr,
+                              (), tail, owner)
+            return m, carry
+
+        heads = Owner(page=lambda c2, s2: (True, c2), pb=block_of_heads)
+        out, _ = block_loop(ctx, "memmap_init_zone_device.heads (6.12)", inp.mem,
+                            bv.const_like(g.start, 0), g.ncompounds, (), head, heads)
+        return out
+
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest)
+
+
+COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
+    Comparison("v5-helper-split", "series v5 patch 2/8: zone_device_page_init_slow + "
+               "pagemap_resets_refcount at both call sites", "no functional change",
+               _generic_path(zone_device_page_init_slow)),
+    Comparison("pre-section-helper", "set_page_links before v11 patch 2 (open-coded "
+               "SECTION_IN_PAGE_FLAGS)", "no functional change",
+               _generic_path(_init_pre_section_helper)),
+    Comparison("v6.12", "mm/mm_init.c of v6.12: per-page pageblock migratetype, PRIVATE/COHERENT "
+               "refcount 0, prep_compound_head inside the tail loop, no early-section test",
+               "differences expected", _path_612,
+               ("6.12 refcount policy: only PRIVATE and COHERENT reset to 0 [M]",
+                "6.12 set_pageblock_migratetype modelled like init_pageblock_migratetype [M]")),
+)}
+
+
+def comparison(name: str) -> Comparison:
+    """Look a comparison up by name.
+
+    Raises:
+        InputError: unknown name; the message lists the valid ones.
+    """
+    try:
+        return COMPARISONS[name]
+    except KeyError:
+        raise InputError(f"unknown --compare {name!r}; valid: {', '.join(COMPARISONS)}") from None
+
+
+__all__ = ["COMPARISONS", "Comparison", "comparison", "memmap_init_compound"]
