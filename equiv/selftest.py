@@ -145,43 +145,16 @@ class SelfTestResult:
         return not any(r.failures for r in self.rows)
 
     def summary(self) -> str:
-        n_bugs, n_killed = len(self.bugs), len(self.killed)
-        clean = sum(not any(c.outcome is Outcome.FALSE_REPORT for c in r.cells)
-                    for r in self.controls)
-        line = (f"self-test: {n_killed} mutants killed of {n_bugs} ({100 * self.kill_rate:.0f}%), "
-                f"{clean} equivalent controls not reported "
-                f"({self.count(Outcome.FALSE_REPORT)} false reports)")
-        bad = [f"{n} {o.name.lower().replace('_', '-')}" for o in (Outcome.SURVIVED, Outcome.WRONG_FIELD)
-               if (n := self.count(o))]
-        if bad:
-            line += f"; {', '.join(bad)} cells"
-        return line + ("" if self.ok else "; FAILED")
+        """One line: kill rate and false reports (formatted by :mod:`equiv.report`)."""
+        from equiv.report import selftest_summary
+
+        return selftest_summary(self)
 
     def render(self) -> str:
-        """The kill matrix (mutant rows x cell columns, one code per cell) and the summary."""
-        heads = [f"{t.name}/{o}" for t, o in self.cells]
-        name_w = max([len("mutant"), *(len(r.name) for r in self.rows)])
-        widths = [max(len(h), len("FALSE")) for h in heads]
-        cfg_w = max([len("config"), *(len(r.config) for r in self.rows)])
+        """The kill matrix and the summary (formatted by :mod:`equiv.report`)."""
+        from equiv.report import render_selftest
 
-        def line(name: str, cells: list[str], cfg: str, status: str) -> str:
-            mid = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-            return f"{name.ljust(name_w)}  {mid}  {cfg.ljust(cfg_w)}  {status}".rstrip()
-
-        out = [line("mutant", heads, "config", "result")]
-        out += [line(r.name, [c.outcome.value for c in r.cells], r.config, r.status)
-                for r in self.rows]
-        fails = [(r, c) for r in self.rows for c in r.failures]
-        if fails:
-            out.append("")
-            for r, c in fails:
-                want = "PROVED" if c.expected is None else "one of " + ", ".join(c.expected)
-                got = c.verdict.value + (f" on {', '.join(c.reported)}" if c.reported else "")
-                out.append(f"{c.outcome.value} {r.name} {c.ptype.name}/{c.order}: "
-                           f"expected {want}; got {got}")
-        out.append("")
-        out.append(self.summary())
-        return "\n".join(out) + "\n"
+        return render_selftest(self)
 
 
 def classify(expected: tuple[str, ...] | None, equivalent: bool,
