@@ -62,11 +62,14 @@ class ObligationResult:
     seconds: float
     counterexample: Counterexample | None = None
     reason: str = ""
+    #: what was shown satisfiable before PROVED was claimed (assumptions with this role,
+    #: each path reaching its end)
+    coverage: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {"obligation": self.name, "kind": self.kind, "role": self.role,
                 "verdict": self.verdict.value, "seconds": round(self.seconds, 4),
-                "reason": self.reason or None,
+                "reason": self.reason or None, "coverage": list(self.coverage),
                 "counterexample": None if self.counterexample is None
                 else self.counterexample.to_json()}
 
@@ -280,6 +283,22 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 time.perf_counter() - t0, reason=vacuous[ob.role.name]))
     if len(vacuous) == len(problem.observations):
         return done()
+    # ... and each path must run to its end for some input allowed by the assumptions
+    for path, cond in problem.reach.items():
+        r = _check(s, cond, keep_sat=True, name=f"reach-{path}")
+        if r != z3.sat:
+            why = (f"the {path} path never reaches its end under the assumptions (it always "
+                   "returns early)" if r == z3.unsat else f"reach check: {s.reason_unknown()}")
+            for ob in problem.observations:
+                if ob.role.name not in vacuous:
+                    vacuous[ob.role.name] = why
+                    results.append(ObligationResult(
+                        f"{ob.role.name}_equal", "page", ob.role.name,
+                        Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN, 0.0, reason=why))
+    if len(vacuous) == len(problem.observations):
+        return done()
+    coverage = ("assumptions satisfiable together with the role's constraint",
+                *(f"{p} path reaches its end" for p in problem.reach))
 
     # 2. loop lemmas
     s = _solver(problem, timeout_ms, rlimit=rlimit)
@@ -326,7 +345,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         t0 = time.perf_counter()
         r1 = _check(s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
-            results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok))
+            results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
             pushed = _prefer(s, problem, ob)
             model = s.model()
@@ -353,9 +372,11 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     return done()
 
 
-def _unsat_result(ob: Observation, dt: float, lemma_ok: bool) -> ObligationResult:
+def _unsat_result(ob: Observation, dt: float, lemma_ok: bool,
+                  coverage: tuple[str, ...] = ()) -> ObligationResult:
     if lemma_ok:
-        return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.PROVED, dt)
+        return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.PROVED, dt,
+                                coverage=coverage)
     return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN, dt,
                             reason="no difference under the loop summaries, but a loop lemma "
                                    "is not proved")

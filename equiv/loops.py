@@ -97,6 +97,9 @@ class Ctx:
         #: stated for this symbol (universally quantified all the same: it is free in the
         #: lemma query) so the body instantiation is shared with the observation.
         self.k_hint: dict[str, z3.BitVecRef] = {}
+        #: which path is being run ("slow", "fast"), and the early exits each one took
+        self.path = ""
+        self.exits: list[tuple[str, z3.BoolRef]] = []
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""

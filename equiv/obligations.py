@@ -106,6 +106,8 @@ class CellProblem:
     observations: list[Observation]
     lemmas: list[Lemma]
     fast: FastFn
+    #: per path, the condition under which it runs to its end (no early return taken)
+    reach: dict[str, z3.BoolRef]
 
 
 def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellProblem:
@@ -125,8 +127,12 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellP
                        "memmap_init_zone_device.template_heads": c,
                        "memmap_init_compound.tails": t,
                        "memmap_init_compound.template_tails": t})
+    ctx.path = "slow"
     slow_mem = memmap_init_zone_device(ctx, sc, inp)
+    ctx.path = "fast"
     fast_mem = fast_fn(ctx, sc, inp)
+    reach = {p: z3.And(z3.BoolVal(True), *(z3.Not(c) for q, c in ctx.exits if q == p))
+             for p in ("slow", "fast")}
     g = geometry(sc, inp)
     obs: list[Observation] = []
     for role in roles_for(sc.order):
@@ -149,4 +155,4 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellP
                                fast_mem.read(c, s), optimised=opt))
     return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
                        assumptions=assumptions(sc, inp), observations=obs,
-                       lemmas=list(ctx.lemmas), fast=fast_fn)
+                       lemmas=list(ctx.lemmas), fast=fast_fn, reach=reach)

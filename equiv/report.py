@@ -113,6 +113,8 @@ def _obligation(w: Any, ob: ObligationResult, times: bool) -> None:
     w(f"  {ob.verdict.value} {ob.name}{desc}{t}")
     if ob.reason:
         w(f"    {ob.reason}")
+    if ob.coverage:
+        w(f"    shown satisfiable first: {'; '.join(ob.coverage)}")
     if ob.counterexample is not None:
         _counterexample(w, ob.counterexample)
 

@@ -324,10 +324,18 @@ def heads_owner() -> Owner:
     return Owner(page=lambda c2, s2: (True, c2), pb=never)
 
 
-def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory]) -> Memory:
-    """``if (cond) return;`` at the top of a function on memory, in either domain."""
+def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
+                 ctx: Ctx | None = None) -> Memory:
+    """``if (cond) return;`` at the top of a function on memory, in either domain.
+
+    With ``ctx``, the exit is recorded (``ctx.exits``) so the checker can show that the path
+    reaches its end under the assumptions (a proof about a path that always returns early
+    would be vacuous).
+    """
     if isinstance(cond, bool):
         return mem if cond else rest()
+    if ctx is not None:
+        ctx.exits.append((ctx.path, cond))
     return sym_ite_mem(cond, mem, rest())
 
 
@@ -336,7 +344,8 @@ def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
 
     ``WARN_ON_ONCE(!pgmap || zone_idx != ZONE_DEVICE)`` returns before anything is written.
     """
-    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _memmap_init_zone_device(ctx, sc, inp))
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _memmap_init_zone_device(ctx, sc, inp),
+                        ctx)
 
 
 def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:

@@ -105,7 +105,7 @@ def _generic_path(init: Callable[[Scenario, Inputs, PageState, Val], PageState])
                                 bv.const_like(g.start, 0), g.ncompounds, (), head, heads_owner())
             return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)
 
-        return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest)
+        return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
 
     return run
 
@@ -250,7 +250,7 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
                             bv.const_like(g.start, 0), g.ncompounds, (), head, heads)
         return out
 
-    return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest)
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
 
 
 COMPARISONS: dict[str, Comparison] = {c.name: c for c in (

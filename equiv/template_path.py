@@ -305,12 +305,13 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
 
 def template_memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
     """``memmap_init_zone_device()`` of v11 patch 3 (heads) with patch 4 (tails)."""
-    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _fast(ctx, sc, inp, rev))
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _fast(ctx, sc, inp, rev), ctx)
 
 
 def _fast(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
     g = geometry(sc, inp)
-    return early_return(bv.eq(g.nr_pages, 0), inp.mem, lambda: _fast_nonempty(ctx, sc, inp, rev, g))
+    return early_return(bv.eq(g.nr_pages, 0), inp.mem, lambda: _fast_nonempty(ctx, sc, inp, rev, g),
+                        ctx)
 
 
 def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geometry) -> Memory:

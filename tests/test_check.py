@@ -31,6 +31,25 @@ def test_contradictory_assumptions_are_vacuous() -> None:
     assert {o.verdict for o in res.obligations} == {Verdict.VACUOUS}
 
 
+def test_path_that_always_returns_early_is_vacuous() -> None:
+    """If the assumptions force an early return (here: an empty range, so the fast path's
+    `if (!nr_pages) return;` always fires), nothing was really checked: VACUOUS."""
+    p = cell()
+    p = evolve(p, assumptions=[*p.assumptions, ("empty range", p.inputs.nr_pages == 0)])
+    res = check_cell(p)
+    assert res.verdict is Verdict.VACUOUS
+    assert any("fast path never reaches its end" in o.reason for o in res.obligations)
+
+
+def test_proved_obligations_state_their_coverage() -> None:
+    """A PROVED page obligation says what was shown satisfiable before it was claimed."""
+    res = check_cell(cell())
+    head = next(o for o in res.obligations if o.role == "head")
+    assert head.verdict is Verdict.PROVED
+    assert head.coverage == ("assumptions satisfiable together with the role's constraint",
+                             "slow path reaches its end", "fast path reaches its end")
+
+
 def test_exhausted_budget_is_unknown() -> None:
     """A query that runs out of its resource limit is UNKNOWN, and UNKNOWN is not success."""
     res = check_cell(cell(), rlimit=1)
