@@ -39,6 +39,7 @@ from equiv.slow_path import (
     early_return,
     heads_owner,
     init_zone_device_page,
+    memmap_init_compound,
     memmap_init_zone_device,
     pageblock_migratetype_init_range,
     prep_compound_head,
@@ -98,6 +99,8 @@ class FastVariant:
     #: The refresh this does to the head template is not carried back to the heads loop,
     #: which refreshes the template again before each head copy.
     tail1_from_template: bool = False
+    #: v1 had only a head template: tails keep the slow memmap_init_compound
+    tail_template: bool = True
     #: tail 1 gets prep_compound_tail before the snapshot (v11).
     tail1_prep_compound_tail: bool = True
 
@@ -105,7 +108,7 @@ class FastVariant:
         for name, ok in (("head_snapshot", {"before_init", "before_compound", "after_compound"}),
                          ("tail_seed", {"after_tail_init", "before_prep_compound_tail",
                                         "after_prep_compound_head", "head_template"}),
-                         ("refresh_when", {"before", "after"}),
+                         ("refresh_when", {"before", "after", "destination"}),
                          ("prep_compound_head_when", {"after_tails", "before_tail_loop"}),
                          ("set_head_when", {"first", "after_tails", "after_prep_compound_head"})):
             if getattr(self, name) not in ok:
@@ -141,6 +144,11 @@ class Revision:
     assumptions: tuple[str, ...] = ()
 
 
+_V1_V4_GUARD = ("use_template = !page_ref_tracepoint_active(page_ref_set) [R: opening of each "
+                "LKML mail]; without DEBUG_PAGE_REF the guard is the constant true")
+_OLD_BASE = ("compared with the v7.3-rc1 slow path, not the v7.1-rc3 one the revision was "
+             "written against [N]")
+
 REVISIONS: dict[str, Revision] = {
     "v11": Revision(
         name="v11",
@@ -148,6 +156,41 @@ REVISIONS: dict[str, Revision] = {
                 "memcpy_nontemporal without drain",
         assumptions=("memcpy_nontemporal() modelled as a byte copy (same bytes as memcpy) [R]",
                      "unchanged tail of the v11 heads loop (memmap_init_compound call) [I]"),
+    ),
+    "v1": Revision(
+        name="v1",
+        summary="2026-05-15 (v7.1-rc3, 4 patches): head template only; slow path when the "
+                "page_ref_set tracepoint is on; 64-bit only",
+        variant=FastVariant(tail_template=False, refresh_when="destination"),
+        use_template_switch=True,
+        assumptions=(_V1_V4_GUARD, "64BIT condition: always true (ZONE_DEVICE needs 64BIT) [R]",
+                     "pfn fields fixed in the destination after the copy, as v2 [N]",
+                     "tails by the unchanged slow memmap_init_compound [I: the tail template "
+                     "arrives in v2 patch 4/7]", _OLD_BASE),
+    ),
+    "v2": Revision(
+        name="v2",
+        summary="2026-05-21 (7 patches): head and tail templates; copy, then fix the "
+                "pfn-dependent fields in the destination",
+        variant=FastVariant(refresh_when="destination"),
+        use_template_switch=True,
+        assumptions=(_V1_V4_GUARD + " && IS_ALIGNED(sizeof(struct page), sizeof(u64)): always "
+                     "true (56..96, multiples of 8) [R]",
+                     "tail template seeded as in v11 [N]", _OLD_BASE),
+    ),
+    "v3": Revision(
+        name="v3",
+        summary="2026-05-26 (8 patches): refresh the pfn fields in the template, then memcpy",
+        use_template_switch=True,
+        assumptions=(_V1_V4_GUARD, "tail template seeded as in v11 [N]", _OLD_BASE),
+    ),
+    "v4": Revision(
+        name="v4",
+        summary="2026-06-03 (8 patches): zone_device_tail_page_init(), memcpy_streaming() + "
+                "memcpy_streaming_drain()",
+        use_template_switch=True,
+        assumptions=(_V1_V4_GUARD, "memcpy_streaming() modelled as a byte copy [R]",
+                     "tail template seeded as in v11 [N]", _OLD_BASE),
     ),
     "v5": Revision(
         name="v5",
@@ -200,16 +243,16 @@ def copy_page(dst: PageState, src: PageState, nbytes: int, what: str) -> PageSta
 
 
 def refresh_template(sc: Scenario, inp: Inputs, v: FastVariant, tmpl: PageState,
-                     pfn: Val) -> PageState:
+                     pfn: Val, where: str = "template") -> PageState:
     """The template refresh of ``zone_device_page_init_from_template()`` (v11 patch 3):
     ``set_page_section_from_pfn(template, pfn)`` and, under WANT_PAGE_VIRTUAL,
     ``set_page_address(template, __va(pfn << PAGE_SHIFT))``."""
     L = sc.layout
     step = "zone_device_page_init_from_template"
     if v.refresh_section:
-        tmpl = set_page_section_from_pfn(L, tmpl, pfn, f"{step}: set_page_section_from_pfn(template)")
+        tmpl = set_page_section_from_pfn(L, tmpl, pfn, f"{step}: set_page_section_from_pfn({where})")
     if L.config.WANT_PAGE_VIRTUAL and v.refresh_virtual:
-        tmpl = tmpl.set(L, "virtual", va(sc, inp, pfn), f"{step}: set_page_address(template)")
+        tmpl = tmpl.set(L, "virtual", va(sc, inp, pfn), f"{step}: set_page_address({where})")
     return tmpl
 
 
@@ -221,6 +264,9 @@ def init_from_template(sc: Scenario, inp: Inputs, v: FastVariant, dst: PageState
         ``(new page, new template)``; the template is mutated in place in the kernel.
     """
     n = sc.layout.size + v.copy_len_delta
+    if v.refresh_when == "destination":  # v1/v2: copy, then fix the pfn fields in the page
+        out = copy_page(dst, tmpl, n, what)
+        return refresh_template(sc, inp, v, out, pfn, "page"), tmpl
     if v.refresh_when == "before":
         tmpl = refresh_template(sc, inp, v, tmpl, pfn)
         return copy_page(dst, tmpl, n, what), tmpl
@@ -243,12 +289,15 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
                               mem: Memory, c: Val, nr_pages: Val, optimised: Cond,
                               head_tmpl: PageState, carried_tail: PageState | None
                               ) -> tuple[Memory, Callable[[], PageState]]:
-    """``memmap_init_compound()`` of v11 patch 4 ("extend to compound tails").
+    """``memmap_init_compound()`` of v11 patch 4 ("extend to compound tails"); with
+    ``tail_template=False`` (v1) the base ``memmap_init_compound()``.
 
     Returns:
         memory, and a function giving the tail template after the compound (used only by a
         variant that keeps one template across compounds).
     """
+    if not rev.variant.tail_template:
+        return memmap_init_compound(ctx, sc, inp, g, mem, c, nr_pages, optimised), lambda: head_tmpl
     v, L = rev.variant, sc.layout
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     if v.set_head_when == "first":
