@@ -147,6 +147,9 @@ def _list(out: TextIO) -> None:
         out.write(f"  {name}: {rev.summary}\n")
         for a in rev.assumptions:
             out.write(f"    assumes: {a}\n")
+    out.write("comparisons (--compare):\n")
+    for c in COMPARISONS.values():
+        out.write(f"  {c.name} ({c.claim}): {c.summary}\n")
     out.write("pgmap types: " + ", ".join(t.name for t in MemoryType) + "\n")
     out.write("mutants (seeded-bug controls):\n")
     for m in MUTANTS.values():
@@ -247,4 +250,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
 
 
 if __name__ == "__main__":
+    import signal
+
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly, no traceback
     sys.exit(main())
