@@ -75,7 +75,8 @@ class FastVariant:
     tail_loop_end_delta: int = 0
     #: v11 rebuilds the tail template in every compound; False keeps compound 0's.
     tail_template_per_compound: bool = True
-    #: refresh the template before the copy (v3+), or after it ("after").
+    #: refresh the template before the copy ("before", v3+), after it ("after"), or copy and
+    #: then fix the pfn fields in the destination page ("destination", v1/v2).
     refresh_when: str = "before"
     #: memmap_init_compound ends with prep_compound_head(head, order) (v11, as the base).
     prep_compound_head: bool = True
