@@ -56,6 +56,9 @@ class Config:
     SECTION_IN_PAGE_FLAGS_FORCED: bool = False
     # Hypothetical: the cpupid forced out of page->flags where the formulas would keep it in.
     LAST_CPUPID_OUTSIDE_FORCED: bool = False
+    #: tool setting, not a kernel symbol: compare the page_ref_set tracepoint events beside
+    #: memory (meaningful with DEBUG_PAGE_REF; --observe-events)
+    observe_events: bool = False
     # arch constants [M]
     SECTION_SIZE_BITS: int = 27
     MAX_PHYSMEM_BITS: int = 46
@@ -66,6 +69,11 @@ class Config:
     @property
     def page_size(self) -> int:
         return 1 << self.PAGE_SHIFT
+
+    @property
+    def tracks_events(self) -> bool:
+        """Are page_ref_set events modelled (DEBUG_PAGE_REF and asked for)?"""
+        return self.DEBUG_PAGE_REF and self.observe_events
 
     @property
     def MAX_NR_ZONES(self) -> int:
@@ -157,6 +165,9 @@ PRESETS: dict[str, Config] = {c.name: c for c in (
     _v(DEFAULT, "x86_64-section-in-flags",
        "section number in page->flags (SPARSEMEM without VMEMMAP)",
        SECTION_IN_PAGE_FLAGS_FORCED=True, hypothetical=True),
+    _v(DEFAULT, "x86_64-debug-page-ref",
+       "DEBUG_PAGE_REF: the page_ref_set tracepoint exists and may be enabled at run time; "
+       "its events are an observable beside memory", DEBUG_PAGE_REF=True),
     ARM64_4K,
     _v(ARM64_4K, "arm64-16k", "arm64, 16K pages", PAGE_SHIFT=14, PAGEBLOCK_ORDER=11),
     _v(ARM64_4K, "arm64-64k", "arm64, 64K pages", PAGE_SHIFT=16, PAGEBLOCK_ORDER=13,

@@ -124,7 +124,8 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[
     unwritten = ("initial memory (never written)",) * L.size
 
     def initial(c: int, s: int) -> PageState:
-        return PageState(bits=CBV(pages((c << 64) | s, 128), 8 * L.size), origin=unwritten)
+        return PageState(bits=CBV(pages((c << 64) | s, 128), 8 * L.size), origin=unwritten,
+                         events=CBV(0, 16) if L.config.tracks_events else None)
 
     def factory() -> Inputs:
         vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
@@ -183,6 +184,19 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
             diffs.append(FieldDiff(lo, atom.size, tuple(atom.names_for(ob.role.page_index)), sv, fv,
                                    tuple(dict.fromkeys(sp.origin[lo:hi])),
                                    tuple(dict.fromkeys(fp.origin[lo:hi]))))
+    if sp.events is not None and fp.events is not None and ob.slow.events is not None \
+            and ob.fast.events is not None:
+        se, fe = int(sp.events), int(fp.events)  # type: ignore[call-overload]
+        sym_se = model.eval(ob.slow.events, model_completion=True).as_long()
+        sym_fe = model.eval(ob.fast.events, model_completion=True).as_long()
+        if (se, fe) != (sym_se, sym_fe):
+            raise InternalMismatch(f"replay of {ob.role.name}: page_ref_set event counts "
+                                   f"{se}/{fe} concretely, {sym_se}/{sym_fe} symbolically")
+        if se != fe:
+            diffs.append(FieldDiff(L.size, 0, ("page_ref_set tracepoint events (observable, not "
+                                               "memory)",), se, fe,
+                                   ("set_page_count/init_page_count: __page_ref_set",),
+                                   ("memcpy of a template emits no event",)))
     if not diffs:
         raise InternalMismatch(f"replay of {ob.role.name}: the solver's difference vanished")
     pfn = int(pfn_of(sc, g, c, t))  # type: ignore[call-overload]

@@ -119,7 +119,7 @@ def symbolic_inputs(layout: Layout) -> tuple[Inputs, z3.FuncDeclRef]:
         mobility_disabled=z3.Bool("mobility_disabled"),
         tracepoint_on=z3.Bool("tracepoint_on"),
         early_section=lambda nr: early(nr),  # type: ignore[arg-type]
-        mem=SymMemory.fresh("mem0", layout.nwords),
+        mem=SymMemory.fresh("mem0", layout.nwords, events=layout.config.tracks_events),
     )
     return inp, early
 
@@ -249,7 +249,8 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
     def initial(c: int, s: int) -> PageState:
         byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
         return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
-                         origin=("initial memory (never written)",) * size)
+                         origin=("initial memory (never written)",) * size,
+                         events=CBV(0, 16) if layout.config.tracks_events else None)
 
     def v(x: int) -> CBV:
         return CBV(x, 64)

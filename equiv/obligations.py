@@ -91,7 +91,11 @@ class Observation:
             assert off == end, "layout atoms must partition struct page"
             end = off + size
         assert end == self.slow.size, "layout atoms must cover struct page"
-        return z3.Implies(self.constraint, self.slow.bits == self.fast.bits)
+        same = self.slow.bits == self.fast.bits
+        if self.slow.events is not None and self.fast.events is not None:
+            # DEBUG_PAGE_REF: the page_ref_set events are observable beside memory
+            same = z3.And(same, self.slow.events == self.fast.events)
+        return z3.Implies(self.constraint, same)
 
 
 @frozen(eq=False)

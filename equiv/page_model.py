@@ -311,6 +311,9 @@ class PageState:
 
     bits: Val = field(validator=_check_bits)
     origin: tuple[str, ...] | None = None
+    #: ghost observable beside memory: how many ``page_ref_set`` tracepoint events were
+    #: emitted for this struct page (16 bits); None when tracepoints are compiled out
+    events: Val | None = None
 
     @property
     def size(self) -> int:
@@ -349,10 +352,10 @@ class PageState:
             lo = 8 * offset
             m = ((1 << (8 * size)) - 1) << lo
             return PageState(bits=CBV((bits.value & ~m) | (v << lo), bits.width),
-                             origin=_origin(self.origin, offset, size, step))
+                             origin=_origin(self.origin, offset, size, step), events=self.events)
         val = _as(value, 8 * size, like=bits)
         return PageState(bits=splice(bits, 8 * offset, val),
-                         origin=_origin(self.origin, offset, size, step))
+                         origin=_origin(self.origin, offset, size, step), events=self.events)
 
     def get(self, layout: Layout, name: str, page: int | None = None) -> Val:
         v = layout.view(name, page)
@@ -368,7 +371,7 @@ class PageState:
         zero = CBV(0, bv.width(self.bits)) if isinstance(self.bits, CBV) else \
             z3.BitVecVal(0, bv.width(self.bits))
         origin = None if self.origin is None else (step,) * len(self.origin)
-        return PageState(bits=zero, origin=origin)
+        return PageState(bits=zero, origin=origin, events=self.events)
 
     def byte(self, i: int) -> Val:
         return bv.extract(self.bits, 8 * i + 7, 8 * i)
@@ -407,7 +410,8 @@ def ite_page(c: Cond, a: PageState, b: PageState) -> PageState:
     """``c ? a : b`` (provenance follows the branch taken when ``c`` is concrete)."""
     if isinstance(c, bool):
         return a if c else b
-    return PageState(bits=bv.ite(c, a.bits, b.bits))
+    ev = None if a.events is None or b.events is None else bv.ite(c, a.events, b.events)
+    return PageState(bits=bv.ite(c, a.bits, b.bits), events=ev)
 
 
 def pages_equal(a: PageState, b: PageState) -> Cond:
@@ -470,13 +474,14 @@ class SymMemory(Memory):
         self._memo_pb: dict[int, tuple[Val, Val]] = {}
 
     @classmethod
-    def fresh(cls, name: str, nwords: int) -> SymMemory:
+    def fresh(cls, name: str, nwords: int, events: bool = False) -> SymMemory:
         """Arbitrary memory: an uninterpreted array of struct pages, indexed by the 128-bit
         ``compound ++ slot`` (one index, so every query is plain SMT-LIB QF_AUFBV that any
         solver reads), and one array of bitmap cells."""
         arr = z3.Array(f"{name}.pages", z3.BitVecSort(128), z3.BitVecSort(64 * nwords))
         pb = z3.Array(f"{name}.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
-        return cls(lambda c, s: PageState(bits=z3.Select(arr, z3.Concat(c, s))),
+        ev = z3.BitVecVal(0, 16) if events else None  # the event trace starts empty
+        return cls(lambda c, s: PageState(bits=z3.Select(arr, z3.Concat(c, s)), events=ev),
                    lambda b: z3.Select(pb, b))
 
     def read(self, c: Val, s: Val) -> PageState:

@@ -13,6 +13,8 @@ import argparse
 import sys
 from typing import NoReturn, TextIO
 
+from attrs import evolve
+
 from equiv.btf import Btf
 from equiv.check import Verdict, worst
 from equiv.config import PRESETS, preset
@@ -64,6 +66,9 @@ def _parser() -> argparse.ArgumentParser:
                    help="instead of a fast path, compare a slow-path variant with the base slow "
                         f"path ({', '.join(COMPARISONS)}): refactors claimed 'no functional "
                         "change', or an older kernel (differences listed as counterexamples)")
+    p.add_argument("--observe-events", action="store_true",
+                   help="also compare the page_ref_set tracepoint events (needs a DEBUG_PAGE_REF "
+                        "config, e.g. --config x86_64-debug-page-ref): v11 copies emit none")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
                         "bug survives or an equivalent control is reported")
@@ -185,6 +190,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             configs = [preset(args.config)]
         if args.format not in ("text", "json"):
             raise InputError(f"unknown --format {args.format!r}; valid: text, json")
+        if args.observe_events:
+            if not all(c.DEBUG_PAGE_REF for c in configs):
+                raise InputError("--observe-events needs a config with DEBUG_PAGE_REF (valid: "
+                                 "--config x86_64-debug-page-ref, or a .config with "
+                                 "CONFIG_DEBUG_PAGE_REF=y)")
+            configs = [evolve(c, observe_events=True) for c in configs]
         if args.btf is not None:
             if len(configs) != 1:
                 raise InputError("--btf compares one configuration; give --kconfig PATH or a "

@@ -52,7 +52,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     else:
         w(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path {run.revision}")
     hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
-    w(f"config {run.config.name}{hyp}")
+    ev = " (+ page_ref_set events observed)" if run.config.tracks_events else ""
+    w(f"config {run.config.name}{hyp}{ev}")
     if run.config.description:
         w(f"  {run.config.description}")
     w(f"  {run.layout_note}")
@@ -149,7 +150,8 @@ def _counterexample(w: Any, cx: Counterexample) -> None:
     w(f"    {'field':38s} {'offset':>7s}  {'slow':18s}  fast")
     for d in cx.diffs:
         names = d.names[0] + (f" ({', '.join(d.names[1:])})" if len(d.names) > 1 else "")
-        w(f"    {names:38s} {f'{d.offset}+{d.size}':>7s}  {d.slow:#018x}  {d.fast:#018x}")
+        where = "events" if d.size == 0 else f"{d.offset}+{d.size}"
+        w(f"    {names:38s} {where:>7s}  {d.slow:#018x}  {d.fast:#018x}")
         w(f"        slow last written by: {'; '.join(d.slow_origin)}")
         w(f"        fast last written by: {'; '.join(d.fast_origin)}")
     w("    replayed concretely through both paths: the difference reproduces")

@@ -84,10 +84,17 @@ def set_page_links(L: Layout, page: PageState, zone: int, nid: Val, pfn: Val) ->
     return set_page_section_from_pfn(L, page, pfn, "set_page_links: set_page_section")
 
 
-def set_page_count(L: Layout, page: PageState, v: int, step: str = "set_page_count") -> PageState:
-    """``set_page_count()`` (page_ref.h): ``atomic_set(&page->_refcount, v)``.  The
-    ``__page_ref_set`` tracepoint only emits an event; memory is unaffected."""
-    return page.set(L, "_refcount", v, step)
+def set_page_count(L: Layout, page: PageState, v: int, step: str = "set_page_count",
+                   inp: Inputs | None = None) -> PageState:
+    """``set_page_count()`` (page_ref.h): ``atomic_set(&page->_refcount, v)``, then
+    ``if (page_ref_tracepoint_active(page_ref_set)) __page_ref_set(page, v)``: an event,
+    counted in the page's ghost ``events`` when DEBUG_PAGE_REF makes the tracepoint exist."""
+    page = page.set(L, "_refcount", v, step)
+    if page.events is None or inp is None or not L.config.DEBUG_PAGE_REF:
+        return page
+    one = bv.ite(inp.tracepoint_on, bv.const_like(page.events, 1, 16),
+                 bv.const_like(page.events, 0, 16))
+    return PageState(bits=page.bits, origin=page.origin, events=page.events + one)
 
 
 def page_cpupid_reset_last(L: Layout, page: PageState) -> PageState:
@@ -119,7 +126,7 @@ def init_single_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, zone:
     L = sc.layout
     page = mm_zero_struct_page(L, page)
     page = set_page_links(L, page, zone, nid, pfn)
-    page = set_page_count(L, page, 1, "__init_single_page: init_page_count")
+    page = set_page_count(L, page, 1, "__init_single_page: init_page_count", inp)
     page = page.set(L, "_mapcount", U32_MINUS_1, "__init_single_page: atomic_set(_mapcount, -1)")
     page = page_cpupid_reset_last(L, page)
     page = page_kasan_tag_reset(L, page)
@@ -154,8 +161,8 @@ def reset_refcount_unless(sc: Scenario, inp: Inputs, page: PageState, step: str)
     ``__init_zone_device_page``."""
     keeps = pagemap_resets_refcount(sc, inp)
     if isinstance(keeps, bool):
-        return page if keeps else set_page_count(sc.layout, page, 0, step)
-    return ite_page(keeps, page, set_page_count(sc.layout, page, 0, step))
+        return page if keeps else set_page_count(sc.layout, page, 0, step, inp)
+    return ite_page(keeps, page, set_page_count(sc.layout, page, 0, step, inp))
 
 
 def zone_device_page_init_common(sc: Scenario, inp: Inputs, page: PageState, pfn: Val,
@@ -279,7 +286,7 @@ def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: 
         s = slot_of(sc, optimised, t)
         page = init_zone_device_page(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
         page = prep_compound_tail(sc, page, head_addr)
-        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
         return m.write(c, s, page), carry
 
     mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr_pages, (),

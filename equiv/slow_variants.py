@@ -41,7 +41,7 @@ from equiv.memmap import (
     pfn_of,
     slot_of,
 )
-from equiv.page_model import Layout, Memory, PageState, PG_reserved, sym_ite_mem
+from equiv.page_model import Layout, Memory, PageState, PG_reserved, ite_page, sym_ite_mem
 from equiv.slow_path import (
     _flags_field,
     compound_nr_pages,
@@ -120,7 +120,8 @@ def _compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: 
         s = slot_of(sc, opt, t)
         page = init(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
         page = prep_compound_tail(sc, page, head_addr)
-        page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+        page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
+                              inp)
         return m.write(c, s, page), carry
 
     mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr, (), tail,
@@ -177,9 +178,8 @@ def _init_612(ctx: Ctx, sc: Scenario, inp: Inputs, m: Memory, c: Val, s: Val, pf
     page = page.set(L, "folio.pgmap", inp.pgmap, f"{step}: page->pgmap = pgmap")
     page = page.set(L, "zone_device_data", 0, f"{step}: page->zone_device_data = NULL")
     zero = _resets_612(sc, inp)
-    zeroed = set_page_count(L, page, 0, f"{step}: set_page_count(page, 0)")
-    page = zeroed if zero is True else page if zero is False else \
-        PageState(bits=bv.ite(zero, zeroed.bits, page.bits))
+    zeroed = set_page_count(L, page, 0, f"{step}: set_page_count(page, 0)", inp)
+    page = zeroed if zero is True else page if zero is False else ite_page(zero, zeroed, page)
     m = m.write(c, s, page)
     po = cfg.PAGEBLOCK_ORDER
     aligned = bv.eq(pfn & ((1 << po) - 1), 0)
@@ -226,7 +226,8 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
                 s = slot_of(sc, really_deduplicated, t)
                 mm = _init_612(ctx, sc, inp, mm, c, s, pfn_of(sc, g, c, t))
                 page = prep_compound_tail(sc, mm.read(c, s), head_addr)
-                page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+                page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
+                              inp)
                 return mm.write(c, s, page)
 
             def tail(mm: Memory, cr: Carry, t: Val) -> tuple[Memory, Carry]:

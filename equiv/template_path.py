@@ -240,7 +240,7 @@ def copy_page(dst: PageState, src: PageState, nbytes: int, what: str) -> PageSta
     if dst.origin is not None and src.origin is not None:
         origin = tuple(f"memcpy from {what} [{src.origin[i]}]" if i < nbytes else dst.origin[i]
                        for i in range(len(dst.origin)))
-    return PageState(bits=bits, origin=origin)
+    return PageState(bits=bits, origin=origin, events=dst.events)  # memcpy emits no event
 
 
 def refresh_template(sc: Scenario, inp: Inputs, v: FastVariant, tmpl: PageState,
@@ -314,7 +314,7 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     if v.tail1_prep_compound_tail:
         page = prep_compound_tail(sc, page, head_addr)
     if v.tail_refcount_reset:
-        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)")
+        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
     mem = mem.write(c, s1, page)
     if v.tail_seed == "after_prep_compound_head" and v.prep_compound_head:
         mem = prep_compound_head(sc, inp, g, mem, c)

@@ -6,7 +6,7 @@ import pytest
 from attrs import evolve
 
 from equiv.check import Verdict, check_cell
-from equiv.config import DEFAULT
+from equiv.config import DEFAULT, PRESETS
 from equiv.errors import InputError
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType, Scenario
@@ -57,3 +57,34 @@ def test_revisions_list_their_unknowns() -> None:
 
     for name in ("v1", "v2", "v3", "v4", "v5"):
         assert any("[N]" in a for a in REVISIONS[name].assumptions), name
+
+
+class TestPageRefEvents:
+    """page_ref_set tracepoint events as an observable beside memory (DEBUG_PAGE_REF)."""
+
+    CFG = evolve(PRESETS["x86_64-debug-page-ref"], observe_events=True)
+
+    def test_v11_equal_on_memory_but_not_on_events(self) -> None:
+        """v11 copies templates unconditionally: copied heads emit no page_ref_set event, so the
+        only difference is of the events kind."""
+        res = run_cell(CellSpec(self.CFG, "v11", MemoryType.GENERIC, 0))
+        assert res.verdict is Verdict.REFUTED
+        diffs = [d for o in res.obligations if o.counterexample for d in o.counterexample.diffs]
+        assert diffs and all(d.names[0].startswith("page_ref_set tracepoint events") for d in diffs)
+
+    @pytest.mark.parametrize("rev", ["v1", "v3", "v4", "v5"])
+    def test_tracepoint_guard_makes_events_equal(self, rev: str) -> None:
+        """v1-v5 fall back to the slow path while the tracepoint is enabled: events agree."""
+        for order in (0, 2):
+            assert run_cell(CellSpec(self.CFG, rev, MemoryType.GENERIC, order)).verdict \
+                is Verdict.PROVED, (rev, order)
+
+    def test_observe_events_needs_debug_page_ref(self) -> None:
+        """--observe-events on a config without DEBUG_PAGE_REF is an input error."""
+        import io
+
+        from equiv.proofs import main
+
+        err = io.StringIO()
+        assert main(["--observe-events"], out=io.StringIO(), err=err) == 3
+        assert "needs a config with DEBUG_PAGE_REF" in err.getvalue()
