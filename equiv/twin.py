@@ -238,7 +238,7 @@ class _Machine:
         lru = self.addr(pfn) + OFF_LRU                          # 7. INIT_LIST_HEAD(&page->lru)
         self.put(p, OFF_LRU, lru)
         self.put(p, OFF_LRU_PREV, lru)
-        if c.WANT_PAGE_VIRTUAL:                                 # 8. set_page_address (ZONE_DEVICE not highmem)
+        if c.WANT_PAGE_VIRTUAL:                                 # 8. set_page_address (not highmem)
             self.put(p, OFF_VIRTUAL, self.virtual(pfn))
 
     def virtual(self, pfn: int) -> int:
