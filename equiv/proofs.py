@@ -18,6 +18,13 @@ from attrs import evolve
 from equiv.btf import Btf
 from equiv.check import Verdict, worst
 from equiv.config import PRESETS, preset
+from equiv.copy_primitive import (
+    copy_matrix,
+    copy_summary,
+    ordering_table,
+    render_copy_summary,
+    render_ordering_table,
+)
 from equiv.errors import EquivError, InputError
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
@@ -69,6 +76,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--observe-events", action="store_true",
                    help="also compare the page_ref_set tracepoint events (needs a DEBUG_PAGE_REF "
                         "config, e.g. --config x86_64-debug-page-ref): v11 copies emit none")
+    p.add_argument("--copy-primitive", action="store_true",
+                   help="prove the series' copy primitives (x86 memcpy_flushcache of v11, v5, v4) "
+                        "write the same bytes as memcpy for every struct page size and alignment, "
+                        "and print which revisions let another CPU see a stale page after a "
+                        "publication store (x86-TSO with non-temporal stores)")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
                         "bug survives or an equivalent control is reported")
@@ -204,6 +216,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             _emit(args, render_layout_json(rep) if args.format == "json" else render_layout_text(rep),
                   out)
             return 0 if rep.ok else 1
+        if args.copy_primitive:
+            results = copy_matrix()
+            text = ("byte equality with memcpy (sizes 56..96, every dst/src alignment):\n"
+                    + render_copy_summary(copy_summary(results)) + "\n\n"
+                    "publication of a non-temporally copied struct page (simplified x86-TSO "
+                    "with non-temporal stores):\n"
+                    + render_ordering_table(ordering_table(), witnesses=args.verbose) + "\n")
+            _emit(args, text, out)
+            return max(EXIT[r.verdict] for r in results)
         if args.self_test:
             st = self_test(args.jobs)
             _emit(args, st.render() + "\n", out)

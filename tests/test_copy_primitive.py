@@ -227,3 +227,17 @@ class TestOrdering:
         """The rendered table has a header, one line per row plus its explanation."""
         text = render_ordering_table(ordering_table(["v11"]), witnesses=False)
         assert text.count("\n") == 6 and "YES" in text and "Locked RMW" in text
+
+
+@pytest.mark.slow
+def test_cli_copy_primitive() -> None:
+    """``--copy-primitive`` proves every cell and shows v11's stale-page rows (exit 0)."""
+    import io
+
+    from equiv.proofs import main
+
+    out = io.StringIO()
+    assert main(["--copy-primitive"], out=out, err=io.StringIO()) == 0
+    text = out.getvalue()
+    assert "byte equality with memcpy" in text and "REFUTED" not in text
+    assert "v11    -      plain store    YES" in text
