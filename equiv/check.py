@@ -146,7 +146,9 @@ def _dump_query(terms: list[z3.BoolRef], name: str) -> None:
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prefix}-{name}")
     os.makedirs(directory, exist_ok=True)
     with open(os.path.join(directory, safe + ".smt2"), "w") as f:
-        f.write(f"; equiv query {prefix} {name}: unsat means the obligation holds\n")
+        meaning = ("sat means it is satisfiable (not vacuous)" if name.startswith(("vacuity", "reach"))
+                   else "unsat means the obligation holds")
+        f.write(f"; equiv query {prefix} {name}: {meaning}\n")
         f.write(smtlib(terms))
 
 
