@@ -89,7 +89,7 @@ def resolve(name: str) -> tuple[Revision, FastFn | None]:
         return revision(name), None
     cmp = comparison(name.removeprefix(COMPARE))
     rev = evolve(revision("v11"), name=name, summary=f"{cmp.summary} ({cmp.claim})",
-                 assumptions=cmp.assumptions)
+                 assumptions=cmp.assumptions + tuple(f"known difference: {d}" for d in cmp.differences))
     return rev, cmp.path
 
 

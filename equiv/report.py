@@ -62,7 +62,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     summary = run.revision_summary or REVISIONS[run.revision].summary
     w(f"revision {run.revision}: {summary}")
     for ch in run.choices:
-        w(f"  choice: {ch}")
+        w(f"  {ch}" if ch.startswith("known difference") else f"  choice: {ch}")
     if run.mutant:
         w(f"seeded bug {run.mutant}: {MUTANTS[run.mutant].description}")
     w("assumptions:")

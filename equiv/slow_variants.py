@@ -72,6 +72,8 @@ class Comparison:
     claim: str  # "no functional change" or "differences expected"
     path: PathFn
     assumptions: tuple[str, ...] = ()
+    #: the changes between the two that explain the expected counterexamples
+    differences: tuple[str, ...] = ()
 
 
 # ---- v5 helper split ---------------------------------------------------------------------
@@ -265,7 +267,19 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
                "refcount 0, prep_compound_head inside the tail loop, no early-section test",
                "differences expected", _path_612,
                ("6.12 refcount policy: only PRIVATE and COHERENT reset to 0 [M]",
-                "6.12 set_pageblock_migratetype modelled like init_pageblock_migratetype [M]")),
+                "6.12 set_pageblock_migratetype modelled like init_pageblock_migratetype [M]"),
+               ("_refcount of FS_DAX and PCI_P2PDMA pages: 6.12 left FS_DAX and "
+                "PCI_P2PDMA at 1; v7.3 resets every type but GENERIC (v11 patch 1 fixes the "
+                "comment that grouped FS_DAX with GENERIC)",
+                "page[2] _deferred_list (order >= 2): 6.12 ran prep_compound_head inside the tail "
+                "loop after tail 1, so initialising tail 2 overwrote the list head with "
+                "zone_device_data = NULL and TAIL_MAPPING; v7.3 runs it after the loop",
+                "pageblock bitmap: 6.12 set MIGRATE_MOVABLE per aligned pfn it initialised, so "
+                "pageblocks of a deduplicated compound past its 128 written struct pages were "
+                "missed (Muchun Song's fix: pageblock_migratetype_init_range over the range)",
+                "tails of a compound in an early section: 6.12's compound_nr_pages() had no "
+                "early_section() test and wrote only 128 struct pages of a memmap that is not "
+                "deduplicated (Muchun Song's fix, Fixes 6fd3620b3428)")),
 )}
 
 

@@ -158,6 +158,13 @@ REVISIONS: dict[str, Revision] = {
         assumptions=("memcpy_nontemporal() modelled as a byte copy (same bytes as memcpy) [R]",
                      "unchanged tail of the v11 heads loop (memmap_init_compound call) [I]"),
     ),
+    "v11-fix": Revision(
+        name="v11-fix",
+        summary="v11 with its -fix (2026-09-03, 25-new @892d1221): whitespace only, requested "
+                "by Mike Rapoport; queued as cfb3f192 + 4cb76e2f",
+        assumptions=("the -fix changes whitespace only [R]: the same construction as v11",
+                     "memcpy_nontemporal() modelled as a byte copy (same bytes as memcpy) [R]"),
+    ),
     "v1": Revision(
         name="v1",
         summary="2026-05-15 (v7.1-rc3, 4 patches): head template only; slow path when the "

@@ -46,7 +46,7 @@ class TestExitCodes:
         (["--types", "DAX"], "unknown pgmap type 'DAX'; valid: PRIVATE, COHERENT, FS_DAX"),
         (["--orders", "19"], "order 19 out of range; valid: 0..18"),
         (["--orders", "3-1"], "bad --orders '3-1'"),
-        (["--revision", "v7"], "unknown revision 'v7'; valid: v11, v1, v2, v3, v4, v5"),
+        (["--revision", "v7"], "unknown revision 'v7'; valid: v11, v11-fix, v1, v2, v3, v4, v5"),
         (["--config", "sparc"], "unknown config 'sparc'; valid: x86_64-default"),
         (["--format", "xml"], "unknown --format 'xml'; valid: text, json"),
         (["--mutant", "nope"], "unknown mutant 'nope'; valid: mutant_"),

@@ -17,7 +17,7 @@ from equiv.template_path import FastVariant, revision
 
 def test_unknown_revision_lists_valid_ones() -> None:
     """A bad revision name is an input error that names the choices."""
-    with pytest.raises(InputError, match="valid: v11, v1, v2, v3, v4, v5"):
+    with pytest.raises(InputError, match="valid: v11, v11-fix, v1, v2, v3, v4, v5"):
         revision("v12")
 
 
