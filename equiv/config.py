@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from attrs import evolve, field, frozen
 
-from equiv.errors import ConfigError, InputError
+from equiv.errors import ConfigError, lookup
 
 
 @frozen(kw_only=True)
@@ -193,7 +193,4 @@ def preset(name: str) -> Config:
     Raises:
         InputError: unknown name; the message lists the valid ones.
     """
-    try:
-        return PRESETS[name]
-    except KeyError:
-        raise InputError(f"unknown config {name!r}; valid: {', '.join(PRESETS)}, all") from None
+    return lookup(PRESETS, name, "config", ", all")

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import TypeVar
+
+T = TypeVar("T")
+
 
 class EquivError(Exception):
     """Root of all equiv errors."""
@@ -25,3 +30,17 @@ class InternalMismatch(EquivError):
     This means the symbolic and concrete evaluations of the model disagree: a bug in equiv,
     never a finding about the kernel.  Report it with the command line that produced it.
     """
+
+
+def lookup(table: Mapping[str, T], name: str, what: str, more: str = "") -> T:
+    """``table[name]``, or an :class:`InputError` naming ``what`` and every valid key.
+
+    >>> lookup({"a": 1}, "b", "thing")
+    Traceback (most recent call last):
+    ...
+    equiv.errors.InputError: unknown thing 'b'; valid: a
+    """
+    try:
+        return table[name]
+    except KeyError:
+        raise InputError(f"unknown {what} {name!r}; valid: {', '.join(table)}{more}") from None

@@ -27,7 +27,7 @@ from attrs import frozen
 
 from equiv import bv
 from equiv.bv import Cond, Val
-from equiv.errors import InputError
+from equiv.errors import lookup
 from equiv.loops import Carry, Ctx, Owner, block_loop
 from equiv.memmap import (
     MIGRATE_MOVABLE,
@@ -289,10 +289,7 @@ def comparison(name: str) -> Comparison:
     Raises:
         InputError: unknown name; the message lists the valid ones.
     """
-    try:
-        return COMPARISONS[name]
-    except KeyError:
-        raise InputError(f"unknown --compare {name!r}; valid: {', '.join(COMPARISONS)}") from None
+    return lookup(COMPARISONS, name, "--compare")
 
 
 __all__ = ["COMPARISONS", "Comparison", "comparison", "memmap_init_compound"]

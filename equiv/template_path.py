@@ -30,7 +30,7 @@ from attrs import evolve, field, frozen
 
 from equiv import bv
 from equiv.bv import Cond, Val
-from equiv.errors import InputError
+from equiv.errors import InputError, lookup
 from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import Geometry, Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of, slot_of, va
 from equiv.page_model import Memory, PageState
@@ -223,11 +223,7 @@ def revision(name: str) -> Revision:
     Raises:
         InputError: unknown name; the message lists the valid ones.
     """
-    try:
-        return REVISIONS[name]
-    except KeyError:
-        raise InputError(
-            f"unknown revision {name!r}; valid: {', '.join(REVISIONS)}") from None
+    return lookup(REVISIONS, name, "revision")
 
 
 # ---- the fast path -----------------------------------------------------------------------

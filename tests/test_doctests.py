@@ -1,0 +1,17 @@
+"""The doctests in the pure helper modules run with the suite."""
+
+from __future__ import annotations
+
+import doctest
+
+import pytest
+
+import equiv.bv
+import equiv.errors
+
+
+@pytest.mark.parametrize("module", [equiv.bv, equiv.errors])
+def test_doctests(module: object) -> None:
+    """Every example in the module's docstrings holds."""
+    res = doctest.testmod(module)  # type: ignore[arg-type]
+    assert res.failed == 0 and res.attempted > 0
