@@ -70,7 +70,11 @@ def run_cell(spec: CellSpec) -> CellResult:
     layout = Layout.from_config(cfg)
     rev, fast = resolve(spec.revision)
     if spec.mutant is not None:
-        rev = MUTANTS[spec.mutant].apply(rev)
+        m = MUTANTS[spec.mutant]
+        if m.compare is not None:  # a slow-path edit: edited slow path vs the base slow path
+            rev, fast = resolve(COMPARE + m.compare)
+        else:
+            rev = m.apply(rev)
     t0 = time.perf_counter()
     problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev, fast)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,

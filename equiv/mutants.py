@@ -29,6 +29,9 @@ class Mutant:
     #: preset the control is meant for (the edit may be harmless elsewhere)
     config: str
     expect: Expect
+    #: a slow-path edit: the name of the :mod:`equiv.slow_variants` comparison that holds the
+    #: edited slow path, checked against the base slow path (``knobs`` then unused)
+    compare: str | None = None
 
     def apply(self, rev: Revision) -> Revision:
         return with_variant(rev, **self.knobs)
@@ -46,7 +49,30 @@ def _never(ptype: MemoryType, order: int) -> None:
     return None
 
 
+def _generic_only(*fields: str) -> Expect:
+    return lambda ptype, order: fields if ptype is MemoryType.GENERIC and order >= 1 else None
+
+
 MUTANTS: dict[str, Mutant] = {m.name: m for m in (
+    # slow-path refactors that break it (checked against the base slow path)
+    Mutant("mutant_slow_count_before_init",
+           "memmap_init_compound: set_page_count(page, 0) moved before __init_zone_device_page, "
+           "which sets the count again (caught for GENERIC tails, the others reset it anyway)",
+           {}, "x86_64-default", _generic_only("_refcount", "folio._refcount_1"),
+           compare="slow-count-before-init"),
+    Mutant("mutant_slow_prep_tail_before_init",
+           "memmap_init_compound: prep_compound_tail moved before __init_zone_device_page, whose "
+           "zeroing and pgmap store undo compound_info, TAIL_MAPPING and private",
+           {}, "x86_64-default", _from_order(1, "compound_info", "mapping"),
+           compare="slow-prep-tail-before-init"),
+    Mutant("mutant_slow_split_inverted",
+           "v5 helper split with the refcount policy test inverted",
+           {}, "x86_64-default", _always("_refcount", "folio._refcount_1"),
+           compare="slow-split-inverted"),
+    Mutant("harmless_slow_helper_split",
+           "the v5 helper split itself (zone_device_page_init_slow at both call sites): "
+           "no functional change",
+           {}, "x86_64-default", _never, compare="v5-helper-split"),
     Mutant("mutant_tail_seed_before_prep_compound_tail",
            "tail template snapshotted after __init_zone_device_page of tail 1 but before "
            "prep_compound_tail: later tails miss TAIL_MAPPING and compound_info",

@@ -87,8 +87,27 @@ def zone_device_page_init_slow(sc: Scenario, inp: Inputs, page: PageState, pfn: 
     return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
-def _generic_path(init: Callable[[Scenario, Inputs, PageState, Val], PageState]) -> PathFn:
-    """The v7.3 loop structure with a different per-page init (both call sites)."""
+InitFn = Callable[[Scenario, Inputs, PageState, Val], PageState]
+#: one tail of memmap_init_compound: (scenario, inputs, page, pfn, head address) -> page
+TailFn = Callable[[Scenario, Inputs, PageState, Val, Val], PageState]
+
+
+def _tail_v73(init: InitFn) -> TailFn:
+    """v7.3's tail: init, prep_compound_tail, set_page_count(0)."""
+
+    def tail(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head_addr: Val) -> PageState:
+        page = init(sc, inp, page, pfn)
+        page = prep_compound_tail(sc, page, head_addr)
+        return set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
+                              inp)
+
+    return tail
+
+
+def _generic_path(init: InitFn, tail_fn: TailFn | None = None) -> PathFn:
+    """The v7.3 loop structure with a different per-page init (both call sites) and,
+    optionally, a different tail step in memmap_init_compound."""
+    tail_step = tail_fn or _tail_v73(init)
     from equiv.slow_path import heads_owner
 
     def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
@@ -101,7 +120,7 @@ def _generic_path(init: Callable[[Scenario, Inputs, PageState, Val], PageState])
                 if sc.stride == 1:
                     return m, carry
                 nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
-                return _compound(ctx, sc, inp, g, m, c, nr, opt, init), carry
+                return _compound(ctx, sc, inp, g, m, c, nr, opt, tail_step), carry
 
             out, _ = block_loop(ctx, "memmap_init_zone_device.heads", inp.mem,
                                 bv.const_like(g.start, 0), g.ncompounds, (), head, heads_owner())
@@ -113,18 +132,14 @@ def _generic_path(init: Callable[[Scenario, Inputs, PageState, Val], PageState])
 
 
 def _compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: Val, nr: Val,
-              opt: Cond, init: Callable[[Scenario, Inputs, PageState, Val], PageState]) -> Memory:
-    """``memmap_init_compound`` (v7.3 ordering) with a different per-page init."""
+              opt: Cond, tail_step: TailFn) -> Memory:
+    """``memmap_init_compound`` (v7.3 structure) with a given tail step."""
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     mem = set_head(sc, mem, c)
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
         s = slot_of(sc, opt, t)
-        page = init(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
-        page = prep_compound_tail(sc, page, head_addr)
-        page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
-                              inp)
-        return m.write(c, s, page), carry
+        return m.write(c, s, tail_step(sc, inp, m.read(c, s), pfn_of(sc, g, c, t), head_addr)), carry
 
     mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr, (), tail,
                         tail_owner(c))
@@ -256,6 +271,39 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
     return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
 
 
+# ---- seeded slow-path bugs (refactors that break it; used by the self-test) ------------------
+
+
+def _tail_count_first(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head: Val) -> PageState:
+    """set_page_count(page, 0) moved before __init_zone_device_page (which sets it again)."""
+    page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
+    from equiv.slow_path import init_zone_device_page
+
+    return prep_compound_tail(sc, init_zone_device_page(sc, inp, page, pfn), head)
+
+
+def _tail_prep_first(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head: Val) -> PageState:
+    """prep_compound_tail moved before __init_zone_device_page (which zeroes the page)."""
+    from equiv.slow_path import init_zone_device_page
+
+    page = prep_compound_tail(sc, page, head)
+    page = init_zone_device_page(sc, inp, page, pfn)
+    return set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
+
+
+def _init_split_inverted(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
+    """The helper split with the policy test inverted: ``if (pagemap_resets_refcount(pgmap))``."""
+    step = "zone_device_page_init_slow"
+    page = zone_device_page_init_common(sc, inp, page, pfn, f"{step}: __zone_device_page_init")
+    zeroed = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)", inp)
+    from equiv.slow_path import pagemap_resets_refcount
+
+    keeps = pagemap_resets_refcount(sc, inp)
+    if isinstance(keeps, bool):
+        return zeroed if keeps else page
+    return ite_page(keeps, zeroed, page)
+
+
 COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
     Comparison("v5-helper-split", "series v5 patch 2/8: zone_device_page_init_slow + "
                "pagemap_resets_refcount at both call sites", "no functional change",
@@ -263,6 +311,15 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
     Comparison("pre-section-helper", "set_page_links before v11 patch 2 (open-coded "
                "SECTION_IN_PAGE_FLAGS)", "no functional change",
                _generic_path(_init_pre_section_helper)),
+    Comparison("slow-count-before-init", "seeded bug: memmap_init_compound calls "
+               "set_page_count(page, 0) before __init_zone_device_page", "seeded bug",
+               _generic_path(zone_device_page_init_slow, _tail_count_first)),
+    Comparison("slow-prep-tail-before-init", "seeded bug: prep_compound_tail before "
+               "__init_zone_device_page, whose zeroing undoes it", "seeded bug",
+               _generic_path(zone_device_page_init_slow, _tail_prep_first)),
+    Comparison("slow-split-inverted", "seeded bug: the v5 helper split with "
+               "`if (pagemap_resets_refcount(pgmap))` inverted", "seeded bug",
+               _generic_path(_init_split_inverted)),
     Comparison("v6.12", "mm/mm_init.c of v6.12: per-page pageblock migratetype, PRIVATE/COHERENT "
                "refcount 0, prep_compound_head inside the tail loop, no early-section test",
                "differences expected", _path_612,

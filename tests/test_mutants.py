@@ -37,6 +37,11 @@ def test_mutant_is_a_real_named_edit(name: str) -> None:
     m = MUTANTS[name]
     assert name.startswith(("mutant_", "harmless_"))
     assert m.config in PRESETS and m.description
+    if m.compare is not None:  # a slow-path edit: a registered comparison, no knobs
+        from equiv.slow_variants import COMPARISONS
+
+        assert m.compare in COMPARISONS and not m.knobs
+        return
     v11 = REVISIONS["v11"].variant
     assert m.knobs and all(getattr(v11, k) != val for k, val in m.knobs.items())
     m.apply(REVISIONS["v11"])  # the knobs validate
