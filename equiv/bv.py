@@ -150,10 +150,6 @@ def _z(x: Val | int, width: int) -> BV:
     return x
 
 
-def _zb(c: Cond) -> Bool:
-    return z3.BoolVal(c) if isinstance(c, bool) else c
-
-
 def const_like(x: Val | Cond, v: int, w: int = 64) -> Val:
     """The constant ``v`` (``w`` bits) in the domain of ``x``: a folded z3 numeral for
     symbolic ``x``, a :class:`CBV` otherwise."""
@@ -193,13 +189,6 @@ def concat(*parts: Val) -> Val:
     for p in zs[1:]:
         acc = z3.Z3_mk_concat(_ctx.ref(), acc, p.as_ast())
     return _bv(acc)
-
-
-def zext(x: Val, to: int) -> Val:
-    """Zero-extend to ``to`` bits."""
-    if isinstance(x, CBV):
-        return CBV(x.value, to)
-    return z3.ZeroExt(to - x.size(), x) if to > x.size() else x
 
 
 def eq(a: Val, b: Val | int) -> Cond:
@@ -266,22 +255,6 @@ def ite(c: Cond, a: Val, b: Val) -> Val:
     return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
-def ite_seq(c: Cond, a: Sequence[Val], b: Sequence[Val]) -> tuple[Val, ...]:
-    """Element-wise :func:`ite` over equally long sequences."""
-    if isinstance(c, bool):
-        return tuple(a if c else b)
-    return tuple(ite(c, x, y) for x, y in zip(a, b, strict=True))
-
-
-def mask(bits: int) -> int:
-    """``(1 << bits) - 1``.
-
-    >>> hex(mask(12))
-    '0xfff'
-    """
-    return (1 << bits) - 1
-
-
 def order_base_2(n: int) -> int:
     """The kernel's ``order_base_2()``: ceil(log2(n)), 0 for n <= 1.
 
@@ -298,19 +271,3 @@ def ilog2(n: int) -> int:
     (6, 13, 6)
     """
     return n.bit_length() - 1
-
-
-def concrete(x: Val | Cond) -> int | bool:
-    """The Python value of a concrete value or a closed z3 term."""
-    if isinstance(x, CBV):
-        return x.value
-    if isinstance(x, bool):
-        return x
-    s = z3.simplify(x)
-    if z3.is_true(s):
-        return True
-    if z3.is_false(s):
-        return False
-    if z3.is_bv_value(s):
-        return s.as_long()
-    raise ValueError(f"not a closed term: {x}")

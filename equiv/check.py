@@ -196,9 +196,10 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
 
 
 def _dump(s: z3.Solver, tag: str) -> str:
+    """Write an undecided query (same SMT-LIB as --dump-smt) to a temporary file; its path."""
     fd, path = tempfile.mkstemp(prefix=f"equiv-unknown-{tag}-", suffix=".smt2")
     with os.fdopen(fd, "w") as f:
-        f.write(s.to_smt2())
+        f.write(smtlib(list(s.assertions())))
     return path
 
 

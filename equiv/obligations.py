@@ -71,11 +71,6 @@ class Observation:
     #: whether the observed compound's vmemmap is deduplicated (few struct pages to replay)
     optimised: z3.BoolRef | bool = False
 
-    def atom_equal(self, atom: Atom) -> z3.BoolRef:
-        assert self.slow is not None and self.fast is not None
-        lo, hi = 8 * atom.offset, 8 * (atom.offset + atom.size) - 1
-        return bv.extract(self.slow.bits, hi, lo) == bv.extract(self.fast.bits, hi, lo)  # type: ignore[return-value]
-
     def claim(self, atoms: tuple[Atom, ...]) -> z3.BoolRef:
         """The obligation: in the role, every atom (hence every byte) is equal.
 

@@ -319,16 +319,6 @@ class PageState:
     def size(self) -> int:
         return bv.width(self.bits) // 8
 
-    @property
-    def words(self) -> tuple[Val, ...]:
-        """The 8-byte words, lowest address first."""
-        return tuple(self.load(8 * w, 8) for w in range(self.size // 8))
-
-    @classmethod
-    def from_words(cls, words: list[Val] | tuple[Val, ...],
-                   origin: tuple[str, ...] | None = None) -> PageState:
-        return cls(bits=bv.concat(*reversed(words)), origin=origin)
-
     def load(self, offset: int, size: int) -> Val:
         """Read ``size`` bytes at ``offset`` (a naturally aligned field within one word)."""
         if offset % 8 + size > 8:
@@ -373,9 +363,6 @@ class PageState:
         origin = None if self.origin is None else (step,) * len(self.origin)
         return PageState(bits=zero, origin=origin, events=self.events)
 
-    def byte(self, i: int) -> Val:
-        return bv.extract(self.bits, 8 * i + 7, 8 * i)
-
 
 def splice(x: Val, lo: int, val: Val) -> Val:
     """``x`` with bits ``lo .. lo + width(val) - 1`` replaced by ``val``."""
@@ -412,10 +399,6 @@ def ite_page(c: Cond, a: PageState, b: PageState) -> PageState:
         return a if c else b
     ev = None if a.events is None or b.events is None else bv.ite(c, a.events, b.events)
     return PageState(bits=bv.ite(c, a.bits, b.bits), events=ev)
-
-
-def pages_equal(a: PageState, b: PageState) -> Cond:
-    return bv.eq(a.bits, b.bits)
 
 
 # ----------------------------------------------------------------------------------------

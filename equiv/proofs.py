@@ -25,7 +25,7 @@ from equiv.copy_primitive import (
     render_copy_summary,
     render_ordering_table,
 )
-from equiv.errors import EquivError, InputError
+from equiv.errors import EquivError, InputError, lookup
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
 from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_matrix
@@ -234,8 +234,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             rev, _ = resolve(COMPARE + args.compare)
         else:
             rev = revision(args.revision)
-        if args.mutant is not None and args.mutant not in MUTANTS:
-            raise InputError(f"unknown mutant {args.mutant!r}; valid: {', '.join(MUTANTS)}")
+        if args.mutant is not None:
+            lookup(MUTANTS, args.mutant, "mutant")
         if args.format not in ("text", "json"):
             raise InputError(f"unknown --format {args.format!r}; valid: text, json")
         if args.timeout_ms <= 0:

@@ -120,12 +120,18 @@ def page_kasan_tag_reset(L: Layout, page: PageState) -> PageState:
                         "__init_single_page: page_kasan_tag_reset")
 
 
+LinksFn = Callable[[Layout, PageState, int, Val, Val], PageState]
+
+
 def init_single_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, zone: int,
-                     nid: Val) -> PageState:
-    """``__init_single_page(page, pfn, zone, nid)`` (mm/mm_init.c), in kernel order."""
+                     nid: Val, links: LinksFn | None = None) -> PageState:
+    """``__init_single_page(page, pfn, zone, nid)`` (mm/mm_init.c), in kernel order.
+
+    ``links`` replaces ``set_page_links`` (``--compare pre-section-helper`` passes the
+    pre-patch-2 open-coded version)."""
     L = sc.layout
     page = mm_zero_struct_page(L, page)
-    page = set_page_links(L, page, zone, nid, pfn)
+    page = (links or set_page_links)(L, page, zone, nid, pfn)
     page = set_page_count(L, page, 1, "__init_single_page: init_page_count", inp)
     page = page.set(L, "_mapcount", U32_MINUS_1, "__init_single_page: atomic_set(_mapcount, -1)")
     page = page_cpupid_reset_last(L, page)
@@ -166,21 +172,22 @@ def reset_refcount_unless(sc: Scenario, inp: Inputs, page: PageState, step: str)
 
 
 def zone_device_page_init_common(sc: Scenario, inp: Inputs, page: PageState, pfn: Val,
-                                 step: str) -> PageState:
+                                 step: str, links: LinksFn | None = None) -> PageState:
     """The type-independent part of ``__init_zone_device_page`` (v5: ``__zone_device_page_init``)."""
     L, cfg = sc.layout, sc.layout.config
-    page = init_single_page(sc, inp, page, pfn, cfg.ZONE_DEVICE_IDX, inp.nid)
+    page = init_single_page(sc, inp, page, pfn, cfg.ZONE_DEVICE_IDX, inp.nid, links)
     page = set_bit(L, page, PG_reserved, f"{step}: __SetPageReserved")
     page = page.set(L, "folio.pgmap", inp.pgmap, f"{step}: page_folio(page)->pgmap = pgmap")
     return page.set(L, "zone_device_data", 0, f"{step}: page->zone_device_data = NULL")
 
 
-def init_zone_device_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
+def init_zone_device_page(sc: Scenario, inp: Inputs, page: PageState, pfn: Val,
+                          links: LinksFn | None = None) -> PageState:
     """``__init_zone_device_page(page, pfn, zone_idx, nid, pgmap)`` (mm/mm_init.c, v7.3-rc1):
     single-page init, PG_reserved, pgmap, zone_device_data, then ``set_page_count(page, 0)``
     for every type but MEMORY_DEVICE_GENERIC.  No pageblock work (moved out by Muchun's fix)."""
     step = "__init_zone_device_page"
-    page = zone_device_page_init_common(sc, inp, page, pfn, step)
+    page = zone_device_page_init_common(sc, inp, page, pfn, step, links)
     return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
@@ -274,20 +281,36 @@ def set_head(sc: Scenario, mem: Memory, c: Val) -> Memory:
     return mem.write(c, s0, head)
 
 
+InitFn = Callable[[Scenario, Inputs, PageState, Val], PageState]
+#: one iteration of memmap_init_compound's tail loop: (scenario, inputs, page, pfn, head) -> page
+TailFn = Callable[[Scenario, Inputs, PageState, Val, Val], PageState]
+
+
+def tail_step(init: InitFn = init_zone_device_page) -> TailFn:
+    """The v7.3-rc1 tail: ``init``, ``prep_compound_tail``, ``set_page_count(page, 0)``."""
+
+    def tail(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head_addr: Val) -> PageState:
+        page = init(sc, inp, page, pfn)
+        page = prep_compound_tail(sc, page, head_addr)
+        return set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
+                              inp)
+
+    return tail
+
+
 def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory,
-                         c: Val, nr_pages: Val, optimised: Cond) -> Memory:
+                         c: Val, nr_pages: Val, optimised: Cond,
+                         tail_fn: TailFn | None = None) -> Memory:
     """``memmap_init_compound(head, head_pfn, zone_idx, nid, pgmap, nr_pages)`` (mm/mm_init.c,
-    v7.3-rc1 ordering: __SetPageHead, the tail loop, then prep_compound_head)."""
-    L = sc.layout
+    v7.3-rc1 ordering: __SetPageHead, the tail loop, then prep_compound_head).  ``tail_fn``
+    replaces the loop body (slow-path variants and seeded bugs, :mod:`equiv.slow_variants`)."""
+    step = tail_fn or tail_step()
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     mem = set_head(sc, mem, c)
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
         s = slot_of(sc, optimised, t)
-        page = init_zone_device_page(sc, inp, m.read(c, s), pfn_of(sc, g, c, t))
-        page = prep_compound_tail(sc, page, head_addr)
-        page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
-        return m.write(c, s, page), carry
+        return m.write(c, s, step(sc, inp, m.read(c, s), pfn_of(sc, g, c, t), head_addr)), carry
 
     mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr_pages, (),
                         tail, tail_owner(c))
@@ -346,26 +369,32 @@ def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
     return sym_ite_mem(cond, mem, rest())
 
 
-def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, *,
+                            init: InitFn = init_zone_device_page,
+                            tail_fn: TailFn | None = None) -> Memory:
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c, v7.3-rc1).
 
     ``WARN_ON_ONCE(!pgmap || zone_idx != ZONE_DEVICE)`` returns before anything is written.
+    ``init`` (the per-page init at both call sites) and ``tail_fn`` (the tail loop body) are
+    replaced only by the slow-path variants of :mod:`equiv.slow_variants`.
     """
-    return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _memmap_init_zone_device(ctx, sc, inp),
-                        ctx)
+    return early_return(bv.eq(inp.pgmap, 0), inp.mem,
+                        lambda: _memmap_init_zone_device(ctx, sc, inp, init, tail_fn), ctx)
 
 
-def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
+                             tail_fn: TailFn | None) -> Memory:
     g = geometry(sc, inp)
     mem = inp.mem
+    step = tail_fn or tail_step(init)
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
         s0 = bv.const_like(c, 0)
-        m = m.write(c, s0, init_zone_device_page(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
+        m = m.write(c, s0, init(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
         if sc.stride == 1:
             return m, carry
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
-        return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt), carry
+        return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt, step), carry
 
     zero = bv.const_like(g.start, 0)
     out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, g.ncompounds, (), head,

@@ -32,7 +32,6 @@ from equiv.loops import Carry, Ctx, Owner, block_loop
 from equiv.memmap import (
     MIGRATE_MOVABLE,
     VMEMMAP_RESERVE_NR,
-    Geometry,
     Inputs,
     MemoryType,
     Scenario,
@@ -41,22 +40,23 @@ from equiv.memmap import (
     pfn_of,
     slot_of,
 )
-from equiv.page_model import Layout, Memory, PageState, PG_reserved, ite_page, sym_ite_mem
+from equiv.page_model import Layout, Memory, PageState, ite_page, sym_ite_mem
 from equiv.slow_path import (
+    InitFn,
+    TailFn,
     _flags_field,
     compound_nr_pages,
     early_return,
     init_pageblock_migratetype,
-    init_single_page,
+    init_zone_device_page,
     memmap_init_compound,
-    pageblock_migratetype_init_range,
+    memmap_init_zone_device,
+    pagemap_resets_refcount,
     prep_compound_head,
     prep_compound_tail,
     reset_refcount_unless,
-    set_bit,
     set_head,
     set_page_count,
-    tail_owner,
     zone_device_page_init_common,
 )
 
@@ -87,63 +87,14 @@ def zone_device_page_init_slow(sc: Scenario, inp: Inputs, page: PageState, pfn: 
     return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
-InitFn = Callable[[Scenario, Inputs, PageState, Val], PageState]
-#: one tail of memmap_init_compound: (scenario, inputs, page, pfn, head address) -> page
-TailFn = Callable[[Scenario, Inputs, PageState, Val, Val], PageState]
-
-
-def _tail_v73(init: InitFn) -> TailFn:
-    """v7.3's tail: init, prep_compound_tail, set_page_count(0)."""
-
-    def tail(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head_addr: Val) -> PageState:
-        page = init(sc, inp, page, pfn)
-        page = prep_compound_tail(sc, page, head_addr)
-        return set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
-                              inp)
-
-    return tail
-
-
 def _generic_path(init: InitFn, tail_fn: TailFn | None = None) -> PathFn:
-    """The v7.3 loop structure with a different per-page init (both call sites) and,
-    optionally, a different tail step in memmap_init_compound."""
-    tail_step = tail_fn or _tail_v73(init)
-    from equiv.slow_path import heads_owner
+    """The base slow path with another per-page init (both call sites) and, optionally,
+    another tail-loop body in memmap_init_compound."""
 
     def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
-        def rest() -> Memory:
-            g = geometry(sc, inp)
-
-            def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
-                s0 = bv.const_like(c, 0)
-                m = m.write(c, s0, init(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
-                if sc.stride == 1:
-                    return m, carry
-                nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
-                return _compound(ctx, sc, inp, g, m, c, nr, opt, tail_step), carry
-
-            out, _ = block_loop(ctx, "memmap_init_zone_device.heads", inp.mem,
-                                bv.const_like(g.start, 0), g.ncompounds, (), head, heads_owner())
-            return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)
-
-        return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
+        return memmap_init_zone_device(ctx, sc, inp, init=init, tail_fn=tail_fn)
 
     return run
-
-
-def _compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: Val, nr: Val,
-              opt: Cond, tail_step: TailFn) -> Memory:
-    """``memmap_init_compound`` (v7.3 structure) with a given tail step."""
-    head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
-    mem = set_head(sc, mem, c)
-
-    def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
-        s = slot_of(sc, opt, t)
-        return m.write(c, s, tail_step(sc, inp, m.read(c, s), pfn_of(sc, g, c, t), head_addr)), carry
-
-    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr, (), tail,
-                        tail_owner(c))
-    return prep_compound_head(sc, inp, g, mem, c)
 
 
 # ---- before set_page_section_from_pfn ---------------------------------------------------------
@@ -162,14 +113,7 @@ def set_page_links_open_coded(L: Layout, page: PageState, zone: int, nid: Val, p
 
 def _init_pre_section_helper(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -> PageState:
     """``__init_zone_device_page`` whose ``__init_single_page`` uses the open-coded links."""
-    import equiv.slow_path as sp
-
-    saved = sp.set_page_links
-    sp.set_page_links = set_page_links_open_coded  # type: ignore[assignment]
-    try:
-        return sp.init_zone_device_page(sc, inp, page, pfn)
-    finally:
-        sp.set_page_links = saved  # type: ignore[assignment]
+    return init_zone_device_page(sc, inp, page, pfn, set_page_links_open_coded)
 
 
 # ---- v6.12 ----------------------------------------------------------------------------------
@@ -190,10 +134,7 @@ def _init_612(ctx: Ctx, sc: Scenario, inp: Inputs, m: Memory, c: Val, s: Val, pf
     set_pageblock_migratetype(page, MIGRATE_MOVABLE)`` on the bitmap."""
     L, cfg = sc.layout, sc.layout.config
     step = "__init_zone_device_page (6.12)"
-    page = init_single_page(sc, inp, m.read(c, s), pfn, cfg.ZONE_DEVICE_IDX, inp.nid)
-    page = set_bit(L, page, PG_reserved, f"{step}: __SetPageReserved")
-    page = page.set(L, "folio.pgmap", inp.pgmap, f"{step}: page->pgmap = pgmap")
-    page = page.set(L, "zone_device_data", 0, f"{step}: page->zone_device_data = NULL")
+    page = zone_device_page_init_common(sc, inp, m.read(c, s), pfn, step)
     zero = _resets_612(sc, inp)
     zeroed = set_page_count(L, page, 0, f"{step}: set_page_count(page, 0)", inp)
     page = zeroed if zero is True else page if zero is False else ite_page(zero, zeroed, page)
@@ -277,15 +218,11 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
 def _tail_count_first(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head: Val) -> PageState:
     """set_page_count(page, 0) moved before __init_zone_device_page (which sets it again)."""
     page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
-    from equiv.slow_path import init_zone_device_page
-
     return prep_compound_tail(sc, init_zone_device_page(sc, inp, page, pfn), head)
 
 
 def _tail_prep_first(sc: Scenario, inp: Inputs, page: PageState, pfn: Val, head: Val) -> PageState:
     """prep_compound_tail moved before __init_zone_device_page (which zeroes the page)."""
-    from equiv.slow_path import init_zone_device_page
-
     page = prep_compound_tail(sc, page, head)
     page = init_zone_device_page(sc, inp, page, pfn)
     return set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
@@ -296,8 +233,6 @@ def _init_split_inverted(sc: Scenario, inp: Inputs, page: PageState, pfn: Val) -
     step = "zone_device_page_init_slow"
     page = zone_device_page_init_common(sc, inp, page, pfn, f"{step}: __zone_device_page_init")
     zeroed = set_page_count(sc.layout, page, 0, f"{step}: set_page_count(page, 0)", inp)
-    from equiv.slow_path import pagemap_resets_refcount
-
     keeps = pagemap_resets_refcount(sc, inp)
     if isinstance(keeps, bool):
         return zeroed if keeps else page

@@ -102,6 +102,33 @@ def test_lemma_catches_reads_outside_the_block() -> None:
     assert res.verdict is not Verdict.PROVED
 
 
+def test_lemma_catches_a_drifting_template() -> None:
+    """carry-step fails for a template loop whose carried page accumulates state (here the
+    template's _mapcount grows by one per copy), so the template after k copies is not what
+    one step from the seed gives; the cell is then not PROVED."""
+    from equiv.page_model import PageState
+
+    def fast(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+        mem = memmap_init_zone_device(ctx, sc, inp)
+        g = geometry(sc, inp)
+        zero = bv.const_like(g.start, 0)
+        seed = mem.read(zero, zero)
+
+        def body(m: Memory, carry: tuple[PageState, ...], c):  # type: ignore[no-untyped-def]
+            t = carry[0]
+            t = t.set(sc.layout, "_mapcount", t.get(sc.layout, "_mapcount") + 1, "drift")
+            return m.write(c, zero, t), (t,)
+
+        out, _ = block_loop(ctx, "drift", mem, zero + 1, g.ncompounds, (seed,), body,
+                            heads_owner())
+        return out
+
+    res = check_cell(cell(0, fast))
+    lemma = next(o for o in res.obligations if o.name == "drift:carry-step")
+    assert lemma.verdict is not Verdict.PROVED
+    assert res.verdict is not Verdict.PROVED
+
+
 def test_every_lemma_of_the_real_paths_is_proved() -> None:
     """The loop summaries of v11 and the slow path are justified at order 2."""
     res = check_cell(cell())

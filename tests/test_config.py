@@ -9,7 +9,7 @@ import os
 import pytest
 
 from equiv.btf import BtfBuilder
-from equiv.config import PRESETS, Config
+from equiv.config import PRESETS
 from equiv.errors import InputError
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
@@ -202,8 +202,3 @@ class TestBtfLayoutCheck:
         code, out, _ = run("--btf", LIVE_BTF, "--kconfig", LIVE_CONFIG)
         assert code == 0, out
         assert "0 differ" in out
-
-
-def test_config_is_frozen() -> None:
-    """Configs are values."""
-    assert isinstance(PRESETS["arm64-64k"], Config)
