@@ -1,28 +1,18 @@
-"""Rendering results: the only module that formats output.  Checks return data; this turns a
-:class:`~equiv.matrix.RunResult` into text (a matrix plus reviewer-readable counterexamples)
-or JSON (one record per obligation).  ``times=False`` drops every volatile field (timings,
-versions) so golden files can pin the format."""
+"""Plain-text report of a proof run: the matrix and reviewer-readable counterexamples."""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.counterexample import Counterexample
-from equiv.layout_check import LayoutReport
 from equiv.matrix import RunResult
-from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
 from equiv.obligations import ROLES
-from equiv.selftest import Outcome, SelfTestResult
 from equiv.template_path import REVISIONS
 
-JSON_SCHEMA = "equiv.proofs/1"
-SUBJECT = "zone-device-memmap"
 
-
-def _summary(run: RunResult) -> str:
+def summary_line(run: RunResult) -> str:
     counts = {v: 0 for v in Verdict}
     for c in run.cells:
         counts[c.verdict] += 1
@@ -85,7 +75,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
         w(f"{o:5d}  " + "".join(row).rstrip())
     w("")
     tail = f"  (wall {run.wall_seconds:.1f} s, {run.jobs} jobs)" if times else ""
-    w(_summary(run) + tail)
+    w(summary_line(run) + tail)
     if any(c.all_types for c in run.cells):
         w("= proved once for every pgmap type of the order (pgmap->type a symbolic input); "
           "the time is that proof's" if times else
@@ -157,128 +147,3 @@ def _counterexample(w: Any, cx: Counterexample) -> None:
     w("    replayed concretely through both paths: the difference reproduces")
 
 
-def render_layout_text(rep: LayoutReport) -> str:
-    """The BTF layout check as a table: model vs kernel offset and size, verdict per field."""
-    out = [f"layout check: model config {rep.config} vs BTF {rep.btf}",
-           f"{'struct':6s} {'field (model name)':40s} {'kernel name':22s} {'model':>9s} "
-           f"{'kernel':>9s}  verdict"]
-    for r in rep.rows:
-        k = "-" if r.kernel_offset is None else f"{r.kernel_offset}+{r.kernel_size}"
-        out.append(f"{r.struct:6s} {r.model_name:40s} {(r.kernel_name or '-'):22s} "
-                   f"{f'{r.model_offset}+{r.model_size}':>9s} {k:>9s}  {r.verdict}")
-    bad = [r for r in rep.rows if r.verdict != "MATCH"]
-    if rep.unnamed:
-        out.append("kernel views of struct page the model does not name (same bytes, other "
-                   "union members): " + ", ".join(f"{m.path}@{m.offset}" for m in rep.unnamed))
-    for m in rep.uncovered:
-        out.append(f"UNCOVERED kernel field {m.path}@{m.offset}+{m.size}: beyond the model's "
-                   "struct page")
-    out.append(f"{len(rep.rows)} fields checked: {len(rep.rows) - len(bad)} match, "
-               f"{len(bad)} differ" + (f", {len(rep.uncovered)} uncovered" if rep.uncovered else ""))
-    return "\n".join(out) + "\n"
-
-
-def render_layout_json(rep: LayoutReport) -> str:
-    """The BTF layout check as JSON."""
-    doc = {"schema": "equiv.layout/1", "config": rep.config, "btf": rep.btf, "ok": rep.ok,
-           "fields": [{"struct": r.struct, "model_name": r.model_name,
-                       "kernel_name": r.kernel_name, "model_offset": r.model_offset,
-                       "model_size": r.model_size, "kernel_offset": r.kernel_offset,
-                       "kernel_size": r.kernel_size, "verdict": r.verdict} for r in rep.rows],
-           "unnamed_kernel_views": [m.path for m in rep.unnamed],
-           "uncovered": [m.path for m in rep.uncovered]}
-    return json.dumps(doc, indent=2) + "\n"
-
-
-def selftest_summary(st: SelfTestResult) -> str:
-    """The self-test's one-line summary."""
-    n_bugs, n_killed = len(st.bugs), len(st.killed)
-    clean = sum(not any(c.outcome is Outcome.FALSE_REPORT for c in r.cells)
-                for r in st.controls)
-    line = (f"self-test: {n_killed} mutants killed of {n_bugs} ({100 * st.kill_rate:.0f}%), "
-            f"{clean} equivalent controls not reported "
-            f"({st.count(Outcome.FALSE_REPORT)} false reports)")
-    bad = [f"{n} {o.name.lower().replace('_', '-')}" for o in (Outcome.SURVIVED, Outcome.WRONG_FIELD)
-           if (n := st.count(o))]
-    if bad:
-        line += f"; {', '.join(bad)} cells"
-    return line + ("" if st.ok else "; FAILED")
-
-
-def render_selftest(st: SelfTestResult) -> str:
-    """The kill matrix (mutant rows x cell columns, one code per cell) and the summary."""
-    heads = [f"{t.name}/{o}" for t, o in st.cells]
-    name_w = max([len("mutant"), *(len(r.name) for r in st.rows)])
-    widths = [max(len(h), len("FALSE")) for h in heads]
-    cfg_w = max([len("config"), *(len(r.config) for r in st.rows)])
-
-    def line(name: str, cells: list[str], cfg: str, status: str) -> str:
-        mid = "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True))
-        return f"{name.ljust(name_w)}  {mid}  {cfg.ljust(cfg_w)}  {status}".rstrip()
-
-    out = [line("mutant", heads, "config", "result")]
-    out += [line(r.name, [c.outcome.value for c in r.cells], r.config, r.status)
-            for r in st.rows]
-    fails = [(r, c) for r in st.rows for c in r.failures]
-    if fails:
-        out.append("")
-        for r, c in fails:
-            want = "PROVED" if c.expected is None else "one of " + ", ".join(c.expected)
-            got = c.verdict.value + (f" on {', '.join(c.reported)}" if c.reported else "")
-            out.append(f"{c.outcome.value} {r.name} {c.ptype.name}/{c.order}: "
-                       f"expected {want}; got {got}")
-    out.append("")
-    out.append(selftest_summary(st))
-    return "\n".join(out) + "\n"
-
-
-def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
-    """One JSON record per obligation."""
-    out = []
-    for c in run.cells:
-        for ob in c.obligations:
-            rec = {
-                "subject": SUBJECT, "revision": run.revision, "config": run.config.name,
-                "hypothetical_config": run.config.hypothetical, "mutant": run.mutant,
-                "pgmap_type": c.ptype, "order": c.order, **ob.to_json(),
-            }
-            if not times:
-                rec.pop("seconds")
-            out.append(rec)
-    return out
-
-
-def render_json_many(runs: list[RunResult], *, times: bool = True) -> str:
-    """Several configurations: ``{"schema", "runs": [one run document per config]}``."""
-    doc = {"schema": JSON_SCHEMA, "runs": [json.loads(render_json(r, times=times)) for r in runs]}
-    return json.dumps(doc, indent=2) + "\n"
-
-
-def render_json(run: RunResult, *, times: bool = True) -> str:
-    """The whole run as JSON: header, per-cell verdicts and one record per obligation."""
-    doc: dict[str, Any] = {
-        "schema": JSON_SCHEMA,
-        "subject": SUBJECT,
-        "config": run.config.name,
-        "hypothetical_config": run.config.hypothetical,
-        "config_assumed": list(run.config.assumed),
-        "layout": run.layout_note,
-        "revision": run.revision,
-        "choices": list(run.choices),
-        "assumptions": list(run.assumptions),
-        "mutant": run.mutant,
-        "verdict": run.verdict.value,
-        "summary": _summary(run),
-        "cells": [{"pgmap_type": c.ptype, "order": c.order, "verdict": c.verdict.value,
-                   "all_types_proof": c.all_types,
-                   **({"seconds": round(c.seconds, 4), "shared_queries": c.shared_queries}
-                      if times else {})} for c in run.cells],
-        "records": records(run, times=times),
-    }
-    if times:
-        doc.update(tool_version=run.tool_version, z3_version=run.z3_version,
-                   wall_seconds=round(run.wall_seconds, 3), jobs=run.jobs)
-    return json.dumps(doc, indent=2) + "\n"
-
-
-__all__ = ["JSON_SCHEMA", "MemoryType", "records", "render_json", "render_text", "repro_command"]
