@@ -107,10 +107,15 @@ def _obligation(w: Any, ob: ObligationResult, times: bool) -> None:
     if ob.coverage:
         w(f"    shown satisfiable first: {'; '.join(ob.coverage)}")
     if ob.counterexample is not None:
-        _counterexample(w, ob.counterexample)
+        for line in counterexample_lines(ob.counterexample):
+            w("    " + line)
 
 
-def _counterexample(w: Any, cx: Counterexample) -> None:
+def counterexample_lines(cx: Counterexample) -> list[str]:
+    """A replayed counterexample as report lines (no indentation): inputs, the page, and
+    for each differing field its slow and fast values and provenance."""
+    out: list[str] = []
+    w = out.append
     inp = cx.inputs
 
     def h(name: str) -> str:
@@ -119,31 +124,32 @@ def _counterexample(w: Any, cx: Counterexample) -> None:
 
     altmap = (f"reserve={h('altmap_reserve')} free={h('altmap_free')}" if inp["altmap_valid"]
               else "none")
-    w(f"    inputs: start_pfn={h('start_pfn')} nr_pages={h('nr_pages')} nid={h('nid')} "
+    w(f"inputs: start_pfn={h('start_pfn')} nr_pages={h('nr_pages')} nid={h('nid')} "
       f"pgmap={h('pgmap')}")
-    w(f"            altmap: {altmap}; vmemmap_base={h('vmemmap_base')} "
+    w(f"        altmap: {altmap}; vmemmap_base={h('vmemmap_base')} "
       f"page_offset={h('page_offset')}")
     flags = [f"page_group_by_mobility_disabled={h('mobility_disabled')}"]
     if cx.early_sections:
         flags.append("early sections: " + ", ".join(
             f"{s:#x}={'yes' if e else 'no'}" for s, e in sorted(cx.early_sections.items())))
-    w("            " + "; ".join(flags))
+    w("        " + "; ".join(flags))
     if cx.pfn is None:
-        w(f"    pageblock {cx.index['b']:#x}")
+        w(f"pageblock {cx.index['b']:#x}")
     else:
         what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
-        w(f"    page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})")
+        w(f"page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})")
         if cx.seed_pfn is not None:
             sh = cx.section_shift
-            w(f"    sections: this pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the first head "
+            w(f"sections: this pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the first head "
               f"{cx.seed_pfn:#x} (template seed) in section {cx.seed_pfn >> sh:#x}")
-    w(f"    {'field':38s} {'offset':>7s}  {'slow':18s}  fast")
+    w(f"{'field':38s} {'offset':>7s}  {'slow':18s}  fast")
     for d in cx.diffs:
         names = d.names[0] + (f" ({', '.join(d.names[1:])})" if len(d.names) > 1 else "")
         where = "events" if d.size == 0 else f"{d.offset}+{d.size}"
-        w(f"    {names:38s} {where:>7s}  {d.slow:#018x}  {d.fast:#018x}")
-        w(f"        slow last written by: {'; '.join(d.slow_origin)}")
-        w(f"        fast last written by: {'; '.join(d.fast_origin)}")
-    w("    replayed concretely through both paths: the difference reproduces")
+        w(f"{names:38s} {where:>7s}  {d.slow:#018x}  {d.fast:#018x}")
+        w(f"    slow last written by: {'; '.join(d.slow_origin)}")
+        w(f"    fast last written by: {'; '.join(d.fast_origin)}")
+    w("replayed concretely through both paths: the difference reproduces")
+    return out
 
 
