@@ -25,11 +25,12 @@ import time
 from typing import Any
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv.counterexample import Counterexample, replay
 from equiv.errors import InternalMismatch
 from equiv.obligations import CellProblem, Observation
+from equiv.page_model import PB_BITS, Atom
 from equiv.solvers import decide, smtlib
 
 
@@ -94,7 +95,7 @@ class CellResult:
     all_types: bool = False
 
 
-def _solver(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
+def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
             rlimit: int | None = None) -> z3.Solver:
     """A fresh solver holding the assumptions.  Page-role queries use z3's ``smt`` tactic
     after eliminating unconstrained terms (about 4x faster than the QF_AUFBV default on them;
@@ -203,7 +204,7 @@ def _dump(s: z3.Solver, tag: str) -> str:
     return path
 
 
-def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
+def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
     """Steer a SAT query to small, readable inputs; keep each preference only if still SAT.
 
     Returns:
@@ -242,7 +243,8 @@ def _prefer(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                rlimit: int | None = None, solver: str = "z3",
-               dump_smt: str | None = None) -> CellResult:
+               dump_smt: str | None = None, only: str | None = None,
+               minimise: bool = True) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -251,7 +253,13 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         rlimit: z3 resource limit per query (deterministic across machines), or None.
         solver: who decides each query: z3, cvc5, bitwuzla, or all (all must agree).
         dump_smt: directory to write every query to as SMT-LIB 2, or None.
+        only: check only this page obligation (e.g. ``tail1_equal``) and the loop lemmas.
+        minimise: for each counterexample, find which inputs do not matter and whether it
+            is the only one (:func:`_minimise`); the self-test skips this.
     """
+    if only is not None:
+        problem = evolve(problem, observations=[ob for ob in problem.observations
+                                                if f"{ob.role.name}_equal" == only])
     sc, rev = problem.scenario, problem.revision
     t_cell = time.perf_counter()
     results: list[ObligationResult] = []
@@ -272,7 +280,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0])
 
     # 1. vacuity: the assumptions, then each role's constraint under them
-    s = _solver(problem, timeout_ms, rlimit=rlimit)
+    s = solver_for(problem, timeout_ms, rlimit=rlimit)
     vacuous: dict[str, str] = {}
     for ob in problem.observations:
         t0 = time.perf_counter()
@@ -304,7 +312,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 *(f"{p} path reaches its end" for p in problem.reach))
 
     # 2. loop lemmas
-    s = _solver(problem, timeout_ms, rlimit=rlimit)
+    s = solver_for(problem, timeout_ms, rlimit=rlimit)
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
     uniq = list(dict.fromkeys(names))
@@ -319,7 +327,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         for n in uniq:
             group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
             t0 = time.perf_counter()
-            s = _solver(problem, timeout_ms, rlimit=rlimit)
+            s = solver_for(problem, timeout_ms, rlimit=rlimit)
             s.add(z3.Not(_conj(group)))
             r1 = _check(s, name=f"lemma-{n}")
             dt1 = time.perf_counter() - t0
@@ -343,19 +351,21 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     for ob, claim in zip(problem.observations, claims, strict=True):
         if ob.role.name in vacuous:
             continue
-        s = _solver(problem, timeout_ms, pages=True, rlimit=rlimit)
+        s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
         r1 = _check(s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
-            pushed = _prefer(s, problem, ob)
+            pushed = prefer_small(s, problem, ob)
             model = s.model()
             for _ in range(pushed):
                 s.pop()
             try:
                 cex = replay(problem, ob, model)
+                if minimise:
+                    cex = _minimise(problem, ob, model, cex, timeout_ms, rlimit)
             except InternalMismatch as e:
                 if lemma_ok:
                     raise
@@ -383,3 +393,79 @@ def _unsat_result(ob: Observation, dt: float, lemma_ok: bool,
     return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN, dt,
                             reason="no difference under the loop summaries, but a loop lemma "
                                    "is not proved")
+
+
+def _same_difference(ob: Observation, cex: Counterexample, atoms: tuple[Atom, ...]) -> z3.BoolRef:
+    """The observation shows exactly ``cex``'s difference: the differing atoms keep their
+    slow and fast values and every other atom is equal on both sides."""
+    if ob.slow is None:
+        d = cex.diffs[0]
+        return z3.And(ob.slow_cell == d.slow, ob.fast_cell == d.fast)
+    assert ob.fast is not None
+    by_off = {d.offset: d for d in cex.diffs if d.size}
+    parts: list[z3.BoolRef] = []
+    for a in atoms:
+        hi, lo = 8 * (a.offset + a.size) - 1, 8 * a.offset
+        sv, fv = z3.Extract(hi, lo, ob.slow.bits), z3.Extract(hi, lo, ob.fast.bits)
+        d = by_off.get(a.offset)
+        parts += [sv == d.slow, fv == d.fast] if d is not None else [sv == fv]
+    if ob.slow.events is not None and ob.fast.events is not None:
+        ev = [d for d in cex.diffs if not d.size]
+        parts += ([ob.slow.events == ev[0].slow, ob.fast.events == ev[0].fast] if ev
+                  else [ob.slow.events == ob.fast.events])
+    return z3.And(*parts)
+
+
+#: Budget of each query asked to explain a counterexample (never affects a verdict).
+_EXPLAIN_MS = 10_000
+
+
+def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Counterexample,
+              timeout_ms: int, rlimit: int | None) -> Counterexample:
+    """Which inputs of ``cex`` do not matter, and whether it is the only counterexample.
+
+    An input (or pseudo-input: the page, the initial memory, the early sections) does not
+    matter when, with every other input fixed at the counterexample's value, some other
+    value is allowed by the assumptions and no value changes the difference
+    (:func:`_same_difference`): an UNSAT query.  Inputs the assumptions pin down are never
+    marked.  ``multiplicity`` asks for another input or page with any difference.
+    Undecided queries mark nothing.
+    """
+    inp = problem.inputs
+    fixes: dict[str, list[z3.BoolRef]] = {}
+    for name, v in cex.inputs.items():
+        term = getattr(inp, name)
+        fixes[name] = [term == (z3.BoolVal(v) if isinstance(v, bool) else
+                                z3.BitVecVal(v, term.size()))]
+    fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
+    L = problem.scenario.layout
+    mem = [z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)),
+           z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
+    fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
+    fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)
+                               for n, e in cex.early_sections.items()]
+    same = _same_difference(ob, cex, L.atoms)
+    s = solver_for(problem, min(timeout_ms, _EXPLAIN_MS), pages=True, rlimit=rlimit)
+    s.add(ob.constraint)
+    irrelevant: list[str] = []
+    for name, own in fixes.items():
+        if not own:
+            continue
+        s.push()
+        for other, f in fixes.items():
+            if other != name:
+                s.add(*f)
+        s.add(z3.Not(z3.And(*own)))  # some other value ...
+        if s.check() == z3.sat:  # ... is allowed by the assumptions
+            s.add(z3.Not(same))
+            if s.check() == z3.unsat:  # and none changes the difference
+                irrelevant.append(name)
+        s.pop()
+    s.push()
+    s.add(z3.Not(ob.claim(L.atoms)))
+    others = [f for name, fs in fixes.items() if name in cex.inputs or name == "page" for f in fs]
+    s.add(z3.Not(z3.And(*others)))
+    r = s.check()
+    s.pop()
+    multiplicity = "one of many" if r == z3.sat else "unique" if r == z3.unsat else "unknown"
+    return evolve(cex, irrelevant=tuple(irrelevant), multiplicity=multiplicity)

@@ -21,23 +21,44 @@ from attrs import frozen
 from equiv.bv import CBV
 from equiv.errors import InternalMismatch
 from equiv.loops import Ctx
-from equiv.memmap import Inputs, geometry, pfn_of, slot_of
-from equiv.obligations import CellProblem, Observation
-from equiv.page_model import PB_BITS, ConcreteMemory, PageState
+from equiv.memmap import Inputs, Scenario, geometry, pfn_of, slot_of
+from equiv.obligations import ROLES, CellProblem, FastFn, Observation
+from equiv.page_model import PB_BITS, Chain, ConcreteMemory, Layout, PageState
 from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
 
 
 @frozen
 class FieldDiff:
-    """One differing atom of struct page (or the bitmap cell)."""
+    """One differing atom of struct page (or the bitmap cell), with its provenance: for each
+    side, the distinct chains of modelled steps that wrote its bytes (oldest step first; an
+    empty chain means initial memory, never written)."""
 
     offset: int
     size: int
     names: tuple[str, ...]
     slow: int
     fast: int
-    slow_origin: tuple[str, ...]
-    fast_origin: tuple[str, ...]
+    slow_provenance: tuple[Chain, ...]
+    fast_provenance: tuple[Chain, ...]
+
+
+@frozen
+class InitialMemory:
+    """The initial memory of a counterexample: the struct pages and bitmap cells the model
+    gave explicitly, and the value of every other one (None: each read evaluated alone, all
+    recorded in the tuples)."""
+
+    pages: tuple[tuple[int, int, int], ...]  # (compound, slot, struct page bytes as an int)
+    pages_default: int | None
+    pageblock: tuple[tuple[int, int], ...]  # (bitmap cell, bits)
+    pageblock_default: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"pages": [{"compound": c, "slot": s, "bytes": hex(v)} for c, s, v in self.pages],
+                "pages_default": None if self.pages_default is None else hex(self.pages_default),
+                "pageblock": [{"index": b, "bits": hex(v)} for b, v in self.pageblock],
+                "pageblock_default": None if self.pageblock_default is None
+                else hex(self.pageblock_default)}
 
 
 @frozen
@@ -50,60 +71,119 @@ class Counterexample:
     pfn: int | None
     early_sections: dict[int, bool]
     diffs: tuple[FieldDiff, ...]
+    memory: InitialMemory
     #: pfn of the first head, where the v11 head template is seeded (tail templates: +1)
     seed_pfn: int | None = None
     #: PFN_SECTION_SHIFT of the config, to name the sections of the pfns above
     section_shift: int = 0
+    #: inputs (and pseudo-inputs: the page, the initial memory) whose value does not matter:
+    #: re-checked with that one freed, every other value gives the same difference
+    irrelevant: tuple[str, ...] = ()
+    #: "unique", "one of many" or "unknown" (inputs and page; memory contents aside)
+    multiplicity: str = "unknown"
+
+    @classmethod
+    def from_json(cls, doc: dict[str, Any], section_shift: int = 0) -> Counterexample:
+        """The inverse of :meth:`to_json` (what an emitted test replays)."""
+        def num(v: str | None) -> int | None:
+            return None if v is None else int(v, 16)
+
+        m = doc["initial_memory"]
+        memory = InitialMemory(
+            tuple((p["compound"], p["slot"], int(p["bytes"], 16)) for p in m["pages"]),
+            num(m["pages_default"]),
+            tuple((p["index"], int(p["bits"], 16)) for p in m["pageblock"]),
+            num(m["pageblock_default"]))
+        diffs = tuple(FieldDiff(f["offset"], f["size"], tuple(f["names"]), int(f["slow"], 16),
+                                int(f["fast"], 16), tuple(map(tuple, f["slow_provenance"])),
+                                tuple(map(tuple, f["fast_provenance"])))
+                      for f in doc["fields"])
+        return cls(doc["role"],
+                   {k: (v if isinstance(v, bool) else int(v, 16)) for k, v in doc["inputs"].items()},
+                   dict(doc["index"]), num(doc["pfn"]),
+                   {int(k, 16): v for k, v in doc["early_sections"].items()}, diffs, memory,
+                   seed_pfn=num(doc["template_seed_pfn"]), section_shift=section_shift,
+                   irrelevant=tuple(doc["irrelevant_inputs"]), multiplicity=doc["multiplicity"])
 
     def to_json(self) -> dict[str, Any]:
         return {
             "role": self.role,
             "inputs": {k: (v if isinstance(v, bool) else hex(v)) for k, v in self.inputs.items()},
+            "irrelevant_inputs": list(self.irrelevant),
+            "multiplicity": self.multiplicity,
             "index": self.index,
             "pfn": None if self.pfn is None else hex(self.pfn),
             "early_sections": {hex(k): v for k, v in sorted(self.early_sections.items())},
             "template_seed_pfn": None if self.seed_pfn is None else hex(self.seed_pfn),
+            "initial_memory": self.memory.to_json(),
             "fields": [
                 {"names": list(d.names), "offset": d.offset, "size": d.size,
                  "slow": hex(d.slow), "fast": hex(d.fast),
-                 "slow_last_write": list(d.slow_origin), "fast_last_write": list(d.fast_origin)}
+                 "slow_provenance": [list(c) for c in d.slow_provenance],
+                 "fast_provenance": [list(c) for c in d.fast_provenance]}
                 for d in self.diffs
             ],
         }
 
 
 class _ArrayInterp:
-    """Point lookups in a model's array, decoded once (Store chains over a constant)."""
+    """Point lookups in a model's array, decoded once (Store chains over a constant); when
+    the array is not of that shape each point is evaluated alone and recorded."""
 
     def __init__(self, model: z3.ModelRef, arr: z3.ArrayRef) -> None:
         self.model, self.arr = model, arr
-        self.entries: dict[tuple[int, ...], int] = {}
+        self.entries: dict[int, int] = {}
         self.default: int | None = None
+        self.decoded = True
         t = model.eval(arr, model_completion=True)
         while z3.is_store(t):
-            idx = tuple(t.arg(i).as_long() for i in range(1, t.num_args() - 1))
-            self.entries.setdefault(idx, t.arg(t.num_args() - 1).as_long())
+            self.entries.setdefault(t.arg(1).as_long(), t.arg(2).as_long())
             t = t.arg(0)
         if z3.is_const_array(t) and z3.is_bv_value(t.arg(0)):
             self.default = t.arg(0).as_long()
-        elif not (z3.is_const_array(t)):
-            self.entries = {}  # fall back to evaluating each point
+        else:  # fall back to evaluating (and recording) each point
+            self.entries, self.decoded = {}, False
 
     def __call__(self, idx: int, width: int) -> int:
-        hit = self.entries.get((idx,))
+        hit = self.entries.get(idx)
         if hit is not None:
             return hit
         if self.default is not None:
             return self.default
-        return self.model.eval(z3.Select(self.arr, z3.BitVecVal(idx, width)),
-                               model_completion=True).as_long()
+        v = self.model.eval(z3.Select(self.arr, z3.BitVecVal(idx, width)),
+                            model_completion=True).as_long()
+        self.entries[idx] = v
+        return v
 
 
-def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[[], Inputs],
-                                                                         dict[str, int | bool],
-                                                                         dict[int, bool]]:
-    """Concrete inputs from ``model``: a factory (each path gets its own memory), the scalar
-    values for the report, and the early_section answers the replay asked for."""
+def concrete_factory(L: Layout, scalars: dict[str, int | bool], early: Callable[[int], bool],
+                     pages: Callable[[int, int], int], pageblock: Callable[[int], int]
+                     ) -> Callable[[], Inputs]:
+    """Concrete inputs from plain values: each call gives fresh inputs (each path gets its
+    own memory).  ``pages(c, s)`` is the initial struct page of slot ``s`` of compound ``c``
+    as an int, ``pageblock(b)`` the initial bitmap cell ``b``."""
+    unwritten: tuple[Chain, ...] = ((),) * L.size
+
+    def initial(c: int, s: int) -> PageState:
+        return PageState(bits=CBV(pages(c, s), 8 * L.size), origin=unwritten,
+                         events=CBV(0, 16) if L.config.tracks_events else None)
+
+    def factory() -> Inputs:
+        vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
+                                    CBV(v, 32 if k == "pgmap_type" else 64))
+                                for k, v in scalars.items()}
+        mem = ConcreteMemory(initial, lambda b: CBV(pageblock(int(b)), PB_BITS))  # type: ignore[call-overload]
+        return Inputs(early_section=lambda nr: early(int(nr)), mem=mem, **vals)  # type: ignore[call-overload]
+
+    return factory
+
+
+def concrete_inputs(problem: CellProblem, model: z3.ModelRef
+                    ) -> tuple[Callable[[], Inputs], dict[str, int | bool], dict[int, bool],
+                               Callable[[], InitialMemory]]:
+    """Concrete inputs from ``model``: a factory, the scalar values for the report, the
+    early_section answers the replay asked for, and (after the replay) the initial memory
+    it read."""
     inp, L = problem.inputs, problem.scenario.layout
     scalars: dict[str, int | bool] = {}
     for name in Inputs.SCALARS:
@@ -114,27 +194,81 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef) -> tuple[Callable[
     pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS)))
     early_seen: dict[int, bool] = {}
 
-    def early(nr: Any) -> bool:
-        n = int(nr)
+    def early(n: int) -> bool:
         if n not in early_seen:
             early_seen[n] = z3.is_true(model.eval(problem.early(z3.BitVecVal(n, 64)),
                                                   model_completion=True))
         return early_seen[n]
 
-    unwritten = ("initial memory (never written)",) * L.size
+    def memory() -> InitialMemory:
+        return InitialMemory(
+            tuple(sorted((k >> 64, k & ((1 << 64) - 1), v) for k, v in pages.entries.items())),
+            pages.default, tuple(sorted(pbs.entries.items())), pbs.default)
 
-    def initial(c: int, s: int) -> PageState:
-        return PageState(bits=CBV(pages((c << 64) | s, 128), 8 * L.size), origin=unwritten,
-                         events=CBV(0, 16) if L.config.tracks_events else None)
+    factory = concrete_factory(L, scalars, early, lambda c, s: pages((c << 64) | s, 128),
+                               lambda b: pbs(b, 64))
+    return factory, scalars, early_seen, memory
 
-    def factory() -> Inputs:
-        vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
-                                    CBV(v, 32 if k == "pgmap_type" else 64))
-                                for k, v in scalars.items()}
-        mem = ConcreteMemory(initial, lambda b: CBV(pbs(b, 64), PB_BITS))
-        return Inputs(early_section=early, mem=mem, **vals)
 
-    return factory, scalars, early_seen
+def _chains(origin: tuple[Chain, ...], lo: int, hi: int) -> tuple[Chain, ...]:
+    return tuple(dict.fromkeys(origin[lo:hi]))
+
+
+@frozen
+class ConcreteRun:
+    """Both paths run concretely on one input: the observed struct pages (or bitmap cells)."""
+
+    slow: PageState | int
+    fast: PageState | int
+    pfn: int | None
+    seed_pfn: int | None
+
+
+def run_concrete(sc: Scenario, fast: FastFn, factory: Callable[[], Inputs],
+                 index: dict[str, int]) -> ConcreteRun:
+    """Run the slow path and ``fast`` on fresh inputs from ``factory`` (real loops, no
+    summaries) and read the page ``index`` (``c``, ``t``) or bitmap cell (``b``)."""
+    slow = memmap_init_zone_device(Ctx(False), sc, factory())
+    fst = fast(Ctx(False), sc, factory())
+    if "b" in index:
+        b = CBV(index["b"], 64)
+        return ConcreteRun(int(slow.read_pb(b)), int(fst.read_pb(b)), None, None)  # type: ignore[call-overload]
+    probe = factory()
+    g = geometry(sc, probe)
+    c, t = CBV(index["c"], 64), CBV(index["t"], 64)
+    _, opt = compound_nr_pages(sc, probe, pfn_of(sc, g, c, CBV(0, 64)))
+    s = slot_of(sc, opt, t)
+    return ConcreteRun(slow.read(c, s), fst.read(c, s), int(pfn_of(sc, g, c, t)),  # type: ignore[call-overload]
+                       int(g.start))  # type: ignore[call-overload]
+
+
+def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[FieldDiff, ...]:
+    """The atoms (and the page_ref_set event count) in which the two pages of ``run`` differ,
+    named with the views of the page's position in its folio."""
+    if isinstance(run.slow, int) or isinstance(run.fast, int):
+        sv, fv = int(run.slow), int(run.fast)
+        step = ("pageblock_migratetype_init_range",)
+        return () if sv == fv else (FieldDiff(0, 1, ("pageblock migratetype bits",), sv, fv,
+                                              (step,), (step,)),)
+    sp, fp = run.slow, run.fast
+    assert sp.origin is not None and fp.origin is not None
+    sb, fb = int(sp.bits), int(fp.bits)  # type: ignore[call-overload]
+    diffs: list[FieldDiff] = []
+    for atom in L.atoms:
+        lo, hi = atom.offset, atom.offset + atom.size
+        mask = (1 << (8 * atom.size)) - 1
+        sv, fv = (sb >> (8 * lo)) & mask, (fb >> (8 * lo)) & mask
+        if sv != fv:
+            diffs.append(FieldDiff(lo, atom.size, tuple(atom.names_for(page_index)), sv, fv,
+                                   _chains(sp.origin, lo, hi), _chains(fp.origin, lo, hi)))
+    if sp.events is not None and fp.events is not None:
+        se, fe = int(sp.events), int(fp.events)  # type: ignore[call-overload]
+        if se != fe:
+            diffs.append(FieldDiff(L.size, 0, ("page_ref_set tracepoint events (observable, not "
+                                               "memory)",), se, fe,
+                                   (("set_page_count/init_page_count: __page_ref_set",),),
+                                   (("memcpy of a template emits no event",),)))
+    return tuple(diffs)
 
 
 def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counterexample:
@@ -144,65 +278,66 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
         InternalMismatch: the concrete run does not show the difference the solver found.
     """
     sc, L = problem.scenario, problem.scenario.layout
-    factory, scalars, early_seen = concrete_inputs(problem, model)
+    factory, scalars, early_seen, memory = concrete_inputs(problem, model)
     index = {k: model.eval(v, model_completion=True).as_long() for k, v in ob.indices.items()}
-    slow = memmap_init_zone_device(Ctx(False), sc, factory())
-    fast = problem.fast(Ctx(False), sc, factory())
-    probe = factory()
-    g = geometry(sc, probe)
-    diffs: list[FieldDiff] = []
+    run = run_concrete(sc, problem.fast, factory, index)
     if ob.slow is None:
-        b = CBV(index["b"], 64)
-        sv, fv = int(slow.read_pb(b)), int(fast.read_pb(b))  # type: ignore[call-overload]
-        sym_s = model.eval(ob.slow_cell, model_completion=True).as_long()
-        sym_f = model.eval(ob.fast_cell, model_completion=True).as_long()
-        if (sv, fv) != (sym_s, sym_f) or sv == fv:
+        sym = (model.eval(ob.slow_cell, model_completion=True).as_long(),
+               model.eval(ob.fast_cell, model_completion=True).as_long())
+        if (run.slow, run.fast) != sym:
             raise InternalMismatch(
-                f"replay of {ob.role.name}: concrete slow/fast {sv:#x}/{fv:#x}, "
-                f"solver {sym_s:#x}/{sym_f:#x}")
-        diffs.append(FieldDiff(0, 1, ("pageblock migratetype bits",), sv, fv,
-                               ("pageblock_migratetype_init_range",), ("pageblock_migratetype_init_range",)))
-        return Counterexample(ob.role.name, scalars, index, None, dict(early_seen), tuple(diffs))
-    c, t = CBV(index["c"], 64), CBV(index["t"], 64)
-    _, opt = compound_nr_pages(sc, probe, pfn_of(sc, g, c, CBV(0, 64)))
-    s = slot_of(sc, opt, t)
-    sp, fp = slow.read(c, s), fast.read(c, s)
-    assert ob.slow is not None and ob.fast is not None
-    sym_slow = model.eval(ob.slow.bits, model_completion=True).as_long()
-    sym_fast = model.eval(ob.fast.bits, model_completion=True).as_long()
-    if int(sp.bits) != sym_slow or int(fp.bits) != sym_fast:  # type: ignore[call-overload]
-        raise InternalMismatch(
-            f"replay of {ob.role.name} (c={index['c']}, t={index['t']}) does not reproduce: "
-            f"concrete and symbolic evaluation disagree on the "
-            f"{'slow' if int(sp.bits) != sym_slow else 'fast'} path")  # type: ignore[call-overload]
-    for atom in L.atoms:
-        lo, hi = atom.offset, atom.offset + atom.size
-        sv = (int(sp.bits) >> (8 * lo)) & ((1 << (8 * atom.size)) - 1)  # type: ignore[call-overload]
-        fv = (int(fp.bits) >> (8 * lo)) & ((1 << (8 * atom.size)) - 1)  # type: ignore[call-overload]
-        if sv != fv:
-            assert sp.origin is not None and fp.origin is not None
-            diffs.append(FieldDiff(lo, atom.size, tuple(atom.names_for(ob.role.page_index)), sv, fv,
-                                   tuple(dict.fromkeys(sp.origin[lo:hi])),
-                                   tuple(dict.fromkeys(fp.origin[lo:hi]))))
-    if sp.events is not None and fp.events is not None and ob.slow.events is not None \
-            and ob.fast.events is not None:
-        se, fe = int(sp.events), int(fp.events)  # type: ignore[call-overload]
-        sym_se = model.eval(ob.slow.events, model_completion=True).as_long()
-        sym_fe = model.eval(ob.fast.events, model_completion=True).as_long()
-        if (se, fe) != (sym_se, sym_fe):
-            raise InternalMismatch(f"replay of {ob.role.name}: page_ref_set event counts "
-                                   f"{se}/{fe} concretely, {sym_se}/{sym_fe} symbolically")
-        if se != fe:
-            diffs.append(FieldDiff(L.size, 0, ("page_ref_set tracepoint events (observable, not "
-                                               "memory)",), se, fe,
-                                   ("set_page_count/init_page_count: __page_ref_set",),
-                                   ("memcpy of a template emits no event",)))
+                f"replay of {ob.role.name}: concrete slow/fast {run.slow:#x}/{run.fast:#x}, "
+                f"solver {sym[0]:#x}/{sym[1]:#x}")
+    else:
+        assert ob.fast is not None and isinstance(run.slow, PageState) \
+            and isinstance(run.fast, PageState)
+        for side, conc, symb in (("slow", run.slow, ob.slow), ("fast", run.fast, ob.fast)):
+            if int(conc.bits) != model.eval(symb.bits, model_completion=True).as_long():  # type: ignore[call-overload]
+                raise InternalMismatch(
+                    f"replay of {ob.role.name} ({index}) does not reproduce: concrete and "
+                    f"symbolic evaluation disagree on the {side} path")
+            if conc.events is not None and symb.events is not None and \
+                    int(conc.events) != model.eval(symb.events, model_completion=True).as_long():  # type: ignore[call-overload]
+                raise InternalMismatch(f"replay of {ob.role.name}: page_ref_set event counts "
+                                       f"differ between the concrete and symbolic {side} path")
+    diffs = page_diffs(L, ob.role.page_index, run)
     if not diffs:
         raise InternalMismatch(f"replay of {ob.role.name}: the solver's difference vanished")
-    pfn = int(pfn_of(sc, g, c, t))  # type: ignore[call-overload]
-    return Counterexample(ob.role.name, scalars, index, pfn, dict(early_seen), tuple(diffs),
-                          seed_pfn=int(g.start),  # type: ignore[call-overload]
-                          section_shift=L.config.pfn_section_shift)
+    return Counterexample(ob.role.name, scalars, index, run.pfn, dict(early_seen), diffs,
+                          memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift)
 
 
-__all__ = ["Counterexample", "FieldDiff", "concrete_inputs", "replay"]
+def recorded_factory(L: Layout, cx: Counterexample) -> Callable[[], Inputs]:
+    """Concrete inputs from a recorded counterexample's values alone (no solver).  Reading a
+    struct page, bitmap cell or section the record does not cover raises
+    :class:`~equiv.errors.InternalMismatch`."""
+    pages = {(c, s): v for c, s, v in cx.memory.pages}
+    cells = dict(cx.memory.pageblock)
+
+    def pick(table: dict[Any, int], key: Any, default: int | None, what: str) -> int:
+        v = table.get(key, default)
+        if v is None:
+            raise InternalMismatch(f"the recorded counterexample has no initial value for {what} {key}")
+        return v
+
+    def early(n: int) -> bool:
+        if n not in cx.early_sections:
+            raise InternalMismatch(f"the recorded counterexample does not say whether section "
+                                   f"{n:#x} is early")
+        return cx.early_sections[n]
+
+    return concrete_factory(
+        L, cx.inputs, early,
+        lambda c, s: pick(pages, (c, s), cx.memory.pages_default, "struct page"),
+        lambda b: pick(cells, b, cx.memory.pageblock_default, "bitmap cell"))
+
+
+def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[FieldDiff, ...]:
+    """Replay a recorded counterexample (as written by ``--emit-tests``) from its values
+    alone, without a solver: the differing atoms of the page (or bitmap cell) it names."""
+    run = run_concrete(sc, fast, recorded_factory(sc.layout, cx), cx.index)
+    return page_diffs(sc.layout, ROLES[cx.role].page_index, run)
+
+
+__all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "concrete_factory",
+           "concrete_inputs", "page_diffs", "recorded_factory", "replay", "replay_recorded", "run_concrete"]

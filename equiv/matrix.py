@@ -5,7 +5,8 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 
 import z3
 from attrs import evolve, frozen
@@ -18,7 +19,7 @@ from equiv.obligations import FastFn, build_cell
 from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
-from equiv.template_path import Revision, revision
+from equiv.template_path import Revision, fast_path, revision
 
 TOOL_VERSION = "0.1.0"
 
@@ -36,6 +37,10 @@ class CellSpec:
     rlimit: int | None = None
     solver: str = "z3"
     dump_smt: str | None = None
+    #: check only this page obligation (and the loop lemmas), e.g. ``tail1_equal``
+    obligation: str | None = None
+    #: explain counterexamples (irrelevant inputs, uniqueness); the self-test skips it
+    minimise: bool = True
 
 
 @frozen
@@ -64,8 +69,9 @@ class RunResult:
         return worst([c.verdict for c in self.cells])
 
 
-def run_cell(spec: CellSpec) -> CellResult:
-    """Build and check one cell (in whichever process calls it)."""
+def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
+    """What a cell compares: its scenario, the revision (a seeded bug applied) and the fast
+    path function (the slow path is always :func:`equiv.slow_path.memmap_init_zone_device`)."""
     cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
     layout = Layout.from_config(cfg)
     rev, fast = resolve(spec.revision)
@@ -75,10 +81,16 @@ def run_cell(spec: CellSpec) -> CellResult:
             rev, fast = resolve(COMPARE + m.compare)
         else:
             rev = m.apply(rev)
+    return Scenario(layout, spec.ptype, spec.order), rev, fast or fast_path(rev)
+
+
+def run_cell(spec: CellSpec) -> CellResult:
+    """Build and check one cell (in whichever process calls it)."""
+    sc, rev, fast = cell_paths(spec)
     t0 = time.perf_counter()
-    problem = build_cell(Scenario(layout, spec.ptype, spec.order), rev, fast)
+    problem = build_cell(sc, rev, fast)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
-                     dump_smt=spec.dump_smt)
+                     dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise)
     # a cell's time includes running both paths symbolically, not only the solver
     return evolve(res, seconds=time.perf_counter() - t0)
 
@@ -123,10 +135,22 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
     return [run_cell(s) for s in specs]
 
 
-def run_matrix(specs: list[CellSpec], jobs: int | None = None) -> tuple[list[CellResult], float, int]:
+def run_matrix(specs: list[CellSpec], jobs: int | None = None,
+               on_done: Callable[[int], None] | None = None) -> tuple[list[CellResult], float, int]:
     """Run ``specs`` with ``jobs`` worker processes (default: all cores); results in order.
 
-    The cells of one (config, revision, mutant, order) go to the same worker.
+    The cells of one (config, revision, mutant, order) go to the same worker.  Groups finish
+    in any order; the results are always in the order of ``specs``.
+
+    Args:
+        specs: the cells to run.
+        jobs: worker processes (default: all cores); 1 runs everything in this process.
+        on_done: called in this process with the number of cells of each group as that group
+            finishes (e.g. to advance a progress display).
+
+    Returns:
+        The cell results in the order of ``specs``, the wall time in seconds, and the number
+        of jobs used.
     """
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
@@ -134,15 +158,28 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None) -> tuple[list[Cel
     for i, sp in enumerate(specs):
         cfg = sp.config if isinstance(sp.config, str) else sp.config.name
         groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(i)
-    batches = [[specs[i] for i in idx] for idx in groups.values()]
-    if jobs == 1 or len(batches) == 1:
-        done = [run_group(b) for b in batches]
+    indices = list(groups.values())
+    results: list[CellResult | None] = [None] * len(specs)
+
+    def finish(idx: list[int], res: list[CellResult]) -> None:
+        for i, r in zip(idx, res, strict=True):
+            results[i] = r
+        if on_done is not None:
+            on_done(len(idx))
+
+    if jobs == 1 or len(indices) == 1:
+        for idx in indices:
+            finish(idx, run_group([specs[i] for i in idx]))
     else:
         ctx = multiprocessing.get_context("fork")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            done = list(pool.map(run_group, batches, chunksize=1))
-    results: list[CellResult | None] = [None] * len(specs)
-    for idx, res in zip(groups.values(), done, strict=True):
-        for i, r in zip(idx, res, strict=True):
-            results[i] = r
+            futures: dict[Future[list[CellResult]], list[int]] = {
+                pool.submit(run_group, [specs[i] for i in idx]): idx for idx in indices}
+            try:
+                for fut in as_completed(futures):
+                    finish(futures[fut], fut.result())
+            except BaseException:  # a failed group or ^C: do not start the groups still queued
+                for fut in futures:
+                    fut.cancel()
+                raise
     return [r for r in results if r is not None], time.perf_counter() - t0, jobs

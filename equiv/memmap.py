@@ -249,7 +249,7 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
     def initial(c: int, s: int) -> PageState:
         byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
         return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
-                         origin=("initial memory (never written)",) * size,
+                         origin=((),) * size,
                          events=CBV(0, 16) if layout.config.tracks_events else None)
 
     def v(x: int) -> CBV:

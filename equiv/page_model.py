@@ -305,12 +305,14 @@ class PageState:
     """Contents of one struct page as one little-endian bit-vector of ``8 * sizeof`` bits
     (byte ``i`` is bits ``8i+7..8i``; word ``w`` is bits ``64w+63..64w``).
 
-    ``origin`` (concrete domain only) names, per byte, the modelled kernel step that last
-    wrote it; it is what a counterexample report prints as provenance.
+    ``origin`` (concrete domain only) is, per byte, its provenance chain: the modelled
+    kernel steps that wrote the byte, oldest first (``()``: initial memory, never written).
+    A copy extends the source byte's chain, so a byte copied from a template tells how the
+    template got its value.  It is what reports print as provenance.
     """
 
     bits: Val = field(validator=_check_bits)
-    origin: tuple[str, ...] | None = None
+    origin: tuple[Chain, ...] | None = None
     #: ghost observable beside memory: how many ``page_ref_set`` tracepoint events were
     #: emitted for this struct page (16 bits); None when tracepoints are compiled out
     events: Val | None = None
@@ -360,8 +362,16 @@ class PageState:
         """Every byte 0 (what ``__mm_zero_struct_page``'s word stores leave), in one step."""
         zero = CBV(0, bv.width(self.bits)) if isinstance(self.bits, CBV) else \
             z3.BitVecVal(0, bv.width(self.bits))
-        origin = None if self.origin is None else (step,) * len(self.origin)
+        origin = None if self.origin is None else tuple(extend_chain(o, step) for o in self.origin)
         return PageState(bits=zero, origin=origin, events=self.events)
+
+    def noted(self, step: str) -> PageState:
+        """The same bytes with ``step`` added to every byte's provenance chain (a snapshot
+        taken as a template, for example); no memory is written."""
+        if self.origin is None:
+            return self
+        return PageState(bits=self.bits, origin=tuple(extend_chain(o, step) for o in self.origin),
+                         events=self.events)
 
 
 def splice(x: Val, lo: int, val: Val) -> Val:
@@ -376,11 +386,22 @@ def splice(x: Val, lo: int, val: Val) -> Val:
     return parts[0] if len(parts) == 1 else bv.concat(*parts)
 
 
-def _origin(origin: tuple[str, ...] | None, offset: int, size: int,
-            step: str) -> tuple[str, ...] | None:
+#: Provenance of one byte: the modelled steps that wrote it (or copied it), oldest first.
+Chain = tuple[str, ...]
+
+
+def extend_chain(chain: Chain, step: str) -> Chain:
+    """``chain`` then ``step``; a step repeated back to back is kept once (a template
+    refreshed once per compound would otherwise grow with the number of compounds)."""
+    return chain if chain and chain[-1] == step else (*chain, step)
+
+
+def _origin(origin: tuple[Chain, ...] | None, offset: int, size: int,
+            step: str) -> tuple[Chain, ...] | None:
     if origin is None:
         return None
-    return origin[:offset] + (step,) * size + origin[offset + size:]
+    return (origin[:offset] + tuple(extend_chain(o, step) for o in origin[offset:offset + size])
+            + origin[offset + size:])
 
 
 def _as(value: Val | int, bits: int, like: Val) -> Val:

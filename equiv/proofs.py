@@ -10,6 +10,7 @@ Exit codes:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import NoReturn, TextIO
 
@@ -26,19 +27,22 @@ from equiv.copy_primitive import (
     render_ordering_table,
 )
 from equiv.errors import EquivError, InputError, lookup
+from equiv.explain import explain, lookup_field
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
-from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_matrix
+from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_cell, run_matrix
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
+from equiv.obligations import ROLES, roles_for
 from equiv.page_model import Layout
 from equiv.report import (
-    render_json,
-    render_json_many,
+    FORMATS,
+    render_explain,
     render_layout_json,
     render_layout_text,
-    render_text,
+    render_runs,
 )
+from equiv.report.progress import progress
 from equiv.selftest import self_test
 from equiv.slow_variants import COMPARISONS, comparison
 from equiv.solvers import require
@@ -46,6 +50,8 @@ from equiv.template_path import REVISIONS, revision
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 EXIT_INPUT = 3
+#: page obligations --obligation can select (one per role of equiv.obligations.ROLES)
+OBLIGATIONS = {f"{r}_equal": r for r in ROLES}
 
 
 class _Parser(argparse.ArgumentParser):
@@ -98,8 +104,21 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--mutant", default=None,
                    help="check a seeded-bug control instead of the revision as written "
                         "(see --list)")
-    p.add_argument("--format", default="text", help="text or json")
+    p.add_argument("--explain", default=None, metavar="FIELD",
+                   help="print, for one pgmap type and order (--types T --orders N), the chain "
+                        "of modelled kernel steps that wrote FIELD (a struct page member such "
+                        "as _refcount, or folio.NAME) on each side in every page role, "
+                        "proved or not")
+    p.add_argument("--obligation", default=None, metavar="NAME",
+                   help="check only this page obligation (and the loop lemmas it rests on): "
+                        f"{', '.join(OBLIGATIONS)}")
+    p.add_argument("--format", default="text",
+                   help=f"report format: {', '.join(FORMATS)} (default text; --btf: text or "
+                        "json; see docs/formats.md)")
     p.add_argument("--output", default=None, help="write the report to FILE instead of stdout")
+    p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE",
+                   help="also write the report in FORMAT to FILE (repeatable, e.g. --report "
+                        "sarif=equiv.sarif --report junit=equiv-junit.xml)")
     p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
     p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
@@ -114,6 +133,9 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--no-times", action="store_true",
                    help="omit timings and versions (stable output for golden files)")
     p.add_argument("-v", "--verbose", action="store_true", help="list every obligation")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress display (otherwise shown on a terminal for runs over a "
+                        "second)")
     p.add_argument("--list", action="store_true",
                    help="list configs, revisions (with their assumptions), types and mutants")
     return p
@@ -173,15 +195,48 @@ def _list(out: TextIO) -> None:
         out.write(f"  {m.name} [{m.config}]: {m.description}\n")
 
 
+def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """Check --format and the --report FORMAT=FILE options; the (format, file) pairs."""
+    valid = ", ".join(FORMATS)
+    aux = args.btf is not None or args.self_test or args.copy_primitive
+    if args.format not in FORMATS:
+        raise InputError(f"unknown --format {args.format!r}; valid: {valid}")
+    if args.btf is not None and args.format not in ("text", "json"):
+        raise InputError(f"--btf reports in text or json, not --format {args.format!r}; valid "
+                         "with --btf: text, json")
+    out: list[tuple[str, str]] = []
+    for spec in args.report:
+        fmt, eq, path = spec.partition("=")
+        if not eq or not path:
+            raise InputError(f"bad --report {spec!r}; give FORMAT=FILE with FORMAT one of {valid}")
+        if fmt not in FORMATS:
+            raise InputError(f"unknown --report format {fmt!r}; valid: {valid}")
+        if aux:
+            raise InputError("--report applies to proof runs, not to --btf, --self-test or "
+                             "--copy-primitive; use --format and --output there")
+        if path in [p for _, p in out] or path == args.output:
+            raise InputError(f"--report {spec!r}: {path!r} is already written by another "
+                             "--report or --output; give each report its own file")
+        if not os.path.isdir(os.path.dirname(path) or "."):
+            raise InputError(f"cannot write --report {spec!r}: no directory "
+                             f"{os.path.dirname(path)!r}")
+        out.append((fmt, path))
+    return out
+
+
+def _write(path: str, text: str, option: str) -> None:
+    try:
+        with open(path, "w") as f:
+            f.write(text)
+    except OSError as e:
+        raise InputError(f"cannot write {option} {path!r}: {e.strerror}") from None
+
+
 def _emit(args: argparse.Namespace, text: str, out: TextIO) -> None:
     if not args.output:
         out.write(text)
         return
-    try:
-        with open(args.output, "w") as f:
-            f.write(text)
-    except OSError as e:
-        raise InputError(f"cannot write --output {args.output!r}: {e.strerror}") from None
+    _write(args.output, text, "--output")
 
 
 def main(argv: list[str] | None = None, out: TextIO | None = None,
@@ -200,8 +255,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             configs = list(PRESETS.values())
         else:
             configs = [preset(args.config)]
-        if args.format not in ("text", "json"):
-            raise InputError(f"unknown --format {args.format!r}; valid: text, json")
+        reports = _reports(args)
         if args.observe_events:
             if not all(c.DEBUG_PAGE_REF for c in configs):
                 raise InputError("--observe-events needs a config with DEBUG_PAGE_REF (valid: "
@@ -236,8 +290,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             rev = revision(args.revision)
         if args.mutant is not None:
             lookup(MUTANTS, args.mutant, "mutant")
-        if args.format not in ("text", "json"):
-            raise InputError(f"unknown --format {args.format!r}; valid: text, json")
+        if args.obligation is not None:
+            lookup(OBLIGATIONS, args.obligation, "obligation")
         if args.timeout_ms <= 0:
             raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
         if args.rlimit is not None and args.rlimit < 1:
@@ -248,10 +302,28 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         types = _types(args.types)
         per_config = [(cfg, _orders(args.orders, cfg.max_order, all_configs=len(configs) > 1))
                       for cfg in configs]
+        if args.obligation is not None:
+            for _, orders in per_config:
+                missing = [o for o in orders if OBLIGATIONS[args.obligation]
+                           not in {r.name for r in roles_for(o)}]
+                if missing:
+                    raise InputError(f"obligation {args.obligation} does not exist at order "
+                                     f"{missing[0]}; valid there: "
+                                     + ", ".join(f"{r.name}_equal" for r in roles_for(missing[0])))
         specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit,
-                          args.solver, args.dump_smt)
+                          args.solver, args.dump_smt, args.obligation)
                  for cfg, orders in per_config for o in orders for t in types]
-        cells, wall, jobs = run_matrix(specs, args.jobs)
+        if args.explain is not None:
+            if len(specs) != 1:
+                raise InputError("--explain traces one cell: give one config, one pgmap type "
+                                 "and one order (e.g. --types GENERIC --orders 2); valid types: "
+                                 + ", ".join(t.name for t in MemoryType))
+            lookup_field(Layout.from_config(per_config[0][0]), args.explain)
+            ex = explain(specs[0], args.explain, run_cell(specs[0]))
+            _emit(args, render_explain(ex), out)
+            return EXIT[worst([r.verdict for r in ex.rows])]
+        with progress(len(specs), err, enabled=not args.quiet) as advance:
+            cells, wall, jobs = run_matrix(specs, args.jobs, on_done=advance)
         budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
                   + (f" --rlimit {args.rlimit}" if args.rlimit else "")
                   + (f" --solver {args.solver}" if args.solver != "z3" else ""))
@@ -265,14 +337,13 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
                 revision_summary=rev.summary,
                 config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
         times = not args.no_times
-        if args.format == "json":
-            text = (render_json(runs[0], times=times) if len(runs) == 1
-                    else render_json_many(runs, times=times))
-        else:
-            text = "\n".join(render_text(r, times=times, verbose=args.verbose) for r in runs)
-        _emit(args, text, out)
-        verdict = worst([r.verdict for r in runs])
-        return EXIT[verdict]
+        code = EXIT[worst([r.verdict for r in runs])]
+        for fmt, path in reports:
+            _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
+                                     exit_code=code), f"--report {fmt}")
+        _emit(args, render_runs(args.format, runs, times=times, verbose=args.verbose,
+                                exit_code=code), out)
+        return code
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT

@@ -188,7 +188,8 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
     if unknown:
         raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
     cell_list = tuple(cells)
-    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n) for n in chosen for t, o in cell_list]
+    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
+             for n in chosen for t, o in cell_list]
     results, wall, used = run_matrix(specs, jobs)
     rows: list[MutantRow] = []
     it = iter(results)

@@ -33,7 +33,7 @@ from equiv.bv import Cond, Val
 from equiv.errors import InputError, lookup
 from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import Geometry, Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of, slot_of, va
-from equiv.page_model import Memory, PageState
+from equiv.page_model import Memory, PageState, extend_chain
 from equiv.slow_path import (
     compound_nr_pages,
     early_return,
@@ -241,8 +241,9 @@ def copy_page(dst: PageState, src: PageState, nbytes: int, what: str) -> PageSta
         bits = bv.concat(bv.extract(dst.bits, top - 1, 8 * n), bv.extract(src.bits, 8 * n - 1, 0))
     origin = None
     if dst.origin is not None and src.origin is not None:
-        origin = tuple(f"memcpy from {what} [{src.origin[i]}]" if i < nbytes else dst.origin[i]
-                       for i in range(len(dst.origin)))
+        # a copied byte carries the source byte's chain: how the template got its value
+        origin = tuple(extend_chain(src.origin[i], f"memcpy from the {what}") if i < nbytes
+                       else dst.origin[i] for i in range(len(dst.origin)))
     return PageState(bits=bits, origin=origin, events=dst.events)  # memcpy emits no event
 
 
@@ -327,7 +328,9 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
         "after_prep_compound_head": lambda: mem.read(c, s1),
         "head_template": lambda: head_tmpl,
     }
-    tmpl = seeds[v.tail_seed]()
+    tmpl = seeds[v.tail_seed]().noted(
+        "tail 1 taken as the tail template" if v.tail_seed != "head_template" else
+        "head template taken as the tail template")
     if carried_tail is not None:
         tmpl = carried_tail
     prep_late = v.prep_compound_head and v.tail_seed != "after_prep_compound_head"
@@ -375,7 +378,8 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     first = mem.read(c0, c0)
     mem = mem.write(c0, c0, slow_init(sc, inp, rev, first, pfn_of(sc, g, c0, c0)))
     # "before_init": the snapshot is the uninitialised struct page
-    head_tmpl = first if v.head_snapshot == "before_init" else mem.read(c0, c0)
+    head_tmpl = (first if v.head_snapshot == "before_init" else mem.read(c0, c0)).noted(
+        "first head taken as the head template")
     tail_tmpl: PageState | None = None
     keep_tail = sc.stride != 1 and not v.tail_template_per_compound
     if sc.stride != 1 and v.first_compound_setup:
@@ -383,7 +387,7 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
         mem, tail_after = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt,
                                                     head_tmpl, None)
         if v.head_snapshot == "after_compound":
-            head_tmpl = mem.read(c0, c0)
+            head_tmpl = mem.read(c0, c0).noted("first head taken as the head template")
         if keep_tail:
             tail_tmpl = tail_after()
     carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]

@@ -27,7 +27,7 @@ class TestExitCodes:
         """All obligations proved: exit 0."""
         code, out, _ = run("--types", "GENERIC", "--orders", "0-1", "--jobs", "1")
         assert code == 0
-        assert "2 cells" in out and "2 proved" in out
+        assert "(2 cells)" in out and "26 proved" in out
 
     def test_refuted_is_1(self) -> None:
         """A counterexample: exit 1."""
@@ -95,7 +95,7 @@ class TestGolden:
                              "--format", "json", "--mutant", "mutant_short_copy")
         golden("refuted.json", out)
         doc = json.loads(out)
-        assert doc["schema"] == "equiv.proofs/1"
+        assert doc["schema"] == "equiv.proofs/2"
         for rec in doc["records"]:
             assert {"subject", "revision", "config", "pgmap_type", "order", "role",
                     "verdict", "counterexample"} <= rec.keys()

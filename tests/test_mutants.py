@@ -8,7 +8,7 @@ from attrs import fields
 
 from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.config import PRESETS
-from equiv.counterexample import Counterexample, FieldDiff
+from equiv.counterexample import Counterexample, FieldDiff, InitialMemory
 from equiv.errors import InputError
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
@@ -125,8 +125,22 @@ def test_counterexample_names_role_and_provenance() -> None:
     assert tail1.verdict is Verdict.REFUTED and tail1.counterexample is not None
     d = tail1.counterexample.diffs[0]
     assert d.names[0] == "_refcount" and (d.slow, d.fast) == (0, 1)
-    assert d.slow_origin == ("memmap_init_compound: set_page_count(page, 0)",)
-    assert d.fast_origin == ("__init_single_page: init_page_count",)
+    # the chain of steps on each side, oldest first (the last one is the value's writer)
+    (slow,), (fast,) = d.slow_provenance, d.fast_provenance
+    assert slow[-1] == "memmap_init_compound: set_page_count(page, 0)"
+    assert fast[-1] == "__init_single_page: init_page_count"
+    assert slow[:-1] == fast, "both start from __init_single_page's count"
+
+
+def test_provenance_of_a_copied_field_names_the_template() -> None:
+    """A tail past tail 1 is a copy: its chain goes through the tail template, seeded from
+    tail 1 (issue 5: "copied from the tail template, which was seeded at tail 1")."""
+    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+                            mutant="mutant_tail_keeps_type_refcount", obligation="tail_equal"))
+    (ob,) = [o for o in res.obligations if o.kind == "page"]
+    assert ob.counterexample is not None
+    (fast,) = ob.counterexample.diffs[0].fast_provenance
+    assert fast[-2:] == ("tail 1 taken as the tail template", "memcpy from the tail template")
 
 
 class TestConfigMakesItReal:
@@ -200,7 +214,8 @@ def _cell(verdict: Verdict, *names: str) -> CellResult:
     cx = None
     if names:
         cx = Counterexample("head", {}, {"c": 1, "t": 0}, 1, {},
-                            (FieldDiff(0, 8, names, 0, 1, ("slow",), ("fast",)),))
+                            (FieldDiff(0, 8, names, 0, 1, (("slow",),), (("fast",),)),),
+                            InitialMemory((), 0, (), 0))
     ob = ObligationResult("head_equal", "page", "head", verdict, 0.0, cx)
     return CellResult("x86_64-default", "v11", "GENERIC", 0, verdict, 0.0, (ob,), (), (), False)
 

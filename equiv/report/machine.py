@@ -1,16 +1,69 @@
-"""Machine-readable reports of a proof run (JSON; its schema is ``schemas/``)."""
+"""Machine-readable reports of a proof run: JSON, JUnit XML and SARIF 2.1.0.
+
+* **JSON** (:func:`render_json`, :func:`render_json_many`): the whole run, one record per
+  obligation; tagged ``"schema": "equiv.proofs/2"`` and described field by field by the JSON
+  Schema (draft 2020-12) ``schemas/equiv.proofs-2.schema.json``.
+* **JUnit XML** (:func:`render_junit`), built with ``junitparser`` (Apache Ant's JUnit
+  format): one ``<testsuite>`` per run (configuration x revision), one ``<testcase>`` per
+  obligation; REFUTED is a ``<failure>``, UNKNOWN and VACUOUS are an ``<error>``.
+* **SARIF** (:func:`render_sarif`): OASIS *Static Analysis Results Interchange Format (SARIF)
+  Version 2.1.0* (errata 01), as plain dicts: one SARIF run per run, one rule per obligation
+  kind (page role or loop lemma), one result per obligation not proved, located at the
+  kernel function of ``mm/mm_init.c`` (v7.3-rc1) that initialises the page in question.
+
+``times=False`` drops every volatile field (timings, versions) so that the output of two runs
+can be compared byte for byte.
+"""
 
 from __future__ import annotations
 
 import json
+import xml.dom.minidom
+from collections.abc import Sequence
 from typing import Any
 
-from equiv.matrix import RunResult
-from equiv.report.text import summary_line
+from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
-JSON_SCHEMA = "equiv.proofs/1"
+from equiv.check import CellResult, ObligationResult, Verdict, worst
+from equiv.counterexample import Counterexample
+from equiv.matrix import RunResult
+from equiv.obligations import ROLES
+from equiv.report.text import counterexample_lines, repro_command, summary_line
+
+JSON_SCHEMA = "equiv.proofs/2"
 SUBJECT = "zone-device-memmap"
 
+
+def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | None:
+    """The command that re-runs a non-proved obligation (None for a proved one): a page
+    obligation alone (with the lemmas it rests on), a loop lemma with its whole cell."""
+    if ob.verdict is Verdict.PROVED:
+        return None
+    return repro_command(run, cell, ob.name) if ob.kind == "page" else repro_command(run, cell)
+
+
+def differences(cx: Counterexample) -> str:
+    """One line naming the page and every differing field with its slow and fast value."""
+    if cx.pfn is None:
+        where = f"pageblock bitmap cell {cx.index['b']:#x}"
+    else:
+        t = cx.index["t"]
+        where = (f"compound {cx.index['c']}, {'head' if t == 0 else f'tail {t}'} "
+                 f"(pfn {cx.pfn:#x})")
+    fields = "; ".join(
+        f"{d.names[0]} ({'not memory' if d.size == 0 else f'offset {d.offset}+{d.size}'}): "
+        f"slow {d.slow:#x}, fast {d.fast:#x}" for d in cx.diffs)
+    return f"{where}: {fields}"
+
+
+def _where(run: RunResult, cell: CellResult) -> str:
+    hyp = ", hypothetical config" if run.config.hypothetical else ""
+    mut = f", seeded bug {run.mutant}" if run.mutant else ""
+    return (f"{cell.ptype} order {cell.order} (config {run.config.name}{hyp}, revision "
+            f"{run.revision}{mut})")
+
+
+# --- JSON -----------------------------------------------------------------------------------
 
 def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
     """One JSON record per obligation."""
@@ -21,6 +74,7 @@ def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
                 "subject": SUBJECT, "revision": run.revision, "config": run.config.name,
                 "hypothetical_config": run.config.hypothetical, "mutant": run.mutant,
                 "pgmap_type": c.ptype, "order": c.order, **ob.to_json(),
+                "reproduce": reproduce(run, c, ob),
             }
             if not times:
                 rec.pop("seconds")
@@ -28,14 +82,8 @@ def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
     return out
 
 
-def render_json_many(runs: list[RunResult], *, times: bool = True) -> str:
-    """Several configurations: ``{"schema", "runs": [one run document per config]}``."""
-    doc = {"schema": JSON_SCHEMA, "runs": [json.loads(render_json(r, times=times)) for r in runs]}
-    return json.dumps(doc, indent=2) + "\n"
-
-
-def render_json(run: RunResult, *, times: bool = True) -> str:
-    """The whole run as JSON: header, per-cell verdicts and one record per obligation."""
+def run_document(run: RunResult, *, times: bool = True) -> dict[str, Any]:
+    """The JSON document of one run (see ``schemas/equiv.proofs-2.schema.json``)."""
     doc: dict[str, Any] = {
         "schema": JSON_SCHEMA,
         "subject": SUBJECT,
@@ -58,6 +106,280 @@ def render_json(run: RunResult, *, times: bool = True) -> str:
     if times:
         doc.update(tool_version=run.tool_version, z3_version=run.z3_version,
                    wall_seconds=round(run.wall_seconds, 3), jobs=run.jobs)
+    return doc
+
+
+def render_json(run: RunResult, *, times: bool = True) -> str:
+    """The whole run as JSON: header, per-cell verdicts and one record per obligation."""
+    return json.dumps(run_document(run, times=times), indent=2) + "\n"
+
+
+def render_json_many(runs: Sequence[RunResult], *, times: bool = True) -> str:
+    """Several configurations: ``{"schema", "verdict", "runs": [one run document each]}``."""
+    doc = {"schema": JSON_SCHEMA, "verdict": worst([r.verdict for r in runs]).value,
+           "runs": [run_document(r, times=times) for r in runs]}
     return json.dumps(doc, indent=2) + "\n"
 
 
+# --- JUnit XML ------------------------------------------------------------------------------
+
+def _junit_name(part: str) -> str:
+    """A classname component: dots and colons would add levels to the JUnit hierarchy."""
+    return "".join("_" if ch in ".: /" else ch for ch in part)
+
+
+def junit_classname(run: RunResult, cell: CellResult) -> str:
+    """``equiv.<config>.<revision>.<pgmap type>.order<N>`` (the mutant, if any, after the
+    revision)."""
+    parts = ["equiv", run.config.name, run.revision, *([run.mutant] if run.mutant else []),
+             cell.ptype.removeprefix("MEMORY_DEVICE_"), f"order{cell.order}"]
+    return ".".join(_junit_name(p) for p in parts)
+
+
+def _testcase(run: RunResult, cell: CellResult, ob: ObligationResult, times: bool) -> TestCase:
+    case = TestCase(ob.name, junit_classname(run, cell), round(ob.seconds, 4) if times else None)
+    cmd = reproduce(run, cell, ob)
+    if ob.verdict is Verdict.REFUTED:
+        cx = ob.counterexample
+        msg = differences(cx) if cx is not None else "refuted"
+        res: Failure | Error = Failure(f"{ob.name} refuted: {msg}", "REFUTED")
+        lines = counterexample_lines(cx) if cx is not None else []
+    elif ob.verdict is not Verdict.PROVED:
+        reason = ob.reason or ob.verdict.value.lower()
+        res = Error(f"{ob.name} {ob.verdict.value.lower()}: {reason}", ob.verdict.value)
+        lines = [reason]
+    else:
+        return case
+    res.text = "\n".join([*lines, *([f"reproduce: {cmd}"] if cmd else [])]) + "\n"
+    case.result = [res]
+    return case
+
+
+def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
+    """JUnit XML: one ``<testsuite>`` per run, named ``equiv <config> <revision>``, one
+    ``<testcase>`` per obligation (classname :func:`junit_classname`, name the obligation);
+    REFUTED is a ``<failure>`` whose text is the counterexample and the reproduce command,
+    UNKNOWN and VACUOUS an ``<error>`` with the reason.  Times only with ``times``."""
+    # junitparser's Element.append and tostring carry no annotations: the ignores below
+    root = JUnitXml("equiv")
+    totals = {"tests": 0, "failures": 0, "errors": 0, "skipped": 0}
+    for run in runs:
+        suite = TestSuite(f"equiv {run.config.name} {run.revision}"
+                          + (f" {run.mutant}" if run.mutant else ""))
+        for key, val in (("config", run.config.name), ("revision", run.revision),
+                         ("mutant", run.mutant or ""),
+                         ("hypothetical_config", str(run.config.hypothetical).lower()),
+                         ("verdict", run.verdict.value), ("summary", summary_line(run)),
+                         *((("tool_version", run.tool_version), ("z3_version", run.z3_version))
+                           if times else ())):
+            suite.add_property(key, val)
+        obs = [(c, ob) for c in run.cells for ob in c.obligations]
+        for c, ob in obs:
+            suite.append(_testcase(run, c, ob, times))  # type: ignore[no-untyped-call]
+        # counted here rather than by junitparser's update_statistics, which would also
+        # write a total time of 0 when times are off
+        counts = {"tests": len(obs),
+                  "failures": sum(ob.verdict is Verdict.REFUTED for _, ob in obs),
+                  "errors": sum(ob.verdict in (Verdict.UNKNOWN, Verdict.VACUOUS) for _, ob in obs),
+                  "skipped": 0}
+        for key, n in counts.items():
+            setattr(suite, key, n)
+            totals[key] += n
+        if times:
+            suite.time = round(sum(c.seconds for c in run.cells), 3)
+        root.append(suite)  # type: ignore[no-untyped-call]
+    for key, n in totals.items():
+        setattr(root, key, n)
+    if times and runs:
+        root.time = round(max(r.wall_seconds for r in runs), 3)
+    raw = root.tostring()  # type: ignore[no-untyped-call]
+    pretty = xml.dom.minidom.parseString(raw).toprettyxml(indent="  ", encoding="UTF-8")
+    return pretty.decode()
+
+
+# --- SARIF 2.1.0 ----------------------------------------------------------------------------
+
+SARIF_VERSION = "2.1.0"
+#: The OASIS SARIF 2.1.0 (errata 01) schema, the value of a log's ``$schema``.
+SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
+                    "sarif-schema-2.1.0.json")
+#: The kernel file every result points into, relative to the ``KERNELSRC`` base (a kernel
+#: source tree at v7.3-rc1, the base of the series).
+KERNEL_FILE = "mm/mm_init.c"
+KERNEL_URI_BASE = "KERNELSRC"
+
+#: Which function of mm/mm_init.c (Linux v7.3-rc1, the series' base) initialises the struct
+#: page (or bitmap cell) of each page role; the one place this mapping is kept.
+#:
+#: * the head of every compound: ``memmap_init_zone_device()``'s loop calls
+#:   ``__init_zone_device_page()`` on it; a struct page past the range is (not) written by
+#:   that same loop;
+#: * tails 1, 2 and t >= 3: ``memmap_init_compound()`` (its tail loop, ``prep_compound_tail``,
+#:   ``prep_compound_head`` for page[1] / page[2]);
+#: * the pageblock bitmap cell: ``memmap_init_zone_device()``'s call of
+#:   ``pageblock_migratetype_init_range()``.
+#:
+#: Loop lemmas are located at the function of their loop, the prefix of the lemma's name
+#: (``memmap_init_compound.template_tails:frame-write`` -> ``memmap_init_compound``).
+ROLE_FUNCTIONS: dict[str, str] = {
+    "head": "memmap_init_zone_device",
+    "tail1": "memmap_init_compound",
+    "tail2": "memmap_init_compound",
+    "tail": "memmap_init_compound",
+    "outside": "memmap_init_zone_device",
+    "pageblock": "memmap_init_zone_device",
+}
+
+#: The loop lemmas (:mod:`equiv.loops`): SARIF rule short and full descriptions.
+LEMMA_RULES: dict[str, tuple[str, str]] = {
+    "frame-write": (
+        "A loop iteration writes only its own pages",
+        "Loop summary lemma (frame-write): iteration k of the loop changes no struct page or "
+        "bitmap cell outside its own block k; without it the loop summary, and every page "
+        "proof resting on it, is unsound."),
+    "frame-read": (
+        "A loop iteration reads only its own pages",
+        "Loop summary lemma (frame-read): what iteration k writes into its block and carries "
+        "to the next iteration depends only on block k of the memory it starts from, so "
+        "earlier iterations cannot influence it."),
+    "carry-step": (
+        "The template after iteration k is one step from the seed",
+        "Loop summary lemma (carry-step): the induction step of the template loop; the "
+        "template carried out of iteration k equals the candidate invariant for k + 1 (what "
+        "one step from the seed gives)."),
+}
+
+
+def kernel_function(ob: ObligationResult) -> str:
+    """The mm/mm_init.c function an obligation is located at (see :data:`ROLE_FUNCTIONS`)."""
+    if ob.kind == "lemma":
+        name = ob.name.split(":", 1)[0]
+        return name.split(".", 1)[0].split(" ", 1)[0]
+    return ROLE_FUNCTIONS[ob.role]
+
+
+def rule_id(ob: ObligationResult) -> str:
+    """The SARIF rule of an obligation: its name for a page role (``tail1_equal``), its kind
+    for a loop lemma (``frame-write``)."""
+    return ob.name.rsplit(":", 1)[-1] if ob.kind == "lemma" else f"{ob.role}_equal"
+
+
+#: What each page role's rule is about, for its short description (default: the role name).
+_ROLE_SHORT = {"head": "every head page", "tail1": "tail page 1 (folio overlay)",
+               "tail2": "tail page 2 (_deferred_list)", "tail": "every tail page t >= 3",
+               "outside": "struct pages past the range (unchanged)",
+               "pageblock": "every pageblock bitmap cell"}
+
+
+def sarif_rules() -> list[dict[str, Any]]:
+    """One ``reportingDescriptor`` per obligation kind: every page role, every lemma kind."""
+    rules: list[dict[str, Any]] = []
+    for role in ROLES.values():
+        rules.append({
+            "id": f"{role.name}_equal",
+            "name": "".join(p.capitalize() for p in f"{role.name}_equal".split("_")),
+            "shortDescription": {"text": f"Fast path leaves {_ROLE_SHORT.get(role.name, role.name)} "
+                                         "as the slow path does"},
+            "fullDescription": {"text": f"Page-role obligation: for the {role.description}, "
+                                        "every byte after memmap_init_zone_device() (every "
+                                        "field under every union view, and the padding) is "
+                                        "the same on the template fast path as on the slow "
+                                        "path, for all inputs allowed by the assumptions."},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"kind": "page", "kernel_function": ROLE_FUNCTIONS[role.name]},
+        })
+    for kind, (short, full) in LEMMA_RULES.items():
+        rules.append({
+            "id": kind,
+            "name": "".join(p.capitalize() for p in kind.split("-")),
+            "shortDescription": {"text": short},
+            "fullDescription": {"text": full},
+            "defaultConfiguration": {"level": "error"},
+            "properties": {"kind": "lemma"},
+        })
+    return rules
+
+
+def _sarif_message(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
+    role = ROLES.get(ob.role)
+    what = role.description if role else "loop summary lemma"
+    head = f"{ob.name} {ob.verdict.value} for {_where(run, cell)}: {what}."
+    cx = ob.counterexample
+    body = (f" Differs at {differences(cx)}." if cx is not None
+            else f" {ob.reason}." if ob.reason else "")
+    cmd = reproduce(run, cell, ob)
+    return head + body + (f" Reproduce: {cmd}" if cmd else "")
+
+
+def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
+               exit_code: int | None, automation: bool) -> dict[str, Any]:
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    for c in run.cells:
+        for ob in c.obligations:
+            if ob.verdict is Verdict.PROVED:
+                continue
+            rid = rule_id(ob)
+            results.append({
+                "ruleId": rid,
+                "ruleIndex": index[rid],
+                "level": "error" if ob.verdict is Verdict.REFUTED else "warning",
+                "message": {"text": _sarif_message(run, c, ob)},
+                "locations": [{
+                    "physicalLocation": {"artifactLocation": {"uri": KERNEL_FILE,
+                                                              "uriBaseId": KERNEL_URI_BASE}},
+                    "logicalLocations": [{"name": kernel_function(ob), "kind": "function"}],
+                }],
+                "partialFingerprints": {
+                    "equivObligation/v1": "/".join([run.config.name, run.revision,
+                                                    run.mutant or "-", c.ptype, str(c.order),
+                                                    ob.name])},
+                "properties": {"verdict": ob.verdict.value, "pgmap_type": c.ptype,
+                               "order": c.order, "obligation": ob.name,
+                               "reproduce": reproduce(run, c, ob)},
+            })
+    driver: dict[str, Any] = {"name": "equiv", "rules": rules}
+    if times:
+        driver["version"] = run.tool_version
+    invocation: dict[str, Any] = {
+        # the analysis completed: every obligation was decided (UNKNOWN: the solver gave up;
+        # VACUOUS: the assumptions cannot hold, so nothing was analysed)
+        "executionSuccessful": all(ob.verdict in (Verdict.PROVED, Verdict.REFUTED)
+                                   for c in run.cells for ob in c.obligations)}
+    if exit_code is not None:
+        invocation["exitCode"] = exit_code
+    out: dict[str, Any] = {
+        "tool": {"driver": driver},
+        "invocations": [invocation],
+        "originalUriBaseIds": {KERNEL_URI_BASE: {"description": {
+            "text": "root of a Linux kernel source tree at v7.3-rc1 (the series' base)"}}},
+        "results": results,
+        "properties": {"config": run.config.name, "hypothetical_config": run.config.hypothetical,
+                       "revision": run.revision, "mutant": run.mutant,
+                       "verdict": run.verdict.value, "summary": summary_line(run)},
+    }
+    if automation:  # several runs in one log: code scanning needs a category for each
+        out["automationDetails"] = {"id": f"equiv/{run.config.name}/{run.revision}/"}
+    return out
+
+
+def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
+              exit_code: int | None = None) -> dict[str, Any]:
+    """The SARIF 2.1.0 log (a dict) of ``runs``: one SARIF run each, a result for every
+    obligation not proved (level ``error`` for REFUTED, ``warning`` for UNKNOWN and VACUOUS).
+
+    Args:
+        runs: the proof runs (one per configuration).
+        times: include the tool version (volatile).
+        exit_code: the process exit code, recorded in each run's invocation (or omitted).
+    """
+    rules = sarif_rules()
+    return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION,
+            "runs": [_sarif_run(r, rules, times=times, exit_code=exit_code,
+                                automation=len(runs) > 1) for r in runs]}
+
+
+def render_sarif(runs: Sequence[RunResult], *, times: bool = True,
+                 exit_code: int | None = None) -> str:
+    """:func:`sarif_log` as JSON text."""
+    return json.dumps(sarif_log(runs, times=times, exit_code=exit_code), indent=2) + "\n"

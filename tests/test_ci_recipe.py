@@ -1,0 +1,76 @@
+"""The GitHub Actions recipe (.github/workflows/proofs.yml) stays in step with the command line.
+
+No YAML parser is a dependency of equiv, so the checks are on the text: the steps the README
+promises are there, and the proof command the workflow runs is accepted by ``main`` and writes
+every report it uploads.
+"""
+
+from __future__ import annotations
+
+import io
+import itertools
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from equiv.proofs import main
+
+WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "proofs.yml"
+
+
+def workflow() -> str:
+    return WORKFLOW.read_text()
+
+
+def proof_command() -> list[str]:
+    """The arguments of the workflow's ``python -m equiv.proofs`` line (with its ``\\``
+    continuations)."""
+    m = re.search(r"python -m equiv\.proofs((?:[^\n]*\\\n)*[^\n]*)", workflow())
+    assert m is not None, "the workflow runs no 'python -m equiv.proofs'"
+    return shlex.split(m.group(1).replace("\\\n", " "))
+
+
+def with_arg(argv: list[str], option: str) -> list[str]:
+    """The values given to ``option`` in ``argv``."""
+    return [v for o, v in itertools.pairwise(argv) if o == option]
+
+
+class TestWorkflow:
+    def test_uploads(self) -> None:
+        """SARIF goes to code scanning (with the permission it needs) and the JUnit XML and text
+        report to an artifact, whatever the verdict."""
+        text = workflow()
+        assert "github/codeql-action/upload-sarif@" in text
+        assert "security-events: write" in text
+        assert "actions/upload-artifact@" in text
+        assert text.count("if: always()") >= 2
+        assert "pip install ." in text
+
+    def test_fails_on_the_exit_code_after_the_uploads(self) -> None:
+        """The step that fails the job on the proof exit code comes after every upload."""
+        text = workflow()
+        fail = text.index("steps.prove.outputs.code")
+        assert fail > text.index("upload-sarif@") and fail > text.index("upload-artifact@")
+
+    def test_reports_named(self) -> None:
+        """The proof command writes the SARIF, JUnit and text reports that are uploaded."""
+        argv = proof_command()
+        reports = dict(r.split("=", 1) for r in with_arg(argv, "--report"))
+        assert {"sarif", "junit"} <= reports.keys()
+        text = workflow()
+        assert f"sarif_file: {reports['sarif']}" in text
+        assert reports["junit"] in text.split("upload-artifact@", 1)[1]
+        assert with_arg(argv, "--output")[0] in text.split("upload-artifact@", 1)[1]
+
+    def test_command_runs(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """The workflow's command line is accepted and writes each report (on a one-cell
+        matrix here, to keep the test fast)."""
+        monkeypatch.chdir(tmp_path)
+        argv = proof_command()
+        err = io.StringIO()
+        code = main([*argv, "--orders", "0", "--types", "GENERIC"], out=io.StringIO(), err=err)
+        assert (0, "") == (code, err.getvalue())
+        written = [r.split("=", 1)[1] for r in with_arg(argv, "--report")] + with_arg(argv, "--output")
+        assert all((tmp_path / f).stat().st_size > 0 for f in written)
