@@ -11,6 +11,7 @@ that reproduces exactly that obligation.
 from __future__ import annotations
 
 import textwrap
+from functools import partial
 
 from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.counterexample import Counterexample, FieldDiff
@@ -26,10 +27,10 @@ from equiv.template_path import REVISIONS
 WIDTH = 72
 
 
-def wrap(text: str, indent: str = "", more: str | None = None) -> list[str]:
-    """``text`` filled to :data:`WIDTH` columns; continuation lines indented by ``more``
+def wrap(text: str, indent: str = "", more: str | None = None, width: int = WIDTH) -> list[str]:
+    """``text`` filled to ``width`` columns; continuation lines indented by ``more``
     (default: two spaces deeper than ``indent``)."""
-    return textwrap.wrap(text, WIDTH, initial_indent=indent,
+    return textwrap.wrap(text, width, initial_indent=indent,
                          subsequent_indent=indent + "  " if more is None else more,
                          break_on_hyphens=False) or [indent.rstrip()]
 
@@ -116,7 +117,7 @@ def _matrix(run: RunResult, times: bool) -> list[str]:
     by = {(c.ptype, c.order): c for c in run.cells}
     width = 11
     head = "order  " + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width) for t in types)
-    out = [(head + ("time" if times else "")).rstrip()]
+    out = [(head.ljust(7 + width * len(types)) + ("   time" if times else "")).rstrip()]
     for o in orders:
         row = [by.get((t, o)) for t in types]
         cells = "".join(("-" if c is None else c.verdict.value).ljust(width) for c in row)
@@ -177,7 +178,8 @@ def obligation_lines(ob: ObligationResult, times: bool, indent: str = "") -> lis
     if ob.coverage:
         out += wrap(f"shown satisfiable first: {'; '.join(ob.coverage)}", indent + "  ")
     if ob.counterexample is not None:
-        out += [indent + "  " + line for line in counterexample_lines(ob.counterexample)]
+        pad = indent + "  "
+        out += [pad + line for line in counterexample_lines(ob.counterexample, WIDTH - len(pad))]
     return out
 
 
@@ -204,49 +206,48 @@ def _type_name(v: int | bool) -> str:
     return names.get(int(v), f"{int(v)} (not a memory type)")
 
 
-def chain_lines(chain: Chain, indent: str) -> list[str]:
+def chain_lines(chain: Chain, indent: str, width: int = WIDTH) -> list[str]:
     """A provenance chain, one numbered step per line (oldest first)."""
     if not chain:
         return [indent + "initial memory (never written)"]
     out: list[str] = []
     for i, step in enumerate(chain, 1):
-        out += wrap(f"{i}. {step}", indent, indent + "   ")
+        out += wrap(f"{i}. {step}", indent, indent + "   ", width)
     return out
 
 
-def field_lines(d: FieldDiff, slow: bool = True, fast: bool = True) -> list[str]:
+def field_lines(d: FieldDiff, width: int = WIDTH) -> list[str]:
     """A differing field: names (kernel name, then the other union views), offset, and for
     each side its value and how it got it."""
     where = "not memory" if d.size == 0 else f"offset {d.offset}, {d.size} byte{'s' * (d.size > 1)}"
-    out = wrap(f"field {d.names[0]} ({where})")
+    out = wrap(f"field {d.names[0]} ({where})", width=width)
     if len(d.names) > 1:
-        out += wrap("same bytes as: " + ", ".join(d.names[1:]), "  ", "    ")
+        out += wrap("same bytes as: " + ", ".join(d.names[1:]), "  ", "    ", width)
     digits = max(1, 2 * d.size)
-    for side, val, chains, show in (("slow", d.slow, d.slow_provenance, slow),
-                                    ("fast", d.fast, d.fast_provenance, fast)):
-        if not show:
-            continue
+    for side, val, chains in (("slow", d.slow, d.slow_provenance),
+                              ("fast", d.fast, d.fast_provenance)):
         out.append(f"  {side} value: {val:#0{digits + 2}x}")
         for i, chain in enumerate(chains):
             if len(chains) > 1:
                 out.append(f"    bytes written by chain {i + 1} of {len(chains)}:")
-            out += chain_lines(chain, "    ")
+            out += chain_lines(chain, "    ", width)
     return out
 
 
-def counterexample_lines(cx: Counterexample) -> list[str]:
-    """A replayed counterexample as report lines (no indentation), Alive2-style: the
-    example inputs, the page, then per differing field the slow (source) and fast (target)
-    value with the chain of modelled steps behind each."""
+def counterexample_lines(cx: Counterexample, width: int = WIDTH) -> list[str]:
+    """A replayed counterexample as report lines (no indentation; at most ``width``
+    columns), Alive2-style: the example inputs, the page, then per differing field the slow
+    (source) and fast (target) value with the chain of modelled steps behind each."""
+    fill = partial(wrap, width=width)
     out: list[str] = []
     w = out.append
     free = set(cx.irrelevant)
     many = {"unique": "the only counterexample (any other input or page: no difference)",
             "one of many": "one of many counterexamples",
             "unknown": "unknown whether others exist"}[cx.multiplicity]
-    out += wrap(f"Example ({many}):")
+    out += fill(f"Example ({many}):")
     if free:
-        out += wrap("* any other value gives the same difference", "  ")
+        out += fill("* any other value gives the same difference", "  ")
     for name, label in INPUT_NAMES.items():
         if name not in cx.inputs:
             continue
@@ -258,7 +259,7 @@ def counterexample_lines(cx: Counterexample) -> list[str]:
         w(f"  {'*' if name in free else ' '} {label:32s} {shown}")
     if cx.early_sections:
         secs = ", ".join(f"{s:#x} {'yes' if e else 'no'}" for s, e in sorted(cx.early_sections.items()))
-        out += wrap(f"{'*' if 'early_sections' in free else ' '} early sections: {secs}", "  ",
+        out += fill(f"{'*' if 'early_sections' in free else ' '} early sections: {secs}", "  ",
                     "      ")
     mem = "*" if "initial_memory" in free else " "
     w(f"  {mem} initial struct page contents: "
@@ -268,15 +269,15 @@ def counterexample_lines(cx: Counterexample) -> list[str]:
     else:
         what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
         star = "*" if "page" in free else " "
-        out += wrap(f"{star} page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})", "  ",
+        out += fill(f"{star} page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})", "  ",
                     "      ")
         if cx.seed_pfn is not None and cx.section_shift:
             sh = cx.section_shift
-            out += wrap(f"sections: pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the "
+            out += fill(f"sections: pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the "
                         f"first head {cx.seed_pfn:#x} (template seed) in section "
                         f"{cx.seed_pfn >> sh:#x}", "    ", "      ")
     for d in cx.diffs:
-        out += field_lines(d)
+        out += field_lines(d, width)
     w("replayed concretely through both paths: the difference reproduces")
     return out
 
@@ -300,5 +301,5 @@ def render_explain(ex: Explanation) -> str:
         shown = ", ".join(f"{INPUT_NAMES[k]} {_value(v)}" for k, v in r.inputs.items()
                           if k in ("start_pfn", "nr_pages", "nid"))
         out += wrap(f"input: {shown}", "  ", "    ")
-        out += ["  " + line for line in field_lines(r.field)]
+        out += ["  " + line for line in field_lines(r.field, WIDTH - 2)]
     return "\n".join(out) + "\n"
