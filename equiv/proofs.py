@@ -117,8 +117,8 @@ def _parser() -> argparse.ArgumentParser:
                         "json; see docs/formats.md)")
     p.add_argument("--output", default=None, help="write the report to FILE instead of stdout")
     p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE",
-                   help="also write the report in FORMAT to FILE (repeatable, e.g. --report "
-                        "sarif=equiv.sarif --report junit=equiv-junit.xml)")
+                   help="also write the report in FORMAT to FILE (repeatable: one run, "
+                        "several reports)")
     p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
     p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "

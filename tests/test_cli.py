@@ -89,6 +89,12 @@ class TestGolden:
                              "--mutant", "mutant_tail_keeps_type_refcount")
         golden("refuted.txt", out)
 
+    def test_text_explain(self, golden) -> None:  # type: ignore[no-untyped-def]
+        """The --explain format, pinned."""
+        _, out = run_process("--types", "GENERIC", "--orders", "2", "--no-times", "--jobs", "1",
+                             "--explain", "_refcount")
+        golden("explain.txt", out)
+
     def test_json_refuted(self, golden) -> None:  # type: ignore[no-untyped-def]
         """The JSON format, pinned; one record per obligation with the required keys."""
         _, out = run_process("--types", "GENERIC", "--orders", "2", "--no-times", "--jobs", "1",

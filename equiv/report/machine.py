@@ -167,7 +167,7 @@ def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
         suite = TestSuite(f"equiv {run.config.name} {run.revision}"
                           + (f" {run.mutant}" if run.mutant else ""))
         for key, val in (("config", run.config.name), ("revision", run.revision),
-                         ("mutant", run.mutant or ""),
+                         *((("mutant", run.mutant),) if run.mutant else ()),
                          ("hypothetical_config", str(run.config.hypothetical).lower()),
                          ("verdict", run.verdict.value), ("summary", summary_line(run)),
                          *((("tool_version", run.tool_version), ("z3_version", run.z3_version))
