@@ -27,6 +27,7 @@ from typing import Any
 import z3
 from attrs import evolve, frozen
 
+from equiv.cache import Cache, query_key
 from equiv.counterexample import Counterexample, replay
 from equiv.errors import InternalMismatch
 from equiv.obligations import CellProblem, Observation
@@ -93,6 +94,37 @@ class CellResult:
     shared_queries: int = 0
     #: proved by one proof with pgmap->type symbolic, covering every type of the order
     all_types: bool = False
+    #: keys of the cached query answers the verdicts rest on (with a cache only)
+    query_keys: tuple[str, ...] = ()
+    #: taken from the result cache instead of being decided in this run
+    cached: bool = False
+
+    def to_cache(self) -> dict[str, Any]:
+        """Everything needed to rebuild this result (the cache's cell payload)."""
+        obs = []
+        for ob in self.obligations:
+            d = ob.to_json()
+            if ob.counterexample is not None:
+                d["section_shift"] = ob.counterexample.section_shift
+            obs.append(d)
+        return {"config": self.config, "revision": self.revision, "ptype": self.ptype,
+                "order": self.order, "verdict": self.verdict.value, "seconds": self.seconds,
+                "obligations": obs, "assumptions": list(self.assumptions),
+                "choices": list(self.choices), "hypothetical": self.hypothetical,
+                "all_types": self.all_types, "query_keys": list(self.query_keys)}
+
+    @classmethod
+    def from_cache(cls, d: dict[str, Any]) -> CellResult:
+        """The inverse of :meth:`to_cache`, marked ``cached``."""
+        obs = tuple(ObligationResult(
+            o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]), o["seconds"],
+            None if o["counterexample"] is None else
+            Counterexample.from_json(o["counterexample"], o.get("section_shift", 0)),
+            o["reason"] or "", tuple(o["coverage"])) for o in d["obligations"])
+        return cls(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
+                   d["seconds"], obs, tuple(d["assumptions"]), tuple(d["choices"]),
+                   d["hypothetical"], all_types=d["all_types"],
+                   query_keys=tuple(d["query_keys"]), cached=True)
 
 
 def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
@@ -132,6 +164,8 @@ _MODE = ["z3"]  # solver(s) deciding queries: z3, cvc5, bitwuzla or all
 _TIMEOUT = [60_000]
 _DUMP: list[str | None] = [None, ""]  # directory for --dump-smt, and the cell's file prefix
 _NOTE = [""]  # why the last query came out unknown (solver disagreement, ...)
+_CACHE: list[Cache | None] = [None]  # the on-disk result cache of the cell being checked
+_KEYS: list[str] = []  # cache keys of the queries the cell being checked posed
 _R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
 
 
@@ -166,11 +200,23 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
     _NOTE[0] = ""
     # the budget and solver are part of the key: a verdict never depends on what ran before
     key = (_BUDGET[0], _MODE[0], *(t.get_id() for t in terms))
+    store, qkey = _CACHE[0], ""
+    if store is not None:  # the cell's verdicts rest on this query's answer: list its key
+        qkey = query_key(smtlib(terms), _MODE[0])
+        _KEYS.append(qkey)
     hit = _ANSWERS.get(key)
     if hit is not None:
         _SHARED[0] += 1
         return hit[0]
     mode = _MODE[0]
+    if store is not None:
+        got = store.get("query", qkey)
+        answer = got.get("answer") if isinstance(got, dict) else None
+        # a cached "sat" is used only where no model is needed (vacuity, reach)
+        if answer == "unsat" or (answer == "sat" and keep_sat):
+            r = _R[answer]
+            _ANSWERS[key] = (r, terms)
+            return r
     if mode == "z3":
         r = s.check(*extra)
     else:
@@ -193,6 +239,8 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
             r = _R[seen.pop()]
     if r == z3.unsat or (keep_sat and r == z3.sat):
         _ANSWERS[key] = (r, terms)
+    if store is not None and r != z3.unknown:  # never cache unknown
+        store.put("query", qkey, {"answer": str(r)})
     return r
 
 
@@ -244,7 +292,7 @@ def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                rlimit: int | None = None, solver: str = "z3",
                dump_smt: str | None = None, only: str | None = None,
-               minimise: bool = True) -> CellResult:
+               minimise: bool = True, cache: Cache | None = None) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -256,6 +304,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         only: check only this page obligation (e.g. ``tail1_equal``) and the loop lemmas.
         minimise: for each counterexample, find which inputs do not matter and whether it
             is the only one (:func:`_minimise`); the self-test skips this.
+        cache: the on-disk result cache: decided queries are looked up and stored by the
+            hash of their SMT-LIB text (:mod:`equiv.cache`), or None.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -268,6 +318,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     _BUDGET[0] = -1 if rlimit is None else rlimit
     _MODE[0], _TIMEOUT[0] = solver, timeout_ms
     _DUMP[0] = dump_smt
+    _CACHE[0] = cache
+    _KEYS.clear()
     _DUMP[1] = f"{sc.layout.config.name}-{rev.name}-{cell_tag}"
 
     def done(verdict: Verdict | None = None) -> CellResult:
@@ -277,7 +329,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             order=sc.order,
             verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
             assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
-            hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0])
+            hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0],
+            query_keys=tuple(dict.fromkeys(_KEYS)))
 
     # 1. vacuity: the assumptions, then each role's constraint under them
     s = solver_for(problem, timeout_ms, rlimit=rlimit)

@@ -1,4 +1,5 @@
-"""Running a matrix of cells, in worker processes, with deterministic result order."""
+"""Running a matrix of cells: in worker processes or on a Dask cluster, through the result
+cache, with a wall-clock backstop, and always with deterministic result order."""
 
 from __future__ import annotations
 
@@ -6,13 +7,16 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import as_completed
 
 import z3
-from attrs import evolve, frozen
+from attrs import asdict, evolve, frozen
 
-from equiv.check import CellResult, Verdict, check_cell, worst
+from equiv.cache import TOOL_VERSION, Cache, cell_key
+from equiv.check import CellResult, ObligationResult, Verdict, check_cell, worst
 from equiv.config import Config, preset
+from equiv.errors import InputError
 from equiv.memmap import MemoryType, Scenario
 from equiv.mutants import MUTANTS
 from equiv.obligations import FastFn, build_cell
@@ -20,8 +24,6 @@ from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
 from equiv.template_path import Revision, fast_path, revision
-
-TOOL_VERSION = "0.1.0"
 
 
 @frozen
@@ -41,6 +43,19 @@ class CellSpec:
     obligation: str | None = None
     #: explain counterexamples (irrelevant inputs, uniqueness); the self-test skips it
     minimise: bool = True
+    #: directory of the result cache (:mod:`equiv.cache`), or None for no cache
+    cache_dir: str | None = None
+
+    def description(self) -> dict[str, object]:
+        """What the cell's result depends on, for its cache key: the configuration's every
+        field, the revision, type, order, seeded bug, obligation filter and solver.  (The
+        time and resource budgets only decide whether an answer is UNKNOWN, which is never
+        cached.)"""
+        cfg = self.config if isinstance(self.config, Config) else preset(self.config)
+        return {"config": asdict(cfg), "revision": self.revision,
+                "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
+                "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
+                "solver": self.solver}
 
 
 @frozen
@@ -90,9 +105,22 @@ def run_cell(spec: CellSpec) -> CellResult:
     t0 = time.perf_counter()
     problem = build_cell(sc, rev, fast)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
-                     dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise)
+                     dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
+                     cache=_cache(spec.cache_dir))
     # a cell's time includes running both paths symbolically, not only the solver
     return evolve(res, seconds=time.perf_counter() - t0)
+
+
+_CACHES: dict[str, Cache] = {}
+
+
+def _cache(directory: str | None) -> Cache | None:
+    """This process's :class:`Cache` of ``directory`` (one per directory and process)."""
+    if directory is None:
+        return None
+    if directory not in _CACHES:
+        _CACHES[directory] = Cache(directory)
+    return _CACHES[directory]
 
 
 COMPARE = "compare:"
@@ -135,18 +163,56 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
     return [run_cell(s) for s in specs]
 
 
-def run_matrix(specs: list[CellSpec], jobs: int | None = None,
-               on_done: Callable[[int], None] | None = None) -> tuple[list[CellResult], float, int]:
-    """Run ``specs`` with ``jobs`` worker processes (default: all cores); results in order.
+def backstop_cell(spec: CellSpec, seconds: float, why: str) -> CellResult:
+    """The result of a cell whose worker was stopped: UNKNOWN, saying which limit."""
+    cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
+    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
+    return CellResult(cfg.name, spec.revision, spec.ptype.kname if spec.ptype else "ALL",
+                      spec.order, Verdict.UNKNOWN, seconds, (ob,), (), (), cfg.hypothetical)
 
-    The cells of one (config, revision, mutant, order) go to the same worker.  Groups finish
-    in any order; the results are always in the order of ``specs``.
+
+def _cached_cells(cache: Cache, specs: list[CellSpec]) -> list[CellResult] | None:
+    """Every cell of a group from the cache, or None.  A cell entry counts only if every
+    query answer it lists is in the cache too, and valid."""
+    out = []
+    for sp in specs:
+        got = cache.get("cell", cell_key(sp.description()))
+        if got is None:
+            return None
+        try:
+            cell = CellResult.from_cache(got)
+        except (KeyError, TypeError, ValueError):
+            cache.problems.append(f"ignored a cache entry of another shape for {sp.description()}")
+            return None
+        answers = [cache.get("query", k) for k in cell.query_keys]
+        if not answers or any(not isinstance(a, dict) or a.get("answer") not in ("sat", "unsat")
+                              for a in answers):
+            return None
+        out.append(cell)
+    return out
+
+
+def run_matrix(specs: list[CellSpec], jobs: int | None = None,
+               on_done: Callable[[int], None] | None = None, *, cache: Cache | None = None,
+               backstop_s: float | None = None, scheduler: str | None = None
+               ) -> tuple[list[CellResult], float, int]:
+    """Run ``specs``; results in the order of ``specs`` whatever order groups finish in.
+
+    The cells of one (config, revision, mutant, order) go to the same worker.
 
     Args:
         specs: the cells to run.
-        jobs: worker processes (default: all cores); 1 runs everything in this process.
+        jobs: worker processes (default: all cores); 1 runs everything in this process
+            (unless a backstop is asked for).
         on_done: called in this process with the number of cells of each group as that group
             finishes (e.g. to advance a progress display).
+        cache: the result cache: groups whose every cell is cached are not run; cells
+            without an UNKNOWN obligation are stored after the run (by this process only).
+            Workers look up and store single query answers in the same directory.
+        backstop_s: wall-clock limit per group; a worker past it is killed and its cells
+            are UNKNOWN, naming the limit (needs worker processes).
+        scheduler: address of a Dask distributed scheduler to run the groups on instead of
+            local workers (``pip install 'equiv[distributed]'``).
 
     Returns:
         The cell results in the order of ``specs``, the wall time in seconds, and the number
@@ -154,32 +220,85 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None,
     """
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
+    if cache is not None:
+        specs = [evolve(sp, cache_dir=str(cache.root)) if sp.dump_smt is None else sp
+                 for sp in specs]
     groups: dict[tuple[object, ...], list[int]] = {}
     for i, sp in enumerate(specs):
         cfg = sp.config if isinstance(sp.config, str) else sp.config.name
         groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(i)
-    indices = list(groups.values())
     results: list[CellResult | None] = [None] * len(specs)
 
     def finish(idx: list[int], res: list[CellResult]) -> None:
         for i, r in zip(idx, res, strict=True):
             results[i] = r
+            if cache is not None and not r.cached and specs[i].cache_dir is not None and \
+                    all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
+                cache.put("cell", cell_key(specs[i].description()), r.to_cache())
         if on_done is not None:
             on_done(len(idx))
 
-    if jobs == 1 or len(indices) == 1:
-        for idx in indices:
+    pending: list[list[int]] = []
+    for idx in groups.values():
+        hit = _cached_cells(cache, [specs[i] for i in idx]) if cache is not None else None
+        if hit is None or any(specs[i].cache_dir is None for i in idx):
+            pending.append(idx)
+        else:
+            finish(idx, hit)
+    if scheduler is not None:
+        _run_dask(scheduler, specs, pending, finish)
+    elif (jobs == 1 and backstop_s is None) or (len(pending) == 1 and backstop_s is None):
+        for idx in pending:
             finish(idx, run_group([specs[i] for i in idx]))
-    else:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=ctx) as pool:
-            futures: dict[Future[list[CellResult]], list[int]] = {
-                pool.submit(run_group, [specs[i] for i in idx]): idx for idx in indices}
-            try:
-                for fut in as_completed(futures):
-                    finish(futures[fut], fut.result())
-            except BaseException:  # a failed group or ^C: do not start the groups still queued
-                for fut in futures:
-                    fut.cancel()
-                raise
+    elif pending:
+        _run_pool(specs, pending, finish, jobs, backstop_s)
     return [r for r in results if r is not None], time.perf_counter() - t0, jobs
+
+
+def _run_pool(specs: list[CellSpec], pending: list[list[int]],
+              finish: Callable[[list[int], list[CellResult]], None], jobs: int,
+              backstop_s: float | None) -> None:
+    """Local worker processes (pebble: a worker past its group's backstop is killed)."""
+    from pebble import ProcessPool
+
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
+        futures = {pool.schedule(run_group, args=([specs[i] for i in idx],),
+                                 timeout=backstop_s): idx for idx in pending}
+        try:
+            for fut in as_completed(futures):
+                idx = futures[fut]
+                try:
+                    res = fut.result()
+                except FuturesTimeout:
+                    why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
+                           "worker was killed")
+                    res = [backstop_cell(specs[i], backstop_s or 0.0, why) for i in idx]
+                finish(idx, res)
+        except BaseException:  # a failed group or ^C: do not start the groups still queued
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _run_dask(address: str, specs: list[CellSpec], pending: list[list[int]],
+              finish: Callable[[list[int], list[CellResult]], None]) -> None:
+    """The groups as tasks on a Dask distributed cluster; results come back to this process
+    (which alone writes cell entries to the cache)."""
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise InputError("--scheduler needs the distributed extra: pip install "
+                         "'equiv[distributed]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except OSError as e:
+        raise InputError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
+    try:
+        futures = {client.submit(run_group, [specs[i] for i in idx], pure=False): tuple(idx)
+                   for idx in pending}
+        for fut in dask_completed(list(futures)):
+            finish(list(futures[fut]), fut.result())
+    finally:
+        client.close()

@@ -17,6 +17,8 @@ from typing import NoReturn, TextIO
 from attrs import evolve
 
 from equiv.btf import Btf
+from equiv.cache import Cache
+from equiv.cache import default_dir as default_cache_dir
 from equiv.check import Verdict, worst
 from equiv.config import PRESETS, preset
 from equiv.copy_primitive import (
@@ -42,6 +44,7 @@ from equiv.report import (
     render_layout_text,
     render_runs,
 )
+from equiv.report.emit import write_tests
 from equiv.report.progress import progress
 from equiv.selftest import self_test
 from equiv.slow_variants import COMPARISONS, comparison
@@ -50,6 +53,10 @@ from equiv.template_path import REVISIONS, revision
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 EXIT_INPUT = 3
+#: default z3 resource limit per query (the largest preset's hardest query uses ~1e8)
+DEFAULT_RLIMIT = 1_000_000_000
+#: default wall-clock limit per group of cells, seconds
+DEFAULT_BACKSTOP_S = 900.0
 #: page obligations --obligation can select (one per role of equiv.obligations.ROLES)
 OBLIGATIONS = {f"{r}_equal": r for r in ROLES}
 
@@ -120,15 +127,33 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the report in FORMAT to FILE (repeatable: one run, "
                         "several reports)")
     p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
-    p.add_argument("--rlimit", type=int, default=None,
+    p.add_argument("--rlimit", type=int, default=DEFAULT_RLIMIT,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
-                        "any machine (exhausted: UNKNOWN)")
+                        f"any machine (exhausted: UNKNOWN; default {DEFAULT_RLIMIT:,}, about 10x "
+                        "what the largest preset's hardest query uses); --timeout-ms and "
+                        "--backstop-s are only wall-clock backstops")
+    p.add_argument("--backstop-s", type=float, default=DEFAULT_BACKSTOP_S, metavar="SECONDS",
+                   help="wall-clock limit per group of cells (one config, revision and "
+                        "order): a worker past it is killed and its cells are UNKNOWN "
+                        f"(default {DEFAULT_BACKSTOP_S:g}; runs the cells in worker processes)")
+    p.add_argument("--cache-dir", default=None, metavar="DIR",
+                   help="result cache directory (default: the user's cache directory, "
+                        f"{default_cache_dir()}); proved and refuted results are reused when "
+                        "the exact queries and the tool are the same")
+    p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
+    p.add_argument("--scheduler", default=None, metavar="ADDRESS",
+                   help="run the cells on a Dask distributed cluster (e.g. tcp://host:8786; "
+                        "needs pip install 'equiv[distributed]')")
     p.add_argument("--solver", default="z3",
                    help="who decides each query: z3 (default), cvc5, bitwuzla, or all (every "
                         "query by all three; a disagreement is UNKNOWN)")
     p.add_argument("--dump-smt", default=None, metavar="DIR",
                    help="write every query as an SMT-LIB 2 file into DIR (unsat = obligation "
                         "holds), for re-running with any solver")
+    p.add_argument("--emit-tests", default=None, metavar="DIR",
+                   help="write, for every counterexample, a pytest file replaying it through "
+                        "the model and a KUnit-style C sketch of the expected struct page "
+                        "words into DIR")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--no-times", action="store_true",
                    help="omit timings and versions (stable output for golden files)")
@@ -322,10 +347,17 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             ex = explain(specs[0], args.explain, run_cell(specs[0]))
             _emit(args, render_explain(ex), out)
             return EXIT[worst([r.verdict for r in ex.rows])]
+        if args.backstop_s <= 0:
+            raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
+        cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
         with progress(len(specs), err, enabled=not args.quiet) as advance:
-            cells, wall, jobs = run_matrix(specs, args.jobs, on_done=advance)
+            cells, wall, jobs = run_matrix(specs, args.jobs, on_done=advance, cache=cache,
+                                           backstop_s=args.backstop_s, scheduler=args.scheduler)
+        if cache is not None:
+            for problem in dict.fromkeys(cache.problems):
+                err.write(f"equiv: cache: {problem}\n")
         budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
-                  + (f" --rlimit {args.rlimit}" if args.rlimit else "")
+                  + (f" --rlimit {args.rlimit}" if args.rlimit != DEFAULT_RLIMIT else "")
                   + (f" --solver {args.solver}" if args.solver != "z3" else ""))
         runs = []
         for cfg, _ in per_config:
@@ -333,11 +365,15 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             runs.append(RunResult(
                 config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
                 wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
-                choices=rev.assumptions, assumptions=mine[0].assumptions, budget_args=budget,
+                choices=rev.assumptions, budget_args=budget,
+                assumptions=next((c.assumptions for c in mine if c.assumptions), ()),
                 revision_summary=rev.summary,
                 config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
         times = not args.no_times
         code = EXIT[worst([r.verdict for r in runs])]
+        if args.emit_tests is not None:
+            written = [path for r in runs for path in write_tests(r, args.emit_tests)]
+            err.write(f"equiv: wrote {len(written)} test files to {args.emit_tests}\n")
         for fmt, path in reports:
             _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
                                      exit_code=code), f"--report {fmt}")

@@ -14,6 +14,15 @@ settings.load_profile("equiv")
 GOLDEN = Path(__file__).parent / "golden"
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Hermetic runs: the result cache of every test (and of every subprocess a test starts)
+    lives in a fresh temporary directory, never in the user's cache."""
+    import os
+    import tempfile
+
+    os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="equiv-test-cache-")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption("--runslow", action="store_true", help="also run tests marked slow")
     parser.addoption("--update-golden", action="store_true",

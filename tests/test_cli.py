@@ -72,7 +72,7 @@ class TestExitCodes:
 def run_process(*argv: str) -> tuple[int, str]:
     """Run the real entry point in a fresh process (z3's models depend on the terms built
     before a query, so golden output is taken the way a user gets it)."""
-    p = subprocess.run([sys.executable, "-m", "equiv.proofs", *argv], capture_output=True,
+    p = subprocess.run([sys.executable, "-m", "equiv.proofs", "--no-cache", *argv], capture_output=True,
                        text=True, check=False)
     return p.returncode, p.stdout
 

@@ -135,7 +135,9 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     """The report: summary line, what was checked, the matrix, every non-proved obligation
     in detail (every obligation with ``verbose``)."""
     out: list[str] = []
-    tail = f" (wall {run.wall_seconds:.1f} s, {run.jobs} jobs)" if times else ""
+    cached = sum(c.cached for c in run.cells)
+    from_cache = f", {cached} cells from the cache" if cached else ""
+    tail = f" (wall {run.wall_seconds:.1f} s, {run.jobs} jobs{from_cache})" if times else ""
     out += wrap(summary_line(run) + tail)
     refuted = sorted({c.order for c in run.cells if c.verdict is Verdict.REFUTED})
     if refuted:
