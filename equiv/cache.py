@@ -98,10 +98,6 @@ class Cache:
     def _path(self, kind: str, key: str) -> Path:
         return self.root / kind / key[:2] / f"{key}.json"
 
-    def has(self, kind: str, key: str) -> bool:
-        """Whether an entry exists (not validated: :meth:`get` validates)."""
-        return self._path(kind, key).is_file()
-
     def get(self, kind: str, key: str) -> Any | None:
         """The payload stored under ``key``, or None (absent, or ignored as corrupt)."""
         path = self._path(kind, key)
