@@ -50,6 +50,7 @@ from equiv.page_model import (
     footprint,
     footprint_pb,
     ite_page,
+    sym_ite_mem,
 )
 
 Carry = tuple[PageState, ...]
@@ -100,6 +101,11 @@ class Ctx:
         #: which path is being run ("slow", "fast"), and the early exits each one took
         self.path = ""
         self.exits: list[tuple[str, z3.BoolRef]] = []
+        #: bounded unrolling instead of summaries (the baseline a CBMC-style harness would
+        #: use, for benchmarks): loop name -> maximal trip count, or None; each bound becomes
+        #: an assumption of the cell (``unroll_bounds``) and no lemma is needed
+        self.unroll: Callable[[str], int] | None = None
+        self.unroll_bounds: list[tuple[str, z3.BoolRef]] = []
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
@@ -156,7 +162,30 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
             k += 1
         final = carry
         return mem, lambda: final
+    if ctx.unroll is not None:
+        return _unrolled(ctx, name, mem, lo, hi, carry0, body)
     return _SymLoop(ctx, name, mem, lo, hi, carry0, body, owner).results()
+
+
+def _unrolled(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry,
+              body: Body) -> tuple[Memory, Callable[[], Carry]]:
+    """The loop unrolled ``ctx.unroll(name)`` times, each iteration guarded by ``k < hi``
+    (bounded model checking); the bound is recorded as an assumption."""
+    assert ctx.unroll is not None
+    bound = ctx.unroll(name)
+    carry = carry0
+    for j in range(bound):
+        k = lo + j  # type: ignore[operator]
+        go = bv.ult(k, hi)
+        with ctx.assuming(go):
+            new_mem, new_carry = body(mem, carry, k)
+        mem = sym_ite_mem(go, new_mem, mem)
+        carry = _carry_ite(go, new_carry, carry)
+    end = lo + bound  # type: ignore[operator]
+    ctx.unroll_bounds.append((f"loop {name} runs at most {bound} times [U: bounded unrolling]",
+                              z3.Or(z3.ULE(hi, end), z3.ULE(hi, lo))))  # type: ignore[arg-type]
+    final = carry
+    return mem, lambda: final
 
 
 class _SymLoop:

@@ -109,17 +109,21 @@ class CellProblem:
     reach: dict[str, z3.BoolRef]
 
 
-def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellProblem:
+def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
+               unroll: Callable[[str], int] | None = None) -> CellProblem:
     """Run both paths symbolically and derive the cell's obligations.
 
     Args:
         sc: config layout, pgmap type, order.
         rev: the revision whose fast path is compared (its knobs may be mutated).
         fast: override the fast path function (tests); default ``fast_path(rev)``.
+        unroll: unroll every loop to the given trip count instead of summarising it (the
+            bounded-unrolling baseline of ``bench/unrolling.py``); the bounds are assumed.
     """
     fast_fn = fast or fast_path(rev)
     inp, early = symbolic_inputs(sc.layout)
     ctx = Ctx(symbolic=True)
+    ctx.unroll = unroll
     # one index pair for all page roles (each role is its own query)
     c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
     ctx.k_hint.update({"memmap_init_zone_device.heads": c,
@@ -153,5 +157,5 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None) -> CellP
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, s),
                                fast_mem.read(c, s), optimised=opt))
     return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
-                       assumptions=assumptions(sc, inp), observations=obs,
+                       assumptions=assumptions(sc, inp) + ctx.unroll_bounds, observations=obs,
                        lemmas=list(ctx.lemmas), fast=fast_fn, reach=reach)
