@@ -5,7 +5,8 @@ user's cache directory, ``platformdirs.user_cache_dir("equiv")``):
 
 * ``query/``: the answer (``unsat``, or ``sat`` for a satisfiability check) of one solver
   query, keyed by the SHA-256 of the query's exact SMT-LIB text, the deciding solver(s)
-  and their versions, and the tool version.  An UNKNOWN answer is never stored.
+  and their versions, the tool version and the resource budget (rlimit).  An UNKNOWN answer
+  is never stored.
 * ``cell/``: the result of one matrix cell (verdicts, counterexamples), keyed by the cell's
   full description (configuration, revision, pgmap type, order, seeded bug, obligation
   filter, budget, solver) and a fingerprint of the tool's own source, and listing the
@@ -68,9 +69,11 @@ def solver_versions(mode: str) -> str:
     return f"{mode}: " + ", ".join(versions)
 
 
-def query_key(smt2: str, mode: str) -> str:
-    """Key of one query: its exact SMT-LIB text, the solver(s) and versions, the tool."""
-    h = hashlib.sha256(f"{FORMAT}\0{TOOL_VERSION}\0{solver_versions(mode)}\0".encode())
+def query_key(smt2: str, mode: str, rlimit: int | None = None) -> str:
+    """Key of one query: its exact SMT-LIB text, the solver(s) and versions, the tool, and
+    the deterministic resource budget (so a verdict never depends on what is cached: with a
+    budget too small to decide a query, a warm run says UNKNOWN like a cold one)."""
+    h = hashlib.sha256(f"{FORMAT}\0{TOOL_VERSION}\0{solver_versions(mode)}\0{rlimit}\0".encode())
     h.update(smt2.encode())
     return h.hexdigest()
 

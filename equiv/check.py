@@ -202,7 +202,7 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
     key = (_BUDGET[0], _MODE[0], *(t.get_id() for t in terms))
     store, qkey = _CACHE[0], ""
     if store is not None:  # the cell's verdicts rest on this query's answer: list its key
-        qkey = query_key(smtlib(terms), _MODE[0])
+        qkey = query_key(smtlib(terms), _MODE[0], None if _BUDGET[0] < 0 else _BUDGET[0])
         _KEYS.append(qkey)
     hit = _ANSWERS.get(key)
     if hit is not None:

@@ -48,14 +48,14 @@ class CellSpec:
 
     def description(self) -> dict[str, object]:
         """What the cell's result depends on, for its cache key: the configuration's every
-        field, the revision, type, order, seeded bug, obligation filter and solver.  (The
-        time and resource budgets only decide whether an answer is UNKNOWN, which is never
-        cached.)"""
+        field, the revision, type, order, seeded bug, obligation filter, solver and the
+        deterministic resource budget.  (The wall-clock timeout is not part of it: it only
+        decides whether an answer is UNKNOWN, which is never cached.)"""
         cfg = self.config if isinstance(self.config, Config) else preset(self.config)
         return {"config": asdict(cfg), "revision": self.revision,
                 "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
                 "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
-                "solver": self.solver}
+                "solver": self.solver, "rlimit": self.rlimit}
 
 
 @frozen

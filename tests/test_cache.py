@@ -59,6 +59,13 @@ class TestCache:
         answers = {json.loads(p.read_text())["payload"]["answer"] for p in entries(tmp_path, "query")}
         assert answers <= {"sat", "unsat"}
 
+    def test_a_warm_cache_does_not_change_a_verdict_under_a_tiny_budget(self, tmp_path: Path) -> None:
+        """The resource budget is part of every key: a run whose budget cannot decide says
+        UNKNOWN whatever an earlier run with a larger budget cached."""
+        assert run(*SMALL, "--cache-dir", str(tmp_path))[0] == 0
+        code, out, _ = run(*SMALL, "--cache-dir", str(tmp_path), "--rlimit", "1")
+        assert code == 2 and "UNKNOWN" in out
+
     def test_no_cache_writes_nothing(self, tmp_path: Path) -> None:
         run(*SMALL, "--cache-dir", str(tmp_path), "--no-cache")
         assert not any(tmp_path.iterdir())
