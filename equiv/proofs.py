@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="instead of proving, compare the model's struct page / folio layout for "
                         "the chosen config (--config or --kconfig) with a kernel BTF blob such "
                         "as /sys/kernel/btf/vmlinux; exit 1 on any difference")
+    p.add_argument("--linux", default=None, metavar="PATH",
+                   help="check the model against a kernel source tree: drift report of every "
+                        "modelled function, layout from mm_types.h, then the source-derived "
+                        "proof (orders 0..4, up to 4 compounds; --compare v6.12 picks that "
+                        "hand model); exit 1 on drift or a counterexample")
     p.add_argument("--revision", default="v11",
                    help=f"series revision (default v11; valid: {', '.join(REVISIONS)})")
     p.add_argument("--types", default="all",
@@ -280,6 +285,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             configs = list(PRESETS.values())
         else:
             configs = [preset(args.config)]
+        if args.linux is not None:
+            from equiv.linux_cli import run_linux
+            if len(configs) != 1:
+                raise InputError("--linux checks one configuration; give --kconfig PATH or a "
+                                 f"--config preset (valid: {', '.join(PRESETS)})")
+            return run_linux(args, configs[0], out)
         reports = _reports(args)
         if args.observe_events:
             if not all(c.DEBUG_PAGE_REF for c in configs):

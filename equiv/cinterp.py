@@ -1,0 +1,1459 @@
+"""A small symbolic interpreter for the C of the ZONE_DEVICE memmap initialisation.
+
+It runs kernel functions from a tree's own text (:mod:`equiv.ktree`) over the model's
+:class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.bv` (z3 terms for
+proofs, plain integers for replaying a counterexample).  Supported C: declarations,
+assignments (``=``, ``|=``, ``&=``, ``+=``, ``-=``) to locals and to struct fields through the
+tree's own struct layout (:mod:`equiv.src_layout`), calls to other interpreted functions and
+function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
+``for`` loops (unrolled; a loop must end within :data:`MAX_TRIPS` iterations on every
+feasible path, else the run is refused), ``return``/``break``/``continue``, casts, ``sizeof``,
+``&``/``*``/``->``/``[]``, and preprocessor conditionals resolved by the configuration.
+
+A symbolic branch forks the state; states are merged (``ite`` on every differing value) where
+the branches join.  Whether a branch is feasible is asked of an *oracle* (a z3 solver holding
+the assumptions), so loops with symbolic bounds end where the assumptions end them.
+
+Helpers the tree's text does not define in the parsed files (or defines through macros this
+interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
+run records which were used (:attr:`Run.trusted_used`).
+
+Memory: struct pages are addressed by pfn (``pfn_to_page(pfn)``, SPARSEMEM_VMEMMAP); a page
+pointer is ``(pfn, byte offset)``, so ``&folio->_deferred_list`` lands in page ``pfn + 2``.
+Its numeric value (stored by ``INIT_LIST_HEAD`` or ``set_compound_head``) is
+``vmemmap_base + pfn * sizeof(struct page) + offset``.  Pages are kept per pfn term; two pfn
+terms are told apart by simplifying their difference to a constant, and a pair that cannot be
+told apart stops the run (:class:`InterpError`), never silently aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import z3
+from attrs import evolve, frozen
+
+from equiv import bv
+from equiv.bv import CBV, Cond, Val
+from equiv.errors import EquivError
+from equiv.ktree import Definition, KernelTree, MacroEnv, Node, active_children, enum_values, parser, text
+from equiv.memmap import Inputs, Scenario
+from equiv.page_model import PageState, ite_page
+from equiv.src_layout import SUBFIELDS, SrcStruct
+
+#: Most iterations of one loop on one path.
+MAX_TRIPS = 300
+#: Deepest call nesting.
+MAX_DEPTH = 24
+
+
+class InterpError(EquivError):
+    """The interpreter met C it does not handle (or an undecidable alias).  The message names
+    the file, line and construct; the remedy is to model it (a trusted helper) or extend
+    the interpreter."""
+
+
+# ---- values ------------------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class CInt:
+    """An integer rvalue: 64-bit value (narrower C types are sign/zero-extended) and sign."""
+
+    v: Val
+    signed: bool = False
+
+
+@frozen(eq=False)
+class CCond:
+    """A truth value (result of a comparison or ``!``)."""
+
+    c: Cond
+
+
+@frozen(eq=False)
+class Ptr:
+    """A pointer.  ``region``: "page" (into the memmap: ``idx`` is the pfn, ``off`` the byte
+    offset from that struct page), "obj" (an input object such as the dev_pagemap: ``obj``
+    names it), or "null"."""
+
+    region: str
+    ctype: str  # pointee type, e.g. "struct page", "unsigned long", "atomic_t"
+    idx: Val | None = None
+    off: int = 0
+    obj: str = ""
+    addr: Val | None = None  # numeric value, for obj pointers that get stored
+    nonnull: Cond = True
+
+
+@frozen(eq=False)
+class Lazy:
+    """A macro argument, evaluated where the macro body uses it."""
+
+    node: Node
+    src: bytes
+    frame: Frame
+
+
+Value = CInt | CCond | Ptr
+
+
+@frozen(eq=False)
+class Loc:
+    """An lvalue: a local variable, bytes of a struct page, or a field of an input object."""
+
+    kind: str  # "var", "mem", "obj"
+    name: str = ""
+    idx: Val | None = None
+    off: int = 0
+    size: int = 8
+    ctype: str = "unsigned long"
+
+
+# ---- state ---------------------------------------------------------------------------------
+
+
+Canon = tuple[int, int]  # (id of the symbolic base term, constant offset) of a pfn
+
+
+class KeyCanon:
+    """Canonical forms of pfn terms, ``base + constant``, so that two pfns of one loop are
+    told apart without a solver.  Two different base terms are related once, by the oracle:
+    if their difference is one constant under the assumptions, the second is recorded as
+    the first plus that constant (shared by every store of one run; terms kept alive)."""
+
+    def __init__(self, oracle: Oracle | None = None) -> None:
+        self.oracle = oracle
+        self.memo: dict[int, tuple[Val, Canon]] = {}
+        self.reps: list[Val] = []  # representative base terms
+        self.alias: dict[int, tuple[int, int]] = {}  # base id -> (representative id, delta)
+        self.keep: list[Val] = []
+
+    def _base(self, b: Val) -> tuple[int, int]:
+        bid = b.get_id()  # type: ignore[union-attr]
+        hit = self.alias.get(bid)
+        if hit is not None:
+            return hit
+        self.keep.append(b)
+        for r in self.reps:
+            delta = self.oracle.constant_difference(b, r) if self.oracle is not None else None
+            if delta is not None:
+                self.alias[bid] = (r.get_id(), delta)  # type: ignore[union-attr]
+                return self.alias[bid]
+        self.reps.append(b)
+        self.alias[bid] = (bid, 0)
+        return self.alias[bid]
+
+    def canon(self, key: Val) -> Canon:
+        if isinstance(key, CBV):
+            return (-1, key.value)
+        hit = self.memo.get(key.get_id())
+        if hit is not None:
+            return hit[1]
+        k = z3.simplify(key)
+        if z3.is_bv_value(k):
+            out: Canon = (-1, k.as_long())
+        else:
+            if z3.is_app_of(k, z3.Z3_OP_BADD) and k.num_args() == 2 and z3.is_bv_value(k.arg(0)):
+                base, off = k.arg(1), k.arg(0).as_long()
+            else:
+                base, off = k, 0
+            rep, delta = self._base(base)
+            out = (rep, (off + delta) % (1 << 64))
+        self.memo[key.get_id()] = (key, out)
+        return out
+
+    def same(self, a: Val, b: Val) -> bool | None:
+        """Do pfn terms ``a`` and ``b`` denote the same pfn?  None: cannot tell."""
+        ca, cb = self.canon(a), self.canon(b)
+        if ca[0] == cb[0]:
+            return ca[1] == cb[1]
+        return None
+
+
+class PageStore:
+    """Struct pages written so far, keyed by pfn term; unwritten pages read ``initial``."""
+
+    def __init__(self, initial: Callable[[Val], PageState], symbolic: bool, canon: KeyCanon,
+                 pages: list[tuple[Val, PageState]] | None = None,
+                 index: dict[Canon, int] | None = None) -> None:
+        self.initial, self.symbolic, self.canon = initial, symbolic, canon
+        self.pages: list[tuple[Val, PageState]] = pages or []
+        self.index: dict[Canon, int] = index if index is not None else {
+            canon.canon(k): i for i, (k, _) in enumerate(self.pages)}
+
+    def find(self, key: Val) -> int | None:
+        """Index of ``key``'s entry; None if ``key`` is distinct from every entry."""
+        c = self.canon.canon(key)
+        hit = self.index.get(c)
+        if hit is not None:
+            return hit
+        for i, (k, _) in enumerate(self.pages):
+            if self.canon.canon(k)[0] == c[0]:
+                continue  # same base, other offset: distinct
+            same = self.canon.same(k, key)
+            if same is None:
+                raise InterpError(f"cannot tell struct page pfn {key} from pfn {k} apart "
+                                  "(aliasing undecided)")
+            if same:
+                return i
+        return None
+
+    def read(self, key: Val) -> PageState:
+        i = self.find(key)
+        return self.initial(key) if i is None else self.pages[i][1]
+
+    def write(self, key: Val, page: PageState) -> PageStore:
+        i = self.find(key)
+        pages = list(self.pages)
+        index = dict(self.index)
+        if i is None:
+            index[self.canon.canon(key)] = len(pages)
+            pages.append((key, page))
+        else:
+            pages[i] = (pages[i][0], page)
+        return PageStore(self.initial, self.symbolic, self.canon, pages, index)
+
+    def read_any(self, key: Val) -> PageState:
+        """The page at a key that may equal several entries (an observation index)."""
+        out = self.initial(key)
+        for k, p in self.pages:
+            same = self.canon.same(k, key)
+            if same is True:
+                out = p
+            elif same is None:
+                out = ite_page(bv.eq(key, k), p, out)
+        return out
+
+
+@frozen(eq=False)
+class State:
+    """One path: path condition, locals (name -> (declared type, value)), memory, bitmap."""
+
+    pc: Cond
+    env: dict[str, tuple[str, Value]]
+    mem: PageStore
+    pb: dict[int, tuple[Val, Val]]  # bitmap cells written: id -> (block number, cell)
+
+
+# ---- trusted helpers -------------------------------------------------------------------------
+
+
+@frozen
+class Trusted:
+    """A helper not interpreted from the text, and its model."""
+
+    name: str
+    model: str
+
+
+def _t(name: str, model: str) -> tuple[str, Trusted]:
+    return name, Trusted(name, model)
+
+
+#: Helpers (functions, macros, constants) taken from the model rather than the tree's text.
+TRUSTED: dict[str, Trusted] = dict((
+    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
+    _t("__va", "PAGE_OFFSET + address (direct map)"),
+    _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
+    _t("WRITE_ONCE", "a plain store"),
+    _t("INIT_LIST_HEAD", "list->next = list; list->prev = list (include/linux/list.h)"),
+    _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
+                     "(bit numbers from the tree's enum pageflags)"),
+    _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
+    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
+    _t("early_section", "the symbolic input early_section(section number)"),
+    _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
+       "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
+       "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
+       "(nid)"),
+    _t("zone_idx", "ZONE_DEVICE (the zone passed is the ZONE_DEVICE zone)"),
+    _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
+       "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
+       "(mm/page_alloc.c is not read; equiv/slow_v612y.py)"),
+    _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
+       "bitmap cell (mm/page_alloc.c is not read)"),
+    _t("pageblock_align", "ALIGN(pfn, pageblock_nr_pages)"),
+    _t("is_power_of_2", "n != 0 && (n & (n - 1)) == 0"),
+    _t("IS_ALIGNED", "(x & (a - 1)) == 0"),
+    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
+    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
+    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
+    _t("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough", "no effect on memory"),
+    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
+    _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
+    _t("page-flags layout constants", "ZONES/NODES/SECTIONS/LAST_CPUPID/KASAN_TAG _MASK, "
+       "_PGSHIFT, _WIDTH, _SHIFT from the model's FlagsLayout (page-flags-layout.h is not read)"),
+    _t("arch and poison constants", "PAGE_SHIFT, PAGE_SIZE, PAGES_PER_SECTION, "
+       "PFN_SECTION_SHIFT, pageblock_order, pageblock_nr_pages, TAIL_MAPPING "
+       "(0x400 + POISON_POINTER_DELTA), ZONE_DEVICE, MIGRATE_MOVABLE, KASAN_TAG_KERNEL"),
+))
+
+
+# ---- the interpreter -----------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class Frame:
+    """Where an expression is evaluated: the function's source and macro bindings."""
+
+    src: bytes
+    file: str
+    fn: str
+    macro_args: dict[str, Lazy]
+
+
+class Oracle:
+    """Feasibility of path conditions under the assumptions (symbolic domain)."""
+
+    def __init__(self, assumptions: list[z3.BoolRef]) -> None:
+        self.solver = z3.SolverFor("QF_AUFBV")
+        self.solver.set("timeout", 30_000)
+        self.solver.add(*assumptions)
+        self.checks = 0
+
+    def constant_difference(self, a: Val, b: Val) -> int | None:
+        """``a - b`` if it is one constant under the assumptions, else None."""
+        d = a - b  # type: ignore[operator]
+        self.checks += 1
+        if self.solver.check() != z3.sat:
+            return None
+        v = self.solver.model().eval(d, model_completion=True)
+        self.checks += 1
+        if self.solver.check(d != v) == z3.unsat:
+            return v.as_long()  # type: ignore[no-any-return]
+        return None
+
+    def feasible(self, c: Cond) -> bool:
+        if isinstance(c, bool):
+            return c
+        s = z3.simplify(c)
+        if z3.is_false(s):
+            return False
+        if z3.is_true(s):
+            return True
+        self.checks += 1
+        r = self.solver.check(c)
+        if r == z3.unknown:
+            raise InterpError(f"feasibility of a path undecided: {self.solver.reason_unknown()}")
+        return r == z3.sat
+
+
+class Outcome:
+    """States leaving a statement, by how they leave it."""
+
+    def __init__(self) -> None:
+        self.normal: list[State] = []
+        self.ret: list[tuple[State, Value | None]] = []
+        self.brk: list[State] = []
+        self.cont: list[State] = []
+
+
+class Interp:
+    """Runs functions of one kernel tree for one scenario and one set of inputs."""
+
+    def __init__(self, tree: KernelTree, env: MacroEnv, structs: dict[str, SrcStruct],
+                 sc: Scenario, inp: Inputs, oracle: Oracle | None,
+                 interpret: frozenset[str] | None = None) -> None:
+        self.tree, self.menv, self.structs, self.sc, self.inp = tree, env, structs, sc, inp
+        self.oracle = oracle
+        self.symbolic = bv.is_sym(inp.start_pfn)
+        self.cfg = sc.layout.config
+        self.psize = structs["page"].size
+        self.interpreted: dict[str, str] = {}  # function -> file:line
+        self.trusted_used: set[str] = set()
+        self.enums: dict[str, int] = {}
+        for e in ("memory_type", "pageflags"):
+            self.enums.update(enum_values(tree, e, env))
+        self.depth = 0
+        self.canon = KeyCanon(oracle)
+        #: restrict which tree functions are interpreted (others must be trusted)
+        self.only = interpret
+
+    # -- helpers on values ------------------------------------------------------------------
+
+    def c64(self, v: int) -> Val:
+        return bv.const_like(self.inp.start_pfn, v, 64)
+
+    def as_int(self, v: Value) -> Val:
+        if isinstance(v, CInt):
+            return v.v
+        if isinstance(v, CCond):
+            return bv.ite(v.c, self.c64(1), self.c64(0))
+        return self.ptr_addr(v)
+
+    def as_cond(self, v: Value) -> Cond:
+        if isinstance(v, CCond):
+            return v.c
+        if isinstance(v, CInt):
+            return bv.ne(v.v, self.c64(0))
+        if v.region == "null":
+            return False
+        if v.region == "obj":
+            return v.nonnull
+        return True
+
+    def ptr_addr(self, p: Ptr) -> Val:
+        if p.region == "null":
+            return self.c64(0)
+        if p.region == "obj":
+            if p.addr is None:
+                raise InterpError(f"the address of input object {p.obj} is not modelled")
+            return p.addr
+        assert p.idx is not None
+        base = self.inp.vmemmap_base
+        if self.psize & (self.psize - 1) == 0:
+            a = base + (p.idx << bv.ilog2(self.psize))
+        else:
+            a = base + p.idx * self.psize  # type: ignore[operator]
+        return a + p.off if p.off else a
+
+    def norm(self, idx: Val, off: int) -> tuple[Val, int]:
+        q, r = divmod(off, self.psize)
+        return (idx + q if q else idx), r
+
+    def convert(self, ctype: str, v: Value) -> Value:
+        """C conversion on assignment / parameter passing to ``ctype``."""
+        ct = ctype.replace("const ", "").replace("volatile ", "").strip()
+        if ct.endswith("*"):
+            if isinstance(v, Ptr):
+                return evolve(v, ctype=ct[:-1].strip())
+            if isinstance(v, CInt) and not bv.is_sym(v.v) and int(v.v) == 0:  # type: ignore[call-overload]
+                return Ptr("null", ct[:-1].strip())
+            raise InterpError(f"integer converted to pointer type {ctype}")
+        if isinstance(v, Ptr):
+            return CInt(self.ptr_addr(v))
+        x = self.as_int(v)
+        if ct == "bool":
+            return CCond(bv.ne(x, self.c64(0)))
+        w, signed = _int_type(ct)
+        return CInt(_extend(x, w, signed), signed)
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def call(self, name: str, args: list[Value], state: State) -> tuple[State, Value | None]:
+        """Call an interpreted (or trusted) function."""
+        return self._call(name, [lambda st, a=a: (st, a) for a in args], state, None)
+
+    # -- functions ---------------------------------------------------------------------------
+
+    def _call(self, name: str, args: list[Callable[[State], tuple[State, Value]]], state: State,
+              site: tuple[Frame, Node] | None) -> tuple[State, Value | None]:
+        trusted = self._trusted(name, args, state, site)
+        if trusted is not None:
+            return trusted
+        d = self.tree.find(name, self.menv, "function")
+        if d is not None and (self.only is None or name in self.only):
+            return self._run_function(d, args, state)
+        m = self.tree.find(name, self.menv, "macro")
+        if m is not None and m.node.type == "preproc_function_def" and site is not None:
+            return self._expand_macro(m, site, state)
+        if m is not None and m.node.type == "preproc_def":  # #define f other_function
+            body = m.node.child_by_field_name("value")
+            alias = text(m.src, body).strip() if body is not None else ""
+            if alias.isidentifier() and alias != name:
+                self.interpreted.setdefault(name, m.where)
+                return self._call(alias, args, state, site)
+        where = f" at {site[0].file}:{site[1].start_point[0] + 1}" if site else ""
+        raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
+                          "a trusted helper; model it or add its file")
+
+    def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
+                      state: State) -> tuple[State, Value | None]:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
+        self.interpreted.setdefault(d.name, d.where)
+        params = _param_types(d)
+        if len(params) != len(args):
+            raise InterpError(f"{d.name} at {d.where} takes {len(params)} arguments, "
+                              f"called with {len(args)}")
+        vals: list[Value] = []
+        for a in args:
+            state, v = a(state)
+            vals.append(v)
+        caller_env = state.env
+        env = {n: (t, self.convert(t, v)) for (n, t), v in zip(params, vals, strict=True)}
+        st = evolve(state, env=env)
+        frame = Frame(d.src, d.file, d.name, {})
+        body = d.body
+        assert body is not None
+        out = self.block(frame, body, st)
+        finals: list[tuple[State, Value | None]] = [(s, None) for s in out.normal] + out.ret
+        self.depth -= 1
+        if not finals:
+            raise InterpError(f"no path through {d.name} is feasible")
+        st2, ret = self.merge_returns(finals)
+        return evolve(st2, env=caller_env), ret
+
+    def _expand_macro(self, m: Definition, site: tuple[Frame, Node],
+                      state: State) -> tuple[State, Value | None]:
+        frame, call = site
+        args = call.child_by_field_name("arguments").named_children
+        params = m.params
+        body = m.node.child_by_field_name("value")
+        if body is None or len(params) != len(args):
+            raise InterpError(f"macro {m.name} at {m.where}: cannot expand")
+        self.interpreted.setdefault(m.name, m.where)
+        node, src = _parse_expr(text(m.src, body))
+        bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
+        mframe = Frame(src, m.file, m.name, bound)
+        return self.expr(mframe, node, state)
+
+    def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
+        m = self.tree.find(name, self.menv, "macro")
+        if m is None or m.node.type != "preproc_def":
+            return None
+        body = m.node.child_by_field_name("value")
+        if body is None:
+            return None
+        node, src = _parse_expr(text(m.src, body))
+        self.interpreted.setdefault(name, m.where)
+        return self.expr(Frame(src, m.file, name, {}), node, state)
+
+    # -- merging ------------------------------------------------------------------------------
+
+    def merge(self, states: list[State]) -> State:
+        if len(states) == 1:
+            return states[0]
+        pcs = [s.pc for s in states]
+        pc = bv.or_(*pcs)
+        env: dict[str, tuple[str, Value]] = {}
+        for name, (t, _) in states[0].env.items():
+            if all(name in s.env for s in states):
+                vs = [s.env[name][1] for s in states]
+                try:
+                    env[name] = (t, self.merge_values(pcs, vs))
+                except InterpError:
+                    continue  # not mergeable: dead after the join (checked when read)
+        keys: dict[Canon, Val] = {}
+        base = states[0].mem
+        for st in states:
+            for k, _ in st.mem.pages:
+                keys.setdefault(base.canon.canon(k), k)
+        pages: list[tuple[Val, PageState]] = []
+        for k in keys.values():
+            vals = [st.mem.read(k) for st in states]
+            pages.append((k, self._ite_pages(pcs, vals)))
+        pb_ids: dict[int, Val] = {}
+        for s in states:
+            for i, (b, _) in s.pb.items():
+                pb_ids.setdefault(i, b)
+        pb: dict[int, tuple[Val, Val]] = {}
+        for i, b in pb_ids.items():
+            cells = [s.pb[i][1] if i in s.pb else self.inp.mem.read_pb(b) for s in states]
+            acc = cells[-1]
+            for c, v in zip(reversed(pcs[:-1]), reversed(cells[:-1]), strict=True):
+                acc = bv.ite(c, v, acc)
+            pb[i] = (b, acc)
+        return State(pc=pc, env=env, mem=PageStore(base.initial, base.symbolic, base.canon, pages), pb=pb)
+
+    def _same_key(self, a: Val, b: Val) -> bool:
+        same = self.canon.same(a, b)
+        if same is None:
+            raise InterpError(f"cannot tell pageblock {a} from {b} apart")
+        return same
+
+    def _ite_pages(self, pcs: list[Cond], vals: list[PageState]) -> PageState:
+        acc = vals[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(vals[:-1]), strict=True):
+            if v is acc or (self.symbolic and v.bits.eq(acc.bits)):  # type: ignore[union-attr]
+                continue
+            acc = ite_page(c, v, acc)
+        return acc
+
+    def merge_values(self, pcs: list[Cond], vs: list[Value]) -> Value:
+        first = vs[0]
+        if all(v is first for v in vs):
+            return first
+        if all(isinstance(v, Ptr) for v in vs):
+            ps: list[Ptr] = vs  # type: ignore[assignment]
+            live = [p for p in ps if p.region != "null"]
+            if not live:
+                return ps[0]
+            p0 = live[0]
+            if p0.region == "obj" and all(p.region == "null" or (p.region == "obj" and p.obj == p0.obj)
+                                          for p in ps):
+                nn = self._ite_cond(pcs, [p.nonnull if p.region == "obj" else False for p in ps])
+                return evolve(p0, nonnull=nn)
+            if p0.region == "page" and all(p.region == "page" and p.off == p0.off for p in ps):
+                return evolve(p0, idx=self._ite_val(pcs, [p.idx for p in ps]))  # type: ignore[misc]
+            raise InterpError("pointers to different objects merged")
+        if any(isinstance(v, Ptr) for v in vs):
+            raise InterpError("pointer merged with an integer")
+        if all(isinstance(v, CCond) for v in vs):
+            return CCond(self._ite_cond(pcs, [v.c for v in vs]))  # type: ignore[union-attr]
+        signed = all(isinstance(v, CInt) and v.signed for v in vs)
+        return CInt(self._ite_val(pcs, [self.as_int(v) for v in vs]), signed)
+
+    def _ite_val(self, pcs: list[Cond], vals: list[Val]) -> Val:
+        acc = vals[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(vals[:-1]), strict=True):
+            acc = bv.ite(c, v, acc)
+        return acc
+
+    def _ite_cond(self, pcs: list[Cond], cs: list[Cond]) -> Cond:
+        acc = cs[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(cs[:-1]), strict=True):
+            acc = bv.or_(bv.and_(c, v), bv.and_(bv.not_(c), acc))
+        return acc
+
+    def merge_returns(self, finals: list[tuple[State, Value | None]]) -> tuple[State, Value | None]:
+        st = self.merge([s for s, _ in finals])
+        vals = [v for _, v in finals]
+        if all(v is None for v in vals):
+            return st, None
+        if any(v is None for v in vals):
+            vals = [v if v is not None else CInt(self.c64(0)) for v in vals]
+        return st, self.merge_values([s.pc for s, _ in finals], vals)  # type: ignore[arg-type]
+
+    def split(self, state: State, c: Cond, check: str = "") -> tuple[State | None, State | None]:
+        """The state under ``c`` and under ``!c``.  ``check`` names the sides whose
+        feasibility is asked of the oracle ("y", "n", "yn"); an unchecked infeasible side is
+        kept: its effects are guarded by an unsatisfiable condition, so merging it is exact."""
+        if not isinstance(c, bool) and self.symbolic:
+            sc = z3.simplify(c)
+            c = True if z3.is_true(sc) else False if z3.is_false(sc) else c
+        if isinstance(c, bool):
+            return (state, None) if c else (None, state)
+        if not self.symbolic:
+            raise InterpError("symbolic condition in a concrete run")
+        assert self.oracle is not None
+        c = z3.simplify(c)
+        yes, no = bv.and_(state.pc, c), bv.and_(state.pc, bv.not_(c))
+        ok_yes = "y" not in check or self.oracle.feasible(yes)
+        ok_no = "n" not in check or self.oracle.feasible(no)
+        return (evolve(state, pc=yes) if ok_yes else None,
+                evolve(state, pc=no) if ok_no else None)
+
+    def guarded(self, run: Callable[[State], Outcome], st: State) -> Outcome:
+        """Run a branch entered without a feasibility check; if it fails, it must be
+        infeasible (then it is dropped) or the failure stands."""
+        try:
+            return run(st)
+        except InterpError:
+            if self.oracle is not None and not isinstance(st.pc, bool) and \
+                    not self.oracle.feasible(st.pc):
+                return Outcome()
+            raise
+
+    # -- statements -----------------------------------------------------------------------
+
+    def block(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        cur: State | None = state
+        for stmt in active_children(frame.src, node, self.menv):
+            if cur is None:
+                break
+            if stmt.type in ("{", "}", "comment") or not stmt.is_named:
+                continue
+            o = self.stmt(frame, stmt, cur)
+            out.ret += o.ret
+            out.brk += o.brk
+            out.cont += o.cont
+            cur = self.merge(o.normal) if o.normal else None
+        if cur is not None:
+            out.normal.append(cur)
+        return out
+
+    def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
+        t = node.type
+        out = Outcome()
+        if t == "compound_statement":
+            return self.block(frame, node, state)
+        if t == "expression_statement":
+            if node.named_children:
+                e = node.named_children[0]
+                if e.type == "identifier" and text(frame.src, e) == "fallthrough":
+                    self.trusted_used.add("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    out.normal.append(state)
+                    return out
+                state, _ = self.expr(frame, e, state)
+            out.normal.append(state)
+            return out
+        if t == "declaration":
+            ctype = _decl_type(frame.src, node)
+            for d in node.children_by_field_name("declarator"):
+                name, ptr = _declarator_name(frame.src, d)
+                full = ctype + " *" if ptr else ctype
+                init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                if init is not None:
+                    state, v = self.expr(frame, init, state)
+                    v = self.convert(full, v)
+                else:
+                    v = CInt(self.c64(0))  # uninitialised: never read before written here
+                state = evolve(state, env={**state.env, name: (full, v)})
+            out.normal.append(state)
+            return out
+        if t == "if_statement":
+            cond_node = node.child_by_field_name("condition")
+            state, cv = self.expr(frame, cond_node, state)
+            yes, no = self.split(state, self.as_cond(cv))
+            for st, branch in ((yes, node.child_by_field_name("consequence")),
+                               (no, node.child_by_field_name("alternative"))):
+                if st is None:
+                    continue
+                if branch is None:
+                    out.normal.append(st)
+                    continue
+                if branch.type == "else_clause":
+                    branch = branch.named_children[0]
+                o = self.guarded(lambda s2, b=branch: self.stmt(frame, b, s2), st)
+                out.normal += o.normal
+                out.ret += o.ret
+                out.brk += o.brk
+                out.cont += o.cont
+            return out
+        if t == "return_statement":
+            v: Value | None = None
+            if node.named_children:
+                state, v = self.expr(frame, node.named_children[0], state)
+            out.ret.append((state, v))
+            return out
+        if t == "break_statement":
+            out.brk.append(state)
+            return out
+        if t == "continue_statement":
+            out.cont.append(state)
+            return out
+        if t == "for_statement":
+            return self.for_loop(frame, node, state)
+        if t == "switch_statement":
+            return self.switch(frame, node, state)
+        if t in ("preproc_ifdef", "preproc_if"):
+            return self.block(frame, node, state)
+        if t == "comment":
+            out.normal.append(state)
+            return out
+        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: statement "
+                          f"{t} not supported: {text(frame.src, node)[:60]!r}")
+
+    def for_loop(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        init = node.child_by_field_name("initializer")
+        if init is not None:
+            if init.type == "declaration":
+                state = self.stmt(frame, init, state).normal[0]
+            else:
+                state, _ = self.expr(frame, init, state)
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        body = node.child_by_field_name("body")
+        exits: list[State] = []
+        cur: State | None = state
+        for _ in range(MAX_TRIPS):
+            if cur is None:
+                break
+            if cond is not None:
+                cur, cv = self.expr(frame, cond, cur)
+                yes, no = self.split(cur, self.as_cond(cv), check="y")
+            else:
+                yes, no = cur, None
+            if no is not None:
+                exits.append(no)
+            if yes is None:
+                cur = None
+                break
+            o = self.guarded(lambda s2: self.stmt(frame, body, s2), yes)
+            out.ret += o.ret
+            exits += o.brk
+            nxt = o.normal + o.cont
+            if not nxt:
+                cur = None
+                break
+            cur = self.merge(nxt)
+            if update is not None:
+                cur, _ = self.expr(frame, update, cur)
+        if cur is not None:
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: loop in {frame.fn} may "
+                              f"run more than {MAX_TRIPS} times under the assumptions")
+        if exits:
+            out.normal.append(self.merge(exits))
+        return out
+
+    def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        state, xv = self.expr(frame, node.child_by_field_name("condition"), state)
+        x = self.as_int(xv)
+        cases = [c for c in active_children(frame.src, node.child_by_field_name("body"), self.menv)
+                 if c.type == "case_statement"]
+        labels: list[Val | None] = []
+        for c in cases:
+            v = c.child_by_field_name("value")
+            if v is None:
+                labels.append(None)
+            else:
+                state, lv = self.expr(frame, v, state)
+                labels.append(self.as_int(lv))
+        any_label = bv.or_(*(bv.eq(x, lv) for lv in labels if lv is not None))
+        falling: State | None = None
+        for c, lv in zip(cases, labels, strict=True):
+            match = bv.not_(any_label) if lv is None else bv.eq(x, lv)
+            enter, _ = self.split(state, match)
+            entries = [s for s in (falling, enter) if s is not None]
+            falling = None
+            if not entries:
+                continue
+            cur: State | None = self.merge(entries)
+            for s in c.named_children:
+                if s == c.child_by_field_name("value") or cur is None:
+                    continue
+                o = self.stmt(frame, s, cur)
+                out.ret += o.ret
+                out.normal += o.brk
+                out.cont += o.cont
+                cur = self.merge(o.normal) if o.normal else None
+            falling = cur
+        if falling is not None:
+            out.normal.append(falling)
+        if not any(lv is None for lv in labels):
+            _, none = self.split(state, bv.not_(any_label))
+            if none is not None:
+                out.normal.append(none)
+        return out
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        t = node.type
+        src = frame.src
+        if t == "parenthesized_expression":
+            return self.expr(frame, node.named_children[-1], state)
+        if t == "number_literal":
+            s = text(src, node).rstrip("uUlL")
+            return state, CInt(self.c64(int(s, 0)))
+        if t in ("true", "false"):
+            return state, CCond(t == "true")
+        if t == "null":
+            return state, Ptr("null", "void")
+        if t == "identifier":
+            return self.ident(frame, node, state)
+        if t == "call_expression":
+            return self.call_expr(frame, node, state)
+        if t == "field_expression":
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "subscript_expression":
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "pointer_expression":
+            op = node.children[0].type
+            if op == "&":
+                state, loc = self.lvalue(frame, node.child_by_field_name("argument"), state)
+                return state, self.address_of(loc)
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "assignment_expression":
+            return self.assign(frame, node, state)
+        if t == "update_expression":
+            arg = node.child_by_field_name("argument")
+            op = text(src, node.child_by_field_name("operator"))
+            state, loc = self.lvalue(frame, arg, state)
+            old = self.load(loc, state)
+            new = self.arith("+" if op == "++" else "-", old, CInt(self.c64(1)))
+            state = self.store(frame, node, loc, new, state)
+            return state, old
+        if t == "unary_expression":
+            op = text(src, node.child_by_field_name("operator"))
+            state, v = self.expr(frame, node.child_by_field_name("argument"), state)
+            if op == "!":
+                return state, CCond(bv.not_(self.as_cond(v)))
+            if op == "~":
+                return state, CInt(~self.as_int(v), isinstance(v, CInt) and v.signed)
+            if op == "-":
+                return state, CInt(self.c64(0) - self.as_int(v), True)
+            if op == "+":
+                return state, v
+        if t == "binary_expression":
+            op = text(src, node.child_by_field_name("operator"))
+            state, a = self.expr(frame, node.child_by_field_name("left"), state)
+            if op in ("&&", "||"):
+                ca = self.as_cond(a)
+                if isinstance(ca, bool) and ca == (op == "||"):
+                    return state, CCond(ca)
+                state, b = self.expr(frame, node.child_by_field_name("right"), state)
+                cb = self.as_cond(b)
+                return state, CCond(bv.and_(ca, cb) if op == "&&" else bv.or_(ca, cb))
+            state, b = self.expr(frame, node.child_by_field_name("right"), state)
+            return state, self.binop(op, a, b, frame, node)
+        if t == "cast_expression":
+            tn = " ".join(text(src, node.child_by_field_name("type")).split())
+            state, v = self.expr(frame, node.child_by_field_name("value"), state)
+            if tn.endswith("*"):
+                if isinstance(v, Ptr):
+                    return state, evolve(v, ctype=tn[:-1].strip())
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: integer cast to a pointer")
+            return state, self.convert(tn, v)
+        if t == "sizeof_expression":
+            tn = node.child_by_field_name("type")
+            name = " ".join(text(src, tn).split()) if tn is not None else text(src, node)
+            if name in ("struct page",):
+                return state, CInt(self.c64(self.psize))
+            if name in ("unsigned long", "long"):
+                return state, CInt(self.c64(8))
+            if name in ("int", "unsigned int", "u32", "atomic_t"):
+                return state, CInt(self.c64(4))
+            if name in ("u64",):
+                return state, CInt(self.c64(8))
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: sizeof {name}")
+        if t == "conditional_expression":
+            state, cv = self.expr(frame, node.child_by_field_name("condition"), state)
+            yes, no = self.split(state, self.as_cond(cv))
+            res = []
+            for st, br in ((yes, "consequence"), (no, "alternative")):
+                if st is not None:
+                    res.append(self.expr(frame, node.child_by_field_name(br), st))
+            if len(res) == 1:
+                return res[0]
+            return self.merge([s for s, _ in res]), self.merge_values(
+                [s.pc for s, _ in res], [v for _, v in res])
+        if t == "comma_expression":
+            state, _ = self.expr(frame, node.child_by_field_name("left"), state)
+            return self.expr(frame, node.child_by_field_name("right"), state)
+        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: expression {t} not "
+                          f"supported: {text(src, node)[:60]!r}")
+
+    def ident(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        name = text(frame.src, node)
+        if name in frame.macro_args:
+            lz = frame.macro_args[name]
+            return self.expr(lz.frame, lz.node, state)
+        if name in state.env:
+            return state, state.env[name][1]
+        if name in self.enums:
+            return state, CInt(self.c64(self.enums[name]), True)
+        c = self.constant(name)
+        if c is not None:
+            return state, c
+        if name == "NULL":
+            return state, Ptr("null", "void")
+        got = self._object_macro(name, state)
+        if got is not None:
+            return got
+        if name == "jiffies":
+            self.trusted_used.add("jiffies, jiffies_to_msecs")
+            return state, CInt(self.c64(0))
+        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: unknown name {name}")
+
+    def constant(self, name: str) -> Value | None:
+        """Trusted constants from the configuration model."""
+        cfg, fl = self.cfg, self.sc.layout.flags
+        table: dict[str, int] = {
+            "PAGE_SHIFT": cfg.PAGE_SHIFT, "PAGE_SIZE": cfg.page_size,
+            "PFN_SECTION_SHIFT": cfg.pfn_section_shift,
+            "PAGES_PER_SECTION": 1 << cfg.pfn_section_shift,
+            "pageblock_order": cfg.PAGEBLOCK_ORDER, "pageblock_nr_pages": 1 << cfg.PAGEBLOCK_ORDER,
+            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
+            "MIGRATE_MOVABLE": 1, "KASAN_TAG_KERNEL": cfg.KASAN_TAG_KERNEL,
+            "LAST_CPUPID_MASK": fl.last_cpupid_mask, "LAST_CPUPID_SHIFT": fl.last_cpupid_shift,
+        }
+        for f in fl.fields:
+            base = {"LAST_CPUPID": "LAST_CPUPID", "KASAN_TAG": "KASAN_TAG"}.get(f.name, f.name)
+            table[f"{base}_PGSHIFT"] = f.pgshift
+            table[f"{base}_PGOFF"] = f.pgoff
+            table[f"{base}_WIDTH"] = f.width
+            if base != "LAST_CPUPID":
+                table[f"{base}_MASK"] = f.mask
+        if name not in table:
+            return None
+        if name in ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
+                    "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING", "ZONE_DEVICE",
+                    "MIGRATE_MOVABLE", "KASAN_TAG_KERNEL"):
+            self.trusted_used.add("arch and poison constants")
+        else:
+            self.trusted_used.add("page-flags layout constants")
+        return CInt(self.c64(table[name]))
+
+    def arith(self, op: str, a: Value, b: Value) -> Value:
+        return self.binop(op, a, b, None, None)
+
+    def binop(self, op: str, a: Value, b: Value, frame: Frame | None, node: Node | None) -> Value:
+        if isinstance(a, Ptr) and op in ("+", "-") and isinstance(b, CInt | CCond):
+            n = self.as_int(b)
+            if a.region != "page":
+                raise InterpError("arithmetic on a non-memmap pointer")
+            if a.ctype not in ("struct page", "struct folio"):
+                raise InterpError(f"pointer arithmetic on {a.ctype} *")
+            assert a.idx is not None
+            step = n if a.ctype == "struct page" else n * (self.structs["folio"].size // self.psize)
+            return evolve(a, idx=a.idx + step if op == "+" else a.idx - step)
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and op in ("==", "!="):
+            eqc = bv.eq(self.ptr_addr(a), self.ptr_addr(b)) if "obj" not in (a.region, b.region) \
+                else None
+            if eqc is None:
+                raise InterpError("comparison of object pointers")
+            return CCond(eqc if op == "==" else bv.not_(eqc))
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and op == "-":
+            assert a.idx is not None and b.idx is not None
+            return CInt(a.idx - b.idx, True)
+        x, y = self.as_int(a), self.as_int(b)
+        signed = isinstance(a, CInt) and a.signed and isinstance(b, CInt) and b.signed
+        if op == "+":
+            return CInt(x + y, signed)
+        if op == "-":
+            return CInt(x - y, signed)
+        if op == "*":
+            return CInt(x * y, signed)  # type: ignore[operator]
+        if op == "&":
+            return CInt(x & y, signed)
+        if op == "|":
+            return CInt(x | y, signed)
+        if op == "^":
+            return CInt(x ^ y, signed)
+        if op == "<<":
+            return CInt(_shl(x, y), signed and isinstance(a, CInt) and a.signed)
+        if op == ">>":
+            return CInt(_shr(x, y, isinstance(a, CInt) and a.signed), isinstance(a, CInt) and a.signed)
+        if op == "==":
+            return CCond(bv.eq(x, y))
+        if op == "!=":
+            return CCond(bv.ne(x, y))
+        if op in ("<", "<=", ">", ">="):
+            lo, hi = (x, y) if op in ("<", "<=") else (y, x)
+            strict = op in ("<", ">")
+            if signed:
+                return CCond(_slt(lo, hi) if strict else bv.not_(_slt(hi, lo)))
+            return CCond(bv.ult(lo, hi) if strict else bv.ule(lo, hi))
+        where = f"{frame.file}:{node.start_point[0] + 1}: " if frame and node else ""
+        raise InterpError(f"{where}operator {op} not supported")
+
+    # -- lvalues and memory ------------------------------------------------------------------
+
+    def lvalue(self, frame: Frame, node: Node, state: State) -> tuple[State, Loc]:
+        t = node.type
+        src = frame.src
+        if t == "parenthesized_expression":
+            return self.lvalue(frame, node.named_children[-1], state)
+        if t == "identifier":
+            name = text(src, node)
+            if name in frame.macro_args:
+                lz = frame.macro_args[name]
+                return self.lvalue(lz.frame, lz.node, state)
+            if name not in state.env:
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: assignment to "
+                                  f"unknown name {name}")
+            ct = state.env[name][0]
+            return state, Loc("var", name=name, ctype=ct)
+        if t == "field_expression":
+            arg = node.child_by_field_name("argument")
+            fname = text(src, node.child_by_field_name("field"))
+            arrow = node.children[1].type == "->"
+            if arrow:
+                state, base = self.expr(frame, arg, state)
+                if not isinstance(base, Ptr):
+                    raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on a non-pointer")
+                return state, self.member(base, fname, frame, node)
+            state, loc = self.lvalue(frame, arg, state)
+            return state, self.member(self.address_of(loc), fname, frame, node)  # type: ignore[arg-type]
+        if t == "subscript_expression":
+            state, base = self.expr(frame, node.child_by_field_name("argument"), state)
+            state, iv = self.expr(frame, node.child_by_field_name("index"), state)
+            if not isinstance(base, Ptr) or base.region != "page":
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: subscript of a "
+                                  "non-memmap pointer")
+            i = _const(self.as_int(iv))
+            if i is None:
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: symbolic array index")
+            size = _int_size(base.ctype)
+            assert base.idx is not None
+            idx, off = self.norm(base.idx, base.off + i * size)
+            return state, Loc("mem", idx=idx, off=off, size=size, ctype=base.ctype)
+        if t == "pointer_expression" and node.children[0].type == "*":
+            state, p = self.expr(frame, node.child_by_field_name("argument"), state)
+            if not isinstance(p, Ptr) or p.region != "page":
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: dereference of a "
+                                  "non-memmap pointer")
+            assert p.idx is not None
+            return state, Loc("mem", idx=p.idx, off=p.off, size=_int_size(p.ctype), ctype=p.ctype)
+        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: lvalue {t} not supported")
+
+    def member(self, base: Ptr, fname: str, frame: Frame, node: Node) -> Loc:
+        if base.region == "obj":
+            self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
+            return Loc("obj", name=f"{base.obj}.{fname}")
+        if base.region != "page":
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on NULL")
+        st = {"struct page": "page", "struct folio": "folio"}.get(base.ctype)
+        if st is not None:
+            m = self.structs[st].member(fname)
+            if m is None:
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: struct {st} has no "
+                                  f"member {fname} in this tree")
+            off, size, ctype = m.offset, m.size, m.ctype
+        elif base.ctype in SUBFIELDS:
+            hit = [s for s in SUBFIELDS[base.ctype] if s[0] == fname]
+            if not hit:
+                raise InterpError(f"{base.ctype} has no member {fname}")
+            _, off, size, ctype = hit[0]
+        else:
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: member {fname} of "
+                              f"{base.ctype} not modelled")
+        assert base.idx is not None
+        idx, o = self.norm(base.idx, base.off + off)
+        return Loc("mem", idx=idx, off=o, size=size, ctype=ctype)
+
+    def address_of(self, loc: Loc) -> Ptr:
+        if loc.kind == "mem":
+            return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)
+        if loc.kind == "obj":
+            obj, _, fld = loc.name.partition(".")
+            if (obj, fld) == ("pgmap", "altmap"):
+                return Ptr("obj", "struct vmem_altmap", obj="altmap", nonnull=True)
+        raise InterpError(f"address of {loc.kind} {loc.name} not modelled")
+
+    def obj_field(self, name: str) -> Value:
+        inp, sc = self.inp, self.sc
+        if name == "pgmap.type":
+            return CInt(_extend(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
+                                if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
+        if name == "pgmap.vmemmap_shift":
+            return CInt(self.c64(sc.order))
+        if name == "pgmap.flags":
+            return CInt(bv.ite(inp.altmap_valid, self.c64(1), self.c64(0)))
+        if name == "altmap.base_pfn":
+            return CInt(inp.start_pfn)
+        if name == "altmap.reserve":
+            return CInt(inp.altmap_reserve)
+        if name == "altmap.free":
+            return CInt(inp.altmap_free)
+        if name == "zone.zone_pgdat":
+            return Ptr("obj", "struct pglist_data", obj="pgdat", nonnull=True)
+        if name == "pgdat.node_id":
+            return CInt(_extend(inp.nid, 32, True), True)
+        raise InterpError(f"input object field {name} not modelled")
+
+    def load(self, loc: Loc, state: State) -> Value:
+        if loc.kind == "var":
+            return state.env[loc.name][1]
+        if loc.kind == "obj":
+            return self.obj_field(loc.name)
+        assert loc.idx is not None
+        if loc.ctype in ("struct list_head", "struct rcu_head") or loc.ctype.startswith("struct page"):
+            return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
+        page = state.mem.read(loc.idx)
+        raw = page.load(loc.off, loc.size)
+        w, signed = 8 * loc.size, loc.ctype in ("int", "atomic_t", "long")
+        return CInt(_extend(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
+                            signed), signed)
+
+    def store(self, frame: Frame, node: Node, loc: Loc, v: Value, state: State) -> State:
+        if loc.kind == "var":
+            t = state.env[loc.name][0]
+            return evolve(state, env={**state.env, loc.name: (t, self.convert(t, v))})
+        if loc.kind != "mem":
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: store to input object "
+                              f"{loc.name}")
+        assert loc.idx is not None
+        x = self.as_int(v)
+        val = bv.extract(x, 8 * loc.size - 1, 0)
+        step = f"{frame.file}:{node.start_point[0] + 1}: {' '.join(text(frame.src, node).split())[:70]}"
+        page = state.mem.read(loc.idx)
+        return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step)))
+
+    def assign(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        op = text(frame.src, node.child_by_field_name("operator"))
+        state, loc = self.lvalue(frame, node.child_by_field_name("left"), state)
+        state, v = self.expr(frame, node.child_by_field_name("right"), state)
+        if op != "=":
+            v = self.arith(op[:-1], self.load(loc, state), v)
+        return self.store(frame, node, loc, v, state), v
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call_expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        fn = node.child_by_field_name("function")
+        name = text(frame.src, fn)
+        if name in frame.macro_args:  # a macro parameter naming a function: not used here
+            raise InterpError(f"indirect call through macro argument {name}")
+        args = node.child_by_field_name("arguments").named_children
+
+        def thunk(a: Node) -> Callable[[State], tuple[State, Value]]:
+            return lambda st: self.expr(frame, a, st)
+
+        st, v = self._call(name, [thunk(a) for a in args], state, (frame, node))
+        return st, v if v is not None else CInt(self.c64(0))
+
+    def _trusted(self, name: str, args: list[Callable[[State], tuple[State, Value]]], state: State,
+                 site: tuple[Frame, Node] | None) -> tuple[State, Value | None] | None:
+        def ev(i: int) -> Value:
+            nonlocal state
+            state, v = args[i](state)
+            return v
+
+        def use(key: str) -> None:
+            self.trusted_used.add(key)
+
+        frame_node = site if site is not None else None
+        if name in ("cond_resched", "pr_debug", "BUILD_BUG_ON", "VM_BUG_ON", "VM_BUG_ON_PAGE",
+                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON"):
+            use("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+            return state, None
+        if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
+            use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
+            return state, ev(0)
+        if name == "jiffies_to_msecs":
+            use("jiffies, jiffies_to_msecs")
+            return state, CInt(self.c64(0))
+        if name == "pfn_to_page":
+            use(name)
+            return state, Ptr("page", "struct page", idx=self.as_int(ev(0)), off=0)
+        if name == "__va":
+            use(name)
+            return state, CInt(self.inp.page_offset + self.as_int(ev(0)))
+        if name in ("atomic_set", "WRITE_ONCE"):
+            use(name)
+            target = args[0]
+            if site is None:
+                raise InterpError(f"{name} needs a call site")
+            frame, call = site
+            anode = call.child_by_field_name("arguments").named_children
+            if name == "atomic_set":
+                p = ev(0)
+                if not isinstance(p, Ptr) or p.region != "page":
+                    raise InterpError(f"{frame.file}:{call.start_point[0] + 1}: atomic_set on a "
+                                      "non-memmap pointer")
+                assert p.idx is not None
+                loc = Loc("mem", idx=p.idx, off=p.off, size=4, ctype="int")
+            else:
+                state, loc = self.lvalue(frame, anode[0], state)
+            del target
+            v = ev(1)
+            return self.store(frame, call, loc, v, state), None
+        if name == "INIT_LIST_HEAD":
+            use(name)
+            p = ev(0)
+            if not isinstance(p, Ptr) or p.region != "page" or site is None:
+                raise InterpError("INIT_LIST_HEAD on a non-memmap list")
+            frame, call = site
+            addr = CInt(self.ptr_addr(p))
+            assert p.idx is not None
+            for off in (0, 8):
+                idx, o = self.norm(p.idx, p.off + off)
+                state = self.store(frame, call, Loc("mem", idx=idx, off=o, size=8), addr, state)
+            return state, None
+        if name.startswith("__SetPage") or name.startswith("__ClearPage"):
+            use("__SetPage*")
+            flag = "PG_" + name.removeprefix("__SetPage").removeprefix("__ClearPage").lower()
+            if flag not in self.enums:
+                raise InterpError(f"{name}: no {flag} in the tree's enum pageflags")
+            p = ev(0)
+            if not isinstance(p, Ptr) or p.region != "page" or site is None:
+                raise InterpError(f"{name} on a non-memmap pointer")
+            assert p.idx is not None
+            frame, call = site
+            loc = Loc("mem", idx=p.idx, off=p.off, size=8)
+            old = self.as_int(self.load(loc, state))
+            bit = self.c64(1 << self.enums[flag])
+            new = old | bit if name.startswith("__Set") else old & ~bit
+            return self.store(frame, call, loc, CInt(new), state), None
+        if name == "folio_test_large":
+            use(name)
+            p = ev(0)
+            assert isinstance(p, Ptr) and p.idx is not None
+            f = self.as_int(self.load(Loc("mem", idx=p.idx, off=p.off, size=8), state))
+            return state, CCond(bv.ne(f & (1 << self.enums["PG_head"]), self.c64(0)))
+        if name == "__pfn_to_section":
+            use(name)
+            nr = bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift)
+            return state, CInt(nr)  # stands for &mem_section[nr]
+        if name == "early_section":
+            use(name)
+            return state, CCond(self.inp.early_section(self.as_int(ev(0))))
+        if name == "zone_idx":
+            use(name)
+            return state, CInt(self.c64(self.cfg.ZONE_DEVICE_IDX))
+        if name in ("set_pageblock_migratetype", "init_pageblock_migratetype"):
+            use(name)
+            p = ev(0)
+            mt = self.as_int(ev(1))
+            if not isinstance(p, Ptr) or p.region != "page":
+                raise InterpError(f"{name} on a non-memmap pointer")
+            assert p.idx is not None
+            from equiv.slow_path import init_pageblock_migratetype
+            from equiv.slow_v612y import set_pageblock_migratetype_612
+            b = bv.lshr(p.idx, self.cfg.PAGEBLOCK_ORDER)
+            key = self._pb_key(state, b)
+            old = state.pb[key][1] if key in state.pb else self.inp.mem.read_pb(b)
+            if _const(mt) != 1:
+                raise InterpError(f"{name} with a migratetype other than MIGRATE_MOVABLE")
+            cell = (set_pageblock_migratetype_612(self.inp, old, 1)
+                    if name == "set_pageblock_migratetype"
+                    else init_pageblock_migratetype(self.sc, self.inp, old, 1))
+            return evolve(state, pb={**state.pb, key: (b, cell)}), None
+        if name == "pageblock_align":
+            use(name)
+            n = 1 << self.cfg.PAGEBLOCK_ORDER
+            x = self.as_int(ev(0))
+            return state, CInt((x + (n - 1)) & ~(n - 1))
+        if name == "is_power_of_2":
+            use(name)
+            x = self.as_int(ev(0))
+            return state, CCond(bv.and_(bv.ne(x, self.c64(0)), bv.eq(x & (x - 1), self.c64(0))))
+        if name == "IS_ALIGNED":
+            use(name)
+            x, a = self.as_int(ev(0)), self.as_int(ev(1))
+            return state, CCond(bv.eq(x & (a - 1), self.c64(0)))
+        if name == "page_folio":
+            use(name)
+            p = ev(0)
+            assert isinstance(p, Ptr)
+            return state, evolve(p, ctype="struct folio")
+        if name == "kasan_enabled":
+            use(name)
+            return state, CCond(True)
+        if name == "page_kasan_tag_set":
+            use(name)
+            p, tag = ev(0), self.as_int(ev(1))
+            assert isinstance(p, Ptr) and p.idx is not None and site is not None
+            fld = self.sc.layout.flags.get("KASAN_TAG")
+            loc = Loc("mem", idx=p.idx, off=p.off, size=8)
+            f = self.as_int(self.load(loc, state))
+            f = (f & ~(fld.mask << fld.pgshift)) | (((tag ^ 0xFF) & fld.mask) << fld.pgshift)
+            return self.store(site[0], site[1], loc, CInt(f), state), None
+        del frame_node
+        return None
+
+    def _pb_key(self, state: State, b: Val) -> int:
+        for k, (b2, _) in state.pb.items():
+            if self._same_key(b, b2):
+                return k
+        return max(state.pb, default=-1) + 1
+
+
+# ---- small C helpers -----------------------------------------------------------------------
+
+
+def _const(v: Val) -> int | None:
+    """The value of a constant (concrete, or a z3 numeral); None if symbolic."""
+    if isinstance(v, CBV):
+        return v.value
+    s = z3.simplify(v)
+    return s.as_long() if z3.is_bv_value(s) else None
+
+
+def _int_type(ct: str) -> tuple[int, bool]:
+    ct = ct.replace("enum ", "")
+    table = {"unsigned long": (64, False), "long": (64, True), "int": (32, True),
+             "unsigned int": (32, False), "unsigned": (32, False), "u32": (32, False),
+             "u64": (64, False), "u8": (8, False), "unsigned char": (8, False),
+             "unsigned short": (16, False), "zone_type": (32, False), "pgoff_t": (64, False),
+             "phys_addr_t": (64, False), "size_t": (64, False)}
+    if ct in table:
+        return table[ct]
+    return 64, False
+
+
+def _int_size(ctype: str) -> int:
+    return _int_type(ctype)[0] // 8 if ctype not in ("atomic_t",) else 4
+
+
+def _extend(x: Val, w: int, signed: bool) -> Val:
+    """Keep the low ``w`` bits of a 64-bit value, sign- or zero-extended back to 64."""
+    if bv.width(x) != 64:
+        x = bv.concat(bv.const_like(x, 0, 64 - bv.width(x)), x)
+    if w >= 64:
+        return x
+    low = bv.extract(x, w - 1, 0)
+    if isinstance(low, CBV):
+        v = low.value
+        if signed and v >> (w - 1):
+            v -= 1 << w
+        return CBV(v, 64)
+    return z3.SignExt(64 - w, low) if signed else z3.ZeroExt(64 - w, low)
+
+
+def _shl(x: Val, y: Val) -> Val:
+    if isinstance(y, CBV):
+        return x << y.value if y.value < 64 else bv.const_like(x, 0)
+    if z3.is_bv_value(y):
+        return x << y.as_long()  # type: ignore[operator]
+    return x << y  # type: ignore[operator]
+
+
+def _shr(x: Val, y: Val, signed: bool) -> Val:
+    if isinstance(x, CBV):
+        n = int(y)  # type: ignore[call-overload]
+        v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
+        return CBV(v >> n, 64)
+    return x >> y if signed else z3.LShR(x, y)  # type: ignore[operator]
+
+
+def _slt(a: Val, b: Val) -> Cond:
+    if isinstance(a, CBV) and isinstance(b, CBV):
+        def s(v: int) -> int:
+            return v - (1 << 64) if v >> 63 else v
+        return s(a.value) < s(b.value)
+    return a < b  # type: ignore[operator, return-value]
+
+
+def _param_types(d: Definition) -> list[tuple[str, str]]:
+    decl = d.node.child_by_field_name("declarator")
+    while decl is not None and decl.type != "function_declarator":
+        decl = decl.child_by_field_name("declarator")
+    assert decl is not None
+    out = []
+    for p in decl.child_by_field_name("parameters").named_children:
+        if p.type != "parameter_declaration":
+            continue
+        t = _decl_type(d.src, p)
+        dn = p.child_by_field_name("declarator")
+        if dn is None:
+            continue  # (void)
+        name, ptr = _declarator_name(d.src, dn)
+        out.append((name, t + " *" if ptr else t))
+    return out
+
+
+def _decl_type(src: bytes, node: Node) -> str:
+    t = node.child_by_field_name("type")
+    quals = [text(src, c) for c in node.children if c.type == "type_qualifier"]
+    base = " ".join(text(src, t).split())
+    del quals
+    return base
+
+
+def _declarator_name(src: bytes, d: Node) -> tuple[str, bool]:
+    ptr = False
+    while d.type != "identifier":
+        if d.type == "pointer_declarator":
+            ptr = True
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None:
+            raise InterpError(f"declarator {text(src, d)!r} not supported")
+        d = nxt
+    return text(src, d), ptr
+
+
+_EXPR_CACHE: dict[str, tuple[Node, bytes]] = {}
+
+
+def _parse_expr(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as a C expression (wrapped in a function)."""
+    hit = _EXPR_CACHE.get(body)
+    if hit is not None:
+        return hit
+    src = f"void __equiv_macro(void) {{ {body.replace(chr(92) + chr(10), ' ')} ; }}".encode()
+    tree = parser().parse(src)
+    fn = tree.root_node.children[0]
+    stmt = fn.child_by_field_name("body").named_children[0]
+    if stmt.type != "expression_statement" or not stmt.named_children:
+        raise InterpError(f"macro body {body!r} is not an expression")
+    out = (stmt.named_children[0], src)
+    _EXPR_CACHE[body] = out
+    return out
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node below ``node``, pre-order."""
+    yield node
+    for c in node.children:
+        yield from walk(c)
+
+
+def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCanon) -> State:
+    """The state before the first statement: nothing written."""
+    return State(pc=True, env={}, mem=PageStore(initial, bv.is_sym(inp.start_pfn), canon), pb={})
+
+
+__all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
+           "Ptr", "State", "Trusted", "initial_state", "walk"]

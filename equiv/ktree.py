@@ -1,0 +1,427 @@
+"""Reading a kernel source tree: the files the model mirrors, parsed with tree-sitter-c.
+
+``--linux PATH`` names a kernel tree (a checkout or an unpacked tarball).  Of it, only the
+files the model mirrors are read (:data:`FILES`); each is parsed with tree-sitter's C grammar,
+which tolerates the kernel's macros (``__meminit``, ``__ref``, ``static_assert`` at file
+scope, ...) without a preprocessor run.  Preprocessor conditionals (``#ifdef``, ``#if``,
+``#else``, ``#elif``) are kept in the syntax tree and resolved here against a
+:class:`MacroEnv` built from the configuration model, so "the definition of
+``page_cpupid_reset_last`` for this config" is one of several in mm.h, picked by its
+``#if`` chain.
+
+What is indexed: function definitions, function-like and object-like ``#define``\\ s,
+``struct``/``union`` definitions and ``enum`` definitions, each with its file, line and the
+preprocessor conditions around it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from pathlib import Path
+
+import tree_sitter as ts
+import tree_sitter_c as tsc
+from attrs import field, frozen
+
+from equiv.config import Config
+from equiv.errors import InputError
+
+#: The files the model mirrors, relative to the tree's root.
+FILES = (
+    "mm/mm_init.c",
+    "mm/internal.h",
+    "include/linux/mm.h",
+    "include/linux/mm_types.h",
+    "include/linux/page_ref.h",
+    "include/linux/page-flags.h",
+    "include/linux/memremap.h",
+)
+#: Read too when present: the version numbers.
+MAKEFILE = "Makefile"
+
+Node = ts.Node
+
+
+@cache
+def parser() -> ts.Parser:
+    """The tree-sitter C parser (one per process)."""
+    return ts.Parser(ts.Language(tsc.language()))
+
+
+def text(src: bytes, node: Node) -> str:
+    """The source text of ``node``."""
+    return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+@frozen
+class MacroEnv:
+    """Which preprocessor macros are defined, and their values, for one configuration.
+
+    ``values`` holds every macro that is defined (value 1 for a plain ``CONFIG_X=y``);
+    a name not in it is undefined.  ``known`` lists the names the configuration model
+    decides (defined or not); conditions that test any other macro are resolved as
+    undefined and recorded in ``assumed_undefined`` (printed with every report).
+    """
+
+    values: dict[str, int]
+    known: frozenset[str]
+    assumed_undefined: set[str] = field(factory=set, eq=False)
+
+    def defined(self, name: str) -> bool:
+        if name not in self.known and name not in self.values:
+            self.assumed_undefined.add(name)
+        return name in self.values
+
+    def value(self, name: str) -> int:
+        return self.values.get(name, 0) if self.defined(name) else 0
+
+
+def macro_env(cfg: Config) -> MacroEnv:
+    """The macros the model's configuration decides (CONFIG_* symbols, arch macros, and the
+    derived macros of page-flags-layout.h / mm.h such as ``SECTION_IN_PAGE_FLAGS``)."""
+    from equiv.page_model import FlagsLayout
+
+    fl = FlagsLayout.from_config(cfg)
+    flags = {
+        "CONFIG_64BIT": cfg.BITS_PER_LONG == 64, "CONFIG_MMU": cfg.MMU,
+        "CONFIG_SPARSEMEM": True, "CONFIG_SPARSEMEM_VMEMMAP": cfg.SPARSEMEM_VMEMMAP,
+        "CONFIG_SPARSEMEM_CLASSIC": not cfg.SPARSEMEM_VMEMMAP,
+        "CONFIG_NUMA": cfg.NUMA, "CONFIG_NUMA_BALANCING": cfg.NUMA_BALANCING,
+        "CONFIG_KASAN_SW_TAGS": cfg.KASAN_SW_TAGS, "CONFIG_KASAN_HW_TAGS": cfg.KASAN_HW_TAGS,
+        "CONFIG_KMSAN": cfg.KMSAN, "CONFIG_MEMCG": cfg.MEMCG, "CONFIG_SLAB_OBJ_EXT": cfg.SLAB_OBJ_EXT,
+        "CONFIG_LRU_GEN": cfg.LRU_GEN, "CONFIG_MEMORY_FAILURE": cfg.MEMORY_FAILURE,
+        "CONFIG_PAGE_IDLE_FLAG": cfg.PAGE_IDLE_FLAG, "CONFIG_PAGE_MAPCOUNT": cfg.PAGE_MAPCOUNT,
+        "CONFIG_MM_ID": cfg.MM_ID, "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP":
+            cfg.HUGETLB_PAGE_OPTIMIZE_VMEMMAP,
+        "CONFIG_ARCH_WANT_OPTIMIZE_DAX_VMEMMAP": cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP,
+        "CONFIG_HAVE_ALIGNED_STRUCT_PAGE": cfg.HAVE_ALIGNED_STRUCT_PAGE,
+        "CONFIG_DEBUG_PAGE_REF": cfg.DEBUG_PAGE_REF, "CONFIG_ZONE_DMA": cfg.ZONE_DMA,
+        "CONFIG_ZONE_DMA32": cfg.ZONE_DMA32, "CONFIG_ZONE_DEVICE": cfg.ZONE_DEVICE,
+        "CONFIG_MEMORY_HOTPLUG": True, "CONFIG_HIGHMEM": False,
+        "WANT_PAGE_VIRTUAL": cfg.WANT_PAGE_VIRTUAL,
+        "SECTION_IN_PAGE_FLAGS": cfg.section_in_page_flags,
+        "LAST_CPUPID_NOT_IN_PAGE_FLAGS": fl.last_cpupid_not_in_page_flags,
+        "NODE_NOT_IN_PAGE_FLAGS": fl.node_not_in_page_flags,
+        "CONFIG_DEBUG_VM": False, "CONFIG_DEBUG_VM_PGFLAGS": False,
+        "CONFIG_TRANSPARENT_HUGEPAGE": True, "CONFIG_ARCH_USES_PG_ARCH_2": False,
+        "CONFIG_ARCH_USES_PG_ARCH_3": False, "CONFIG_ARCH_USES_PG_UNCACHED": False,
+        "CONFIG_DEFERRED_STRUCT_PAGE_INIT": False, "CONFIG_HUGETLB_PAGE": True,
+        "CONFIG_MEMORY_HOTREMOVE": True, "CONFIG_DEVICE_PRIVATE": True,
+        "CONFIG_PCI_P2PDMA": True, "CONFIG_FS_DAX": True,
+        "__GENERATING_BOUNDS_H": False, "__ASSEMBLY__": False, "__KERNEL__": True,
+    }
+    values = {k: 1 for k, on in flags.items() if on}
+    values["BITS_PER_LONG"] = cfg.BITS_PER_LONG
+    values["MAX_NR_ZONES"] = cfg.MAX_NR_ZONES
+    return MacroEnv(values=values, known=frozenset(flags) | {"BITS_PER_LONG", "MAX_NR_ZONES"})
+
+
+# ---- preprocessor conditions ------------------------------------------------------------
+
+
+def eval_condition(src: bytes, node: Node, env: MacroEnv) -> int:
+    """Value of an ``#if`` expression: ``defined``, ``IS_ENABLED``, ``!``, ``&&``, ``||``,
+    comparisons, integer literals and macro names (0 when undefined, as cpp does)."""
+    t = node.type
+    if t == "preproc_defined":
+        ident = next(c for c in node.children if c.type == "identifier")
+        return int(env.defined(text(src, ident)))
+    if t == "number_literal":
+        return int(text(src, node).rstrip("uUlL"), 0)
+    if t == "identifier":
+        return env.value(text(src, node))
+    if t == "parenthesized_expression":
+        return eval_condition(src, node.named_children[0], env)
+    if t == "unary_expression":
+        op = text(src, node.child_by_field_name("operator"))
+        v = eval_condition(src, node.child_by_field_name("argument"), env)
+        return {"!": int(not v), "-": -v, "~": ~v}[op]
+    if t == "binary_expression":
+        op = text(src, node.child_by_field_name("operator"))
+        a = eval_condition(src, node.child_by_field_name("left"), env)
+        if op == "&&":
+            return int(bool(a) and bool(eval_condition(src, node.child_by_field_name("right"), env)))
+        if op == "||":
+            return int(bool(a) or bool(eval_condition(src, node.child_by_field_name("right"), env)))
+        b = eval_condition(src, node.child_by_field_name("right"), env)
+        ops = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
+               "+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b}
+        return int(ops[op])
+    if t == "call_expression":
+        fn = text(src, node.child_by_field_name("function"))
+        args = node.child_by_field_name("arguments").named_children
+        if fn in ("IS_ENABLED", "IS_BUILTIN") and args:
+            return int(env.defined(text(src, args[0])))
+    raise InputError(f"cannot evaluate preprocessor condition {text(src, node)!r}; "
+                     "valid: defined(X), IS_ENABLED(X), !, &&, ||, comparisons of macros")
+
+
+def active_children(src: bytes, node: Node, env: MacroEnv) -> Iterator[Node]:
+    """The children of ``node`` with every preprocessor conditional replaced by the
+    children of its branch taken under ``env`` (recursively)."""
+    for c in node.children:
+        if c.type in ("preproc_ifdef", "preproc_if"):
+            body = taken_branch(src, c, env)
+            if body is not None:
+                yield from active_children(src, body, env)  # type: ignore[arg-type]
+        else:
+            yield c
+
+
+class _Body:
+    """A pseudo node: a list of children (the taken branch of a conditional)."""
+
+    def __init__(self, children: list[Node]) -> None:
+        self.children = children
+
+
+def taken_branch(src: bytes, node: Node, env: MacroEnv) -> _Body | None:
+    """The children of the branch of ``#if/#ifdef ... #elif ... #else ... #endif`` taken."""
+    cur: Node | None = node
+    while cur is not None:
+        if cur.type == "preproc_ifdef":
+            name = text(src, cur.child_by_field_name("name"))
+            neg = cur.children[0].type == "#ifndef"
+            take = env.defined(name) != neg
+        elif cur.type in ("preproc_if", "preproc_elif"):
+            take = bool(eval_condition(src, cur.child_by_field_name("condition"), env))
+        elif cur.type == "preproc_elifdef":
+            name = text(src, cur.child_by_field_name("name"))
+            take = env.defined(name) != (cur.children[0].type == "#elifndef")
+        else:  # preproc_else
+            take = True
+        alt = cur.child_by_field_name("alternative")
+        if take:
+            skip = {"name", "condition", "alternative"}
+            kids = [c for i, c in enumerate(cur.children)
+                    if cur.field_name_for_child(i) not in skip and c.type not in
+                    ("#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef", "#else",
+                     "#endif", "\n")]
+            return _Body(kids)
+        cur = alt
+    return None
+
+
+# ---- the index ----------------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class Definition:
+    """One definition in the tree: a function, macro, struct/union or enum."""
+
+    kind: str  # "function", "macro", "struct", "enum"
+    name: str
+    file: str
+    line: int
+    node: Node
+    src: bytes
+    #: the preprocessor conditions around it, outermost first: (node, taken-branch) pairs
+    conds: tuple[tuple[Node, int], ...]
+
+    @property
+    def where(self) -> str:
+        return f"{self.file}:{self.line}"
+
+    def active(self, env: MacroEnv) -> bool:
+        """Is this definition compiled under ``env``?"""
+        for cond, idx in self.conds:
+            branch, k = cond, 0
+            chosen = None
+            while branch is not None:
+                t = branch.type
+                if t == "preproc_ifdef":
+                    name = text(self.src, branch.child_by_field_name("name"))
+                    take = env.defined(name) != (branch.children[0].type == "#ifndef")
+                elif t in ("preproc_if", "preproc_elif"):
+                    take = bool(eval_condition(self.src, branch.child_by_field_name("condition"),
+                                               env))
+                elif t == "preproc_elifdef":
+                    name = text(self.src, branch.child_by_field_name("name"))
+                    take = env.defined(name) != (branch.children[0].type == "#elifndef")
+                else:
+                    take = True
+                if take:
+                    chosen = k
+                    break
+                branch = branch.child_by_field_name("alternative")
+                k += 1
+            if chosen != idx:
+                return False
+        return True
+
+    @property
+    def body(self) -> Node | None:
+        """A function's compound statement."""
+        return self.node.child_by_field_name("body")
+
+    @property
+    def params(self) -> list[str]:
+        """A function's or a function-like macro's parameter names."""
+        if self.kind == "macro":
+            ps = self.node.child_by_field_name("parameters")
+            return [text(self.src, c) for c in ps.named_children] if ps else []
+        decl = self.node.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        assert decl is not None
+        out = []
+        for p in decl.child_by_field_name("parameters").named_children:
+            if p.type != "parameter_declaration":
+                continue
+            d = p.child_by_field_name("declarator")
+            while d is not None and d.type != "identifier":
+                d = d.child_by_field_name("declarator")
+            if d is not None:
+                out.append(text(self.src, d))
+        return out
+
+
+def _function_name(src: bytes, node: Node) -> str | None:
+    d = node.child_by_field_name("declarator")
+    while d is not None and d.type != "function_declarator":
+        d = d.child_by_field_name("declarator")
+    if d is None:
+        return None
+    name = d.child_by_field_name("declarator")
+    while name is not None and name.type not in ("identifier", "field_identifier"):
+        name = name.child_by_field_name("declarator")
+    return text(src, name) if name is not None else None
+
+
+@frozen(eq=False)
+class KernelTree:
+    """The parsed files of one kernel tree and the index of their definitions."""
+
+    root: Path
+    version: str  # "6.12.117", or "unknown"
+    sources: dict[str, bytes]
+    defs: dict[str, list[Definition]]
+    missing_files: tuple[str, ...]
+
+    @classmethod
+    def load(cls, root: str | Path) -> KernelTree:
+        """Parse the mirrored files of the tree at ``root``.
+
+        Raises:
+            InputError: ``root`` is not a directory or holds none of the mirrored files.
+        """
+        path = Path(root)
+        if not path.is_dir():
+            raise InputError(f"--linux {root!r} is not a directory; give the root of a kernel "
+                             "source tree (the folder holding mm/ and include/)")
+        sources: dict[str, bytes] = {}
+        missing = []
+        for f in FILES:
+            p = path / f
+            if p.is_file():
+                sources[f] = p.read_bytes()
+            else:
+                missing.append(f)
+        if not sources:
+            raise InputError(f"--linux {root!r} holds none of {', '.join(FILES)}; give the root "
+                             "of a kernel source tree")
+        defs: dict[str, list[Definition]] = {}
+        for f, src in sources.items():
+            tree = parser().parse(src)
+            for d in _index(f, src, tree.root_node, ()):
+                defs.setdefault(d.name, []).append(d)
+        return cls(root=path, version=_version(path), sources=sources, defs=defs,
+                   missing_files=tuple(missing))
+
+    def find(self, name: str, env: MacroEnv, kind: str | None = None) -> Definition | None:
+        """The definition of ``name`` compiled under ``env`` (the first, in file order), or None."""
+        for d in self.defs.get(name, ()):
+            if (kind is None or d.kind == kind) and d.active(env):
+                return d
+        return None
+
+
+def _version(root: Path) -> str:
+    mk = root / MAKEFILE
+    if not mk.is_file():
+        return "unknown"
+    head = mk.read_text(errors="replace")[:2000]
+    vals = {k: re.search(rf"^{k}[ \t]*=[ \t]*(\S*)", head, re.M) for k in
+            ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION")}
+    got = {k: (m.group(1) if m else "") for k, m in vals.items()}
+    if not got["VERSION"]:
+        return "unknown"
+    return f"{got['VERSION']}.{got['PATCHLEVEL']}.{got['SUBLEVEL'] or 0}{got['EXTRAVERSION']}"
+
+
+def _index(file: str, src: bytes, node: Node,
+           conds: tuple[tuple[Node, int], ...]) -> Iterator[Definition]:
+    for c in node.children:
+        t = c.type
+        if t in ("preproc_ifdef", "preproc_if"):
+            branch: Node | None = c
+            k = 0
+            while branch is not None:
+                yield from _index(file, src, branch, (*conds, (c, k)))
+                branch = branch.child_by_field_name("alternative")
+                k += 1
+            continue
+        if t in ("preproc_else", "preproc_elif", "preproc_elifdef"):
+            continue  # reached through "alternative" above
+        line = c.start_point[0] + 1
+        if t == "function_definition":
+            name = _function_name(src, c)
+            if name:
+                yield Definition("function", name, file, line, c, src, conds)
+        elif t in ("preproc_function_def", "preproc_def"):
+            name = text(src, c.child_by_field_name("name"))
+            yield Definition("macro", name, file, line, c, src, conds)
+        elif t in ("struct_specifier", "union_specifier", "enum_specifier") or (
+                t == "declaration" and c.child_by_field_name("type") is not None):
+            spec = c if t != "declaration" else c.child_by_field_name("type")
+            if spec.type in ("struct_specifier", "union_specifier", "enum_specifier") and \
+                    spec.child_by_field_name("body") is not None and \
+                    spec.child_by_field_name("name") is not None:
+                kind = "enum" if spec.type == "enum_specifier" else "struct"
+                yield Definition(kind, text(src, spec.child_by_field_name("name")), file,
+                                 spec.start_point[0] + 1, spec, src, conds)
+        elif t == "expression_statement" or t == "type_definition":
+            for s in c.named_children:
+                if s.type in ("struct_specifier", "union_specifier", "enum_specifier") and \
+                        s.child_by_field_name("body") is not None and \
+                        s.child_by_field_name("name") is not None:
+                    kind = "enum" if s.type == "enum_specifier" else "struct"
+                    yield Definition(kind, text(src, s.child_by_field_name("name")), file,
+                                     s.start_point[0] + 1, s, src, conds)
+        elif t == "ERROR":
+            yield from _index(file, src, c, conds)
+
+
+def enum_values(tree: KernelTree, name: str, env: MacroEnv) -> dict[str, int]:
+    """The enumerators of ``enum name`` under ``env``, with their values (C rules: each is
+    the previous plus one unless given; values may name earlier enumerators)."""
+    d = tree.find(name, env, "enum")
+    if d is None:
+        raise InputError(f"enum {name} not found in {tree.root}")
+    out: dict[str, int] = {}
+    nxt = 0
+    for e in active_children(d.src, d.node.child_by_field_name("body"), env):
+        if e.type != "enumerator":
+            continue
+        ename = text(d.src, e.child_by_field_name("name"))
+        v = e.child_by_field_name("value")
+        if v is not None:
+            vt = text(d.src, v).strip()
+            nxt = out[vt] if vt in out else int(vt.rstrip("uUlL"), 0) if re.fullmatch(
+                r"-?(0x[0-9a-fA-F]+|\d+)[uUlL]*", vt) else _enum_expr(vt, out)
+        out[ename] = nxt
+        nxt += 1
+    return out
+
+
+def _enum_expr(expr: str, known: dict[str, int]) -> int:
+    m = re.fullmatch(r"\(?\s*(\w+)\s*([+-])\s*(\d+)\s*\)?", expr)
+    if m and m.group(1) in known:
+        return known[m.group(1)] + (int(m.group(3)) if m.group(2) == "+" else -int(m.group(3)))
+    return -1  # not needed by the model; marked as unknown
+
+
+__all__ = ["FILES", "Definition", "KernelTree", "MacroEnv", "active_children", "enum_values",
+           "eval_condition", "macro_env", "parser", "taken_branch", "text"]
