@@ -17,6 +17,11 @@ leaves the same final memory as the base slow path (:mod:`equiv.slow_path`):
   ``prep_compound_tail(head, pfn - head_pfn)`` and ``prep_compound_head()`` inside the tail
   loop right after tail 1; ``compound_nr_pages(altmap, pgmap)`` without the early-section
   test.  Differences from the base are expected and are what a reviewer wants listed.
+  The 6.12 logic runs on the v7.3 struct page layout and encodings, so the comparison is of
+  behaviour, not of 6.12's own bytes: checked against the real 6.12.117 text (``--linux``),
+  6.12 writes ``head + 1`` in the compound head word, the 6.12 folio page[1] fields at their
+  6.12 offsets, and masks only migratetype bits 0..2; that exact kernel is modelled in
+  :mod:`equiv.slow_v612y` and proved equal to the tree's text.
 """
 
 from __future__ import annotations
@@ -258,8 +263,13 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
     Comparison("v6.12", "mm/mm_init.c of v6.12: per-page pageblock migratetype, PRIVATE/COHERENT "
                "refcount 0, prep_compound_head inside the tail loop, no early-section test",
                "differences expected", _path_612,
-               ("6.12 refcount policy: only PRIVATE and COHERENT reset to 0 [M]",
-                "6.12 set_pageblock_migratetype modelled like init_pageblock_migratetype [M]"),
+               ("6.12 refcount policy: only PRIVATE and COHERENT reset to 0 [M; confirmed by "
+                "the 6.12.117 text, mm/mm_init.c:1027-1029]",
+                "6.12 set_pageblock_migratetype modelled like init_pageblock_migratetype [M]",
+                "6.12's logic run on the v7.3 struct page layout and encodings (compound_info "
+                "order mask, 2026 folio page[1] fields, pageblock mask): a comparison of what "
+                "the two kernels' code does, not of 6.12's bytes; the 6.12.y text with its own "
+                "layout is proved against equiv/slow_v612y.py by --linux"),
                ("_refcount of FS_DAX and PCI_P2PDMA pages: 6.12 left FS_DAX and "
                 "PCI_P2PDMA at 1; v7.3 resets every type but GENERIC (v11 patch 1 fixes the "
                 "comment that grouped FS_DAX with GENERIC)",
