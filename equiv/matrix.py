@@ -59,10 +59,23 @@ class CellSpec:
 
 
 @frozen
-class RunResult:
-    """A whole run: what was asked, the environment, and every cell in matrix order."""
+class SubjectConfig:
+    """What a report says about the configuration of a subject without kernel configs (the
+    same attributes of :class:`~equiv.config.Config` the reports read)."""
 
-    config: Config
+    name: str
+    description: str = ""
+    assumed: tuple[str, ...] = ()
+    hypothetical: bool = False
+    tracks_events: bool = False
+
+
+@frozen
+class RunResult:
+    """A whole run of one subject and configuration: what was asked, the environment, and
+    every cell in matrix order.  The reports read only this (and the cells)."""
+
+    config: Config | SubjectConfig
     revision: str
     mutant: str | None
     cells: tuple[CellResult, ...]
@@ -76,6 +89,15 @@ class RunResult:
     #: how the configuration was chosen on the command line (for reproduce commands)
     config_arg: str = ""
     revision_summary: str = ""
+    #: the subject (:mod:`equiv.subjects`), and what its runs compare
+    subject: str = "zone-device"
+    title: str = "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path"
+    mutant_description: str = ""
+    #: the matrix's columns and rows, and the options that select one of each
+    column_label: str = "pgmap type"
+    row_label: str = "order"
+    column_option: str = "--types"
+    row_option: str = "--orders"
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
 

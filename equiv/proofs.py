@@ -379,6 +379,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
                 choices=rev.assumptions, budget_args=budget,
                 assumptions=next((c.assumptions for c in mine if c.assumptions), ()),
                 revision_summary=rev.summary,
+                mutant_description=MUTANTS[args.mutant].description if args.mutant else "",
                 config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
         times = not args.no_times
         code = EXIT[worst([r.verdict for r in runs])]

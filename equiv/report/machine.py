@@ -34,6 +34,12 @@ JSON_SCHEMA = "equiv.proofs/2"
 SUBJECT = "zone-device-memmap"
 
 
+def _subject_id(run: RunResult) -> str:
+    """The subject's name in machine-readable output (``zone-device-memmap`` for the first
+    subject, as in schema 2; the registry name otherwise)."""
+    return SUBJECT if run.subject == "zone-device" else run.subject
+
+
 def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | None:
     """The command that re-runs a non-proved obligation (None for a proved one): a page
     obligation alone (with the lemmas it rests on), a loop lemma with its whole cell."""
@@ -71,7 +77,7 @@ def records(run: RunResult, *, times: bool = True) -> list[dict[str, Any]]:
     for c in run.cells:
         for ob in c.obligations:
             rec = {
-                "subject": SUBJECT, "revision": run.revision, "config": run.config.name,
+                "subject": _subject_id(run), "revision": run.revision, "config": run.config.name,
                 "hypothetical_config": run.config.hypothetical, "mutant": run.mutant,
                 "pgmap_type": c.ptype, "order": c.order, **ob.to_json(),
                 "reproduce": reproduce(run, c, ob),
@@ -86,7 +92,7 @@ def run_document(run: RunResult, *, times: bool = True) -> dict[str, Any]:
     """The JSON document of one run (see ``schemas/equiv.proofs-2.schema.json``)."""
     doc: dict[str, Any] = {
         "schema": JSON_SCHEMA,
-        "subject": SUBJECT,
+        "subject": _subject_id(run),
         "config": run.config.name,
         "hypothetical_config": run.config.hypothetical,
         "config_assumed": list(run.config.assumed),

@@ -14,11 +14,9 @@ from collections.abc import Sequence
 
 from equiv.check import Verdict, worst
 from equiv.matrix import RunResult
-from equiv.mutants import MUTANTS
 from equiv.obligations import ROLES
 from equiv.report.machine import reproduce
-from equiv.report.text import counterexample_lines, summary_line
-from equiv.template_path import REVISIONS
+from equiv.report.text import counterexample_lines, summary_line, title
 
 #: At most this many non-proved obligations are detailed per run (a GitHub comment holds
 #: 65,536 characters); the rest are counted, and are all in the text and JSON reports.
@@ -43,7 +41,8 @@ def _matrix(run: RunResult) -> list[str]:
     types = list(dict.fromkeys(c.ptype for c in run.cells))
     orders = sorted({c.order for c in run.cells})
     by = {(c.ptype, c.order): c for c in run.cells}
-    out = ["| order | " + " | ".join(t.removeprefix("MEMORY_DEVICE_") for t in types) + " |",
+    out = [f"| {run.row_label} | " + " | ".join(t.removeprefix("MEMORY_DEVICE_") for t in types)
+           + " |",
            "| ---: |" + " :---: |" * len(types)]
     for o in orders:
         row = []
@@ -62,14 +61,15 @@ def _assumed(run: RunResult) -> list[str]:
     hyp = " **hypothetical: no ZONE_DEVICE kernel builds this**" if run.config.hypothetical else ""
     desc = f": {run.config.description}" if run.config.description else ""
     out.append(f"- config `{run.config.name}`{hyp}{desc}")
-    out.append(f"  - {run.layout_note}")
+    if run.layout_note:
+        out.append(f"  - {run.layout_note}")
     out += [f"  - assumed: {a}" for a in run.config.assumed]
-    summary = run.revision_summary or REVISIONS[run.revision].summary
-    out.append(f"- revision `{run.revision}`: {summary}")
+    out.append(f"- revision `{run.revision}`: {run.revision_summary}" if run.revision_summary
+               else f"- revision `{run.revision}`")
     out += [f"  - {ch}" if ch.startswith("known difference") else f"  - choice: {ch}"
             for ch in run.choices]
     if run.mutant:
-        out.append(f"- seeded bug `{run.mutant}`: {MUTANTS[run.mutant].description}")
+        out.append(f"- seeded bug `{run.mutant}`: {run.mutant_description}")
     out.append("- assumptions:")
     out += [f"  - {a}" for a in run.assumptions]
     out += ["", "</details>"]
@@ -86,7 +86,8 @@ def _details(run: RunResult, *, max_details: int) -> list[str]:
         what = role.description if role else "loop summary lemma"
         out += ["", "<details>",
                 f"<summary><b>{ob.verdict.value}</b> {_code(ob.name)}: "
-                f"{html.escape(c.ptype)} order {c.order} ({html.escape(what)})</summary>", ""]
+                f"{html.escape(c.ptype)} {run.row_label} {c.order} ({html.escape(what)})</summary>",
+                ""]
         lines = (counterexample_lines(ob.counterexample) if ob.counterexample is not None
                  else [ob.reason or ob.verdict.value.lower()])
         out += ["```text", *lines, "```"]
@@ -103,11 +104,9 @@ def _details(run: RunResult, *, max_details: int) -> list[str]:
 def render_markdown(run: RunResult, *, times: bool = True, level: int = 2,
                     max_details: int = MAX_DETAILS) -> str:
     """One run as Markdown; the heading is of ``level`` (``##`` by default)."""
-    other = (run.revision.split(":")[1] if run.revision.startswith("compare:")
-             else f"fast path {run.revision}")
     out = [f"{'#' * level} equiv {_title(run)}", "",
            f"**{summary_line(run)}**", "",
-           f"ZONE_DEVICE memmap init: slow path (v7.3-rc1) vs {other}.", ""]
+           f"{title(run)}.", ""]
     out += _matrix(run)
     out.append("")
     out += _assumed(run)

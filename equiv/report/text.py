@@ -18,10 +18,8 @@ from equiv.counterexample import Counterexample, FieldDiff
 from equiv.explain import Explanation
 from equiv.matrix import RunResult
 from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS
 from equiv.obligations import ROLES
 from equiv.page_model import Chain
-from equiv.template_path import REVISIONS
 
 #: Column limit of every line of the text report (mail: 72).
 WIDTH = 72
@@ -51,10 +49,12 @@ def repro_command(run: RunResult, cell: CellResult, obligation: str | None = Non
     """One command line that re-runs exactly this cell (and, given ``obligation``, only that
     obligation and the loop lemmas it rests on)."""
     ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
-    cfg = run.config_arg or f"--config {run.config.name}"
+    cfg = run.config_arg if run.subject != "zone-device" else \
+        run.config_arg or f"--config {run.config.name}"
     what = (f"--compare {run.revision.split(':')[1]}" if run.revision.startswith("compare:")
             else f"--revision {run.revision}")
-    cmd = f"python -m equiv.proofs {cfg} {what} --types {ptype} --orders {cell.order}"
+    cmd = (f"python -m equiv.proofs {cfg} {what} {run.column_option} {ptype} "
+           f"{run.row_option} {cell.order}").replace("  ", " ")
     if obligation is not None:
         cmd += f" --obligation {obligation}"
     return cmd + (f" --mutant {run.mutant}" if run.mutant else "") + run.budget_args
@@ -83,26 +83,33 @@ def command_lines(cmd: str, indent: str) -> list[str]:
     return [*lines, cur]
 
 
+def title(run: RunResult) -> str:
+    """What the run compares, e.g. "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast
+    path v11"."""
+    if run.revision.startswith("compare:"):
+        return f"{run.title.removesuffix(' vs fast path')} vs {run.revision.split(':')[1]}"
+    return f"{run.title} {run.revision}"
+
+
 def _header(run: RunResult, times: bool) -> list[str]:
     out: list[str] = []
     head = f"equiv {run.tool_version} (z3 {run.z3_version})" if times else "equiv"
-    other = (run.revision.split(":")[1] if run.revision.startswith("compare:")
-             else f"fast path {run.revision}")
-    out += wrap(f"{head}: ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs {other}")
+    out += wrap(f"{head}: {title(run)}")
     hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
     ev = " (+ page_ref_set events observed)" if run.config.tracks_events else ""
     out += wrap(f"config {run.config.name}{hyp}{ev}")
     if run.config.description:
         out += wrap(run.config.description, "  ", "    ")
-    out += wrap(run.layout_note, "  ", "    ")
+    if run.layout_note:
+        out += wrap(run.layout_note, "  ", "    ")
     for a in run.config.assumed:
         out += wrap(f"assumed: {a}", "  ", "    ")
-    summary = run.revision_summary or REVISIONS[run.revision].summary
-    out += wrap(f"revision {run.revision}: {summary}")
+    out += wrap(f"revision {run.revision}: {run.revision_summary}" if run.revision_summary
+                else f"revision {run.revision}")
     for ch in run.choices:
         out += wrap(ch if ch.startswith("known difference") else f"choice: {ch}", "  ", "    ")
     if run.mutant:
-        out += wrap(f"seeded bug {run.mutant}: {MUTANTS[run.mutant].description}")
+        out += wrap(f"seeded bug {run.mutant}: {run.mutant_description}")
     out.append("assumptions:")
     for a in run.assumptions:
         out += wrap(a, "  - ", "    ")
@@ -116,7 +123,8 @@ def _matrix(run: RunResult, times: bool) -> list[str]:
     orders = sorted({c.order for c in run.cells})
     by = {(c.ptype, c.order): c for c in run.cells}
     width = 11
-    head = "order  " + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width) for t in types)
+    head = run.row_label[:5].ljust(7) + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width)
+                                               for t in types)
     out = [(head.ljust(7 + width * len(types)) + ("   time" if times else "")).rstrip()]
     for o in orders:
         row = [by.get((t, o)) for t in types]
@@ -141,7 +149,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     out += wrap(summary_line(run) + tail)
     refuted = sorted({c.order for c in run.cells if c.verdict is Verdict.REFUTED})
     if refuted:
-        out += wrap(f"smallest order with a counterexample: {refuted[0]}")
+        out += wrap(f"smallest {run.row_label} with a counterexample: {refuted[0]}")
     out.append("")
     out += _header(run, times)
     out.append("")
@@ -158,7 +166,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
         out.append("")
         hyp = ", hypothetical" if run.config.hypothetical else ""
         mut = f", seeded bug {run.mutant}" if run.mutant else ""
-        out += wrap(f"{c.verdict.value}  {c.ptype} order {c.order} (config {run.config.name}"
+        out += wrap(f"{c.verdict.value}  {c.ptype} {run.row_label} {c.order} (config {run.config.name}"
                     f"{hyp}, revision {run.revision}{mut})")
         for ob in (c.obligations if verbose else bad):
             out += obligation_lines(ob, times, "  ")
