@@ -207,6 +207,8 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
     hit = _ANSWERS.get(key)
     if hit is not None:
         _SHARED[0] += 1
+        if store is not None:  # decided earlier in this process, maybe for another cache
+            store.put("query", qkey, {"answer": str(hit[0])})
         return hit[0]
     mode = _MODE[0]
     if store is not None:

@@ -1,0 +1,265 @@
+"""The zone-device subject on the command line: its options, its special modes (--btf,
+--copy-primitive, --linux, --explain) and its proof runs.
+
+The subject itself is the top-level model (:mod:`equiv.page_model`, :mod:`equiv.slow_path`,
+:mod:`equiv.template_path`, ...); this module only turns parsed options into
+:class:`~equiv.matrix.CellSpec` cells and :class:`~equiv.matrix.RunResult` runs
+(registered in :mod:`equiv.subjects`).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+from typing import TextIO
+
+from attrs import evolve
+
+from equiv.btf import Btf
+from equiv.check import Verdict, worst
+from equiv.config import PRESETS, Config, preset
+from equiv.copy_primitive import (
+    copy_matrix,
+    copy_summary,
+    ordering_table,
+    render_copy_summary,
+    render_ordering_table,
+)
+from equiv.errors import InputError, lookup
+from equiv.explain import explain, lookup_field
+from equiv.kconfig import from_kconfig
+from equiv.layout_check import check_layout
+from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_cell, run_matrix
+from equiv.memmap import MemoryType
+from equiv.mutants import MUTANTS
+from equiv.obligations import ROLES, roles_for
+from equiv.page_model import Layout
+from equiv.report import render_explain, render_layout_json, render_layout_text
+from equiv.report.progress import progress
+from equiv.selftest import self_test
+from equiv.slow_variants import COMPARISONS, comparison
+from equiv.subjects import RunContext
+from equiv.template_path import REVISIONS, revision
+
+#: page obligations --obligation can select (one per role of equiv.obligations.ROLES)
+OBLIGATIONS = {f"{r}_equal": r for r in ROLES}
+DEFAULT_REVISION = "v11"
+#: the options only this subject has, with their defaults (other subjects refuse them)
+OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
+               "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
+               "types": "all", "orders": "all", "explain": None, "emit_tests": None}
+
+__all__ = ["add_arguments", "list_lines", "runs", "self_test", "special"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The zone-device options."""
+    g = p.add_argument_group("zone-device subject (the default)")
+    g.add_argument("--config", default="x86_64-default",
+                   help="configuration preset, or 'all' for every preset (default "
+                        f"x86_64-default; valid: {', '.join(PRESETS)})")
+    g.add_argument("--kconfig", default=None, metavar="PATH",
+                   help="read the configuration from a kernel .config (plain or gzip, e.g. "
+                        "/proc/config.gz) instead of a preset; arch constants a .config cannot "
+                        "settle come from the arch preset and are printed as assumed")
+    g.add_argument("--compare", default=None, metavar="NAME",
+                   help="instead of a fast path, compare a slow-path variant with the base slow "
+                        f"path ({', '.join(COMPARISONS)}): refactors claimed 'no functional "
+                        "change', or an older kernel (differences listed as counterexamples)")
+    g.add_argument("--observe-events", action="store_true",
+                   help="also compare the page_ref_set tracepoint events (needs a DEBUG_PAGE_REF "
+                        "config, e.g. --config x86_64-debug-page-ref): v11 copies emit none")
+    g.add_argument("--copy-primitive", action="store_true",
+                   help="prove the series' copy primitives (x86 memcpy_flushcache of v11, v5, v4) "
+                        "write the same bytes as memcpy for every struct page size and alignment, "
+                        "and print which revisions let another CPU see a stale page after a "
+                        "publication store (x86-TSO with non-temporal stores)")
+    g.add_argument("--btf", default=None, metavar="PATH",
+                   help="instead of proving, compare the model's struct page / folio layout for "
+                        "the chosen config (--config or --kconfig) with a kernel BTF blob such "
+                        "as /sys/kernel/btf/vmlinux; exit 1 on any difference")
+    g.add_argument("--linux", default=None, metavar="PATH",
+                   help="check the model against a kernel source tree: drift report of every "
+                        "modelled function, layout from mm_types.h, then the source-derived "
+                        "proof (orders 0..4, up to 4 compounds; --compare v6.12 picks that "
+                        "hand model); exit 1 on drift or a counterexample")
+    g.add_argument("--types", default="all",
+                   help="comma-separated pgmap types (FS_DAX, PRIVATE, COHERENT, GENERIC, "
+                        "PCI_P2PDMA) or 'all'")
+    g.add_argument("--orders", default="all",
+                   help="vmemmap_shift orders: 'all' (0..PUD order), N, N-M, or a comma list")
+    g.add_argument("--explain", default=None, metavar="FIELD",
+                   help="print, for one pgmap type and order (--types T --orders N), the chain "
+                        "of modelled kernel steps that wrote FIELD (a struct page member such "
+                        "as _refcount, or folio.NAME) on each side in every page role, "
+                        "proved or not")
+    g.add_argument("--emit-tests", default=None, metavar="DIR",
+                   help="write, for every counterexample, a pytest file replaying it through "
+                        "the model and a KUnit-style C sketch of the expected struct page "
+                        "words into DIR")
+
+
+def _types(spec: str) -> list[MemoryType]:
+    if spec == "all":
+        return list(MemoryType)
+    out = []
+    valid = ", ".join(t.name for t in MemoryType)
+    for name in spec.split(","):
+        key = name.strip().upper().removeprefix("MEMORY_DEVICE_")
+        if key not in MemoryType.__members__:
+            raise InputError(f"unknown pgmap type {name.strip()!r}; valid: {valid}, all")
+        out.append(MemoryType[key])
+    return list(dict.fromkeys(out))
+
+
+def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
+    if spec == "all":
+        return list(range(max_order + 1))
+    out: list[int] = []
+    try:
+        for part in spec.split(","):
+            lo, _, hi = part.strip().partition("-")
+            a, b = int(lo), int(hi) if hi else int(lo)
+            if a > b:
+                raise ValueError
+            out += range(a, b + 1)
+    except ValueError:
+        raise InputError(f"bad --orders {spec!r}; valid: all, N, N-M or a comma list of those, "
+                         f"with 0 <= N <= {max_order}") from None
+    if all_configs:  # one order list for presets of different page sizes: clip per preset
+        out = [o for o in out if 0 <= o <= max_order]
+    bad = [o for o in out if not 0 <= o <= max_order]
+    if bad:
+        raise InputError(f"order {bad[0]} out of range; valid: 0..{max_order} (PUD order of the "
+                         "config's page size)")
+    return list(dict.fromkeys(out))
+
+
+def list_lines() -> list[str]:
+    """``--list`` for this subject: configs, revisions with their assumptions, comparisons,
+    pgmap types, seeded bugs."""
+    out = ["configs:"]
+    out += [f"  {name}{' (hypothetical)' if cfg.hypothetical else ''}: {layout_note(cfg)}"
+            for name, cfg in PRESETS.items()]
+    out.append("revisions:")
+    for name, rev in REVISIONS.items():
+        out.append(f"  {name}: {rev.summary}")
+        out += [f"    assumes: {a}" for a in rev.assumptions]
+    out.append("comparisons (--compare):")
+    out += [f"  {c.name} ({c.claim}): {c.summary}" for c in COMPARISONS.values()]
+    out.append("pgmap types: " + ", ".join(t.name for t in MemoryType))
+    out.append("obligations (--obligation): " + ", ".join(OBLIGATIONS))
+    out.append("mutants (seeded-bug controls):")
+    out += [f"  {m.name} [{m.config}]: {m.description}" for m in MUTANTS.values()]
+    return out
+
+
+def _configs(args: argparse.Namespace) -> list[Config]:
+    if args.kconfig is not None:
+        configs = [from_kconfig(args.kconfig)]
+    elif args.config == "all":
+        configs = list(PRESETS.values())
+    else:
+        configs = [preset(args.config)]
+    if args.observe_events:
+        if not all(c.DEBUG_PAGE_REF for c in configs):
+            raise InputError("--observe-events needs a config with DEBUG_PAGE_REF (valid: "
+                             "--config x86_64-debug-page-ref, or a .config with "
+                             "CONFIG_DEBUG_PAGE_REF=y)")
+        configs = [evolve(c, observe_events=True) for c in configs]
+    return configs
+
+
+def _one(configs: list[Config], option: str) -> Config:
+    if len(configs) != 1:
+        raise InputError(f"{option} checks one configuration; give --kconfig PATH or a "
+                         f"--config preset (valid: {', '.join(PRESETS)})")
+    return configs[0]
+
+
+def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) -> int | None:
+    """The modes that are not a proof matrix (--linux, --btf, --copy-primitive, --explain):
+    run one and return its exit code, or None when none was asked for."""
+    if args.linux is not None:
+        from equiv.linux_cli import run_linux
+        return run_linux(args, _one(_configs(args), "--linux"), out)
+    if args.btf is not None:
+        rep = check_layout(Layout.from_config(_one(_configs(args), "--btf")),
+                           Btf.from_file(args.btf))
+        emit(render_layout_json(rep) if args.format == "json" else render_layout_text(rep))
+        return 0 if rep.ok else 1
+    if args.copy_primitive:
+        results = copy_matrix()
+        emit("byte equality with memcpy (sizes 56..96, every dst/src alignment):\n"
+             + render_copy_summary(copy_summary(results)) + "\n\n"
+             "publication of a non-temporally copied struct page (simplified x86-TSO "
+             "with non-temporal stores):\n"
+             + render_ordering_table(ordering_table(), witnesses=args.verbose) + "\n")
+        return max(_EXIT[r.verdict] for r in results)
+    if args.explain is not None:
+        specs, _, _ = _specs(args)
+        if len(specs) != 1:
+            raise InputError("--explain traces one cell: give one config, one pgmap type "
+                             "and one order (e.g. --types GENERIC --orders 2); valid types: "
+                             + ", ".join(t.name for t in MemoryType))
+        lookup_field(Layout.from_config(_configs(args)[0]), args.explain)
+        ex = explain(specs[0], args.explain, run_cell(specs[0]))
+        emit(render_explain(ex))
+        return _EXIT[worst([r.verdict for r in ex.rows])]
+    return None
+
+
+_EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
+
+
+def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config, list[int]]], str]:
+    """The cells the options ask for, per configuration, and the revision's name."""
+    configs = _configs(args)
+    if args.compare is not None:
+        comparison(args.compare)
+        if args.revision is not None:
+            raise InputError("--compare replaces the fast path: give --compare NAME or "
+                             "--revision NAME, not both")
+        rev, _ = resolve(COMPARE + args.compare)
+    else:
+        rev = revision(args.revision or DEFAULT_REVISION)
+    if args.mutant is not None:
+        lookup(MUTANTS, args.mutant, "mutant")
+    if args.obligation is not None:
+        lookup(OBLIGATIONS, args.obligation, "obligation")
+    types = _types(args.types)
+    per_config = [(cfg, _orders(args.orders, cfg.max_order, all_configs=len(configs) > 1))
+                  for cfg in configs]
+    if args.obligation is not None:
+        for _, orders in per_config:
+            missing = [o for o in orders if OBLIGATIONS[args.obligation]
+                       not in {r.name for r in roles_for(o)}]
+            if missing:
+                raise InputError(f"obligation {args.obligation} does not exist at order "
+                                 f"{missing[0]}; valid there: "
+                                 + ", ".join(f"{r.name}_equal" for r in roles_for(missing[0])))
+    specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit,
+                      args.solver, args.dump_smt, args.obligation)
+             for cfg, orders in per_config for o in orders for t in types]
+    return specs, per_config, rev.name
+
+
+def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
+    """The proof matrix the options ask for: one run per configuration."""
+    specs, per_config, rev_name = _specs(args)
+    rev, _ = resolve(rev_name)
+    with progress(len(specs), ctx.err, enabled=not ctx.quiet) as advance:
+        cells, wall, jobs = run_matrix(specs, args.jobs, on_done=advance, cache=ctx.cache,
+                                       backstop_s=args.backstop_s, scheduler=args.scheduler)
+    out = []
+    for cfg, _ in per_config:
+        mine = tuple(c for c in cells if c.config == cfg.name)
+        out.append(RunResult(
+            config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
+            wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
+            choices=rev.assumptions, budget_args=ctx.budget_args,
+            assumptions=next((c.assumptions for c in mine if c.assumptions), ()),
+            revision_summary=rev.summary,
+            mutant_description=MUTANTS[args.mutant].description if args.mutant else "",
+            config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
+    return out
