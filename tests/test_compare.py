@@ -55,10 +55,10 @@ def test_unknown_comparison_is_input_error() -> None:
 def test_self_test_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """--self-test prints the kill matrix and exits 0 when every bug is killed (run here on
     two controls; the whole catalogue is tests/test_mutants.py::test_full_self_test)."""
-    import equiv.proofs
+    import equiv.zone_device_cli
     from equiv.selftest import self_test
 
-    monkeypatch.setattr(equiv.proofs, "self_test", lambda jobs: self_test(
+    monkeypatch.setattr(equiv.zone_device_cli, "self_test", lambda jobs: self_test(
         jobs, names=["mutant_short_copy", "harmless_head_snapshot_after_compound"]))
     code, out, _ = run("--self-test")
     assert code == 0, out
