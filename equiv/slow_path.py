@@ -327,10 +327,15 @@ def init_pageblock_migratetype(sc: Scenario, inp: Inputs, cell: Val, mt: int) ->
 
 
 def pageblock_migratetype_init_range(ctx: Ctx, sc: Scenario, inp: Inputs, mem: Memory,
-                                     start: Val, nr_pages: Val) -> Memory:
+                                     start: Val, nr_pages: Val, *,
+                                     set_block: Callable[[Inputs, Val, int], Val] | None = None,
+                                     loop: str = "pageblock_migratetype_init_range") -> Memory:
     """``pageblock_migratetype_init_range(start_pfn, nr_pages, MIGRATE_MOVABLE)`` (Muchun's
     fix, 25-new @a8d6729b): ``for (pfn = pageblock_align(start); pfn < end; pfn +=
-    pageblock_nr_pages)`` init the block.  ``pageblock_align`` rounds *up*."""
+    pageblock_nr_pages)`` init the block.  ``pageblock_align`` rounds *up*.
+
+    ``set_block(inp, cell, mt)`` is what one block gets (default
+    :func:`init_pageblock_migratetype`; 6.12.y calls ``set_pageblock_migratetype``)."""
     po = sc.layout.config.PAGEBLOCK_ORDER
     pbn = 1 << po
     end = start + nr_pages
@@ -341,11 +346,13 @@ def pageblock_migratetype_init_range(ctx: Ctx, sc: Scenario, inp: Inputs, mem: M
 
     def block(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
         b = b0 + k
-        return m.write_pb(b, init_pageblock_migratetype(sc, inp, m.read_pb(b), MIGRATE_MOVABLE)), carry
+        cell = m.read_pb(b)
+        new = (set_block(inp, cell, MIGRATE_MOVABLE) if set_block is not None
+               else init_pageblock_migratetype(sc, inp, cell, MIGRATE_MOVABLE))
+        return m.write_pb(b, new), carry
 
     owner = Owner(page=never, pb=lambda b: (True, b - b0))
-    mem, _ = block_loop(ctx, "pageblock_migratetype_init_range", mem, bv.const_like(end, 0), nblocks, (),
-                        block, owner)
+    mem, _ = block_loop(ctx, loop, mem, bv.const_like(end, 0), nblocks, (), block, owner)
     return mem
 
 

@@ -33,12 +33,13 @@ from attrs import evolve
 from equiv import bv
 from equiv.bv import Cond, Val
 from equiv.loops import Carry, Ctx, Owner, block_loop, never
-from equiv.memmap import MIGRATE_MOVABLE, Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of
+from equiv.memmap import Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of
 from equiv.page_model import PB_BITS, Layout, Memory, PageState, PG_head, View, _atoms, ite_page
 from equiv.slow_path import (
     U32_MINUS_1,
     compound_nr_pages,
     early_return,
+    pageblock_migratetype_init_range,
     set_head,
     set_page_count,
     zone_device_page_init_common,
@@ -170,32 +171,13 @@ def path_612y(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
         heads = Owner(page=lambda c2, s2: (True, c2), pb=never)
         out, _ = block_loop(ctx, "memmap_init_zone_device.heads (6.12.y)", inp.mem,
                             bv.const_like(g.start, 0), g.ncompounds, (), head, heads)
-        return _pageblocks_612(ctx, sc, inp, out, g.start, g.nr_pages)
+        # pageblock_migratetype_init_range() of 6.12.117 (mm_init.c:655), with 6.12's
+        # set_pageblock_migratetype() on each block
+        return pageblock_migratetype_init_range(
+            ctx, sc, inp, out, g.start, g.nr_pages, set_block=set_pageblock_migratetype_612,
+            loop="pageblock_migratetype_init_range (6.12.y)")
 
     return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
-
-
-def _pageblocks_612(ctx: Ctx, sc: Scenario, inp: Inputs, mem: Memory, start: Val,
-                    nr_pages: Val) -> Memory:
-    """``pageblock_migratetype_init_range(start_pfn, nr_pages, MIGRATE_MOVABLE)`` of 6.12.117
-    (mm_init.c:655): ``for (pfn = pageblock_align(pfn); pfn < end; pfn += pageblock_nr_pages)
-    set_pageblock_migratetype(pfn_to_page(pfn), migratetype)``."""
-    po = sc.layout.config.PAGEBLOCK_ORDER
-    pbn = 1 << po
-    end = start + nr_pages
-    first = (start + (pbn - 1)) & ~(pbn - 1)
-    b0 = bv.lshr(first, po)
-    nblocks = bv.ite(bv.ult(first, end), bv.lshr(end - first + (pbn - 1), po),
-                     bv.const_like(end, 0))
-
-    def block(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
-        b = b0 + k
-        return m.write_pb(b, set_pageblock_migratetype_612(inp, m.read_pb(b), MIGRATE_MOVABLE)), carry
-
-    owner = Owner(page=never, pb=lambda b: (True, b - b0))
-    mem, _ = block_loop(ctx, "pageblock_migratetype_init_range (6.12.y)", mem,
-                        bv.const_like(end, 0), nblocks, (), block, owner)
-    return mem
 
 
 __all__ = ["init_zone_device_page_612", "layout_612", "path_612y", "prep_compound_head_612",
