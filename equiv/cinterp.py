@@ -11,8 +11,11 @@ feasible path, else the run is refused), ``return``/``break``/``continue``, cast
 ``&``/``*``/``->``/``[]``, and preprocessor conditionals resolved by the configuration.
 
 A symbolic branch forks the state; states are merged (``ite`` on every differing value) where
-the branches join.  Whether a branch is feasible is asked of an *oracle* (a z3 solver holding
-the assumptions), so loops with symbolic bounds end where the assumptions end them.
+the branches join, each selected by what its path condition adds to the shared part
+(:func:`join_guards`), so merged values do not nest the path conditions of every earlier join.
+Whether a branch is feasible is asked of an *oracle* (a z3 solver holding the assumptions), so
+loops with symbolic bounds end where the assumptions end them; a branch the assumptions force
+keeps the path condition it had.
 
 Helpers the tree's text does not define in the parsed files (or defines through macros this
 interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
@@ -514,10 +517,13 @@ class Interp:
     # -- merging ------------------------------------------------------------------------------
 
     def merge(self, states: list[State]) -> State:
+        """One state for states that reach the same point on exclusive paths."""
+        return self._merge(states)[0]
+
+    def _merge(self, states: list[State]) -> tuple[State, list[Cond]]:
         if len(states) == 1:
-            return states[0]
-        pcs = [s.pc for s in states]
-        pc = bv.or_(*pcs)
+            return states[0], [True]
+        pc, pcs = join_guards([s.pc for s in states], self.oracle)
         env: dict[str, tuple[str, Value]] = {}
         for name, (t, _) in states[0].env.items():
             if all(name in s.env for s in states):
@@ -542,11 +548,9 @@ class Interp:
         pb: dict[int, tuple[Val, Val]] = {}
         for i, b in pb_ids.items():
             cells = [s.pb[i][1] if i in s.pb else self.inp.mem.read_pb(b) for s in states]
-            acc = cells[-1]
-            for c, v in zip(reversed(pcs[:-1]), reversed(cells[:-1]), strict=True):
-                acc = bv.ite(c, v, acc)
-            pb[i] = (b, acc)
-        return State(pc=pc, env=env, mem=PageStore(base.initial, base.symbolic, base.canon, pages), pb=pb)
+            pb[i] = (b, self._ite_val(pcs, cells))
+        mem = PageStore(base.initial, base.symbolic, base.canon, pages)
+        return State(pc=pc, env=env, mem=mem, pb=pb), pcs
 
     def _same_key(self, a: Val, b: Val) -> bool:
         same = self.canon.same(a, b)
@@ -599,18 +603,21 @@ class Interp:
         return acc
 
     def merge_returns(self, finals: list[tuple[State, Value | None]]) -> tuple[State, Value | None]:
-        st = self.merge([s for s, _ in finals])
+        st, sel = self._merge([s for s, _ in finals])
         vals = [v for _, v in finals]
         if all(v is None for v in vals):
             return st, None
         if any(v is None for v in vals):
             vals = [v if v is not None else CInt(self.c64(0)) for v in vals]
-        return st, self.merge_values([s.pc for s, _ in finals], vals)  # type: ignore[arg-type]
+        return st, self.merge_values(sel, vals)  # type: ignore[arg-type]
 
     def split(self, state: State, c: Cond, check: str = "") -> tuple[State | None, State | None]:
         """The state under ``c`` and under ``!c``.  ``check`` names the sides whose
         feasibility is asked of the oracle ("y", "n", "yn"); an unchecked infeasible side is
-        kept: its effects are guarded by an unsatisfiable condition, so merging it is exact."""
+        kept: its effects are guarded by an unsatisfiable condition, so merging it is exact.
+        When a checked side is infeasible, the other is the state itself, path condition
+        unchanged (the assumptions imply the branch: ``pfn < end_pfn`` of a tail loop whose
+        trip count the bounds fix), so a forced branch adds nothing to later joins."""
         if not isinstance(c, bool) and self.symbolic:
             sc = z3.simplify(c)
             c = True if z3.is_true(sc) else False if z3.is_false(sc) else c
@@ -623,6 +630,9 @@ class Interp:
         yes, no = bv.and_(state.pc, c), bv.and_(state.pc, bv.not_(c))
         ok_yes = "y" not in check or self.oracle.feasible(yes)
         ok_no = "n" not in check or self.oracle.feasible(no)
+        if ok_yes != ok_no:  # one side is infeasible: the other is the whole state, and its
+            # path condition stays as it was (equivalent under the assumptions, and smaller)
+            return (state, None) if ok_yes else (None, state)
         return (evolve(state, pc=yes) if ok_yes else None,
                 evolve(state, pc=no) if ok_no else None)
 
@@ -746,7 +756,7 @@ class Interp:
                 break
             if cond is not None:
                 cur, cv = self.expr(frame, cond, cur)
-                yes, no = self.split(cur, self.as_cond(cv), check="y")
+                yes, no = self.split(cur, self.as_cond(cv), check="yn")
             else:
                 yes, no = cur, None
             if no is not None:
@@ -905,8 +915,8 @@ class Interp:
                     res.append(self.expr(frame, node.child_by_field_name(br), st))
             if len(res) == 1:
                 return res[0]
-            return self.merge([s for s, _ in res]), self.merge_values(
-                [s.pc for s, _ in res], [v for _, v in res])
+            st2, sel = self._merge([s for s, _ in res])
+            return st2, self.merge_values(sel, [v for _, v in res])
         if t == "comma_expression":
             state, _ = self.expr(frame, node.child_by_field_name("left"), state)
             return self.expr(frame, node.child_by_field_name("right"), state)
@@ -1331,6 +1341,86 @@ def _const(v: Val) -> int | None:
     return s.as_long() if z3.is_bv_value(s) else None
 
 
+def join_guards(pcs: list[Cond], oracle: Oracle | None) -> tuple[Cond, list[Cond]]:
+    """The path condition of the join of exclusive paths ``pcs`` and, for each path, the
+    condition that selects it in an ``ite`` chain (the last one is the chain's default).
+
+    The paths share their leading conjuncts (the path condition before they split), so
+    those are left out of each selector: the merged values are read only under the
+    merged path condition, where they hold.  A selector also drops a conjunct that the
+    ``else`` of an earlier one-literal selector already implies (loop exits: ``!c0``,
+    ``c0 && !c1``, ``c0 && c1 && !c2`` select as ``!c0``, ``!c1``, ``!c2``).  The merged
+    path condition is the shared part alone when the paths cover it: structurally (both
+    sides of a split) or, as the oracle decides, under the assumptions (a loop whose
+    next trip is infeasible).  Exclusive paths stay exclusive under these selectors, so
+    the ``ite`` chain picks, on each path, that path's values.  Without the shared
+    factor, each join would wrap the path conditions of the joined paths in one more
+    ``Or(And(...))`` layer, and every merged struct page would carry them.
+
+    Args:
+        pcs: the path conditions of the joined states, pairwise exclusive under the
+            assumptions (each path leads to the join in one way).
+        oracle: decides coverage under the assumptions; None: structural coverage only.
+
+    Returns:
+        The merged path condition (exact under the assumptions) and one selector per path.
+    """
+    lists = [_conjuncts(pc) for pc in pcs]
+    shared = {x.get_id() for x in lists[0]}
+    for lst in lists[1:]:
+        shared &= {x.get_id() for x in lst}
+    common = [x for x in lists[0] if x.get_id() in shared]
+    rests = [[x for x in lst if x.get_id() not in shared] for lst in lists]
+    known: dict[int, z3.BoolRef] = {}  # literals true in the else of earlier selectors
+    outside: list[Cond] = []  # the else of every earlier selector
+    sel: list[Cond] = []
+    covered = False
+    for i, rest in enumerate(rests):
+        if covered:  # an earlier path covers the rest: these are infeasible
+            sel.append(False)
+            continue
+        r = [x for x in rest if x.get_id() not in known]
+        g = bv.and_(*r)
+        sel.append(g)
+        if not r:
+            covered = True
+            continue
+        if i == len(rests) - 1:
+            break
+        outside.append(bv.not_(g))
+        if len(r) == 1:
+            neg = _negate(r[0])
+            known[neg.get_id()] = neg
+    if not covered and oracle is not None:
+        gap = bv.and_(*common, *outside, bv.not_(sel[-1]))
+        try:
+            covered = not oracle.feasible(gap)
+        except InterpError:
+            covered = False  # undecided: keep the exact disjunction
+    pc = bv.and_(*common) if covered else bv.and_(*common, bv.or_(*(bv.and_(*r) for r in rests)))
+    return pc, sel
+
+
+def _conjuncts(c: Cond) -> list[z3.BoolRef]:
+    """The conjuncts of a path condition, nested ``And`` flattened, first occurrence first."""
+    if isinstance(c, bool):
+        return [] if c else [z3.BoolVal(False)]
+    out: dict[int, z3.BoolRef] = {}
+    stack = [c]
+    while stack:
+        x = stack.pop()
+        if z3.is_and(x):
+            stack.extend(reversed(x.children()))
+        elif not z3.is_true(x):
+            out.setdefault(x.get_id(), x)
+    return list(out.values())
+
+
+def _negate(c: z3.BoolRef) -> z3.BoolRef:
+    """``!c``, with ``!!x`` written ``x`` (so a literal and its negation pair up by id)."""
+    return c.arg(0) if z3.is_not(c) else z3.Not(c)  # type: ignore[no-any-return]
+
+
 def _int_type(ct: str) -> tuple[int, bool]:
     ct = ct.replace("enum ", "")
     table = {"unsigned long": (64, False), "long": (64, True), "int": (32, True),
@@ -1456,4 +1546,4 @@ def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCa
 
 
 __all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
-           "Ptr", "State", "Trusted", "initial_state", "walk"]
+           "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]

@@ -13,17 +13,23 @@ page (one array indexed by pfn, shared by both sides) and pageblock bitmap cell.
 are part of the assumptions: at most :data:`MAX_COMPOUNDS` compounds, orders up to
 :data:`MAX_ORDER`; the interpreter unrolls its loops within them.
 
-Obligations per cell, each a fresh z3 query: the assumptions are satisfiable (else VACUOUS);
-the hand path's loop-summary lemmas; and for each page role (head, tail 1, tail 2, tail t >= 3
-of a symbolic compound c, a struct page past the range, a symbolic pageblock cell) the two
-final states are equal.  A SAT role is replayed concretely on both sides (the interpreter on
-plain integers, the hand path with real loops) before it is reported as REFUTED.
+Obligations per cell: the assumptions are satisfiable (else VACUOUS); the hand path's
+loop-summary lemmas (each conjunct its own query); and for each page role (head, tail 1,
+tail 2, tails t >= 3, the struct pages past the range, a symbolic pageblock cell) the two
+final states are equal: every compound index and tail the bounds allow, one query per
+compound, in which the role's constraint (compound c exists, or lies past the range) first
+fixes the path conditions it decides (:func:`specialise`: small scalar queries, each rewrite
+an identity under the constraint).  A SAT role is replayed concretely on both sides (the
+interpreter on plain integers, the hand path with real loops) before it is reported as
+REFUTED.
 """
 
 from __future__ import annotations
 
+import multiprocessing
 import time
 from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
 
 import z3
 from attrs import evolve, frozen
@@ -36,8 +42,17 @@ from equiv.config import Config
 from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
 from equiv.errors import InputError, InternalMismatch
 from equiv.ktree import KernelTree, MacroEnv, macro_env
-from equiv.loops import Ctx
-from equiv.memmap import Inputs, MemoryType, Scenario, assumptions, geometry, pfn_of, symbolic_inputs
+from equiv.loops import Ctx, Lemma
+from equiv.memmap import (
+    Geometry,
+    Inputs,
+    MemoryType,
+    Scenario,
+    assumptions,
+    geometry,
+    pfn_of,
+    symbolic_inputs,
+)
 from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState, SymMemory
 from equiv.slow_path import memmap_init_zone_device
@@ -216,78 +231,258 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
                                 reason=str(e)))
         return done()
     g = geometry(sc, inp)
-    # every (compound, tail) the bounds allow, each a concrete index: no aliasing questions
-    obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[tuple[dict[str, int], z3.BoolRef]]]] = []
+    obs = _observations(sc, g, inp, slow_mem, state, order)
+    # lemmas of the hand path's loop summaries
+    t0 = time.perf_counter()
+    why = _check_lemmas(ctx.lemmas, assume, timeout_ms)
+    lemma_ok = not why
+    roles.append(RoleResult("hand_path_loop_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
+                            time.perf_counter() - t0, reason=why))
+    memo: _Memo = {}
+    for name, groups in obs:
+        t0 = time.perf_counter()
+        out = _check_role(groups, assume, memo, timeout_ms)
+        dt = time.perf_counter() - t0
+        if isinstance(out, tuple):
+            m, hit = out
+            idx = {"b": z3.BitVec("pageblock.b", 64)} if "b" in hit else \
+                {k: z3.BitVecVal(v, 64) for k, v in hit.items()}
+            roles.append(_refute(st, sc, name, m, inp, early, pages, pb, idx, dt))
+        elif isinstance(out, str):
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=out))
+        elif out is Verdict.VACUOUS:
+            roles.append(RoleResult(name, Verdict.VACUOUS, dt,
+                                    reason="role constraint unsatisfiable under the assumptions"))
+        else:
+            roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
+                                    reason="" if lemma_ok else "the loop lemmas are not proved"))
+    return done()
+
+
+def _check_lemmas(lemmas: list[Lemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
+    """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
+
+    Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
+    assumptions and the premise (the same claim: a conjunction is valid iff each conjunct
+    is).  The frame-read lemma is a conjunction of one implication per logged read, each
+    trivial alone; as one query z3 may time out on it (z3's search depends on the order in
+    which terms were created, so the whole conjunction took 18 s or over 60 s for
+    ``--compare v6.12`` at order 3 depending on what ran before).
+    """
+    s = z3.SolverFor("QF_AUFBV")
+    s.set("timeout", timeout_ms)
+    s.add(*assume)
+    for lm in lemmas:
+        s.push()
+        s.add(lm.premise)
+        r = s.check()
+        if r == z3.sat:
+            parts = lm.claim.children() if z3.is_and(lm.claim) else [lm.claim]
+            for part in parts:
+                r = s.check(z3.Not(part))
+                if r != z3.unsat:
+                    break
+            else:
+                r = z3.unsat
+        s.pop()
+        if r != z3.unsat:
+            return f"loop lemma {lm.kind} of {lm.loop}: {r}"
+    return ""
+
+
+@frozen(eq=False)
+class _Group:
+    """One query of a role: the pages of one compound (or the bitmap cell).
+
+    ``present`` puts the pages in the role (compound ``c`` exists, or lies past the range);
+    each case is an index and the claim's negation for it (the two sides differ there)."""
+
+    present: z3.BoolRef
+    cases: tuple[tuple[dict[str, int], z3.BoolRef], ...]
+
+
+def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, state: State,
+                  order: int) -> list[tuple[str, list[_Group]]]:
+    """Every obligation of a cell as its queries: every (compound, tail) the bounds allow, each
+    a concrete index (no aliasing questions), one query per compound."""
+    obs: list[tuple[str, list[_Group]]] = []
     for role in roles_for(order):
         if role.name == "pageblock":
             b = z3.BitVec("pageblock.b", 64)
             same = slow_mem.read_pb(b) == _read_pb(state, inp, b)
-            obs.append(("pageblock_equal", z3.BoolVal(True), same, [({"b": -1}, z3.Not(same))]))
+            obs.append(("pageblock_equal", [_Group(z3.BoolVal(True), (({"b": -1}, z3.Not(same)),))]))
             continue
         ts = {"head": [0], "tail1": [1], "tail2": [2]}.get(role.name, list(range(3, sc.stride)))
         if role.name == "outside":
             ts = list(range(sc.stride))
-        cases: list[tuple[dict[str, int], z3.BoolRef]] = []
+        groups: list[_Group] = []
         for ci in range(MAX_COMPOUNDS + (role.name == "outside")):
             cv = z3.BitVecVal(ci, 64)
             present = (z3.UGE(cv, g.ncompounds) if role.name == "outside"  # type: ignore[arg-type]
                        else z3.ULT(cv, g.ncompounds))  # type: ignore[arg-type]
+            cases = []
             for ti in ts:
                 tv = z3.BitVecVal(ti, 64)
                 slow = slow_mem.read(cv, tv)
                 fast = state.mem.read(pfn_of(sc, g, cv, tv))
-                cases.append(({"c": ci, "t": ti}, z3.And(present, slow.bits != fast.bits)))
-        any_present = z3.Or(*[z3.ULT(z3.BitVecVal(ci, 64), g.ncompounds)  # type: ignore[arg-type]
-                              for ci in range(MAX_COMPOUNDS)]) if role.name != "outside" \
-            else z3.ULT(g.ncompounds, MAX_COMPOUNDS + 1)  # type: ignore[arg-type]
-        obs.append((f"{role.name}_equal", any_present, z3.Not(z3.Or(*[d for _, d in cases])),
-                    cases))
-    # lemmas of the hand path's loop summaries
-    t0 = time.perf_counter()
-    lem = [lm.formula for lm in ctx.lemmas]
-    s = z3.SolverFor("QF_AUFBV")
-    s.set("timeout", timeout_ms)
-    s.add(*assume)
-    r = s.check(z3.Not(z3.And(*lem))) if lem else z3.unsat
-    lemma_ok = r == z3.unsat
-    roles.append(RoleResult("hand_path_loop_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
-                            time.perf_counter() - t0,
-                            reason="" if lemma_ok else f"loop lemmas: {r}"))
-    for name, cons, _claim, cases in obs:
-        t0 = time.perf_counter()
-        s = z3.Then("simplify", "propagate-values", "elim-uncnstr", "smt").solver()
-        s.set("timeout", timeout_ms)
-        s.add(*assume)
-        if s.check(cons) != z3.sat:
-            roles.append(RoleResult(name, Verdict.VACUOUS, time.perf_counter() - t0,
-                                    reason="role constraint unsatisfiable under the assumptions"))
+                cases.append(({"c": ci, "t": ti}, slow.bits != fast.bits))
+            groups.append(_Group(present, tuple(cases)))
+        obs.append((f"{role.name}_equal", groups))
+    return obs
+
+
+#: a condition decided in one context: (the condition, True, False or the condition itself)
+_Decided = tuple[z3.BoolRef, z3.BoolRef]
+#: decisions per role constraint: id -> (the constraint, condition id -> decision)
+_Memo = dict[int, tuple[z3.BoolRef, dict[int, _Decided]]]
+
+
+def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
+          ) -> tuple[list[tuple[z3.BoolRef, bool]], list[z3.ExprRef]]:
+    """Walk the live part of ``terms``: at an ``ite`` its condition is decided first and only
+    the branch it selects is entered (both if undecided).  Returns the decided conditions
+    and the array reads met on the way.  (Low-level z3 calls: this walks every node of the
+    queries of a cell, some ten thousand.)"""
+    ctx = terms[0].ctx
+    ref = ctx.ref()
+    seen: set[int] = set()
+    fixed: list[tuple[z3.BoolRef, bool]] = []
+    selects: list[z3.ExprRef] = []
+    stack = [t.as_ast() for t in terms]
+    while stack:
+        a = stack.pop()
+        i = z3.Z3_get_ast_id(ref, a)
+        if i in seen:
             continue
-        # one query per compound (smaller queries; the same claim)
-        groups: dict[int, list[z3.BoolRef]] = {}
-        for ix, d in cases:
-            groups.setdefault(ix.get("c", -1), []).append(d)
-        r = z3.unsat
-        for diffs in groups.values():
-            s.push()
-            s.add(z3.Or(*diffs))
-            r = s.check()
-            if r != z3.unsat:
+        seen.add(i)
+        if z3.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
+            continue
+        n = z3.Z3_get_app_num_args(ref, a)
+        if n == 0:
+            continue
+        kind = z3.Z3_get_decl_kind(ref, z3.Z3_get_app_decl(ref, a))
+        args = [z3.Z3_get_app_arg(ref, a, j) for j in range(n)]
+        if kind == z3.Z3_OP_ITE:
+            c = z3.BoolRef(args[0], ctx)
+            v = decide(c)
+            if v is not None:
+                fixed.append((c, v))
+                stack.append(args[1] if v else args[2])
+                continue
+        elif kind == z3.Z3_OP_SELECT:
+            selects.append(z3.ExprRef(a, ctx))
+        stack.extend(args)
+    return fixed, selects
+
+
+def _same_index(selects: list[z3.ExprRef], context: z3.Solver) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    """Rewrites ``a[i] -> a[j]`` for array reads whose indices are one value written two ways
+    (``s + (v ? x : 0)`` and ``v ? s + x : s``: the two sides compute a pfn differently).
+    Candidates are indices equal in one model of ``context``; each pair is then proved
+    equal in ``context`` by a query (64-bit scalars only)."""
+    if context.check() != z3.sat:
+        return []
+    m = context.model()
+    reps: dict[tuple[int, int], list[z3.ExprRef]] = {}
+    subs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+    for sel in selects:
+        arr, i = sel.arg(0), sel.arg(1)
+        v = m.eval(i, model_completion=True)
+        if not z3.is_bv_value(v):
+            continue
+        bucket = reps.setdefault((arr.get_id(), v.as_long()), [])
+        for j in bucket:
+            if i.eq(j):
                 break
-            s.pop()
-        if r == z3.unsat:
-            roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
-                                    time.perf_counter() - t0))
-        elif r == z3.sat:
-            m = s.model()
-            hit = next(ix for ix, d in cases if z3.is_true(m.eval(d, model_completion=True)))
-            idx = {"b": z3.BitVec("pageblock.b", 64)} if "b" in hit else \
-                {k: z3.BitVecVal(v, 64) for k, v in hit.items()}
-            roles.append(_refute(st, sc, name, m, inp, early, pages, pb, idx,
-                                 time.perf_counter() - t0))
+            if context.check(i != j) == z3.unsat:
+                subs.append((sel, z3.Select(arr, j)))
+                break
         else:
-            roles.append(RoleResult(name, Verdict.UNKNOWN, time.perf_counter() - t0,
-                                    reason=s.reason_unknown()))
-    return done()
+            bucket.append(i)
+    return subs
+
+
+def specialise(terms: list[z3.BoolRef], context: z3.Solver,
+               decided: dict[int, _Decided]) -> list[z3.BoolRef]:
+    """Each of ``terms`` simplified in the context of ``context``'s assertions.
+
+    The interpreter's struct pages are ``ite`` trees over path conditions (loop trips, the
+    altmap, the pgmap type); under a role's constraint (compound ``c`` exists, or lies past
+    the range) most of those conditions are fixed.  Each ``ite`` condition on the live part
+    of a term is decided by a small query on ``context`` (scalars only, no struct page): if
+    the context implies it, or its negation, it is replaced by ``True`` or ``False``.  Array
+    reads at one index written two ways are unified (:func:`_same_index`).  Every rewrite is
+    an identity under the context, so each result is equivalent to its term wherever the
+    context holds: a model of the result is a model of the term, and unsat is unsat.  An
+    undecided (or unknown) condition is kept.  ``decided`` caches decisions for this context.
+
+    Without this, z3 bit-blasts every guarded 512-bit page and searches the loop arithmetic
+    inside the page comparison (tens of seconds per query at order 4).
+    """
+
+    def decide(c: z3.BoolRef) -> bool | None:
+        if z3.is_true(c) or z3.is_false(c):
+            return z3.is_true(c)
+        hit = decided.get(c.get_id())
+        if hit is None:
+            v = c
+            if context.check(z3.Not(c)) == z3.unsat:
+                v = z3.BoolVal(True)
+            elif context.check(c) == z3.unsat:
+                v = z3.BoolVal(False)
+            hit = decided[c.get_id()] = (c, v)
+        return None if hit[1].eq(c) else z3.is_true(hit[1])
+
+    for _ in range(8):
+        if not terms:
+            break
+        fixed, selects = _scan(terms, decide)
+        subs: list[tuple[z3.ExprRef, z3.ExprRef]] = [
+            (c, z3.BoolVal(v)) for c, v in fixed if not (z3.is_true(c) or z3.is_false(c))]
+        subs += _same_index(selects, context)
+        if not subs:
+            break
+        terms = [z3.simplify(z3.substitute(t, *subs)) for t in terms]
+    return terms
+
+
+def _check_role(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
+                timeout_ms: int) -> Verdict | str | tuple[z3.ModelRef, dict[str, int]]:
+    """Decide one obligation, one query per group.
+
+    Returns PROVED (every group unsat), VACUOUS (no group's pages can be in the role), the
+    solver's reason for an unknown answer, or a model and the index of a differing page.
+    ``memo`` keeps conditions decided under each ``present`` for the next role (the head and
+    tail roles share their compounds)."""
+    any_present = False
+    for grp in groups:
+        s = z3.SolverFor("QF_AUFBV")
+        s.set("timeout", timeout_ms)
+        s.add(*assume, grp.present)
+        r = s.check()
+        if r == z3.unsat:
+            continue  # no page of this group is in the role: nothing to prove
+        if r != z3.sat:
+            return f"role constraint: {s.reason_unknown()}"
+        any_present = True
+        entry = memo.get(grp.present.get_id())
+        if entry is None:  # the entry holds the term, so its id is not recycled
+            entry = memo[grp.present.get_id()] = (grp.present, {})
+        diffs = specialise([d for _, d in grp.cases], s, entry[1])
+        live = [d for d in diffs if not z3.is_false(d)]
+        r = s.check(live[0] if len(live) == 1 else z3.Or(*live)) if live else z3.unsat
+        if r == z3.unsat:
+            continue
+        if r != z3.sat:
+            return s.reason_unknown()
+        m = s.model()
+        for (ix, d), d2 in zip(grp.cases, diffs, strict=True):
+            if z3.is_true(m.eval(d2, model_completion=True)) and \
+                    z3.is_true(m.eval(d, model_completion=True)):
+                return m, ix
+        raise InternalMismatch("source-derived proof: the solver's model satisfies the "
+                               "simplified difference but no original one")
+    return Verdict.PROVED if any_present else Verdict.VACUOUS
 
 
 def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
@@ -374,14 +569,32 @@ class FidelityRun:
 
 
 def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *,
-                 timeout_ms: int = 60_000) -> FidelityRun:
-    """Every (type, order) cell, in order."""
+                 timeout_ms: int = 60_000, jobs: int = 1) -> FidelityRun:
+    """Every (type, order) cell, in order; with ``jobs`` > 1 the cells run in that many
+    worker processes (largest order first; the result order does not depend on it)."""
     t0 = time.perf_counter()
-    cells = tuple(check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms)
-                  for o in orders for ty in types)
+    todo = [(ty, o) for o in orders for ty in types]
+    if jobs <= 1 or len(todo) <= 1:
+        cells = tuple(check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms) for ty, o in todo)
+    else:
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx) as ex:
+            futs = {i: ex.submit(_cell_worker, str(st.tree.root), st.config, st.model.name, ty, o,
+                                 timeout_ms)
+                    for i, (ty, o) in sorted(enumerate(todo), key=lambda x: -x[1][1])}
+            cells = tuple(futs[i].result() for i in range(len(todo)))
     return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name, cells,
                        time.perf_counter() - t0)
 
 
+def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, order: int,
+                 timeout_ms: int) -> FidelityCell:
+    """One cell in a worker process (the tree is parsed again there: tree-sitter trees do not
+    cross processes)."""
+    return check_fidelity_cell(setup(KernelTree.load(root), cfg, MODELS[model]), ptype, order,
+                               timeout_ms=timeout_ms)
+
+
 __all__ = ["MAX_COMPOUNDS", "MAX_ORDER", "MODELS", "FidelityCell", "FidelityRun", "Model",
-           "RoleResult", "Setup", "check_fidelity_cell", "model_for", "run_fidelity", "setup"]
+           "RoleResult", "Setup", "check_fidelity_cell", "model_for", "run_fidelity", "setup",
+           "specialise"]

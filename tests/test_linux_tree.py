@@ -15,11 +15,13 @@ import tarfile
 from pathlib import Path
 
 import pytest
+import z3
 
 from equiv.check import Verdict
+from equiv.cinterp import Oracle, join_guards
 from equiv.config import PRESETS
 from equiv.drift import drift_report
-from equiv.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup
+from equiv.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup, specialise
 from equiv.ktree import FILES, MAKEFILE, KernelTree, macro_env
 from equiv.page_model import Layout
 from equiv.proofs import main
@@ -152,6 +154,88 @@ class TestLayoutFromSource:
         assert (64, 64) == rep.page_size
 
 
+def _chain(sel: list[z3.BoolRef | bool]) -> z3.ArithRef:
+    """The index an ite chain over selectors ``sel`` picks (the last is the default)."""
+    out: z3.ArithRef = z3.IntVal(len(sel) - 1)
+    for i in reversed(range(len(sel) - 1)):
+        out = z3.If(sel[i], i, out)
+    return out
+
+
+def _valid(claim: z3.BoolRef) -> bool:
+    s = z3.Solver()
+    s.add(z3.Not(claim))
+    return s.check() == z3.unsat
+
+
+class TestJoinGuards:
+    p, c0, c1, c2 = z3.Bools("p c0 c1 c2")
+    #: the exits of a loop after 0, 1 and 2 trips; a third trip is infeasible
+    exits = (z3.And(p, z3.Not(c0)), z3.And(z3.And(p, c0), z3.Not(c1)),
+             z3.And(z3.And(z3.And(p, c0), c1), z3.Not(c2)))
+    no_third_trip = z3.Not(z3.And(c0, c1, c2))
+
+    def test_both_sides_of_a_split_join_back_to_the_parent(self) -> None:
+        """if/else: the join's path condition is the one before the split, the selector the
+        branch condition alone."""
+        pc, sel = join_guards([z3.And(self.p, self.c0), z3.And(self.p, z3.Not(self.c0))], None)
+        assert (True, True) == (pc.eq(self.p), sel[0].eq(self.c0))  # type: ignore[union-attr]
+
+    def test_loop_exits_are_selected_by_their_last_condition(self) -> None:
+        """Exit k is selected by !c_k, not by the whole path condition of k trips."""
+        _, sel = join_guards(list(self.exits), None)
+        assert [True, True, True] == [g.eq(z3.Not(c))  # type: ignore[union-attr]
+                                      for g, c in zip(sel, (self.c0, self.c1, self.c2), strict=True)]
+
+    def test_the_chain_picks_each_path_and_the_join_is_exact(self) -> None:
+        """Under the assumptions, the chain picks path i wherever pc_i holds, and the join's
+        path condition is the disjunction of the paths' (with and without the oracle)."""
+        for oracle in (None, Oracle([self.no_third_trip])):
+            pc, sel = join_guards(list(self.exits), oracle)
+            for i, pci in enumerate(self.exits):
+                assert _valid(z3.Implies(z3.And(self.no_third_trip, pci), _chain(sel) == i))
+            assert _valid(z3.Implies(self.no_third_trip, pc == z3.Or(*self.exits)))
+
+    def test_the_oracle_closes_an_infeasible_gap(self) -> None:
+        """Without the oracle the loop's join keeps a disjunction; with it (the third trip is
+        infeasible under the assumptions) it is the path condition before the loop."""
+        pc, _ = join_guards(list(self.exits), None)
+        assert not pc.eq(self.p)  # type: ignore[union-attr]
+        pc, _ = join_guards(list(self.exits), Oracle([self.no_third_trip]))
+        assert pc.eq(self.p)  # type: ignore[union-attr]
+
+
+class TestSpecialise:
+    x, s, v = z3.BitVec("x", 64), z3.BitVec("s", 64), z3.Bool("v")
+    a, b = z3.BitVecs("a b", 512)
+
+    def _context(self, *facts: z3.BoolRef) -> z3.Solver:
+        ctx = z3.Solver()
+        ctx.add(*facts)
+        return ctx
+
+    def test_a_condition_the_context_fixes_is_folded(self) -> None:
+        """x < 4 under x < 2: the ite is its then-branch and the difference is false."""
+        diff = z3.If(z3.ULT(self.x, 4), self.a, self.b) != self.a
+        assert [True] == [z3.is_false(d) for d in
+                          specialise([diff], self._context(z3.ULT(self.x, 2)), {})]
+
+    def test_an_undecided_condition_is_kept_and_its_difference_found(self) -> None:
+        """x < 4 under x < 8 stays; the result is satisfiable with the original true."""
+        diff = z3.If(z3.ULT(self.x, 4), self.a, self.b) != self.a
+        ctx = self._context(z3.ULT(self.x, 8))
+        (out,) = specialise([diff], ctx, {})
+        assert z3.sat == ctx.check(out)
+        assert z3.is_true(ctx.model().eval(diff, model_completion=True))
+
+    def test_reads_of_one_index_written_two_ways_are_unified(self) -> None:
+        """mem[s + (v ? x : 0)] and mem[v ? s + x : s] are one struct page."""
+        mem = z3.Array("mem", z3.BitVecSort(64), z3.BitVecSort(512))
+        diff = z3.Select(mem, self.s + z3.If(self.v, self.x, 0)) != \
+            z3.Select(mem, z3.If(self.v, self.s + self.x, self.s))
+        assert [True] == [z3.is_false(d) for d in specialise([diff], self._context(), {})]
+
+
 @pytest.mark.slow
 class TestSourceDerivedProof:
     def test_612_text_equals_the_612y_hand_path(self, tree612: KernelTree) -> None:
@@ -162,6 +246,13 @@ class TestSourceDerivedProof:
         assert {"memmap_init_zone_device", "memmap_init_compound", "__init_zone_device_page",
                 "__init_single_page", "prep_compound_tail",
                 "prep_compound_head"} <= {n for n, _ in run.interpreted}
+
+    def test_worker_processes_give_the_same_cells(self, tree612: KernelTree) -> None:
+        """jobs=2 runs the cells in workers: the same cells, verdicts and order as in-process."""
+        st = setup(tree612, CFG, MODELS["v6.12.y"])
+        serial, workers = (run_fidelity(st, [None], [1, 0], jobs=j) for j in (1, 2))
+        assert [(c.order, c.verdict, [r.name for r in c.roles]) for c in serial.cells] == \
+            [(c.order, c.verdict, [r.name for r in c.roles]) for c in workers.cells]
 
     def test_changed_statement_is_refuted_with_a_counterexample(self, linux612: Path,
                                                                  tmp_path: Path) -> None:
@@ -174,6 +265,18 @@ class TestSourceDerivedProof:
         assert Verdict.REFUTED == cell.verdict
         tail1 = next(r for r in cell.roles if r.name == "tail1_equal")
         assert [("_refcount", 0, 1)] == [(d.names[0], d.slow, d.fast) for d in tail1.diffs]
+
+    def test_a_write_past_the_range_is_refuted(self, linux612: Path, tmp_path: Path) -> None:
+        """pfn <= end_pfn in memmap_init_compound: the last compound initialises the struct
+        page after it; only outside_equal is refuted, at tail 0 past the range, replayed."""
+        root = _mutated(linux612, tmp_path, "mm/mm_init.c", "pfn < end_pfn; pfn++)",
+                        "pfn <= end_pfn; pfn++)")
+        st = setup(KernelTree.load(root), CFG, MODELS["v6.12.y"])
+        cell = check_fidelity_cell(st, None, 1)
+        refuted = [r for r in cell.roles if r.verdict == Verdict.REFUTED]
+        assert ["outside_equal"] == [r.name for r in refuted]
+        assert 0 == dict(refuted[0].index)["t"]
+        assert "flags" in {n for d in refuted[0].diffs for n in d.names}
 
     def test_612_release_model_is_refuted_by_the_text(self, tree612: KernelTree) -> None:
         """Finding: --compare v6.12 writes the 2026 folio fields and compound_info encoding

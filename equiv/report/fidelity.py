@@ -100,6 +100,7 @@ def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | N
             "cells": [{"order": c.order, "type": c.ptype, "verdict": c.verdict.value,
                        **({"seconds": round(c.seconds, 3)} if times else {}),
                        "obligations": [{"name": r.name, "verdict": r.verdict.value,
+                                        **({"seconds": round(r.seconds, 3)} if times else {}),
                                         "reason": r.reason or None,
                                         "index": dict(r.index) or None,
                                         "inputs": {k: (v if isinstance(v, bool) else hex(v))
