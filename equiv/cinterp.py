@@ -1477,14 +1477,8 @@ def _slt(a: Val, b: Val) -> Cond:
 
 
 def _param_types(d: Definition) -> list[tuple[str, str]]:
-    decl = d.node.child_by_field_name("declarator")
-    while decl is not None and decl.type != "function_declarator":
-        decl = decl.child_by_field_name("declarator")
-    assert decl is not None
     out = []
-    for p in decl.child_by_field_name("parameters").named_children:
-        if p.type != "parameter_declaration":
-            continue
+    for p in d.parameter_declarations:
         t = _decl_type(d.src, p)
         dn = p.child_by_field_name("declarator")
         if dn is None:

@@ -257,19 +257,23 @@ class Definition:
         return self.node.child_by_field_name("body")
 
     @property
+    def parameter_declarations(self) -> list[Node]:
+        """A function's ``parameter_declaration`` nodes, in order."""
+        decl = self.node.child_by_field_name("declarator")
+        while decl is not None and decl.type != "function_declarator":
+            decl = decl.child_by_field_name("declarator")
+        assert decl is not None
+        return [p for p in decl.child_by_field_name("parameters").named_children
+                if p.type == "parameter_declaration"]
+
+    @property
     def params(self) -> list[str]:
         """A function's or a function-like macro's parameter names."""
         if self.kind == "macro":
             ps = self.node.child_by_field_name("parameters")
             return [text(self.src, c) for c in ps.named_children] if ps else []
-        decl = self.node.child_by_field_name("declarator")
-        while decl is not None and decl.type != "function_declarator":
-            decl = decl.child_by_field_name("declarator")
-        assert decl is not None
         out = []
-        for p in decl.child_by_field_name("parameters").named_children:
-            if p.type != "parameter_declaration":
-                continue
+        for p in self.parameter_declarations:
             d = p.child_by_field_name("declarator")
             while d is not None and d.type != "identifier":
                 d = d.child_by_field_name("declarator")
