@@ -76,7 +76,7 @@ def _vmap() -> Subject:
 
 #: name -> a function building the registration (imported on use: a subject's modules load
 #: only when it runs)
-SUBJECTS: dict[str, Callable[[], Subject]] = {"zone-device": _zone_device}
+SUBJECTS: dict[str, Callable[[], Subject]] = {"zone-device": _zone_device, "vmap": _vmap}
 
 
 def subject(name: str) -> Subject:

@@ -161,9 +161,10 @@ class TestJsonSchema:
         """Verdicts, roles, pgmap types and input names in the schema are those of the code."""
         d = SCHEMA["$defs"]
         assert {v.value for v in Verdict} == set(d["verdict"]["enum"])
-        assert {*ROLES, "lemma"} == set(d["record"]["properties"]["role"]["enum"])
+        from equiv import vmap  # the second subject's obligations are roles too
+        assert {*ROLES, "lemma", *vmap.OBLIGATIONS} == set(d["record"]["properties"]["role"]["enum"])
         assert set(ROLES) == set(d["counterexample"]["properties"]["role"]["enum"])
-        assert {*(t.kname for t in MemoryType), "ALL"} == set(d["pgmap_type"]["enum"])
+        assert {*(t.kname for t in MemoryType), "ALL", *vmap.PATHS} == set(d["pgmap_type"]["enum"])
         assert list(Inputs.SCALARS) == list(d["counterexample"]["properties"]["inputs"]["properties"])
 
     def test_proved_run_validates(self, proved: tuple[int, dict[str, str]]) -> None:

@@ -45,11 +45,15 @@ def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | N
     obligation alone (with the lemmas it rests on), a loop lemma with its whole cell."""
     if ob.verdict is Verdict.PROVED:
         return None
-    return repro_command(run, cell, ob.name) if ob.kind == "page" else repro_command(run, cell)
+    one = ob.kind == "page" or (run.subject != "zone-device" and ob.kind != "lemma")
+    return repro_command(run, cell, ob.name) if one else repro_command(run, cell)
 
 
-def differences(cx: Counterexample) -> str:
-    """One line naming the page and every differing field with its slow and fast value."""
+def differences(cx: object) -> str:
+    """One line naming the page and every differing field with its slow and fast value
+    (another subject's counterexample: its first report lines, joined)."""
+    if not isinstance(cx, Counterexample):
+        return " ".join(line.strip() for line in counterexample_lines(cx, 10_000)[:4])
     if cx.pfn is None:
         where = f"pageblock bitmap cell {cx.index['b']:#x}"
     else:
@@ -257,6 +261,39 @@ LEMMA_RULES: dict[str, tuple[str, str]] = {
 }
 
 
+#: Other subjects: the kernel file and the function of each matrix column (the path), for
+#: their SARIF locations (mm/vmalloc.c of the vmalloc series' base).
+SUBJECT_LOCATIONS: dict[str, tuple[str, dict[str, str]]] = {
+    "vmap": ("mm/vmalloc.c", {"ioremap": "vmap_range_noflush",
+                              "vmalloc": "vmap_pages_range_noflush",
+                              "vmap": "vmap_pages_range_noflush"}),
+}
+
+
+def _location(run: RunResult, cell: CellResult, ob: ObligationResult) -> tuple[str, str]:
+    """(kernel file, function) an obligation is located at."""
+    if run.subject in SUBJECT_LOCATIONS:
+        file, functions = SUBJECT_LOCATIONS[run.subject]
+        return file, functions.get(cell.ptype, cell.ptype)
+    return KERNEL_FILE, kernel_function(ob)
+
+
+def _subject_rules(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
+    """Rules of the other subjects' obligations, named as the obligations are."""
+    seen: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        if run.subject == "zone-device":
+            continue
+        for c in run.cells:
+            for ob in c.obligations:
+                seen.setdefault(ob.name, {
+                    "id": ob.name, "name": ob.name,
+                    "shortDescription": {"text": f"{run.subject}: {ob.name} ({ob.kind})"},
+                    "defaultConfiguration": {"level": "error"},
+                    "properties": {"kind": ob.kind, "subject": run.subject}})
+    return list(seen.values())
+
+
 def kernel_function(ob: ObligationResult) -> str:
     """The mm/mm_init.c function an obligation is located at (see :data:`ROLE_FUNCTIONS`)."""
     if ob.kind == "lemma":
@@ -265,9 +302,11 @@ def kernel_function(ob: ObligationResult) -> str:
     return ROLE_FUNCTIONS[ob.role]
 
 
-def rule_id(ob: ObligationResult) -> str:
+def rule_id(ob: ObligationResult, subject: str = "zone-device") -> str:
     """The SARIF rule of an obligation: its name for a page role (``tail1_equal``), its kind
-    for a loop lemma (``frame-write``)."""
+    for a loop lemma (``frame-write``); another subject's obligation: its name."""
+    if subject != "zone-device":
+        return ob.name
     return ob.name.rsplit(":", 1)[-1] if ob.kind == "lemma" else f"{ob.role}_equal"
 
 
@@ -326,16 +365,17 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
         for ob in c.obligations:
             if ob.verdict is Verdict.PROVED:
                 continue
-            rid = rule_id(ob)
+            rid = rule_id(ob, run.subject)
+            file, function = _location(run, c, ob)
             results.append({
                 "ruleId": rid,
                 "ruleIndex": index[rid],
                 "level": "error" if ob.verdict is Verdict.REFUTED else "warning",
                 "message": {"text": _sarif_message(run, c, ob)},
                 "locations": [{
-                    "physicalLocation": {"artifactLocation": {"uri": KERNEL_FILE,
+                    "physicalLocation": {"artifactLocation": {"uri": file,
                                                               "uriBaseId": KERNEL_URI_BASE}},
-                    "logicalLocations": [{"name": kernel_function(ob), "kind": "function"}],
+                    "logicalLocations": [{"name": function, "kind": "function"}],
                 }],
                 "partialFingerprints": {
                     "equivObligation/v1": "/".join([run.config.name, run.revision,
@@ -380,7 +420,7 @@ def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
         times: include the tool version (volatile).
         exit_code: the process exit code, recorded in each run's invocation (or omitted).
     """
-    rules = sarif_rules()
+    rules = sarif_rules() + _subject_rules(runs)
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION,
             "runs": [_sarif_run(r, rules, times=times, exit_code=exit_code,
                                 automation=len(runs) > 1) for r in runs]}

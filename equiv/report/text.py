@@ -244,10 +244,18 @@ def field_lines(d: FieldDiff, width: int = WIDTH) -> list[str]:
     return out
 
 
-def counterexample_lines(cx: Counterexample, width: int = WIDTH) -> list[str]:
+def counterexample_lines(cx: object, width: int = WIDTH) -> list[str]:
     """A replayed counterexample as report lines (no indentation; at most ``width``
     columns), Alive2-style: the example inputs, the page, then per differing field the slow
-    (source) and fast (target) value with the chain of modelled steps behind each."""
+    (source) and fast (target) value with the chain of modelled steps behind each.
+
+    Another subject's counterexample (a class of ``equiv.NAME``) is rendered by
+    ``equiv.report.NAME.counterexample_lines``."""
+    if not isinstance(cx, Counterexample):
+        import importlib
+
+        sub = type(cx).__module__.split(".")[1]
+        return importlib.import_module(f"equiv.report.{sub}").counterexample_lines(cx, width)  # type: ignore[no-any-return]
     fill = partial(wrap, width=width)
     out: list[str] = []
     w = out.append

@@ -1,0 +1,113 @@
+"""Benchmark of the page-table (vmap) subject: the exhaustive segment-shape check, and how far
+the bound reaches within a time budget.
+
+Usage: python bench/vmap.py [--jobs N] [--bound 8] [--budget 60] [--max-bound 32] [--quick]
+
+Figures to reach (issue 7): page arrays of up to 8 segments, each a physically contiguous run
+of 2^k pages (k 0..9) at an arbitrary pfn (arrays of up to 4,096 pages), checked for every
+segment shape - 111,111,110 shapes, every one covered by the symbolic segment orders and
+count of one cell - in under 60 s on 2 cores.  Printed: the wall time of the vmap cell at the
+bound on v8 (the latest revision: refuted, the finding of
+docs/findings/vmap-multi-cont-crosses-runs.md) and on v8-fix (proved), run side by side on
+two worker processes, the ioremap and vmalloc cells, and then, one cell at a time, the
+largest bound whose vmap cell (v8-fix) is checked within the budget.
+"""
+
+from __future__ import annotations
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import z3
+
+from equiv.check import CellResult, Verdict
+from equiv.vmap import MAX_SEG_ORDER, bound_description, check
+from equiv.vmap.solve import default_backend
+
+
+def shapes(bound: int) -> int:
+    """Segment shapes of 1..bound segments, each of order 0..MAX_SEG_ORDER."""
+    k = MAX_SEG_ORDER + 1
+    return sum(k**m for m in range(1, bound + 1))
+
+
+def _cell(job: tuple[str, int, str]) -> CellResult:
+    path, bound, rev = job
+    return check(path, bound, rev, None, 60_000, None)
+
+
+def _summary(r: CellResult) -> str:
+    counts: dict[str, int] = {}
+    for o in r.obligations:
+        counts[o.verdict.value.lower()] = counts.get(o.verdict.value.lower(), 0) + 1
+    refuted = [o.name for o in r.obligations if o.verdict is Verdict.REFUTED]
+    text = ", ".join(f"{n} {v}" for v, n in counts.items())
+    return f"{len(r.obligations)} obligations: {text}" + (
+        f"; refuted: {', '.join(refuted)}" if refuted else ""
+    )
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    ap.add_argument("--jobs", type=int, default=2, help="worker processes for the figure (default 2)")
+    ap.add_argument("--bound", type=int, default=8, help="segments of the exhaustive check (default 8)")
+    ap.add_argument("--budget", type=float, default=60.0, help="seconds a cell may take for the reach")
+    ap.add_argument("--max-bound", type=int, default=32, help="stop the reach search at this bound")
+    ap.add_argument("--quick", action="store_true", help="skip the reach search")
+    args = ap.parse_args()
+
+    solver = default_backend()
+    ver = z3.get_version_string()
+    if solver == "bitwuzla":
+        from importlib.metadata import version
+
+        ver += f", Bitwuzla {version('bitwuzla')}"
+    print(f"vmap subject (arm64-4k), solver {solver} (z3 {ver}), {args.jobs} jobs on {os.cpu_count()} cores")
+    b = args.bound
+    print(f"exhaustive segment shapes, bound {b}: {shapes(b):,} shapes")
+    print(f"  ({bound_description(b)})")
+    jobs = [("vmap", b, "v8-fix"), ("vmap", b, "v8")]
+    t0 = time.perf_counter()
+    with ProcessPoolExecutor(
+        max_workers=max(1, args.jobs), mp_context=multiprocessing.get_context("fork")
+    ) as pool:
+        results = list(pool.map(_cell, jobs))
+    wall = time.perf_counter() - t0
+    for (path, _, rev), r in zip(jobs, results, strict=True):
+        print(f"  {rev:7s} {path:7s} {r.verdict.value:8s} {r.seconds:6.1f} s  {_summary(r)}")
+    met = "met" if wall < 60 else "NOT met"
+    print(f"  wall {wall:.1f} s with {args.jobs} jobs (target < 60 s on 2 cores: {met})")
+    others = []
+    for path in ("ioremap", "vmalloc"):
+        r = _cell((path, b, "v8"))
+        others.append(f"{path} {r.verdict.value} {r.seconds:.1f} s")
+    print(f"other paths at bound {b} (v8): {', '.join(others)}")
+    if args.quick:
+        return 0 if wall < 60 else 1
+    print(f"reach within {args.budget:.0f} s (vmap, v8-fix, one cell at a time, 1 job):")
+    reached = 0
+    bound = 1
+    while bound <= args.max_bound:
+        r = _cell(("vmap", bound, "v8-fix"))
+        ok = r.verdict is Verdict.PROVED and r.seconds <= args.budget
+        print(
+            f"  bound {bound:3d} ({shapes(bound):.3g} shapes): {r.verdict.value} in {r.seconds:.1f} s"
+            + ("" if ok else "  (over the budget)" if r.seconds > args.budget else "")
+        )
+        if not ok:
+            break
+        reached = bound
+        bound = bound + 1 if bound < 8 else bound + 4
+    print(f"  -> within {args.budget:.0f} s the bound reaches {reached} segment{'s' * (reached != 1)}")
+    return 0 if wall < 60 else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,132 @@
+"""Report lines of a page-table (vmap subject) counterexample, for the text, Markdown and
+JUnit renderers.
+
+Alive2-like: what was checked, the inputs (the page array as segments, the virtual range,
+the protection, the initial table state), then for the page where it goes wrong the slow and
+the fast leaf side by side (level, entry, the pfn it maps the page to, the step that wrote
+it), the fast path's walks, and what is wrong in one line.  Every line fits ``width``
+columns (72: a mail reply).
+"""
+
+from __future__ import annotations
+
+import textwrap
+
+from equiv.vmap.arch import PAGE_SHIFT
+from equiv.vmap.counterexample import LeafView, VmapCounterexample
+
+#: top bits of an arm64 kernel virtual address with VA_BITS=48
+KERNEL_VA_TOP = 0xFFFF << 48
+
+
+def _kva(page: int) -> str:
+    return f"{KERNEL_VA_TOP | (page << PAGE_SHIFT):#x}"
+
+
+def _fill(text: str, width: int, indent: str = "", more: str | None = None) -> list[str]:
+    return textwrap.wrap(
+        text,
+        width,
+        initial_indent=indent,
+        subsequent_indent=indent + "  " if more is None else more,
+        break_on_hyphens=False,
+    ) or [indent.rstrip()]
+
+
+def _step(lv: LeafView) -> str:
+    if lv.level == "none":
+        return "nothing"
+    if lv.level in ("PMD", "PUD"):
+        return f"{lv.level} block, pages {lv.block_page}..{lv.block_page + lv.block_pages - 1}"
+    if lv.cont:
+        return f"CONT step, pages {lv.block_page}..{lv.block_page + lv.block_pages - 1}"
+    return "single PTE"
+
+
+def counterexample_lines(cx: VmapCounterexample, width: int = 72) -> list[str]:
+    """``cx`` as report lines of at most ``width`` columns (no indentation)."""
+    out: list[str] = []
+    case = cx.case
+    what = (
+        f"{cx.obligation} on {cx.path}, revision {cx.revision}"
+        + (f" + seeded bug {cx.mutant}" if cx.mutant else "")
+        + f", bound {cx.bound} segment{'s' * (cx.bound != 1)}"
+    )
+    kind = "undefined behaviour" if cx.obligation == "ub_ffs0" else "counterexample"
+    out += _fill(
+        f"Example {kind} (replayed concretely through both paths; proposed by the "
+        f"{cx.found_by} model): {what}",
+        width,
+    )
+    out.append("inputs:")
+    n = case.nr_pages
+    out += _fill(f"va {_kva(case.va)} (page {case.va:#x}), {n} page{'s' * (n != 1)}", width, "  ", "     ")
+    out += _fill(
+        f"prot {case.prot:#018x}" + (f", vmalloc shift {case.shift}" if case.path == "vmalloc" else ""),
+        width,
+        "  ",
+        "    ",
+    )
+    if case.path == "ioremap":
+        pfn = case.segments[0][1]
+        out += _fill(f"phys {pfn << PAGE_SHIFT:#x} (pfn {pfn:#x}), contiguous", width, "  ", "    ")
+    else:
+        first = 0
+        for j, (k, pfn) in enumerate(case.segments):
+            size = 1 << k
+            out += _fill(
+                f"seg {j}: pages[{first}..{first + size - 1}] = 2^{k} pages at pfn {pfn:#x}",
+                width,
+                "  ",
+                "      ",
+            )
+            first += size
+    tables = ", ".join(f"{kind_}[{i:#x}]" for kind_, i in sorted(case.tables)) or "none"
+    out += _fill(f"S0: tables present: {tables}", width, "  ", "    ")
+    if case.trylock_fails:
+        fails = ", ".join(f"{k}[{i:#x}]" for k, i in sorted(case.trylock_fails))
+        out += _fill(f"mmap_read_trylock fails at: {fails}", width, "  ", "    ")
+    if case.ffs0:
+        out += _fill("__ffs(0) yields: " + ", ".join(f"{v} at pages[{i}]" for i, v in case.ffs0), width, "  ")
+    if cx.page is not None and cx.slow is not None and cx.fast is not None:
+        out += _fill(f"page {cx.page} (va {_kva(case.va + cx.page)}):", width)
+        if cx.expected_pfn is not None:
+            src = "phys" if case.path == "ioremap" else f"pages[{cx.page}]"
+            out.append(f"  {src} is pfn {cx.expected_pfn:#x}"[:width])
+        col = max(12, (width - 14) // 2)
+        rows = [
+            ("", "slow", "fast"),
+            (
+                "level",
+                cx.slow.level + (" CONT" if cx.slow.cont else ""),
+                cx.fast.level + (" CONT" if cx.fast.cont else ""),
+            ),
+            ("entry", f"{cx.slow.entry:#018x}", f"{cx.fast.entry:#018x}"),
+            (
+                "maps pfn",
+                "-" if cx.slow.pfn is None else f"{cx.slow.pfn:#x}",
+                "-" if cx.fast.pfn is None else f"{cx.fast.pfn:#x}",
+            ),
+            ("written by", _step(cx.slow), _step(cx.fast)),
+        ]
+        for label, s, f in rows:
+            out.append(f"  {label:<10}  {s[: col - 1]:<{col}}{f[:col]}".rstrip()[:width])
+    if cx.walks:
+        walks = "; ".join(f"[{a}, {b}) shift {s}" for a, b, _, s in cx.walks)
+        out += _fill(f"fast walks (vmap_pages_range_batched): {walks}", width)
+    if cx.obligation == "flush_covers":
+        for side, rng in (("slow", cx.flush[0]), ("fast", cx.flush[1])):
+            out.append(
+                f"  {side} flush_cache_vmap: " + ("none" if rng is None else f"pages [{rng[0]}, {rng[1]})")
+            )
+    more = f" (and {cx.n_violations - len(cx.detail)} more)" if cx.n_violations > len(cx.detail) else ""
+    out.append("wrong:" + more)
+    for d in cx.detail:
+        out += _fill(d, width, "  ", "    ")
+    if cx.ub:
+        out += _fill(
+            "undefined behaviour: __ffs(0) was evaluated; any value it yields is a sound clamp "
+            "for pfn 0, so this is reported as UB, not as a translation difference",
+            width,
+        )
+    return out

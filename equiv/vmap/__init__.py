@@ -1,0 +1,104 @@
+"""Second subject: arm64 page-table mapping of ioremap, vmalloc and vmap, fast (batched)
+against slow (per page / per chunk).
+
+The 2026 series "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous memory"
+(Wen Jiang, Barry Song; v8 of 2026-09-17) maps physically contiguous runs with arm64
+CONT_PTE blocks (up to 1M per call) and PMD blocks in one page-table walk.  This package
+checks, for symbolic inputs (the virtual range, the protection, the page array as up to
+``bound`` physically contiguous segments of 2^k pages at any pfn, the vmalloc shift, the
+initial page-table state), that the fast path builds the translations of the slow path, and
+only well-formed blocks (reference ``../shared/reference/vmalloc.md`` §9).
+
+API (the lead's integration contract):
+
+* :data:`PATHS`, :data:`REVISIONS` (name -> :class:`~equiv.vmap.revisions.Revision`, with
+  ``summary`` and the named ``choices``), :data:`DEFAULT_REVISION` (the latest the
+  reference describes), :data:`MUTANTS` (name -> :class:`~equiv.vmap.mutants.Mutant`).
+* :func:`check` -> :class:`equiv.check.CellResult` (config ``arm64-4k``, ``ptype`` the path,
+  ``order`` the bound: the maximal number of segments of the page array).
+* :func:`self_test` -> :class:`equiv.selftest.SelfTestResult`; :func:`bound_description`.
+
+Importing the package runs no solver.  Layout: ``arch`` (entries, hooks), ``inputs``,
+``paths`` (the exact model, loops unrolled), ``local`` (the local model), ``lemmas``,
+``obligations``, ``twin`` (the concrete page-by-page twin), ``solve``, ``check``,
+``counterexample``, ``revisions``, ``mutants``, ``selftest``; the report lines are
+:mod:`equiv.report.vmap`.
+"""
+
+from __future__ import annotations
+
+from equiv.check import CellResult
+from equiv.selftest import SelfTestResult
+from equiv.vmap.check import CONFIG
+from equiv.vmap.counterexample import VmapCounterexample
+from equiv.vmap.inputs import MAX_SEG_ORDER, PATHS, ConcreteCase
+from equiv.vmap.mutants import MUTANTS, Mutant
+from equiv.vmap.obligations import OBLIGATIONS
+from equiv.vmap.revisions import DEFAULT_REVISION, REVISIONS, Revision
+
+
+def check(
+    path: str,
+    bound: int,
+    revision: str = DEFAULT_REVISION,
+    mutant: str | None = None,
+    timeout_ms: int = 60_000,
+    rlimit: int | None = None,
+) -> CellResult:
+    """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
+
+    Args:
+        path: one of :data:`PATHS`.
+        bound: the maximal number of physically contiguous segments of the page array (each
+            2^k pages, k in 0..9, at any pfn; vmalloc: chunks of 2^(shift-12) pages; ioremap
+            is one contiguous range of any length and ignores it): see
+            :func:`bound_description`.
+        revision: a key of :data:`REVISIONS`.
+        mutant: a key of :data:`MUTANTS` (a seeded bug applied to the revision), or None.
+        timeout_ms: time limit of each solver query (UNKNOWN when it runs out).
+        rlimit: z3 resource limit per query; selects z3 instead of Bitwuzla.
+
+    Returns:
+        the cell's result; each counterexample is a :class:`VmapCounterexample`, replayed on
+        the concrete twin before it was reported.
+
+    Raises:
+        InputError: an unknown path, revision or mutant, or a bound below 1.
+    """
+    from equiv.vmap.check import check as _check
+
+    return _check(path, bound, revision, mutant, timeout_ms, rlimit)
+
+
+def self_test(jobs: int | None = None) -> SelfTestResult:
+    """The mutation self-test (M1-M8 on ``v8-fix``; :mod:`equiv.vmap.selftest`)."""
+    from equiv.vmap.selftest import self_test as _self_test
+
+    return _self_test(jobs)
+
+
+def bound_description(bound: int) -> str:
+    """What ``bound`` means, for every output that states it."""
+    return (
+        f"page arrays of up to {bound} physically contiguous segment{'s' * (bound != 1)} of 2^k "
+        f"pages each (k in 0..{MAX_SEG_ORDER}, any pfn; vmap: up to {bound << MAX_SEG_ORDER} pages; "
+        f"vmalloc: up to {bound} chunks of 2^(shift-12) pages); ioremap: one contiguous range of "
+        "up to 2^31 pages, whatever the bound"
+    )
+
+
+__all__ = [
+    "CONFIG",
+    "DEFAULT_REVISION",
+    "MUTANTS",
+    "OBLIGATIONS",
+    "PATHS",
+    "REVISIONS",
+    "ConcreteCase",
+    "Mutant",
+    "Revision",
+    "VmapCounterexample",
+    "bound_description",
+    "check",
+    "self_test",
+]

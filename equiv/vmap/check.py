@@ -1,0 +1,446 @@
+"""Checking one cell of the page-table subject: (path, bound, revision[, seeded bug]).
+
+Order of work (fresh queries, fixed order, a time limit per query):
+
+1. **Vacuity.**  The preconditions (P1-P4 and the input shape) together with the local
+   model's facts must be satisfiable for some page; otherwise every obligation is VACUOUS.
+2. **Lemmas** (:mod:`equiv.vmap.lemmas`) that justify the local model's facts.
+3. **Obligations** (:mod:`equiv.vmap.obligations`), each one query of the local model
+   (:mod:`equiv.vmap.local`) with the observed page symbolic:
+
+   * UNSAT, every lemma proved: PROVED.
+   * SAT: the model's inputs are replayed on the concrete twin; if the twin shows the
+     violation, REFUTED with that counterexample.  The local model over-approximates, so a
+     candidate may not reproduce: then the exact model (:mod:`equiv.vmap.paths`, loops
+     unrolled, no free variables) searches for a counterexample with at most
+     :data:`EXACT_BOUND` segments; what it finds is replayed too.  An exact-model answer that
+     does not reproduce is an internal error (:class:`~equiv.errors.InternalMismatch`).
+   * UNSAT with a lemma not proved: the lemma's own counterexample and the exact model are
+     tried as above; if neither gives a replayed counterexample, UNKNOWN.
+   * Undecided (time limit): UNKNOWN, the query written to an ``.smt2`` file.
+
+A counterexample is never reported unless the twin reproduced it; UNKNOWN is never success.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import time
+from collections.abc import Callable
+
+import z3
+from attrs import evolve
+
+from equiv import bv
+from equiv.bv import Cond
+from equiv.check import CellResult, ObligationResult, Verdict, worst
+from equiv.errors import InputError, InternalMismatch
+from equiv.vmap import local, paths
+from equiv.vmap.arch import IDX_BITS
+from equiv.vmap.counterexample import (
+    PAGE_KERNEL,
+    Replay,
+    VmapCounterexample,
+    build,
+    read_case,
+    replay,
+    simplify,
+)
+from equiv.vmap.inputs import PATHS, VmapInputs, assumptions, symbolic_inputs
+from equiv.vmap.lemmas import Lemma, depends, lemmas
+from equiv.vmap.obligations import OBLIGATIONS, claim, for_path
+from equiv.vmap.revisions import COMMON_CHOICES, Revision, revision
+from equiv.vmap.solve import SAT, UNKNOWN, UNSAT, Query, default_backend
+
+CONFIG = "arm64-4k"
+#: extra named assumptions over the cell's symbolic inputs (tests: a contradiction -> VACUOUS)
+Extra = Callable[[VmapInputs], list[tuple[str, Cond]]]
+#: the exact (unrolled) model searches counterexamples with at most this many segments
+EXACT_BOUND = 2
+#: time limit of each exact-model search (a search that ends by timeout leaves UNKNOWN)
+EXACT_TIMEOUT_MS = 15_000
+
+
+def _assertions(conds: list[tuple[str, Cond]]) -> list[z3.BoolRef]:
+    return [c if isinstance(c, z3.BoolRef) else z3.BoolVal(bool(c)) for _, c in conds]
+
+
+def _conj(c: Cond) -> z3.BoolRef:
+    return c if isinstance(c, z3.BoolRef) else z3.BoolVal(bool(c))
+
+
+def _dump(q: Query, tag: str) -> str:
+    fd, path = tempfile.mkstemp(prefix=f"equiv-vmap-unknown-{tag}-", suffix=".smt2")
+    with os.fdopen(fd, "w") as f:
+        f.write(q.smt2())
+    return path
+
+
+class _Cell:
+    """The state of one cell's check (queries share the inputs and observations)."""
+
+    def __init__(
+        self,
+        path: str,
+        bound: int,
+        rev: Revision,
+        mutant: str | None,
+        timeout_ms: int,
+        rlimit: int | None,
+        extra: Extra | None = None,
+    ) -> None:
+        self.path, self.bound, self.rev, self.mutant = path, bound, rev, mutant
+        self.timeout_ms, self.rlimit = timeout_ms, rlimit
+        self.backend = default_backend(rlimit)
+        self.inp = symbolic_inputs(path, bound)
+        self.pre = assumptions(self.inp) + (extra(self.inp) if extra is not None else [])
+        self.v = z3.BitVec("obs.page", IDX_BITS)
+        self.slow, self.fast = local.observe(path, self.inp, rev, self.v)
+        self.facts = _conj(bv.and_(self.slow.facts, self.fast.facts))
+        self.base = [*_assertions(self.pre), z3.ULT(self.v, self.inp.count), self.facts]
+        #: violations found by replaying lemma counterexamples: obligation -> replay
+        self.lemma_witness: dict[str, Replay] = {}
+
+    def query(
+        self,
+        extra: list[z3.BoolRef],
+        base: list[z3.BoolRef] | None = None,
+        inp: VmapInputs | None = None,
+        also: list[z3.ExprRef] | None = None,
+        timeout_ms: int | None = None,
+    ) -> Query:
+        inp = inp or self.inp
+        o = inp.oracles
+        mention = [
+            inp.a,
+            inp.prot,
+            inp.shift,
+            inp.count,
+            self.v,
+            o.pgd_table(z3.BitVecVal(0, 9)),
+            o.pud_table(z3.BitVecVal(0, 18)),
+            o.pmd_table(z3.BitVecVal(0, 27)),
+            o.trylock_pud(z3.BitVecVal(0, 18)),
+            o.trylock_pmd(z3.BitVecVal(0, 27)),
+            o.ffs0(z3.BitVecVal(0, 32)),
+        ]
+        pg = inp.pages
+        mention += [t for t in (*pg.active, *pg.base, *(pg.order or pg.length)) if isinstance(t, z3.ExprRef)]
+        q = Query(
+            [*(self.base if base is None else base), *extra],
+            timeout_ms=timeout_ms or self.timeout_ms,
+            backend=self.backend,
+            rlimit=self.rlimit,
+            mention=mention + (also or []),
+        )
+        q.check()
+        return q
+
+    # ---- steering a model to readable inputs -----------------------------------------
+    def prefer_small(self, q: Query, inp: VmapInputs, free: dict[str, z3.ExprRef]) -> None:
+        pg = inp.pages
+        prefs: list[z3.BoolRef] = []
+        # the local model's step and walk as real ones: the first step of v's slot, the
+        # first walk
+        for name, t in free.items():
+            if name.endswith("fast.walk.lo") or name == "obs.step":
+                prefs.append(t == 0)
+            elif name.startswith("hint."):
+                prefs.append(t)
+        for j in range(pg.nseg - 1, 0, -1):  # few segments
+            if isinstance(pg.active[j], z3.BoolRef):
+                prefs.append(z3.Not(pg.active[j]))
+        if pg.order is not None and inp.path == "vmap":
+            prefs += [z3.ULE(k, 5) for k in pg.order if isinstance(k, z3.ExprRef)]
+        prefs += [z3.ULT(b, 1 << 20) for b in pg.base if isinstance(b, z3.ExprRef)]
+        prefs += [z3.ULT(b, 1 << 16) for b in pg.base if isinstance(b, z3.ExprRef)]
+        # a page of arm64's vmalloc area (VMALLOC_START = 0xffff800080000000 with VA_BITS=48)
+        va_lo = 0xFFFF800080000000 >> 12 & ((1 << 36) - 1)
+        prefs += [
+            z3.ULT(pg.count, 4096),
+            z3.ULT(pg.count, 1024),
+            z3.And(z3.UGE(inp.a, va_lo), z3.ULT(inp.a, va_lo + (1 << 24))),
+            inp.prot == PAGE_KERNEL,
+            z3.ULT(self.v, 64),
+        ]
+        o = inp.oracles
+        vv = inp.a + z3.ZeroExt(4, self.v)
+        prefs += [
+            z3.Not(o.pgd_table(z3.Extract(35, 27, vv))),
+            z3.Not(o.pud_table(z3.Extract(35, 18, vv))),
+            z3.Not(o.pmd_table(z3.Extract(35, 9, vv))),
+        ]
+        for p in prefs:
+            q.prefer(p)
+
+    # ---- obligations -------------------------------------------------------------------
+    def local_claim(self, name: str) -> tuple[z3.BoolRef, dict[str, z3.ExprRef]]:
+        """The negated local claim of obligation ``name`` and the free variables to steer."""
+        free = {**self.slow.free, **self.fast.free}
+        if name == "ub_ffs0":
+            r = z3.BitVec("obs.step", IDX_BITS)
+            ub = paths.get_vmap_batch_order(self.inp, self.rev, self.inp.count - r, r).ub
+            return z3.And(z3.ULT(r, self.inp.count), _conj(ub)), {"obs.step": r}
+        if name == "flush_covers":
+            lo = self.flush_lo(self.inp, paths.Unroll.initial(self.path, self.bound, self.rev))
+            return z3.Not(lo == 0), free
+        return z3.Not(_conj(claim(name, self.path, self.inp, self.slow, self.fast, self.v))), free
+
+    def flush_lo(self, inp: VmapInputs, unroll: paths.Unroll) -> z3.ExprRef:
+        if self.path != "vmap" or self.rev.flush_from == "start":
+            return z3.BitVecVal(0, IDX_BITS)
+        return paths.vmap_pages_range_batched(inp, self.rev, unroll).flush_lo
+
+    def exact(self, name: str) -> tuple[str, Replay | None, str]:
+        """Search a counterexample of ``name`` with the exact model at bound
+        min(bound, EXACT_BOUND); (answer, confirming replay, reason)."""
+        b = min(self.bound, EXACT_BOUND)
+        inp = symbolic_inputs(self.path, b)
+        unroll = paths.Unroll.initial(self.path, b, self.rev)
+        v = self.v
+        base = [*_assertions(assumptions(inp)), z3.ULT(v, inp.count)]
+        if name == "ub_ffs0":
+            bt = paths.vmap_pages_range_batched(inp, self.rev, unroll)
+            neg = z3.And(_conj(bt.ub), _conj(bt.ended))
+        elif name == "flush_covers":
+            bt = paths.vmap_pages_range_batched(inp, self.rev, unroll)
+            neg = z3.And(z3.Not(bt.flush_lo == 0), _conj(bt.ended))
+        else:
+            so, fo = paths.observe(self.path, inp, self.rev, v, unroll)
+            neg = z3.And(
+                z3.Not(_conj(claim(name, self.path, inp, so, fo, v))),
+                _conj(bv.and_(so.unrolled, fo.unrolled)),
+            )
+        q = self.query([neg], base=base, inp=inp, timeout_ms=min(self.timeout_ms, EXACT_TIMEOUT_MS))
+        if q.result != SAT:
+            return q.result, None, q.reason
+        self.prefer_small(q, inp, {})
+        case = read_case(q, self.path, inp)
+        if case is None:
+            return UNKNOWN, None, "the exact model's counterexample is too long to replay"
+        rp = replay(case, self.rev, name)
+        if not rp.violations:
+            raise InternalMismatch(
+                f"vmap {self.path} {name}: the exact model's counterexample {case} does not reproduce on the "
+                "concrete twin (the symbolic model and the twin disagree: a bug in equiv)"
+            )
+        return SAT, rp, ""
+
+    def run_lemma(self, lm: Lemma) -> ObligationResult:
+        t0 = time.perf_counter()
+        q = self.query(
+            [_conj(lm.premise), z3.Not(_conj(lm.claim))],
+            base=_assertions(self.pre),
+            also=list(lm.free.values()),
+        )
+        dt = time.perf_counter() - t0
+        if q.result == UNSAT:
+            return ObligationResult(lm.name, "lemma", "lemma", Verdict.PROVED, dt)
+        if q.result == SAT:
+            # a counterexample to the lemma: its inputs may show real violations
+            frees = ", ".join(f"{k}={q.value(t):#x}" for k, t in lm.free.items())
+            self.prefer_small(q, self.inp, {})
+            case = read_case(q, self.path, self.inp)
+            if case is not None:
+                for ob in for_path(self.path):
+                    rp = replay(case, self.rev, ob.name)
+                    if rp.violations and ob.name not in self.lemma_witness:
+                        self.lemma_witness[ob.name] = rp
+            return ObligationResult(
+                lm.name,
+                "lemma",
+                "lemma",
+                Verdict.UNKNOWN,
+                dt,
+                reason=f"lemma does not hold for this revision ({lm.description}; e.g. {frees}): the local "
+                "facts resting on it are unjustified, so obligations are decided by replayed "
+                "counterexamples only",
+            )
+        return ObligationResult(
+            lm.name, "lemma", "lemma", Verdict.UNKNOWN, dt, reason=f"{q.reason}; query: {_dump(q, lm.name)}"
+        )
+
+    def run_obligation(self, name: str, proved_lemmas: set[str]) -> ObligationResult:
+        ob = OBLIGATIONS[name]
+        t0 = time.perf_counter()
+        neg, free = self.local_claim(name)
+        q = self.query([neg])
+
+        def refuted(rp: Replay, found_by: str, page: int | None) -> ObligationResult:
+            rp = simplify(rp, self.rev, name)
+            cx = build(
+                rp,
+                obligation=name,
+                rev=self.rev,
+                mutant=self.mutant,
+                bound=self.bound,
+                page=page,
+                found_by=found_by,
+            )
+            return ObligationResult(
+                name,
+                ob.kind,
+                name,
+                Verdict.REFUTED,
+                time.perf_counter() - t0,
+                # the subject's own counterexample type (to_json, counterexample_lines in
+                # equiv.report.vmap): ObligationResult is typed for the first subject's
+                cx,  # type: ignore[arg-type]
+                reason="undefined behaviour" if name == "ub_ffs0" else "",
+            )
+
+        lemmas_ok = depends(name, self.path) <= proved_lemmas
+        if q.result == UNSAT and lemmas_ok:
+            deps = sorted(depends(name, self.path))
+            return ObligationResult(
+                name,
+                ob.kind,
+                name,
+                Verdict.PROVED,
+                time.perf_counter() - t0,
+                coverage=(
+                    "preconditions satisfiable with the local model's facts",
+                    *([f"lemmas {', '.join(deps)} proved"] if deps else []),
+                ),
+            )
+        if q.result == UNKNOWN:
+            return ObligationResult(
+                name,
+                ob.kind,
+                name,
+                Verdict.UNKNOWN,
+                time.perf_counter() - t0,
+                reason=f"{q.reason}; query: {_dump(q, name)}",
+            )
+        why = "the local model's candidate does not reproduce concretely"
+        if q.result == SAT:
+            self.prefer_small(q, self.inp, free)
+            case = read_case(q, self.path, self.inp)
+            if case is not None:
+                rp = replay(case, self.rev, name)
+                if rp.violations:
+                    return refuted(rp, "local", int(q.value(self.v)))
+        else:
+            why = "the local proof rests on a lemma that does not hold"
+        if name in self.lemma_witness:
+            return refuted(self.lemma_witness[name], "lemma", None)
+        ans, rp2, reason = self.exact(name)
+        if ans == SAT and rp2 is not None:
+            return refuted(rp2, "exact", None)
+        b = min(self.bound, EXACT_BOUND)
+        tail = (
+            f"the exact model finds no counterexample with <= {b} segment{'s' * (b > 1)}"
+            if ans == UNSAT
+            else f"the exact model gave up ({reason})"
+        )
+        return ObligationResult(
+            name, ob.kind, name, Verdict.UNKNOWN, time.perf_counter() - t0, reason=f"{why}; {tail}"
+        )
+
+
+def cell_choices(rev: Revision) -> tuple[str, ...]:
+    """The named choices printed with a cell."""
+    return (
+        *COMMON_CHOICES,
+        *rev.choices,
+        "__ffs(0) is undefined: modelled as an unconstrained value in 0..63 per batching step, "
+        "with a UB flag (obligation ub_ffs0)",
+    )
+
+
+def check_cell(
+    path: str,
+    bound: int,
+    rev: Revision,
+    mutant: str | None = None,
+    *,
+    timeout_ms: int = 60_000,
+    rlimit: int | None = None,
+    extra: Extra | None = None,
+) -> CellResult:
+    """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
+
+    Args:
+        path: "ioremap", "vmalloc" or "vmap".
+        bound: the maximal number of segments of the page array (ioremap: unused, one
+            contiguous range of any length up to 2^31 pages).
+        rev: the revision (a seeded bug already applied).
+        mutant: the seeded bug's name, for the report.
+        timeout_ms: time limit of each query.
+        rlimit: z3 resource limit per query (selects z3 as the solver).
+        extra: further named assumptions (a test hook: contradictory ones make it VACUOUS).
+
+    Raises:
+        InputError: an unknown path or a bound below 1.
+        InternalMismatch: the exact model and the twin disagree (a bug in equiv).
+    """
+    if path not in PATHS:
+        raise InputError(f"unknown vmap path {path!r}; valid: {', '.join(PATHS)}")
+    if bound < 1:
+        raise InputError(f"bound {bound}: the page array needs at least one segment")
+    t_cell = time.perf_counter()
+    cell = _Cell(path, bound, rev, mutant, timeout_ms, rlimit, extra)
+    results: list[ObligationResult] = []
+
+    def done() -> CellResult:
+        return CellResult(
+            config=CONFIG,
+            revision=rev.name if mutant is None else f"{rev.name}+{mutant}",
+            ptype=path,
+            order=bound,
+            verdict=worst([r.verdict for r in results]),
+            seconds=time.perf_counter() - t_cell,
+            obligations=tuple(results),
+            assumptions=tuple(n for n, _ in cell.pre),
+            choices=cell_choices(rev),
+            hypothetical=False,
+        )
+
+    t0 = time.perf_counter()
+    q = cell.query([])
+    if q.result != SAT:
+        verdict = Verdict.VACUOUS if q.result == UNSAT else Verdict.UNKNOWN
+        why = (
+            "the preconditions and the local model's facts are unsatisfiable"
+            if q.result == UNSAT
+            else f"vacuity check: {q.reason}"
+        )
+        for ob in for_path(path):
+            results.append(
+                ObligationResult(ob.name, ob.kind, ob.name, verdict, time.perf_counter() - t0, reason=why)
+            )
+        return done()
+    lemma_results: list[ObligationResult] = []
+    proved: set[str] = set()
+    for lm in lemmas(cell.inp, path, rev):
+        res = cell.run_lemma(lm)
+        missing = [r for r in lm.requires if r not in proved]
+        if res.verdict is Verdict.PROVED and missing:
+            res = evolve(
+                res, verdict=Verdict.UNKNOWN, reason=f"rests on lemma {', '.join(missing)}, not proved"
+            )
+        if res.verdict is Verdict.PROVED:
+            proved.add(lm.name)
+        lemma_results.append(res)
+    results += lemma_results
+    for ob in for_path(path):
+        results.append(cell.run_obligation(ob.name, proved))
+    return done()
+
+
+def check(
+    path: str, bound: int, revision_name: str, mutant: str | None, timeout_ms: int, rlimit: int | None
+) -> CellResult:
+    """The API entry point (see :func:`equiv.vmap.check`)."""
+    from equiv.vmap.mutants import MUTANTS, apply
+
+    rev = revision(revision_name)
+    if mutant is not None:
+        if mutant not in MUTANTS:
+            raise InputError(f"unknown vmap mutant {mutant!r}; valid: {', '.join(MUTANTS)}")
+        rev = apply(rev, mutant)
+    return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit)
+
+
+__all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell"]

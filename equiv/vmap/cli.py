@@ -1,0 +1,170 @@
+"""The vmap subject on the command line: its options and its proof runs (registered in
+:mod:`equiv.subjects`).  The model is :mod:`equiv.vmap`; this module only turns parsed
+options into cells (:func:`equiv.vmap.check`) and :class:`~equiv.matrix.RunResult` runs."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, TextIO
+
+from attrs import evolve
+
+from equiv import vmap
+from equiv.check import CellResult
+from equiv.errors import InputError, lookup
+from equiv.matrix import RunResult, SubjectConfig
+from equiv.report.progress import progress
+from equiv.subjects import RunContext
+
+#: the options only this subject has, with their defaults (other subjects refuse them)
+OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None}
+#: bounds (maximal number of segments of the page array) of a default run, and the range
+DEFAULT_BOUNDS = (1, 2)
+MIN_BOUND, MAX_BOUND = 1, 8
+
+__all__ = ["OWN_OPTIONS", "add_arguments", "list_lines", "runs", "self_test", "special"]
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The vmap options."""
+    g = p.add_argument_group("vmap subject (--subject vmap)")
+    g.add_argument(
+        "--paths", default="all", help=f"mapping paths: {', '.join(vmap.PATHS)} (comma list) or all"
+    )
+    g.add_argument(
+        "--bounds",
+        default=None,
+        metavar="N|N-M|LIST",
+        help="the bound of each cell: the maximal number of physically "
+        "contiguous segments of the page array (see --list; default "
+        f"{_fmt(DEFAULT_BOUNDS)})",
+    )
+
+
+def _fmt(bounds: tuple[int, ...]) -> str:
+    return ",".join(map(str, bounds))
+
+
+def _paths(spec: str) -> list[str]:
+    if spec == "all":
+        return list(vmap.PATHS)
+    out = []
+    for name in spec.split(","):
+        if name.strip() not in vmap.PATHS:
+            raise InputError(f"unknown path {name.strip()!r}; valid: {', '.join(vmap.PATHS)}, all")
+        out.append(name.strip())
+    return list(dict.fromkeys(out))
+
+
+def _bounds(spec: str | None) -> list[int]:
+    if spec is None:
+        return list(DEFAULT_BOUNDS)
+    out: list[int] = []
+    try:
+        for part in spec.split(","):
+            lo, _, hi = part.strip().partition("-")
+            a, b = int(lo), int(hi) if hi else int(lo)
+            if a > b:
+                raise ValueError
+            out += range(a, b + 1)
+    except ValueError:
+        raise InputError(
+            f"bad --bounds {spec!r}; valid: N, N-M or a comma list, with {MIN_BOUND} <= N <= {MAX_BOUND}"
+        ) from None
+    bad = [b for b in out if not MIN_BOUND <= b <= MAX_BOUND]
+    if bad:
+        raise InputError(f"bound {bad[0]} out of range; valid: {MIN_BOUND}..{MAX_BOUND}")
+    return list(dict.fromkeys(out))
+
+
+def list_lines() -> list[str]:
+    """``--list`` for this subject."""
+    out = ["revisions:"]
+    out += [f"  {name}: {rev.summary}" for name, rev in vmap.REVISIONS.items()]
+    out.append("paths: " + ", ".join(vmap.PATHS))
+    out.append(
+        f"bounds (--bounds N, {MIN_BOUND}..{MAX_BOUND}; default {_fmt(DEFAULT_BOUNDS)}): "
+        f"N = {vmap.bound_description(1)}"
+    )
+    out.append("obligations (--obligation): " + ", ".join(vmap.OBLIGATIONS))
+    out.append("mutants (seeded-bug controls):")
+    out += [f"  {name} ({m.label}): {m.description}" for name, m in vmap.MUTANTS.items()]
+    return out
+
+
+def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) -> int | None:
+    """No modes besides the proof matrix."""
+    return None
+
+
+def self_test(jobs: int | None) -> Any:
+    """The M1..M8 controls (:func:`equiv.vmap.self_test`)."""
+    return vmap.self_test(jobs)
+
+
+def _cell(job: tuple[str, int, str, str | None, int, int | None, str | None]) -> CellResult:
+    path, bound, rev, mutant, timeout_ms, rlimit, obligation = job
+    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit)
+    if obligation is not None:
+        res = evolve(res, obligations=tuple(o for o in res.obligations if o.name == obligation))
+    return res
+
+
+def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
+    """The vmap matrix (path x bound) the options ask for: one run."""
+    rev = lookup(vmap.REVISIONS, args.revision or vmap.DEFAULT_REVISION, "vmap revision")
+    if args.mutant is not None:
+        lookup(vmap.MUTANTS, args.mutant, "vmap mutant")
+    if args.obligation is not None:
+        lookup(vmap.OBLIGATIONS, args.obligation, "vmap obligation")
+    paths, bounds = _paths(args.paths), _bounds(args.bounds)
+    jobs_list = [
+        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation)
+        for b in bounds
+        for p in paths
+    ]
+    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    cells: list[CellResult] = []
+    with progress(len(jobs_list), ctx.err, enabled=not ctx.quiet) as advance:
+        if jobs == 1:
+            for j in jobs_list:
+                cells.append(_cell(j))
+                advance(1)
+        else:
+            with ProcessPoolExecutor(max_workers=jobs) as pool:
+                for res in pool.map(_cell, jobs_list):
+                    cells.append(res)
+                    advance(1)
+    wall = time.perf_counter() - t0
+    cfg = SubjectConfig(
+        vmap.CONFIG,
+        "arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G (../shared/reference/vmalloc.md section 1)",
+    )
+    return [
+        RunResult(
+            config=cfg,
+            revision=rev.name,
+            mutant=args.mutant,
+            cells=tuple(cells),
+            wall_seconds=wall,
+            jobs=jobs,
+            layout_note="; ".join(vmap.bound_description(b) for b in bounds),
+            choices=tuple(rev.choices),
+            budget_args=ctx.budget_args,
+            assumptions=next((c.assumptions for c in cells if c.assumptions), ()),
+            revision_summary=rev.summary,
+            mutant_description=vmap.MUTANTS[args.mutant].description if args.mutant else "",
+            subject="vmap",
+            config_arg="--subject vmap",
+            title="vmap/vmalloc/ioremap page tables (arm64 4K), per-page slow path vs batched fast path",
+            column_label="path",
+            row_label="bound",
+            column_option="--paths",
+            row_option="--bounds",
+        )
+    ]

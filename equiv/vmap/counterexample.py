@@ -1,0 +1,273 @@
+"""Counterexamples of the page-table subject: read off a solver model, replayed on the twin.
+
+A counterexample is only ever built from a concrete replay (:func:`replay`): the solver's
+inputs become a :class:`~equiv.vmap.inputs.ConcreteCase`, both paths run page by page on
+:mod:`equiv.vmap.twin`, and the obligation is checked on the concrete page tables.  What a
+reviewer needs is kept: the page array as segments, the virtual range, the page where it goes
+wrong, the slow and fast leaves there, the walks of the batching loop, and whether the defect
+is undefined behaviour.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import z3
+from attrs import frozen
+
+from equiv.vmap import arch
+from equiv.vmap.inputs import ConcreteCase, VmapInputs
+from equiv.vmap.obligations import Violation, violations
+from equiv.vmap.revisions import Revision
+from equiv.vmap.solve import Query
+from equiv.vmap.twin import Run, run_fast, run_slow
+
+#: arm64 PAGE_KERNEL (PROT_NORMAL: PTE_TYPE_PAGE | PTE_AF | PTE_SHARED | PTE_WRITE | PTE_PXN |
+#: PTE_UXN, MT_NORMAL), the protection counterexamples prefer
+PAGE_KERNEL = 0x0068000000000703
+#: the largest range the twin replays (pages)
+MAX_REPLAY_PAGES = 1 << 20
+
+
+@frozen
+class LeafView:
+    """One side's leaf at the page: level, raw entry, the pfn it maps the page to, and the
+    block or CONT step that wrote it (first page of the range, size in pages)."""
+
+    level: str
+    entry: int
+    pfn: int | None
+    block_page: int
+    block_pages: int
+    cont: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "entry": hex(self.entry),
+            "pfn": None if self.pfn is None else hex(self.pfn),
+            "block_page": self.block_page,
+            "block_pages": self.block_pages,
+            "cont": self.cont,
+        }
+
+
+def leaf_view(case: ConcreteCase, r: Run, i: int) -> LeafView:
+    """The leaf covering page ``i`` of the range in run ``r``."""
+    lvl, e, va0, npg = r.leaf(case.va + i)
+    start, size = va0 - case.va, npg
+    if lvl == arch.LEVEL_PTE and e & arch.PTE_CONT:
+        for s, n in r.steps:  # the set_huge_pte_at step that wrote it
+            if s <= case.va + i < s + n:
+                start, size = s - case.va, n
+    return LeafView(
+        level=arch.LEVEL_NAMES[lvl],
+        entry=e,
+        pfn=r.translation(case.va + i),
+        block_page=start,
+        block_pages=size,
+        cont=bool(lvl == arch.LEVEL_PTE and e & arch.PTE_CONT),
+    )
+
+
+@frozen
+class VmapCounterexample:
+    """A replayed counterexample (frozen; ``to_json`` for machine-readable reports)."""
+
+    obligation: str
+    path: str
+    revision: str
+    mutant: str | None
+    bound: int
+    case: ConcreteCase
+    #: the page (index into the range) where it shows, or None for a whole-call defect
+    page: int | None
+    expected_pfn: int | None
+    slow: LeafView | None
+    fast: LeafView | None
+    #: the concrete violations (first few), one line each
+    detail: tuple[str, ...]
+    n_violations: int
+    #: the defect is undefined behaviour (__ffs(0)), not a translation difference
+    ub: bool
+    #: walk calls of vmap_pages_range_batched: (first page, end page, pages[] index, shift)
+    walks: tuple[tuple[int, int, int, int], ...]
+    #: flush_cache_vmap ranges (pages relative to the range start), slow and fast
+    flush: tuple[tuple[int, int] | None, tuple[int, int] | None]
+    #: which model proposed it: the local model, or the exact (unrolled) one
+    found_by: str
+    choices: tuple[str, ...] = ()
+
+    @property
+    def va(self) -> int:
+        """Virtual address of the range start (bytes; the top 16 bits of a kernel address
+        are left out: VA_BITS=48)."""
+        return self.case.va << arch.PAGE_SHIFT
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "obligation": self.obligation,
+            "path": self.path,
+            "revision": self.revision,
+            "mutant": self.mutant,
+            "bound": self.bound,
+            "inputs": self.case.to_json(),
+            "page": self.page,
+            "page_va": None if self.page is None else hex(self.va + (self.page << arch.PAGE_SHIFT)),
+            "expected_pfn": None if self.expected_pfn is None else hex(self.expected_pfn),
+            "slow": None if self.slow is None else self.slow.to_json(),
+            "fast": None if self.fast is None else self.fast.to_json(),
+            "violations": list(self.detail),
+            "n_violations": self.n_violations,
+            "undefined_behaviour": self.ub,
+            "walks": [{"first_page": a, "end_page": b, "index": i, "shift": s} for a, b, i, s in self.walks],
+            "flush": {"slow": self.flush[0], "fast": self.flush[1]},
+            "found_by": self.found_by,
+            "replayed": True,
+        }
+
+
+def read_case(q: Query, path: str, inp: VmapInputs) -> ConcreteCase | None:
+    """The concrete input of a SAT model (None if the range is too long to replay)."""
+    pg = inp.pages
+    va = int(q.value(inp.a))
+    n = int(q.value(pg.count))
+    if n > MAX_REPLAY_PAGES:
+        return None
+    segs: list[tuple[int, int]] = []
+    for j in range(pg.nseg):
+        act = pg.active[j]
+        if not (act if isinstance(act, bool) else q.value(act)):
+            break
+        base = int(q.value(pg.base[j]))
+        size = int(q.value(pg.order[j])) if pg.order is not None else int(q.value(pg.length[j]))
+        segs.append((size, base))
+    shift = int(q.value(inp.shift))
+    o = inp.oracles
+    tables: set[tuple[str, int]] = set()
+    fails: set[tuple[str, int]] = set()
+    last = va + n - 1
+    for kind, span, fn, width in (
+        ("pgd", 27, o.pgd_table, 9),
+        ("pud", 18, o.pud_table, 18),
+        ("pmd", 9, o.pmd_table, 27),
+    ):
+        for idx in range(va >> span, (last >> span) + 1):
+            if q.value(fn(z3.BitVecVal(idx, width))):
+                tables.add((kind, idx))
+            if kind != "pgd":
+                try_fn = o.trylock_pud if kind == "pud" else o.trylock_pmd
+                if not q.value(try_fn(z3.BitVecVal(idx, width))):
+                    fails.add((kind, idx))
+    case = ConcreteCase(
+        path=path,
+        va=va,
+        prot=int(q.value(inp.prot)),
+        segments=tuple(segs),
+        shift=shift,
+        tables=frozenset(tables),
+        trylock_fails=frozenset(fails),
+    )
+    if path == "vmap":
+        zeros = [i for i, p in enumerate(case.pfns()) if p == 0]
+        ffs0 = tuple((i, int(q.value(o.ffs0(z3.BitVecVal(i, 32))))) for i in zeros)
+        case = ConcreteCase(
+            path=path,
+            va=va,
+            prot=case.prot,
+            segments=case.segments,
+            shift=shift,
+            tables=case.tables,
+            trylock_fails=case.trylock_fails,
+            ffs0=ffs0,
+        )
+    return case
+
+
+@frozen
+class Replay:
+    """The concrete runs of a case and the violations of one obligation."""
+
+    case: ConcreteCase
+    slow: Run
+    fast: Run
+    violations: tuple[Violation, ...]
+
+
+def replay(case: ConcreteCase, rev: Revision, obligation: str) -> Replay:
+    """Run both paths of ``case`` on the twin and check ``obligation`` concretely."""
+    rs, rf = run_slow(case, rev), run_fast(case, rev)
+    return Replay(case, rs, rf, tuple(violations(obligation, case, rs, rf)))
+
+
+def simplify(rp: Replay, rev: Revision, obligation: str) -> Replay:
+    """Drop what the violation does not need: S0 tables, trylock failures and ``__ffs(0)``
+    values one at a time, and the protection to PAGE_KERNEL, keeping each change only if the
+    replay still shows a violation of ``obligation``."""
+    from attrs import evolve
+
+    cur = rp
+    trials: list[ConcreteCase] = []
+    for x in sorted(cur.case.trylock_fails):
+        trials.append(evolve(cur.case, trylock_fails=cur.case.trylock_fails - {x}))
+    for x in sorted(cur.case.tables):
+        trials.append(evolve(cur.case, tables=cur.case.tables - {x}))
+    if cur.case.prot != PAGE_KERNEL:
+        trials.append(evolve(cur.case, prot=PAGE_KERNEL))
+    for t in trials:
+        # re-apply the same removal to the current case (earlier removals may have been kept)
+        cand = evolve(
+            cur.case,
+            trylock_fails=cur.case.trylock_fails & t.trylock_fails,
+            tables=cur.case.tables & t.tables,
+            prot=t.prot,
+        )
+        if cand == cur.case:
+            continue
+        rp2 = replay(cand, rev, obligation)
+        if rp2.violations:
+            cur = rp2
+    return cur
+
+
+def build(
+    rp: Replay,
+    *,
+    obligation: str,
+    rev: Revision,
+    mutant: str | None,
+    bound: int,
+    page: int | None,
+    found_by: str,
+) -> VmapCounterexample:
+    """The counterexample of a replay that shows violations (``page``: the page the solver
+    pointed at; the first violating page is shown if that one is not among them)."""
+    case = rp.case
+    pages = [v.page for v in rp.violations if v.page is not None]
+    shown = page if page is not None and page in pages else (pages[0] if pages else None)
+    if obligation == "ub_ffs0":
+        shown = None
+    detail = [v.detail for v in rp.violations if v.page == shown] or [v.detail for v in rp.violations]
+    in_range = shown is not None and 0 <= shown < case.nr_pages
+    return VmapCounterexample(
+        obligation=obligation,
+        path=case.path,
+        revision=rev.name,
+        mutant=mutant,
+        bound=bound,
+        case=case,
+        page=shown if in_range else None,
+        expected_pfn=case.pfns()[shown] if in_range and shown is not None else None,
+        slow=leaf_view(case, rp.slow, shown) if in_range and shown is not None else None,
+        fast=leaf_view(case, rp.fast, shown) if in_range and shown is not None else None,
+        detail=tuple(detail[:4]),
+        n_violations=len(rp.violations),
+        ub=bool(rp.fast.ub),
+        walks=tuple((a - case.va, b - case.va, i, s) for a, b, i, s in rp.fast.walks),
+        flush=(
+            None if rp.slow.flush is None else (rp.slow.flush[0] - case.va, rp.slow.flush[1] - case.va),
+            None if rp.fast.flush is None else (rp.fast.flush[0] - case.va, rp.fast.flush[1] - case.va),
+        ),
+        found_by=found_by,
+        choices=rev.choices,
+    )

@@ -1,0 +1,447 @@
+"""Inputs of the page-table subject: the virtual range, the protection, the page array as
+physically contiguous segments, the vmalloc shift, and the initial page-table state.
+
+The page array ``pages[0..N)`` is given as up to ``bound`` *segments*: segment ``j`` covers
+indices ``[start_j, start_j + len_j)`` and maps them to pfns ``base_j + (i - start_j)``.  For
+vmap ``len_j = 2^k_j`` with ``k_j`` in 0..9 and ``base_j`` arbitrary (non-contiguous,
+misaligned and mixed-order runs; adjacent segments may also be physically contiguous, which
+merges them into a longer run); for vmalloc every segment is one ``2^(shift-12)`` chunk
+(reference §9 P3); for ioremap one segment of any length (``p[i] = phys/4K + i``).
+
+The initial table state S0 is given by oracles over table slots: whether a PUD table hangs
+under a pgd entry, a PMD table under a pud entry, a PTE table under a pmd entry
+(precondition P1: no leaf maps any page of the range; an entry covering part of the range is
+none or a table), and the ``mmap_read_trylock`` outcome per slot (P4).  Symbolic inputs are
+z3 constants with stable dotted names; concrete inputs are :class:`equiv.bv.CBV` and plain
+callables, so the same model runs on both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+from attrs import field, frozen
+
+from equiv import bv
+from equiv.bv import CBV, Cond, Val
+from equiv.errors import WidthError
+from equiv.vmap import arch, ops
+from equiv.vmap.arch import IDX_BITS, PFN_BITS, SHIFT_BITS, VPN_BITS
+
+PATHS = ("ioremap", "vmalloc", "vmap")
+#: largest segment order of a vmap page array (reference issue: k from 0 to 9)
+MAX_SEG_ORDER = 9
+#: vmalloc shifts vm_shift() can return on arm64-4K
+VMALLOC_SHIFTS = (arch.PAGE_SHIFT, arch.CONT_PTE_SHIFT, arch.PMD_SHIFT)
+
+Oracle = Callable[[Val], Cond]
+
+
+def _width(expected: int) -> Callable[[object, object, Val], None]:
+    def check(_inst: object, attr: object, value: Val) -> None:
+        if value.size() != expected:
+            raise WidthError(
+                f"{getattr(attr, 'name', attr)}: {value.size()} bits, expected "
+                f"{expected}; build inputs with equiv.vmap.inputs helpers"
+            )
+
+    return check
+
+
+@frozen(kw_only=True, eq=False)
+class Seg:
+    """One segment, selected by an array index: index ``x`` of it maps to pfn ``off + x``
+    (``off = base - start``, modulo 2^36), from index ``start`` up to ``end``; its physically
+    contiguous chain ends at index ``chain_end``.  Segments of one contiguous chain have the
+    same ``off``: that is what contiguity means here, and it keeps the solver's work on
+    translations an equality of offsets rather than sums."""
+
+    off: Val
+    start: Val
+    end: Val
+    chain_end: Val
+
+    def pfn(self, x: Val) -> Val:
+        """The pfn of index ``x`` if the segment's linearity extended to it: ``off + x``.
+        For an ``x`` of the segment, ``pages[x]``; for an ``x`` past it, the pfn a block step
+        starting in the segment writes at ``x``."""
+        return self.off + ops.zext(x, PFN_BITS)
+
+
+@frozen(kw_only=True, eq=False)
+class PageArray:
+    """``pages[]`` as segments (see the module docstring); derived fields are computed by
+    :meth:`build`."""
+
+    active: tuple[Cond, ...]
+    length: tuple[Val, ...]  # pages, IDX_BITS
+    base: tuple[Val, ...]  # pfn, PFN_BITS
+    #: the segment order k_j (vmap, vmalloc) or None (ioremap: one segment of any length)
+    order: tuple[Val, ...] | None
+    start: tuple[Val, ...]
+    count: Val
+    #: array index where the physically contiguous chain beginning at segment j ends
+    chain_end: tuple[Val, ...]
+    #: ``base_j - start_j``: index i of segment j maps to pfn ``off_j + i``
+    off: tuple[Val, ...]
+
+    @classmethod
+    def build(
+        cls,
+        active: tuple[Cond, ...],
+        length: tuple[Val, ...],
+        base: tuple[Val, ...],
+        order: tuple[Val, ...] | None = None,
+    ) -> PageArray:
+        """Derive starts, the count and the contiguous chains from the segments."""
+        for x in length:
+            _width(IDX_BITS)(None, "length", x)
+        for x in base:
+            _width(PFN_BITS)(None, "base", x)
+        n = len(length)
+        zero = ops.const(length[0], 0, IDX_BITS)
+        starts: list[Val] = []
+        acc = zero
+        for j in range(n):
+            starts.append(acc)
+            acc = acc + bv.ite(active[j], length[j], zero)
+        ends = [starts[j] + length[j] for j in range(n)]
+        offs = tuple(base[j] - ops.zext(starts[j], PFN_BITS) for j in range(n))
+        chain: list[Val] = [ends[-1]]
+        for j in range(n - 2, -1, -1):
+            # segment j+1 continues segment j physically: base[j+1] == base[j] + len[j]
+            contiguous = bv.and_(active[j + 1], bv.eq(offs[j + 1], offs[j]))
+            chain.insert(0, bv.ite(contiguous, chain[0], ends[j]))
+        return cls(
+            active=active,
+            length=length,
+            base=base,
+            order=order,
+            start=tuple(starts),
+            count=acc,
+            chain_end=tuple(chain),
+            off=offs,
+        )
+
+    @property
+    def nseg(self) -> int:
+        return len(self.length)
+
+    def _cases(self, x: Val) -> list[Cond]:
+        # segment j (j >= 1) holds x if it is active and x >= its start (later ones win)
+        return [bv.and_(self.active[j], arch.ge(x, self.start[j])) for j in range(1, self.nseg)]
+
+    def seg(self, x: Val) -> Seg:
+        """The segment holding array index ``x`` (meaningful for ``x < count``)."""
+        sel = Seg(
+            off=self.off[0],
+            start=self.start[0],
+            end=self.start[0] + self.length[0],
+            chain_end=self.chain_end[0],
+        )
+        for j, c in enumerate(self._cases(x), 1):
+            sel = Seg(
+                off=bv.ite(c, self.off[j], sel.off),
+                start=bv.ite(c, self.start[j], sel.start),
+                end=bv.ite(c, self.start[j] + self.length[j], sel.end),
+                chain_end=bv.ite(c, self.chain_end[j], sel.chain_end),
+            )
+        return sel
+
+    def pfn_at(self, x: Val) -> Val:
+        """``page_to_pfn(pages[x])``."""
+        return self.seg(x).pfn(x)
+
+    def concrete_pfns(self) -> list[int]:
+        """Every pfn of a concrete array, in index order (for the concrete twin)."""
+        out: list[int] = []
+        for j in range(self.nseg):
+            if not ops.to_bool(self.active[j]):
+                break
+            b, n = ops.to_int(self.base[j]), ops.to_int(self.length[j])
+            out += [(b + k) & ((1 << PFN_BITS) - 1) for k in range(n)]
+        return out
+
+
+@frozen(kw_only=True, eq=False)
+class Oracles:
+    """S0 and the shared oracles (P1, P4), as functions of a table slot index.
+
+    Slot indices: pgd ``vpn >> 27`` (9 bits), pud ``vpn >> 18`` (18 bits), pmd ``vpn >> 9``
+    (27 bits).  ``ffs0`` is the value ``__ffs(0)`` yields (undefined behaviour: unconstrained
+    in 0..63), by array index of the batching step that evaluates it.
+    """
+
+    pgd_table: Oracle
+    pud_table: Oracle
+    pmd_table: Oracle
+    trylock_pud: Oracle
+    trylock_pmd: Oracle
+    ffs0: Callable[[Val], Val]
+
+
+@frozen(kw_only=True, eq=False)
+class VmapInputs:
+    """Everything one path reads.  ``shift`` is vmalloc's page_shift (12 for the others)."""
+
+    path: str
+    a: Val = field(validator=_width(VPN_BITS))
+    prot: Val = field(validator=_width(arch.ENTRY_BITS))
+    pages: PageArray
+    shift: Val = field(validator=_width(SHIFT_BITS))
+    oracles: Oracles
+    bound: int
+
+    @property
+    def count(self) -> Val:
+        return self.pages.count
+
+    @property
+    def end(self) -> Val:
+        """``a + N`` (virtual page number of the end of the range)."""
+        return self.a + ops.zext(self.count, VPN_BITS)
+
+    @property
+    def max_count(self) -> int:
+        """The largest N the assumptions allow (sizes the bit-vector helpers)."""
+        if self.path == "vmap":
+            return self.bound << MAX_SEG_ORDER
+        if self.path == "vmalloc":
+            return self.bound << (arch.PMD_SHIFT - arch.PAGE_SHIFT)
+        return (1 << IDX_BITS) - 1
+
+
+def symbolic_inputs(path: str, bound: int) -> VmapInputs:
+    """Fresh symbolic inputs for ``path`` with up to ``bound`` segments (ioremap: one segment
+    of any length, whatever the bound)."""
+    nseg = 1 if path == "ioremap" else bound
+    shift = (
+        z3.BitVec("vmalloc.shift", SHIFT_BITS)
+        if path == "vmalloc"
+        else z3.BitVecVal(arch.PAGE_SHIFT, SHIFT_BITS)
+    )
+    active: list[Cond] = []
+    length: list[Val] = []
+    base: list[Val] = []
+    order: list[Val] | None = []
+    for j in range(nseg):
+        active.append(z3.BoolVal(True) if j == 0 else z3.Bool(f"pages.seg{j}.present"))
+        base.append(z3.BitVec(f"pages.seg{j}.pfn", PFN_BITS))
+        if path == "ioremap":
+            length.append(z3.BitVec("ioremap.nr_pages", IDX_BITS))
+            order = None
+        else:
+            k = (shift - arch.PAGE_SHIFT) if path == "vmalloc" else z3.BitVec(f"pages.seg{j}.order", IDX_BITS)
+            assert order is not None
+            order.append(k)
+            length.append(ops.pow2(k, IDX_BITS, MAX_SEG_ORDER))
+    pages = PageArray.build(
+        tuple(active), tuple(length), tuple(base), None if order is None else tuple(order)
+    )
+    bool_fn = {
+        n: z3.Function(f"s0.{n}", z3.BitVecSort(w), z3.BoolSort())
+        for n, w in (
+            ("pgd_table", 9),
+            ("pud_table", 18),
+            ("pmd_table", 27),
+            ("trylock_pud", 18),
+            ("trylock_pmd", 27),
+        )
+    }
+    ffs0 = z3.Function("ub.ffs0", z3.BitVecSort(IDX_BITS), z3.BitVecSort(6))
+    oracles = Oracles(
+        pgd_table=bool_fn["pgd_table"],
+        pud_table=bool_fn["pud_table"],
+        pmd_table=bool_fn["pmd_table"],
+        trylock_pud=bool_fn["trylock_pud"],
+        trylock_pmd=bool_fn["trylock_pmd"],
+        ffs0=ffs0,
+    )
+    return VmapInputs(
+        path=path,
+        a=z3.BitVec("va.start_vpn", VPN_BITS),
+        prot=z3.BitVec("prot", arch.ENTRY_BITS),
+        pages=pages,
+        shift=shift,
+        oracles=oracles,
+        bound=bound,
+    )
+
+
+@frozen
+class ConcreteCase:
+    """A concrete input, as a reviewer would write it (also what a counterexample holds).
+
+    ``segments`` are ``(order_or_length, pfn)`` pairs: for vmap and vmalloc the first item is
+    the order k (2^k pages), for ioremap the number of pages.  ``tables`` lists the slots
+    (``("pgd"|"pud"|"pmd", index)``) that hold a table in S0; ``trylock_fails`` the slots
+    where ``mmap_read_trylock`` fails; ``ffs0`` what ``__ffs(0)`` yields, by the array index
+    of the batching step that evaluates it (default 0).
+    """
+
+    path: str
+    va: int  # virtual page number of the start
+    prot: int
+    segments: tuple[tuple[int, int], ...]
+    shift: int = arch.PAGE_SHIFT
+    tables: frozenset[tuple[str, int]] = frozenset()
+    trylock_fails: frozenset[tuple[str, int]] = frozenset()
+    ffs0: tuple[tuple[int, int], ...] = ()
+
+    def ffs0_at(self, idx: int) -> int:
+        """What ``__ffs(0)`` yields at batching step ``idx``."""
+        return dict(self.ffs0).get(idx, 0)
+
+    @property
+    def nr_pages(self) -> int:
+        if self.path == "ioremap":
+            return sum(n for n, _ in self.segments)
+        return sum(1 << k for k, _ in self.segments)
+
+    def pfns(self) -> list[int]:
+        """``page_to_pfn(pages[i])`` for every i."""
+        out: list[int] = []
+        for k, b in self.segments:
+            n = k if self.path == "ioremap" else 1 << k
+            out += [b + j for j in range(n)]
+        return out
+
+    def inputs(self, bound: int | None = None) -> VmapInputs:
+        """The same input as model values (:class:`CBV`), so the symbolic model runs on it."""
+        segs = self.segments
+        nseg = len(segs) if bound is None else max(bound, len(segs))
+        if self.path == "ioremap":
+            nseg = 1
+        active = tuple(j < len(segs) for j in range(nseg))
+        pad = [(0, 0)] * (nseg - len(segs))
+        length: tuple[Val, ...]
+        if self.path == "ioremap":
+            length = (CBV(segs[0][0], IDX_BITS),)
+            order = None
+        else:
+            length = tuple(CBV(1 << k, IDX_BITS) for k, _ in [*segs, *pad])
+            order = tuple(CBV(k, IDX_BITS) for k, _ in [*segs, *pad])
+        base = tuple(CBV(b, PFN_BITS) for _, b in [*segs, *pad])
+        pages = PageArray.build(active, length, base, order)
+        tables, fails = self.tables, self.trylock_fails
+
+        def member(kind: str, pool: frozenset[tuple[str, int]]) -> Oracle:
+            return lambda idx: (kind, ops.to_int(idx)) in pool
+
+        oracles = Oracles(
+            pgd_table=member("pgd", tables),
+            pud_table=member("pud", tables),
+            pmd_table=member("pmd", tables),
+            trylock_pud=lambda idx: ("pud", ops.to_int(idx)) not in fails,
+            trylock_pmd=lambda idx: ("pmd", ops.to_int(idx)) not in fails,
+            ffs0=lambda i: CBV(self.ffs0_at(ops.to_int(i)), 6),
+        )
+        return VmapInputs(
+            path=self.path,
+            a=CBV(self.va, VPN_BITS),
+            prot=CBV(self.prot, arch.ENTRY_BITS),
+            pages=pages,
+            shift=CBV(self.shift, SHIFT_BITS),
+            oracles=oracles,
+            bound=nseg,
+        )
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "va": hex(self.va << arch.PAGE_SHIFT),
+            "prot": hex(self.prot),
+            "segments": [
+                {"order" if self.path != "ioremap" else "nr_pages": k, "pfn": hex(b)}
+                for k, b in self.segments
+            ],
+            "nr_pages": self.nr_pages,
+            "shift": self.shift,
+            "s0_tables": sorted(f"{k}[{i:#x}]" for k, i in self.tables),
+            "trylock_fails": sorted(f"{k}[{i:#x}]" for k, i in self.trylock_fails),
+            "ffs0": {str(i): v for i, v in self.ffs0},
+        }
+
+
+def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
+    """The named preconditions of a cell (reference §9 P1-P4 and the input shape)."""
+    pg, a, n = inp.pages, inp.a, inp.count
+    out: list[tuple[str, Cond]] = []
+    top = 1 << VPN_BITS
+    out.append(
+        (
+            "range: 1 <= N < 2^31 pages and [va, va + N pages) lies inside the 48-bit VA space",
+            bv.and_(
+                bv.not_(bv.eq(n, 0)),
+                bv.ult(n, 1 << 31),
+                bv.ult(
+                    ops.zext(a, VPN_BITS + 1) + ops.zext(n, VPN_BITS + 1), ops.const(a, top, VPN_BITS + 1)
+                ),
+            ),
+        )
+    )
+    p = inp.prot
+    out.append(
+        (
+            "prot: a valid page protection (PTE_TYPE_PAGE) without output address or PTE_CONT bits",
+            bv.and_(bv.eq(p & arch.OA_MASK, 0), bv.eq(p & arch.PTE_CONT, 0), bv.eq(p & 3, 3)),
+        )
+    )
+    seg_ok: list[Cond] = []
+    for j in range(pg.nseg):
+        fits = bv.ult(
+            ops.zext(pg.base[j], PFN_BITS + 1) + ops.zext(pg.length[j], PFN_BITS + 1),
+            ops.const(a, 1 << PFN_BITS, PFN_BITS + 1),
+        )
+        seg_ok.append(ops.implies(pg.active[j], fits))
+        if j:
+            seg_ok.append(ops.implies(pg.active[j], pg.active[j - 1]))
+    out.append(
+        (
+            "pfns: every segment lies inside the 48-bit PA space; segments are used in "
+            "order (P2: every page is a valid page, pfn 0 included)",
+            bv.and_(*seg_ok),
+        )
+    )
+    if inp.path == "vmap":
+        assert pg.order is not None
+        out.append(
+            (
+                f"vmap page array: 1..{inp.bound} segments, each 2^k contiguous pages at "
+                f"any pfn, k in 0..{MAX_SEG_ORDER}",
+                bv.and_(*[bv.ule(k, MAX_SEG_ORDER) for k in pg.order]),
+            )
+        )
+    elif inp.path == "vmalloc":
+        assert pg.order is not None
+        s = inp.shift
+        chunk_ok = [ops.is_aligned_dyn(pg.base[j], pg.order[j]) for j in range(pg.nseg)]
+        out.append(
+            (
+                f"vmalloc (P3): shift in {{12, 16, 21}}; 1..{inp.bound} chunks of "
+                "2^(shift-12) contiguous pages, each at a pfn aligned to its size; va "
+                "aligned to 1 << shift",
+                bv.and_(
+                    bv.or_(*[bv.eq(s, v) for v in VMALLOC_SHIFTS]),
+                    ops.is_aligned_dyn(a, pg.order[0]),
+                    *chunk_ok,
+                ),
+            )
+        )
+    else:
+        out.append(
+            (
+                "ioremap: one physically contiguous range of N < 2^32 pages at any page-aligned va and phys",
+                True,
+            )
+        )
+    out.append(
+        (
+            "S0 (P1): no leaf maps a page of the range; entries covering part of it are "
+            "none or tables (oracles per slot); P4: trylock and allocation outcomes are "
+            "shared oracles",
+            True,
+        )
+    )
+    return out

@@ -1,0 +1,571 @@
+"""The local model: each path observed at one page, with no loop unrolled.
+
+What the kernel loops did before reaching the observed page ``v`` (where the step covering
+``v`` starts, which walk of ``vmap_pages_range_batched`` covers ``v`` and with which shift)
+becomes *free* variables, constrained only by facts every run of the kernel satisfies.  The
+query "some assignment of the inputs and of the free variables violates the obligation" is
+then an over-approximation: UNSAT proves the obligation for every input of the bound, and the
+query's size does not depend on the bound.  A SAT answer is only a candidate: it is replayed
+on the concrete twin, and if the twin shows no violation the exact unrolled model
+(:mod:`equiv.vmap.paths`) searches for a real counterexample.
+
+The facts, and the lemma of :mod:`equiv.vmap.lemmas` that justifies each:
+
+* **PTE loop, one physically linear source** (ioremap; vmalloc chunks, which are aligned in
+  VA and PA, lemma ``vmalloc_chunks_aligned``): positions before the first 64K-aligned
+  position ``x_a`` of the loop are single PTEs; if the hook accepts ``x_a`` (its guards
+  hold), block steps tile ``[x_a, x_a + ((end - x_a) & ~15))`` and single PTEs follow.  This
+  needs every accepted step to be a multiple of 64K and not to pass the end (lemma
+  ``hook_tiles``), and acceptance to stay the same at every aligned position (true for a
+  linear source, whose VA-PA congruence is constant).  The step covering ``v`` starts at
+  some accepted aligned ``x`` in ``[x_a, v]`` (free) whose block reaches ``v``.
+* **PTE loop over a page array** (vmap): the step covering ``v`` starts at a free ``x`` in
+  ``v``'s slot and walk, ``x <= v``, and either ``x == v`` and the hook returns one page, or
+  the hook's block from ``x`` reaches ``v``.
+* **Walks of the batching loop** (vmap, lemma ``batch_runs``): ``v`` lies in a walk
+  ``[lo, hi)`` (free) with shift ``s``; if ``s > PAGE_SHIFT`` the walk is made of iterations
+  of order ``o = s - 12`` starting at ``lo + k * 2^o``, each physically contiguous, inside
+  the walk, its first pfn aligned to ``2^o``; the page ``v``, the step start ``x`` and the
+  slot start of a PMD block each lie in one of them (lemma ``batch_runs``, with its helpers
+  ``batch_order_run`` and ``chain_contiguous``).  Seeded bug M5 (``i += 1U << shift``) ends
+  the loop after its first batched iteration; the model then has the single final walk over
+  the whole range with that iteration's shift, and no run facts.  Array indices are in lock
+  step with positions: ``i`` with ``batch_end`` (lemma ``batch_lock_step``), and a walk's
+  ``*nr`` with ``addr`` by the structure of the code, except under seeded bug M3, whose lag
+  the model counts
+  (:func:`pmd_lag`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+from attrs import frozen
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.vmap import arch, ops
+from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, VPN_BITS, Hook
+from equiv.vmap.inputs import Seg, VmapInputs
+from equiv.vmap.paths import (
+    BASE_HOOK,
+    IOREMAP_MAX_PAGE_SHIFT,
+    OFF,
+    Lag,
+    Leaf,
+    add_lag,
+    get_vmap_batch_order,
+    pmd_present,
+    pud_present,
+    slot_of,
+    va_low,
+    vpn,
+)
+from equiv.vmap.revisions import Revision
+
+
+@frozen(kw_only=True, eq=False)
+class LocalObs:
+    """One path at the observed page, locally: the leaf covering it and the facts about the
+    step that wrote it.  ``facts`` constrains the free variables (``free``)."""
+
+    leaf: Leaf
+    #: the step or block covering v lies in [0, N)
+    writes_inside: Cond
+    #: the pages[] reads of that step are in bounds
+    reads_ok: Cond
+    #: the step covering v ends by its loop's end
+    no_overshoot: Cond
+    needs_pte: Cond
+    needs_pmd: Cond
+    needs_pud: Cond
+    block_slot: Cond
+    facts: Cond
+    free: dict[str, Val]
+    shift: Val
+
+
+class Fresh:
+    """Free variables of one observation, with stable dotted names (symbolic only)."""
+
+    def __init__(self, prefix: str) -> None:
+        self.prefix = prefix
+        self.made: dict[str, Val] = {}
+
+    def var(self, name: str, width: int = OFF) -> Val:
+        full = f"{self.prefix}.{name}"
+        v: Val = z3.BitVec(full, width)
+        self.made[full] = v
+        return v
+
+
+def _pick_one(x: Val) -> Val:
+    return ops.const(x, 1, OFF)
+
+
+def tiled_loop(
+    *,
+    inp: VmapInputs,
+    x0: Val,
+    y1: Val,
+    v: Val,
+    sel_at: Callable[[Val], Seg],
+    shift: Val,
+    prot: Val,
+    hook: Hook,
+    fresh: Fresh,
+    tag: str,
+    lag: Lag = None,
+) -> tuple[Leaf, Cond, Cond, Cond]:
+    """The PTE loop ``[x0, y1)`` over a source whose acceptance is the same at every aligned
+    position (a linear range, or vmalloc's aligned chunks), observed at ``v``; the page at
+    position ``x`` is index ``x + lag`` of the source.
+
+    Returns the leaf at v, the facts on the free step start, no-overshoot and inside."""
+
+    def pfn_of(x: Val) -> Val:
+        i = add_lag(x, lag)
+        return sel_at(i).pfn(i)
+
+    d = ops.zext(ops.const(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
+    x_a = x0 + d
+    pfn_a = pfn_of(x_a)
+    acc = bv.and_(bv.ult(x_a, y1), arch.map_size_guards(va_low(inp, x_a, 9), y1 - x_a, pfn_a, shift, hook))
+    t_end = x_a + ((y1 - x_a) & ~15)
+    in_t = bv.and_(acc, arch.ge(v, x_a), bv.ult(v, t_end))
+    x = fresh.var(f"{tag}.step")
+    xi = add_lag(x, lag)
+    sg = sel_at(xi)
+    size = arch.arch_vmap_pte_range_map_size(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook)
+    facts = bv.and_(
+        ops.implies(
+            in_t,
+            bv.and_(
+                bv.eq(va_low(inp, x, 4), 0),
+                arch.ge(x, x_a),
+                bv.ule(x, v),
+                bv.ult(v, x + size),
+                arch.map_size_guards(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook),
+            ),
+        ),
+        ops.implies(bv.not_(in_t), bv.eq(x, v)),
+    )
+    pfn_v = sg.pfn(add_lag(v, lag))
+    pte = arch.pfn_pte(pfn_v, prot)
+    one = _pick_one(x0)
+    leaf = Leaf(
+        level=ops.const(x0, LEVEL_PTE, 2),
+        entry=bv.ite(in_t, arch.pte_mkcont(pte), pte),
+        pfn=pfn_v,
+        va0=x,
+        npages=bv.ite(in_t, size, one),
+        cont=in_t,
+    )
+    no_over = ops.implies(in_t, bv.ule(size, y1 - x))
+    inside = bv.ule(x + bv.ite(in_t, size, one), inp.count)
+    return leaf, facts, no_over, inside
+
+
+def _block(level: int, va0: Val, v: Val, sel: Seg, prot: Val, lag: Lag = None) -> Leaf:
+    npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
+    return Leaf(
+        level=ops.const(va0, level, 2),
+        entry=arch.pfn_pte(sel.pfn(add_lag(va0, lag)), arch.mk_sect_prot(prot)),
+        pfn=sel.pfn(add_lag(v, lag)),
+        va0=va0,
+        npages=ops.const(va0, npages, OFF),
+        cont=False,
+    )
+
+
+def _select(c: Cond, a: Leaf, b: Leaf) -> Leaf:
+    return Leaf(
+        level=bv.ite(c, a.level, b.level),
+        entry=bv.ite(c, a.entry, b.entry),
+        pfn=bv.ite(c, a.pfn, b.pfn),
+        va0=bv.ite(c, a.va0, b.va0),
+        npages=bv.ite(c, a.npages, b.npages),
+        cont=bv.or_(bv.and_(c, a.cont), bv.and_(bv.not_(c), b.cont)),
+    )
+
+
+def pmd_lag(
+    *,
+    inp: VmapInputs,
+    lo: Val,
+    hi: Val,
+    v: Val,
+    shift: Val,
+    sel_at: Callable[[Val], Seg],
+    lag: Lag,
+    slots: int,
+    facts: list[Cond] | None = None,
+    in_run: Callable[[Val], Cond] | None = None,
+) -> Lag:
+    """Seeded bug M3 (no ``*nr += 512`` after a PMD block): the index lag at v's slot of a
+    page-array walk from ``lo``, i.e. ``lag - 512 * (PMD blocks of the walk before v's
+    slot)``, counting over the walk's slots in order (at most ``slots`` before v's)."""
+    o = inp.oracles
+    s_addr, _ = slot_of(inp, v, lo, hi, 9)
+    addr: Val = lo
+    cur: Val = ops.const(v, 0, OFF) if lag is None else lag
+    for _ in range(slots):
+        act = bv.ult(addr, s_addr)
+        nxt = ops.umin(addr + (ops.const(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+        av = vpn(inp, addr)
+        i = addr + cur
+        pmd = bv.and_(
+            act,
+            arch.ge(shift, arch.PMD_SHIFT),
+            bv.eq(nxt - addr, PMD_PAGES),
+            bv.eq(va_low(inp, addr, 9), 0),
+            ops.is_aligned(sel_at(i).pfn(i), 9),
+            ops.implies(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9))),
+        )
+        if facts is not None and in_run is not None:
+            facts.append(ops.implies(pmd, in_run(addr)))
+        cur = bv.ite(pmd, cur - PMD_PAGES, cur)
+        addr = bv.ite(act, nxt, addr)
+    return cur
+
+
+def range_walk(
+    *,
+    inp: VmapInputs,
+    lo: Val,
+    hi: Val,
+    sel_at: Callable[[Val], Seg],
+    v: Val,
+    prot: Val,
+    max_page_shift: Val,
+    hook: Hook,
+    fresh: Fresh,
+    tag: str,
+    lag: Lag = None,
+) -> LocalObs:
+    """``vmap_range_noflush`` (and the vmalloc walk, whose PMD decision is the same and which
+    never tries PUD: pass ``max_page_shift`` < 30), observed at v: the PUD and PMD decisions
+    of v's slots are local (:func:`equiv.vmap.paths.vmap_range_noflush`); the PTE loop is
+    :func:`tiled_loop`.  ``lag``: the page at position x is source index ``x + lag``."""
+    o = inp.oracles
+    vv = vpn(inp, v)
+
+    def pfn_of(x: Val) -> Val:
+        i = add_lag(x, lag)
+        return sel_at(i).pfn(i)
+
+    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
+    pud = bv.and_(
+        arch.ge(max_page_shift, arch.PUD_SHIFT),
+        arch.pud_sect_supported(),
+        bv.eq(u_next - u_addr, PUD_PAGES),
+        bv.eq(va_low(inp, u_addr, 18), 0),
+        ops.is_aligned(pfn_of(u_addr), 18),
+        ops.implies(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18))),
+    )
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    pmd = bv.and_(
+        arch.ge(max_page_shift, arch.PMD_SHIFT),
+        bv.eq(s_next - s_addr, PMD_PAGES),
+        bv.eq(va_low(inp, s_addr, 9), 0),
+        ops.is_aligned(pfn_of(s_addr), 9),
+        ops.implies(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9))),
+    )
+    leaf, facts, no_over, inside = tiled_loop(
+        inp=inp,
+        x0=s_addr,
+        y1=s_next,
+        v=v,
+        sel_at=sel_at,
+        shift=max_page_shift,
+        prot=prot,
+        hook=hook,
+        fresh=fresh,
+        tag=tag,
+        lag=lag,
+    )
+    leaf = _select(
+        pud,
+        _block(LEVEL_PUD, u_addr, v, sel_at(add_lag(u_addr, lag)), prot, lag),
+        _select(pmd, _block(LEVEL_PMD, s_addr, v, sel_at(add_lag(s_addr, lag)), prot, lag), leaf),
+    )
+    block = bv.or_(pud, pmd)
+    blk_end = bv.ite(pud, u_next, s_next)
+    first = add_lag(bv.ite(block, bv.ite(pud, u_addr, s_addr), s_addr), lag)
+    return LocalObs(
+        leaf=leaf,
+        writes_inside=bv.or_(bv.and_(block, bv.ule(blk_end, inp.count)), bv.and_(bv.not_(block), inside)),
+        reads_ok=True if lag is None else bv.ult(first, inp.count),
+        no_overshoot=bv.or_(block, no_over),
+        needs_pte=bv.not_(block),
+        needs_pmd=bv.not_(pud),
+        needs_pud=True,
+        block_slot=block,
+        facts=facts,
+        free=dict(fresh.made),
+        shift=max_page_shift,
+    )
+
+
+def _linear_sel(inp: VmapInputs) -> Callable[[Val], Seg]:
+    top = ops.const(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    sel = Seg(off=inp.pages.base[0], start=ops.const(inp.a, 0, IDX_BITS), end=top, chain_end=top)
+    return lambda _x: sel
+
+
+def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
+    pfn = inp.pages.pfn_at(v)
+    leaf = Leaf(
+        level=ops.const(v, LEVEL_PTE, 2),
+        entry=arch.pfn_pte(pfn, prot),
+        pfn=pfn,
+        va0=v,
+        npages=ops.const(v, 1, OFF),
+        cont=False,
+    )
+    return LocalObs(
+        leaf=leaf,
+        writes_inside=True,
+        reads_ok=True,
+        no_overshoot=True,
+        needs_pte=True,
+        needs_pmd=True,
+        needs_pud=True,
+        block_slot=False,
+        facts=True,
+        free={},
+        shift=ops.const(v, arch.PAGE_SHIFT, 32),
+    )
+
+
+def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
+    def mc(x: Cond, y: Cond) -> Cond:
+        return bv.or_(bv.and_(c, x), bv.and_(bv.not_(c), y))
+
+    return LocalObs(
+        leaf=_select(c, a.leaf, b.leaf),
+        writes_inside=mc(a.writes_inside, b.writes_inside),
+        reads_ok=mc(a.reads_ok, b.reads_ok),
+        no_overshoot=mc(a.no_overshoot, b.no_overshoot),
+        needs_pte=mc(a.needs_pte, b.needs_pte),
+        needs_pmd=mc(a.needs_pmd, b.needs_pmd),
+        needs_pud=mc(a.needs_pud, b.needs_pud),
+        block_slot=mc(a.block_slot, b.block_slot),
+        facts=mc(a.facts, b.facts),
+        free={**a.free, **b.free},
+        shift=bv.ite(c, a.shift, b.shift),
+    )
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
+    """The slow path at v (the same kernel functions as :mod:`equiv.vmap.paths`)."""
+    zero = ops.const(v, 0, OFF)
+    if path == "vmap":
+        return _small(inp, v, arch.pgprot_nx(inp.prot))
+    if path == "ioremap":
+        return range_walk(
+            inp=inp,
+            lo=zero,
+            hi=inp.count,
+            sel_at=_linear_sel(inp),
+            v=v,
+            prot=arch.pgprot_nx(inp.prot),
+            max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+            hook=BASE_HOOK,
+            fresh=fresh,
+            tag="slow",
+        )
+    s = inp.shift
+    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    first = v & ~(chunk - 1)
+    sel = inp.pages.seg(first)
+    per_chunk = range_walk(
+        inp=inp,
+        lo=first,
+        hi=first + chunk,
+        sel_at=lambda _x: sel,
+        v=v,
+        prot=inp.prot,
+        max_page_shift=s,
+        hook=BASE_HOOK,
+        fresh=fresh,
+        tag="slow",
+    )
+    return _merge(bv.eq(s, arch.PAGE_SHIFT), _small(inp, v, inp.prot), per_chunk)
+
+
+def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
+    """The fast path (revision ``rev``) at v."""
+    zero = ops.const(v, 0, OFF)
+    if path == "ioremap":
+        return range_walk(
+            inp=inp,
+            lo=zero,
+            hi=inp.count,
+            sel_at=_linear_sel(inp),
+            v=v,
+            prot=arch.pgprot_nx(inp.prot),
+            max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+            hook=rev.hook,
+            fresh=fresh,
+            tag="fast",
+        )
+    if path == "vmalloc":
+        # one walk over the whole range: no PUD attempt (shift <= PMD_SHIFT < PUD_SHIFT); the
+        # PTE loop of a slot sees aligned chunks (lemma vmalloc_chunks_aligned)
+        lag = (
+            None
+            if rev.pmd_nr_increment
+            else pmd_lag(
+                inp=inp,
+                lo=zero,
+                hi=inp.count,
+                v=v,
+                shift=inp.shift,
+                sel_at=inp.pages.seg,
+                lag=None,
+                slots=inp.bound + 1,
+            )
+        )
+        return range_walk(
+            inp=inp,
+            lo=zero,
+            hi=inp.count,
+            sel_at=inp.pages.seg,
+            v=v,
+            prot=inp.prot,
+            max_page_shift=inp.shift,
+            hook=rev.hook,
+            fresh=fresh,
+            tag="fast",
+            lag=lag,
+        )
+    return fast_vmap(inp, rev, v, fresh)
+
+
+def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
+    """``vmap_pages_range_batched`` at v, locally (module docstring: walks, page-array PTE
+    loops)."""
+    o = inp.oracles
+    pg = inp.pages
+    prot = arch.pgprot_nx(inp.prot)
+    lo, hi = fresh.var("fast.walk.lo"), fresh.var("fast.walk.hi")
+    shift = fresh.var("fast.walk.shift", 32)
+    order = shift - arch.PAGE_SHIFT
+    nbits = max(inp.max_count, 2).bit_length()
+    batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
+    size_o = ops.pow2(order, OFF, nbits)
+
+    def in_run(p: Val) -> Cond:
+        """p's iteration ``[r, r + 2^o)`` of the walk (r = lo + k * 2^o) is physically
+        contiguous, ends inside the walk, and its first pfn is aligned to 2^o (lemma
+        ``batch_runs``)."""
+        r = lo + ((p - lo) & ~(size_o - 1))
+        rs = pg.seg(r)
+        return ops.implies(
+            batched,
+            bv.and_(
+                bv.eq(pg.seg(p).off, rs.off), ops.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size_o, hi)
+            ),
+        )
+
+    walk = bv.and_(
+        bv.ule(lo, v),
+        bv.ult(v, hi),
+        bv.ule(hi, inp.count),
+        arch.ge(shift, arch.PAGE_SHIFT),
+        bv.ult(shift, arch.PAGE_SHIFT + nbits),
+        in_run(v),
+    )
+    if rev.batch_step == "shift":
+        # seeded bug M5 (i += 1U << shift): after the first batched iteration i is past count
+        # (shift >= 16 and count < 2^16 pages), so the loop ends and the final walk maps the
+        # whole range [0, N) with the first iteration's shift; no run structure holds
+        first = get_vmap_batch_order(inp, rev, inp.count, ops.const(v, 0, IDX_BITS)).order + arch.PAGE_SHIFT
+        walk = bv.and_(bv.eq(lo, 0), bv.eq(hi, inp.count), bv.eq(shift, first), bv.ult(inp.count, 1 << 16))
+
+        def in_run(p: Val) -> Cond:
+            return True
+
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    # seeded bug M3: *nr lags 512 behind per earlier PMD block of the walk
+    lag_facts: list[Cond] = []
+    lag = (
+        None
+        if rev.pmd_nr_increment
+        else pmd_lag(
+            inp=inp,
+            lo=lo,
+            hi=hi,
+            v=v,
+            shift=shift,
+            sel_at=pg.seg,
+            lag=None,
+            slots=inp.bound + 1,
+            facts=lag_facts,
+            in_run=in_run,
+        )
+    )
+    # PMD attempt (shift >= PMD_SHIFT): pages[*nr] at the slot start
+    sv = vpn(inp, s_addr)
+    first_i = add_lag(s_addr, lag)
+    first = pg.seg(first_i)
+    pmd = bv.and_(
+        arch.ge(shift, arch.PMD_SHIFT),
+        bv.eq(s_next - s_addr, PMD_PAGES),
+        bv.eq(va_low(inp, s_addr, 9), 0),
+        ops.is_aligned(first.pfn(first_i), 9),
+        ops.implies(pmd_present(o, sv), o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9))),
+    )
+    pmd_facts = ops.implies(pmd, in_run(s_addr))
+    # the PTE step covering v
+    x = fresh.var("fast.step")
+    xi = add_lag(x, lag)
+    sg = pg.seg(xi)
+    size = arch.arch_vmap_pte_range_map_size(va_low(inp, x, 9), s_next - x, sg.pfn(xi), shift, rev.hook)
+    big = bv.not_(bv.ule(size, 1))
+    step = bv.and_(
+        arch.ge(x, s_addr),
+        bv.ule(x, v),
+        in_run(x),
+        bv.or_(bv.and_(bv.not_(big), bv.eq(x, v)), bv.and_(big, bv.ult(v, x + size))),
+    )
+    pfn_v = sg.pfn(add_lag(v, lag))
+    pte = arch.pfn_pte(pfn_v, prot)
+    one = _pick_one(v)
+    leaf = Leaf(
+        level=ops.const(v, LEVEL_PTE, 2),
+        entry=bv.ite(big, arch.pte_mkcont(pte), pte),
+        pfn=pfn_v,
+        va0=x,
+        npages=bv.ite(big, size, one),
+        cont=big,
+    )
+    leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf)
+    facts = bv.and_(walk, pmd_facts, ops.implies(bv.not_(pmd), step), *lag_facts)
+    # preferences for readable (and real) candidates: the first step of v's slot
+    fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
+    end = bv.ite(pmd, s_next, x + bv.ite(big, size, one))
+    return LocalObs(
+        leaf=leaf,
+        writes_inside=bv.ule(end, inp.count),
+        reads_ok=bv.ult(add_lag(bv.ite(pmd, s_addr, x), lag), inp.count),
+        no_overshoot=bv.or_(pmd, ops.implies(big, bv.ule(size, s_next - x))),
+        needs_pte=bv.not_(pmd),
+        needs_pmd=True,
+        needs_pud=True,
+        block_slot=pmd,
+        facts=facts,
+        free=dict(fresh.made),
+        shift=shift,
+    )
+
+
+def observe(path: str, inp: VmapInputs, rev: Revision, v: Val) -> tuple[LocalObs, LocalObs]:
+    """(slow, fast) local observations of ``path`` at position ``v``."""
+    fs, ff = Fresh("local"), Fresh("local")
+    return slow(path, inp, v, fs), fast(path, inp, rev, v, ff)

@@ -1,0 +1,891 @@
+"""The slow and fast paths of ioremap, vmalloc and vmap, observed at one page.
+
+One program, two evaluators: every function here runs on z3 terms (a symbolic observed page
+and symbolic inputs) or on concrete :class:`equiv.bv.CBV` values.  A path is not run page by
+page; it is *observed*: for the observed page ``v`` it computes the leaf the path leaves
+covering ``v`` and the facts the obligations need about the steps around it.  Because ``v``
+is symbolic over the whole range, one query covers every page.
+
+**Positions** are 32-bit offsets in pages from the start of the range ``a`` (the virtual
+address is ``a + off``); alignment of a virtual address is computed from the low bits of
+``a + off``.  **Array indices** are positions plus an index *lag*: the kernel loops advance
+``*nr`` (or ``pfn``) and ``addr`` in lock step (``pte += steps, *nr += steps, addr +=
+size``; ``batch_end += 1UL << shift, i += 1U << (shift - PAGE_SHIFT)``), so the index of the
+page at position ``x`` is ``x + lag`` with ``lag`` constant along a loop, and the pfn a step
+writes at ``v`` is ``pfn(step start) + (v - step start)``, i.e. the linear extension of the
+step's first segment to index ``v + lag`` (:meth:`equiv.vmap.inputs.Seg.pfn`).  The lag is
+zero (built as no term at all) unless a seeded bug breaks a lock step: M3 (no ``*nr += 512``
+after a PMD block) and M5 (``i += 1U << shift``) compute it from their own loops.  Building
+these identities into the terms, instead of asking the solver to rediscover them through
+ite-merged loop states, is what keeps the queries small.
+
+Loops are unrolled to static bounds (:class:`Unroll`) with guards; whether each bound
+sufficed is itself checked (``unrolled``):
+
+* the batching loop of ``vmap_pages_range_batched`` (it decides which walk covers v);
+* the PTE loop of the pmd slot of ``v``, in *macro-steps*: a run of block steps of one size
+  (every step that starts inside the current physically linear piece and fits before the
+  end gets the same size from the hook), or a run of single PTEs up to the next position
+  where the hook could return more (within one piece the hook's guards are monotone).  The
+  lemma ``macro_step`` checks at every page that the hook returns, at the start of the step
+  covering it, what the macro-step assumed.
+
+Each function names the kernel function (file, snapshot) it mirrors.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, TypeAlias
+
+from attrs import fields, frozen
+
+from equiv import bv
+from equiv.bv import Cond, Val
+from equiv.vmap import arch, ops
+from equiv.vmap.arch import (
+    IDX_BITS,
+    LEVEL_NONE,
+    LEVEL_PMD,
+    LEVEL_PTE,
+    LEVEL_PUD,
+    PFN_BITS,
+    PMD_PAGES,
+    PUD_PAGES,
+    VPN_BITS,
+    Hook,
+)
+from equiv.vmap.inputs import Oracles, Seg, VmapInputs
+from equiv.vmap.revisions import Revision
+
+#: BASE-H: the arm64 hook before the series (64K CONT blocks only)
+BASE_HOOK = Hook(multi=False)
+#: ioremap_max_page_shift with CONFIG_HAVE_ARCH_HUGE_VMAP and no "nohugeiomap"
+IOREMAP_MAX_PAGE_SHIFT = 63
+OFF = IDX_BITS  # width of positions (offsets from the range start, in pages)
+
+Lag: TypeAlias = Val | None
+
+
+@frozen
+class Unroll:
+    """Static unrolling bounds: batching iterations, pmd slots before v's (only M3 needs the
+    slot loop), macro-steps of the PTE loop of v's slot."""
+
+    batch: int
+    slots: int
+    steps: int
+
+    @classmethod
+    def initial(cls, path: str, bound: int, rev: Revision) -> Unroll:
+        """First guess; :func:`equiv.vmap.check.check` grows a bound that does not suffice."""
+        batch = (16 if not rev.shift_filter or not rev.pfn_clamp else 6) * bound + 2
+        steps = (12 if rev.hook.natural_align else 7) + (2 * bound if path != "ioremap" else 0)
+        return cls(batch=batch, slots=bound + 2, steps=steps)
+
+    def grown(self) -> Unroll:
+        return Unroll(batch=2 * self.batch, slots=2 * self.slots, steps=2 * self.steps)
+
+
+@frozen(kw_only=True, eq=False)
+class Leaf:
+    """The leaf a path leaves covering the observed page: its level (``arch.LEVEL_*``), its
+    entry (a PTE: the page's own PTE; a block: the block entry), the pfn it maps the page to,
+    the first position and size (pages) of the block or of the CONT step that wrote it, and
+    PTE_CONT."""
+
+    level: Val  # 2 bits
+    entry: Val
+    pfn: Val
+    va0: Val
+    npages: Val
+    cont: Cond
+
+
+def leaf_none(like: Val) -> Leaf:
+    """No leaf (the page is unmapped)."""
+    z = ops.const(like, 0, OFF)
+    return Leaf(
+        level=ops.const(like, LEVEL_NONE, 2),
+        entry=ops.const(like, 0, arch.ENTRY_BITS),
+        pfn=ops.const(like, 0, PFN_BITS),
+        va0=z,
+        npages=z,
+        cont=False,
+    )
+
+
+def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
+    """The leaf of the first case that holds."""
+
+    def pick(f: Callable[[Leaf], Val]) -> Val:
+        return ops.select([(c, f(lf)) for c, lf in cases], f(default))
+
+    return Leaf(
+        level=pick(lambda x: x.level),
+        entry=pick(lambda x: x.entry),
+        pfn=pick(lambda x: x.pfn),
+        va0=pick(lambda x: x.va0),
+        npages=pick(lambda x: x.npages),
+        cont=ops.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
+    )
+
+
+@frozen(kw_only=True, eq=False)
+class PathObs:
+    """What one path does, seen from the observed page ``v``."""
+
+    leaf: Leaf
+    #: every write of the steps around v (the PTE loop of its slot, its block) lies in [0, N)
+    writes_inside: Cond
+    #: every pages[] index those steps read lies in [0, N)
+    reads_ok: Cond
+    #: no step of v's PTE loop goes past the loop's end (``addr != end`` would never hold)
+    no_overshoot: Cond
+    #: every unrolled loop ended within its static bound
+    unrolled: Cond
+    #: the macro-step covering v is exact (see the module docstring)
+    lemma: Cond
+    #: the path allocates (when absent in S0) the PTE table of v's pmd slot, the PMD table of
+    #: v's pud slot, the PUD table of v's pgd slot
+    needs_pte: Cond
+    needs_pmd: Cond
+    needs_pud: Cond
+    #: v's pmd slot is mapped by one PMD (or PUD) block
+    block_slot: Cond
+    #: flush_cache_vmap's arguments (positions)
+    flush_lo: Val
+    flush_hi: Val
+    #: __ffs(0) was evaluated (undefined behaviour)
+    ub: Cond
+    #: the shift of the walk / chunk that covers v (report only)
+    shift: Val
+
+
+_VALUE_FIELDS = ("flush_lo", "flush_hi", "shift")
+
+
+def _fields(o: PathObs) -> dict[str, Any]:
+    return {a.name: getattr(o, a.name) for a in fields(PathObs)}
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def va_low(inp: VmapInputs, off: Val, k: int) -> Val:
+    """The low ``k`` bits of the virtual page number ``a + off``."""
+    low: Val = bv.extract(inp.a, k - 1, 0)
+    return low + bv.extract(off, k - 1, 0)
+
+
+def vpn(inp: VmapInputs, off: Val) -> Val:
+    """The virtual page number of position ``off``."""
+    return inp.a + ops.zext(off, VPN_BITS)
+
+
+def pud_present(o: Oracles, v: Val) -> Cond:
+    """The pud entry of v's 1G slot holds a table in S0 (its PUD table exists: the pgd entry
+    is present).  ``v`` is a virtual page number."""
+    return bv.and_(o.pgd_table(bv.extract(v, VPN_BITS - 1, 27)), o.pud_table(bv.extract(v, VPN_BITS - 1, 18)))
+
+
+def pmd_present(o: Oracles, v: Val) -> Cond:
+    """The pmd entry of v's 2M slot holds a (PTE) table in S0."""
+    return bv.and_(pud_present(o, v), o.pmd_table(bv.extract(v, VPN_BITS - 1, 9)))
+
+
+def slot_of(inp: VmapInputs, v: Val, lo: Val, hi: Val, shift: int) -> tuple[Val, Val]:
+    """The part ``[start, next)`` of v's ``2^shift``-page slot that a loop from ``lo`` to
+    ``hi`` visits: the ``do { next = pXd_addr_end(addr, end); ... } while (addr = next,
+    addr != end)`` loops visit every slot boundary between ``lo`` and ``hi``."""
+    r = ops.zext(va_low(inp, v, shift), OFF)
+    start = bv.ite(bv.ult(v - lo, r), lo, v - r)
+    return start, ops.umin(v + (ops.const(v, 1 << shift, OFF) - r), hi)
+
+
+def add_lag(x: Val, lag: Lag) -> Val:
+    return x if lag is None else x + lag
+
+
+def _ugt1(x: Val) -> Cond:
+    return bv.not_(bv.ule(x, 1))
+
+
+@frozen(kw_only=True, eq=False)
+class Source:
+    """Where a PTE loop takes its pfns from: the segment holding array index ``I`` (linear
+    sources: one segment), and whether ``pages[I]`` is read and in bounds."""
+
+    seg_at: Callable[[Val], Seg]
+    read_ok: Callable[[Val], Cond]
+
+
+def linear(sel: Seg) -> Source:
+    """A physically contiguous source (``vmap_pte_range``: ``pfn += steps``)."""
+    return Source(seg_at=lambda _i: sel, read_ok=lambda _i: True)
+
+
+def array(inp: VmapInputs) -> Source:
+    """The page array (``page_to_pfn(pages[*nr])``)."""
+    return Source(seg_at=inp.pages.seg, read_ok=lambda i: bv.ult(i, inp.count))
+
+
+@frozen(kw_only=True, eq=False)
+class PteLoop:
+    leaf: Leaf
+    no_overshoot: Cond
+    reads_ok: Cond
+    inside: Cond
+    lemma: Cond
+    ended: Cond
+
+
+def pte_loop(
+    *,
+    inp: VmapInputs,
+    x0: Val,
+    y1: Val,
+    v: Val,
+    lag: Lag,
+    src: Source,
+    shift: Val,
+    prot: Val,
+    hook: Hook,
+    steps: int,
+) -> PteLoop:
+    """The PTE loop of one pmd slot, positions ``[x0, y1)``, in macro-steps.
+
+    Mirrors ``vmap_pte_range()`` (ioremap and vmalloc chunks: ``pfn += steps``) and
+    ``vmap_pages_pte_range()`` (POST-C1, page arrays: ``pfn = page_to_pfn(pages[*nr])`` at
+    every step), both calling ``vmap_set_ptes()``: ``size = arch_vmap_pte_range_map_size()``;
+    if more than one page, ``set_huge_pte_at(addr, arch_make_huge_pte(pfn_pte(pfn, prot)),
+    size)`` writes ``size`` PTEs with consecutive pfns and PTE_CONT, else ``set_pte_at(
+    pfn_pte(pfn, prot))``; then ``pte += steps, nr += steps, addr += size`` until ``addr ==
+    end``.  The ``pte_none()`` check at each step holds: the range is none in S0 (P1) and no
+    earlier step wrote past its own end (``no_overshoot``).
+    """
+    x = x0
+    done: Cond = bv.not_(bv.ult(x0, y1))
+    cases: list[tuple[Cond, Leaf]] = []
+    no_over: Cond = True
+    reads: Cond = True
+    inside: Cond = True
+    one = ops.const(x0, 1, OFF)
+    vi = add_lag(v, lag)
+    probes: list[tuple[Cond, tuple[Val, Val, Val], Cond]] = []
+    for _ in range(steps):
+        act = bv.not_(done)
+        i = add_lag(x, lag)
+        sg = src.seg_at(i)
+        pfn = sg.pfn(i)
+        rem = y1 - x
+        lo9 = va_low(inp, x, 9)
+        size = arch.arch_vmap_pte_range_map_size(lo9, rem, pfn, shift, hook)
+        big = _ugt1(size)
+        piece = sg.end - i
+        # a run of block steps of this size: every step that starts inside the piece and
+        # fits before y1 gets the same size; a size past y1 is a single (overshooting) step
+        mask = ~(size - 1)
+        reps = ops.umin(rem & mask, (piece + size - 1) & mask)
+        block_run = bv.ite(bv.ult(rem, size), size, ops.umax(reps, size))
+        # a run of single PTEs: up to the next 64K-aligned position if the hook takes it
+        # there, else to the end of the piece or of the loop
+        d = ops.zext(16 - bv.extract(lo9, 3, 0), OFF)
+        cand = bv.and_(
+            bv.not_(ops.is_aligned(lo9, 4)),
+            bv.ult(d, piece),
+            bv.ult(d, rem),
+            arch.map_size_guards(lo9 + bv.extract(d, 8, 0), rem - d, sg.pfn(i + d), shift, hook),
+        )
+        run = bv.ite(cand, d, ops.umax(ops.umin(piece, rem), one))
+        length = bv.ite(big, block_run, run)
+        end_x = x + length
+        here = bv.and_(act, arch.ge(v, x), bv.ult(v, end_x))
+        # the step covering v: for a block run, its size-aligned step
+        step_x = bv.ite(big, x + ((v - x) & mask), v)
+        pfn_v = sg.pfn(vi)
+        pte = arch.pfn_pte(pfn_v, prot)
+        cases.append(
+            (
+                here,
+                Leaf(
+                    level=ops.const(x, LEVEL_PTE, 2),
+                    entry=bv.ite(big, arch.pte_mkcont(pte), pte),
+                    pfn=pfn_v,
+                    va0=step_x,
+                    npages=bv.ite(big, size, one),
+                    cont=big,
+                ),
+            )
+        )
+        no_over = bv.and_(no_over, ops.implies(act, bv.ule(length, rem)))
+        # pages[*nr] is read at every step start; the last is at length - size (block run)
+        last = bv.ite(big, length - size, run - 1)
+        reads = bv.and_(reads, ops.implies(act, src.read_ok(i + last)))
+        inside = bv.and_(inside, ops.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
+        # for the lemma: v's step start, its first pfn, and whether the macro-step assumed it
+        probes.append(
+            (here, (step_x, sg.pfn(add_lag(step_x, lag)), bv.ite(big, size, one)), bv.not_(bv.eq(step_x, x)))
+        )
+        x = bv.ite(act, end_x, x)
+        done = bv.or_(done, bv.and_(act, bv.not_(bv.ult(x, y1))))
+    # the macro-step is exact: at the start of v's own step the hook returns the run's step
+    # size (a block run), or one page inside a run of single PTEs (the first step of a
+    # macro-step is the hook's own result)
+    z = ops.const(x0, 0, OFF)
+    at = ops.select([(c, p[0]) for c, p, _ in probes], z)
+    at_pfn = ops.select([(c, p[1]) for c, p, _ in probes], ops.const(x0, 0, PFN_BITS))
+    want = ops.select([(c, p[2]) for c, p, _ in probes], one)
+    inner = ops.select_cond([(c, n) for c, _, n in probes], False)
+    got = arch.arch_vmap_pte_range_map_size(va_low(inp, at, 9), y1 - at, at_pfn, shift, hook)
+    lemma = ops.implies(inner, bv.eq(got, want))
+    return PteLoop(
+        leaf=leaf_select(cases, leaf_none(x0)),
+        no_overshoot=no_over,
+        reads_ok=reads,
+        inside=inside,
+        lemma=lemma,
+        ended=done,
+    )
+
+
+def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: Lag, prot: Val) -> Leaf:
+    npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
+    first = sel.pfn(add_lag(va0, lag))
+    return Leaf(
+        level=ops.const(va0, level, 2),
+        entry=arch.pfn_pte(first, arch.mk_sect_prot(prot)),
+        pfn=sel.pfn(add_lag(v, lag)),
+        va0=va0,
+        npages=ops.const(va0, npages, OFF),
+        cont=False,
+    )
+
+
+# --------------------------------------------------------------------------- walks
+
+
+def vmap_range_noflush(
+    *,
+    inp: VmapInputs,
+    lo: Val,
+    hi: Val,
+    sel: Seg,
+    v: Val,
+    prot: Val,
+    max_page_shift: Val,
+    hook: Hook,
+    steps: int,
+) -> PathObs:
+    """``vmap_range_noflush(addr, end, phys, prot, max_page_shift)`` (mm/vmalloc.c, BASE-C
+    @ 00cc00cd1fb6 and POST-C1 @ 01bddf7cda69: the same walk), observed at ``v``.
+
+    The physical range is linear: the pfn at position ``x`` is ``sel.pfn(x)``.  pgd -> p4d
+    -> pud -> pmd -> pte, ``phys += next - addr`` at every level.  ``vmap_try_huge_p4d``
+    never succeeds (``arch_vmap_p4d_supported`` is false).  ``vmap_try_huge_pud/pmd``:
+    max_page_shift, arch support, ``end - addr == SIZE``, VA and PA aligned; if the entry is
+    present (a table in S0) ``mmap_read_trylock`` (oracle) then ``pud_free_pmd_page`` /
+    ``pmd_free_pte_page``; then ``pud/pmd_set_huge`` succeeds.  Otherwise the next level
+    (allocating its table if absent), and at the bottom ``vmap_pte_range``.
+    """
+    o = inp.oracles
+    vv = vpn(inp, v)
+    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
+    pud = bv.and_(
+        arch.ge(max_page_shift, arch.PUD_SHIFT),
+        arch.pud_sect_supported(),
+        bv.eq(u_next - u_addr, PUD_PAGES),
+        bv.eq(va_low(inp, u_addr, 18), 0),
+        ops.is_aligned(sel.pfn(u_addr), 18),
+        ops.implies(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18))),
+    )
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    pmd = bv.and_(
+        arch.ge(max_page_shift, arch.PMD_SHIFT),
+        bv.eq(s_next - s_addr, PMD_PAGES),
+        bv.eq(va_low(inp, s_addr, 9), 0),
+        ops.is_aligned(sel.pfn(s_addr), 9),
+        ops.implies(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9))),
+    )
+    loop = pte_loop(
+        inp=inp,
+        x0=s_addr,
+        y1=s_next,
+        v=v,
+        lag=None,
+        src=linear(sel),
+        shift=max_page_shift,
+        prot=prot,
+        hook=hook,
+        steps=steps,
+    )
+    leaf = leaf_select(
+        [
+            (pud, _block_leaf(LEVEL_PUD, inp, u_addr, v, sel, None, prot)),
+            (pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, sel, None, prot)),
+        ],
+        loop.leaf,
+    )
+    block = bv.or_(pud, pmd)
+    inside_block = bv.ule(bv.ite(pud, u_next, s_next), inp.count)
+    return PathObs(
+        leaf=leaf,
+        writes_inside=bv.or_(bv.and_(block, inside_block), bv.and_(bv.not_(block), loop.inside)),
+        reads_ok=True,
+        no_overshoot=bv.or_(block, loop.no_overshoot),
+        unrolled=bv.or_(block, loop.ended),
+        lemma=bv.or_(block, loop.lemma),
+        needs_pte=bv.not_(block),
+        needs_pmd=bv.not_(pud),
+        needs_pud=True,
+        block_slot=block,
+        flush_lo=ops.const(v, 0, OFF),
+        flush_hi=inp.count,
+        ub=False,
+        shift=max_page_shift,
+    )
+
+
+def vmap_pages_range_noflush_walk(
+    *,
+    inp: VmapInputs,
+    rev: Revision,
+    lo: Val,
+    hi: Val,
+    lag: Lag,
+    shift: Val,
+    v: Val,
+    prot: Val,
+    unroll: Unroll,
+) -> PathObs:
+    """``vmap_pages_range_noflush_walk(addr, end, prot, pages + idx, shift)`` (POST-C1
+    @ 01bddf7cda69), observed at ``v`` in [lo, hi); ``idx`` is ``lo + lag``.
+
+    ``vmap_pages_{p4d,pud,pmd}_range`` visit the pmd slots of [lo, hi) in order (pud and pgd
+    boundaries are pmd boundaries) with ``*nr`` carried.  In ``vmap_pages_pmd_range``: if
+    ``shift >= PMD_SHIFT``, ``page = pages[*nr]`` and ``vmap_try_huge_pmd(pmd, addr, next,
+    page_to_phys(page), prot, shift)``; on success ``*nr += 1 << (PMD_SHIFT -
+    PAGE_SHIFT)`` (the v8 "*nr increment"), which keeps ``*nr`` in lock step with ``addr``
+    since a PMD slot is full.  Otherwise ``vmap_pages_pte_range(..., shift)``
+    (:func:`pte_loop`), which advances ``*nr`` by the slot's length.  No PUD attempt on this
+    path.  Seeded bug M3 drops the increment: ``*nr`` then lags 512 behind per earlier PMD
+    block of the walk, counted by unrolling the slot loop.
+    """
+    o = inp.oracles
+    pg = inp.pages
+    big = arch.ge(shift, arch.PMD_SHIFT)
+
+    def pmd_ok(addr: Val, nxt: Val, lag_here: Lag) -> Cond:
+        av = vpn(inp, addr)
+        return bv.and_(
+            big,
+            bv.eq(nxt - addr, PMD_PAGES),
+            bv.eq(va_low(inp, addr, 9), 0),
+            ops.is_aligned(pg.pfn_at(add_lag(addr, lag_here)), 9),
+            ops.implies(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9))),
+        )
+
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    found: Cond = True
+    slot_lag: Lag = lag
+    if not rev.pmd_nr_increment:
+        # count the PMD blocks of the walk before v's slot
+        addr, npmd = lo, ops.const(v, 0, OFF)
+        done: Cond = False
+        for _ in range(unroll.slots):
+            act = bv.and_(bv.not_(done), bv.ult(addr, s_addr))
+            nxt = ops.umin(addr + (ops.const(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+            here_lag = add_lag(ops.const(v, 0, OFF) - npmd * PMD_PAGES, lag)
+            npmd = bv.ite(bv.and_(act, pmd_ok(addr, nxt, here_lag)), npmd + 1, npmd)
+            addr = bv.ite(act, nxt, addr)
+            done = bv.not_(act)
+        found = bv.not_(bv.ult(addr, s_addr))
+        slot_lag = add_lag(ops.const(v, 0, OFF) - npmd * PMD_PAGES, lag)
+    pmd = pmd_ok(s_addr, s_next, slot_lag)
+    first = add_lag(s_addr, slot_lag)
+    reads = ops.implies(big, bv.ult(first, pg.count))
+    loop = pte_loop(
+        inp=inp,
+        x0=s_addr,
+        y1=s_next,
+        v=v,
+        lag=slot_lag,
+        src=array(inp),
+        shift=shift,
+        prot=prot,
+        hook=rev.hook,
+        steps=unroll.steps,
+    )
+    leaf = leaf_select(
+        [(pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
+    )
+    return PathObs(
+        leaf=leaf,
+        writes_inside=bv.or_(bv.and_(pmd, bv.ule(s_next, inp.count)), bv.and_(bv.not_(pmd), loop.inside)),
+        reads_ok=bv.and_(reads, bv.or_(pmd, loop.reads_ok)),
+        no_overshoot=bv.or_(pmd, loop.no_overshoot),
+        unrolled=bv.and_(found, bv.or_(pmd, loop.ended)),
+        lemma=bv.or_(pmd, loop.lemma),
+        needs_pte=bv.not_(pmd),
+        needs_pmd=True,
+        needs_pud=True,
+        block_slot=pmd,
+        flush_lo=ops.const(v, 0, OFF),
+        flush_hi=inp.count,
+        ub=False,
+        shift=shift,
+    )
+
+
+def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> PathObs:
+    """``vmap_small_pages_range_noflush(addr, end, prot, pages)`` (BASE-C @ 00cc00cd1fb6),
+    observed at ``v``: the pmd-slot loop, then ``vmap_pages_pte_range`` one page per step:
+    ``set_pte_at(&init_mm, addr, pte, mk_pte(pages[*nr], prot)); (*nr)++`` (the WARN_ON
+    checks pass under P1/P2).  ``*nr`` and ``addr`` advance together, so page ``v`` gets
+    ``pages[v]``; the slot of v reads ``pages[start .. next)``."""
+    pfn = inp.pages.pfn_at(v)
+    leaf = Leaf(
+        level=ops.const(v, LEVEL_PTE, 2),
+        entry=arch.pfn_pte(pfn, prot),
+        pfn=pfn,
+        va0=v,
+        npages=ops.const(v, 1, OFF),
+        cont=False,
+    )
+    _, s_next = slot_of(inp, v, ops.const(v, 0, OFF), inp.count, 9)
+    return PathObs(
+        leaf=leaf,
+        writes_inside=True,
+        reads_ok=bv.ule(s_next, inp.count),
+        no_overshoot=True,
+        unrolled=True,
+        lemma=True,
+        needs_pte=True,
+        needs_pmd=True,
+        needs_pud=True,
+        block_slot=False,
+        flush_lo=ops.const(v, 0, OFF),
+        flush_hi=inp.count,
+        ub=False,
+        shift=ops.const(v, arch.PAGE_SHIFT, 32),
+    )
+
+
+def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
+    """``c ? a : b`` field by field."""
+
+    def m(x: Val, y: Val) -> Val:
+        return bv.ite(c, x, y)
+
+    def mc(x: Cond, y: Cond) -> Cond:
+        return bv.or_(bv.and_(c, x), bv.and_(bv.not_(c), y))
+
+    la, lb = a.leaf, b.leaf
+    leaf = Leaf(
+        level=m(la.level, lb.level),
+        entry=m(la.entry, lb.entry),
+        pfn=m(la.pfn, lb.pfn),
+        va0=m(la.va0, lb.va0),
+        npages=m(la.npages, lb.npages),
+        cont=mc(la.cont, lb.cont),
+    )
+    out: dict[str, Any] = {"leaf": leaf}
+    for name in _VALUE_FIELDS:
+        out[name] = m(getattr(a, name), getattr(b, name))
+    for f in fields(PathObs):
+        if f.name not in out:
+            out[f.name] = mc(getattr(a, f.name), getattr(b, f.name))
+    return PathObs(**out)
+
+
+# --------------------------------------------------------------------------- slow paths
+
+
+def _ioremap_seg(inp: VmapInputs) -> Seg:
+    top = ops.const(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    return Seg(off=inp.pages.base[0], start=ops.const(inp.a, 0, IDX_BITS), end=top, chain_end=top)
+
+
+def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
+    """``ioremap_page_range`` -> ``vmap_page_range(addr, end, phys, prot)`` (BASE-C):
+    ``vmap_range_noflush(addr, end, phys, pgprot_nx(prot), ioremap_max_page_shift)`` with
+    BASE-H's 64K hook, then ``flush_cache_vmap(addr, end)``."""
+    return vmap_range_noflush(
+        inp=inp,
+        lo=ops.const(v, 0, OFF),
+        hi=inp.count,
+        sel=_ioremap_seg(inp),
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        hook=BASE_HOOK,
+        steps=unroll.steps,
+    )
+
+
+def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
+    """``__vmalloc_area_node`` -> ``vmap_pages_range(addr, end, prot, pages, page_shift)``
+    -> ``__vmap_pages_range_noflush`` (BASE-C): with page_shift == PAGE_SHIFT,
+    ``vmap_small_pages_range_noflush``; otherwise per chunk
+    ``vmap_range_noflush(addr, addr + (1UL << page_shift), page_to_phys(pages[i]), prot,
+    page_shift)`` for ``i += 1U << (page_shift - PAGE_SHIFT)``, each chunk an independent
+    walk (a block never spans two chunks); then ``flush_cache_vmap(addr, end)``.  Observed at
+    v: the chunk holding v (``a`` is chunk-aligned, P3)."""
+    s = inp.shift
+    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    first = v & ~(chunk - 1)
+    per_chunk = vmap_range_noflush(
+        inp=inp,
+        lo=first,
+        hi=first + chunk,
+        sel=inp.pages.seg(first),
+        v=v,
+        prot=inp.prot,
+        max_page_shift=s,
+        hook=BASE_HOOK,
+        steps=unroll.steps,
+    )
+    f = _fields(per_chunk)
+    f.update(reads_ok=bv.ult(first, inp.count), flush_lo=ops.const(v, 0, OFF), flush_hi=inp.count)
+    small = vmap_small_pages_range_noflush(inp=inp, v=v, prot=inp.prot)
+    return _merge(bv.eq(s, arch.PAGE_SHIFT), small, PathObs(**f))
+
+
+def slow_vmap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
+    """``vmap(pages, count, flags, prot)`` (BASE-C): ``vmap_pages_range(addr, addr + size,
+    pgprot_nx(prot), pages, PAGE_SHIFT)`` -> ``vmap_small_pages_range_noflush``, one PTE per
+    page; ``flush_cache_vmap(addr, end)``."""
+    return vmap_small_pages_range_noflush(inp=inp, v=v, prot=arch.pgprot_nx(inp.prot))
+
+
+# --------------------------------------------------------------------------- fast paths
+
+
+def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> PathObs:
+    """``vmap_page_range`` after the series (POST-C1): the same ``vmap_range_noflush`` walk,
+    whose ``vmap_pte_range`` now calls ``vmap_set_ptes`` with the multi-CONT hook (POST-H1)
+    and advances by the returned size."""
+    return vmap_range_noflush(
+        inp=inp,
+        lo=ops.const(v, 0, OFF),
+        hi=inp.count,
+        sel=_ioremap_seg(inp),
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        hook=rev.hook,
+        steps=unroll.steps,
+    )
+
+
+def fast_vmalloc(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> PathObs:
+    """``__vmap_pages_range_noflush`` after the series (POST-C1): ``WARN_ON(page_shift <
+    PAGE_SHIFT)``, then one ``vmap_pages_range_noflush_walk(addr, end, prot, pages,
+    page_shift)`` over the whole range (no per-chunk rewalk)."""
+    return vmap_pages_range_noflush_walk(
+        inp=inp,
+        rev=rev,
+        lo=ops.const(v, 0, OFF),
+        hi=inp.count,
+        lag=None,
+        shift=inp.shift,
+        v=v,
+        prot=inp.prot,
+        unroll=unroll,
+    )
+
+
+@frozen(kw_only=True, eq=False)
+class BatchOrder:
+    order: Val  # 32-bit
+    ub: Cond
+
+
+def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Val) -> BatchOrder:
+    """``get_vmap_batch_order(pages, prot, max_steps, idx)`` (mm/vmalloc.c).
+
+    POST-C1 (@ 01bddf7cda69)::
+
+        nr_contig = num_pages_contiguous(&pages[idx], max_steps);
+        if (nr_contig < 2) return 0;
+        order = ilog2(nr_contig);
+        pfn = page_to_pfn(pages[idx]);
+        if (pfn > 0) order = min_t(int, order, __ffs(pfn));
+        if (vm_shift(prot, PAGE_SIZE << order) == PAGE_SHIFT) return 0;
+        return order;
+
+    POST-C2 (@ 36e4f471846e, reference §6): ``n = max_steps; if (pfn > 0) n =
+    min_t(unsigned int, n, 1UL << __ffs(pfn));`` then ``num_pages_contiguous(&pages[idx],
+    n)``, ``ilog2`` and the same filter.  ``__ffs(0)`` (the PFN-0 guard removed) yields an
+    unconstrained value in 0..63 (oracle ``ffs0``) and raises the UB flag.
+    """
+    pg = inp.pages
+    sg = pg.seg(idx)
+    pfn = sg.pfn(idx)
+    contig = sg.chain_end - idx  # pages[idx..] consecutive up to the end of the chain
+    zero32 = ops.const(idx, 0, IDX_BITS)
+    ffs_val, is_zero = ops.ffs(pfn, ops.zext(inp.oracles.ffs0(idx), IDX_BITS))
+    guard: Cond = bv.not_(bv.eq(pfn, 0)) if rev.pfn0_guard else True
+    ub = bv.and_(guard, is_zero) if rev.pfn_clamp else False
+    nbits = max(inp.max_count, 2).bit_length()
+
+    def num_pages_contiguous(n: Val) -> Val:
+        # 1 for n <= 1, else min(n, contiguous length)
+        return ops.umax(ops.umin(n, contig), ops.const(idx, 1, IDX_BITS))
+
+    if rev.batch_order == "c1":
+        c = num_pages_contiguous(max_steps)
+        order = ops.fls(c, nbits, IDX_BITS)
+        if rev.pfn_clamp:
+            # min_t(int, order, __ffs(pfn)): both are small and non-negative here
+            order = bv.ite(guard, ops.umin(order, ffs_val), order)
+        order = bv.ite(bv.ult(c, 2), zero32, order)
+    else:
+        n = max_steps
+        if rev.pfn_clamp:
+            n = bv.ite(guard, ops.umin(n, ops.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
+        c = num_pages_contiguous(n)
+        order = bv.ite(bv.ult(c, 2), zero32, ops.fls(c, nbits, IDX_BITS))
+    if rev.shift_filter:
+        size = ops.pow2(order, OFF, nbits)
+        order = bv.ite(bv.eq(arch.vm_shift(size), arch.PAGE_SHIFT), zero32, order)
+    return BatchOrder(order=order, ub=ub)
+
+
+@frozen(kw_only=True, eq=False)
+class Walk:
+    """One ``vmap_pages_range_noflush_walk(map_addr, end, prot, pages + idx, shift)`` call
+    of the batching loop: positions [lo, hi), ``idx = lo + lag``."""
+
+    issued: Cond
+    lo: Val
+    hi: Val
+    lag: Lag
+    shift: Val
+
+
+@frozen(kw_only=True, eq=False)
+class Batching:
+    walks: tuple[Walk, ...]
+    ended: Cond
+    ub: Cond
+    flush_lo: Val
+
+
+def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> Batching:
+    """The batching loop of ``vmap_pages_range_batched(addr, end, prot, pages)`` (POST-C1
+    @ 01bddf7cda69)::
+
+        for (unsigned int i = 0; i < count; ) {
+            unsigned int shift = PAGE_SHIFT + get_vmap_batch_order(pages, prot, count - i, i);
+            if (!i) prev_shift = shift;
+            if (shift != prev_shift) {
+                err = vmap_pages_range_noflush_walk(map_addr, batch_end, prot, pages + idx,
+                                                    prev_shift);
+                if (err) goto out;
+                prev_shift = shift; map_addr = batch_end; idx = i;
+            }
+            if (shift == PAGE_SHIFT) break;
+            batch_end += 1UL << shift;
+            i += 1U << (shift - PAGE_SHIFT);        /* M5: i += 1U << shift */
+        }
+        if (map_addr < end)
+            err = vmap_pages_range_noflush_walk(map_addr, end, prot, pages + idx, prev_shift);
+    out:
+        flush_cache_vmap(addr, end);                /* M4: flush_cache_vmap(map_addr, end) */
+
+    ``batch_end`` and ``i`` advance in lock step (``batch_end == addr + i`` pages), so a
+    walk's ``map_addr`` is ``addr + idx``; only M5 breaks that and tracks ``batch_end``
+    apart.  Returns the walk calls in order (each guarded), whether the loop ended within
+    the unrolling bound, the UB flag and the flush start.  Walk errors are not modelled here:
+    under P1/P2 a walk fails only on a table allocation (obligation ``errors_agree``).
+    """
+    count = inp.count
+    z32 = ops.const(inp.a, 0, IDX_BITS)
+    lock = rev.batch_step == "order"
+    i, idx, prev, bend, map_addr = z32, z32, z32, z32, z32
+    live: Cond = True
+    ub: Cond = False
+    walks: list[Walk] = []
+    nbits = max(inp.max_count, 2).bit_length()
+    for _ in range(unroll.batch):
+        run = bv.and_(live, bv.ult(i, count))
+        bo = get_vmap_batch_order(inp, rev, count - i, i)
+        shift = bo.order + arch.PAGE_SHIFT
+        ub = bv.or_(ub, bv.and_(run, bo.ub))
+        prev = bv.ite(bv.and_(run, bv.eq(i, 0)), shift, prev)
+        change = bv.and_(run, bv.not_(bv.eq(shift, prev)))
+        cur_end = i if lock else bend
+        walks.append(
+            Walk(issued=change, lo=map_addr, hi=cur_end, lag=None if lock else idx - map_addr, shift=prev)
+        )
+        prev = bv.ite(change, shift, prev)
+        map_addr = bv.ite(change, cur_end, map_addr)
+        idx = bv.ite(change, i, idx)
+        go = bv.and_(run, bv.not_(bv.eq(shift, arch.PAGE_SHIFT)))
+        if not lock:
+            bend = bv.ite(go, bend + ops.pow2(bo.order, OFF, nbits), bend)
+        inc = bo.order if lock else shift
+        i = bv.ite(go, i + ops.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1), i)
+        live = go
+    ended = bv.not_(bv.and_(live, bv.ult(i, count)))
+    walks.append(
+        Walk(
+            issued=bv.ult(map_addr, count),
+            lo=map_addr,
+            hi=count,
+            lag=None if lock else idx - map_addr,
+            shift=prev,
+        )
+    )
+    flush_lo = ops.const(inp.a, 0, OFF) if rev.flush_from == "start" else map_addr
+    return Batching(walks=tuple(walks), ended=ended, ub=ub, flush_lo=flush_lo)
+
+
+def fast_vmap(
+    inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll, batching: Batching | None = None
+) -> PathObs:
+    """``vmap()`` after the series (POST-C1): ``vmap_pages_range_batched(addr, addr + size,
+    pgprot_nx(prot), pages)``, observed at ``v``: the walk covering ``v`` (none: a hole)."""
+    b = batching if batching is not None else vmap_pages_range_batched(inp, rev, unroll)
+    cov = [(bv.and_(w.issued, arch.ge(v, w.lo), bv.ult(v, w.hi)), w) for w in b.walks]
+    covered = ops.select_cond([(c, True) for c, _ in cov], False)
+
+    def pick(f: Callable[[Walk], Val]) -> Val:
+        return ops.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
+
+    lag = None if b.walks[-1].lag is None else pick(lambda w: w.lag)
+    obs = vmap_pages_range_noflush_walk(
+        inp=inp,
+        rev=rev,
+        lo=pick(lambda w: w.lo),
+        hi=pick(lambda w: w.hi),
+        lag=lag,
+        shift=pick(lambda w: w.shift),
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        unroll=unroll,
+    )
+    f = _fields(obs)
+    f.update(
+        leaf=leaf_select([(covered, obs.leaf)], leaf_none(v)),
+        unrolled=bv.and_(b.ended, ops.implies(covered, obs.unrolled)),
+        flush_lo=b.flush_lo,
+        ub=b.ub,
+    )
+    return PathObs(**f)
+
+
+SLOW = {"ioremap": slow_ioremap, "vmalloc": slow_vmalloc, "vmap": slow_vmap}
+
+
+def observe(path: str, inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> tuple[PathObs, PathObs]:
+    """(slow, fast) observations of ``path`` at position ``v`` (0 <= v < N)."""
+    slow = SLOW[path](inp, v, unroll)
+    if path == "ioremap":
+        fast = fast_ioremap(inp, rev, v, unroll)
+    elif path == "vmalloc":
+        fast = fast_vmalloc(inp, rev, v, unroll)
+    else:
+        fast = fast_vmap(inp, rev, v, unroll)
+    return slow, fast

@@ -1,0 +1,139 @@
+"""Revisions of the series "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous
+memory" (Wen Jiang, Barry Song, 2026) as knobs of one fast-path construction.
+
+Sources (reference ``../shared/reference/vmalloc.md`` §0): the mm-tree snapshots POST-C1
+(``1054009064/linux`` mm/vmalloc.c @ 01bddf7cda69, "map contiguous pages in batches for vmap()
+if possible") and POST-C2 (@ 36e4f471846e, "simplify vmap batching helper and limit scan by
+PFN alignment"), the arm64 hook POST-H1 (``sjp38/linux`` arch/arm64/include/asm/vmalloc.h @
+23c915831145).  The v8 patch text is unknown [N]; what the v8 cover letter says beyond the
+snapshots is [M].  Every point the reference leaves open is a named choice, printed with
+every result (:attr:`Revision.choices`).
+"""
+
+from __future__ import annotations
+
+from attrs import evolve, field, frozen
+
+from equiv.errors import lookup
+from equiv.vmap.arch import Hook
+
+#: choices every revision shares (printed with every result)
+COMMON_CHOICES: tuple[str, ...] = (
+    "arm64 4K granule, 4 levels (VA_BITS=48, p4d folded), 48-bit PA; "
+    "CONFIG_HAVE_ARCH_HUGE_VMAP=y, HAVE_ARCH_HUGE_VMALLOC=y, HUGETLB_PAGE=y, KMSAN=n; "
+    "no nohugeiomap / nohugevmalloc (ioremap_max_page_shift = 63)",
+    "pud_sect_supported() is true with 4K pages [I]: ioremap may install PUD sections",
+    "mmap_read_trylock(&init_mm) around pmd/pud_free_*_page is an oracle per table slot, "
+    "shared by both runs (P4); pmd/pud_set_huge() then succeed (the old entry is none, "
+    "pgattr_change_is_safe)",
+    "page-table allocation outcomes: a per-table oracle shared by both runs (P4); a run "
+    "fails iff it attempts a failing allocation, so failures agree iff both runs attempt "
+    "the same allocations",
+    "num_pages_contiguous() compares pfns (nth_page) and returns >= 1 even for n <= 1",
+    "flush_cache_vmap()'s arm64 body is [N]: the observable is its (start, end) argument",
+    "a misprogrammed CONT group is reported by wf_block; what the TLB then returns ([I]: "
+    "the OA/attrs of any one entry of the group) is not modelled",
+    "vmap() areas come from get_vm_area_caller(): the VA is only page-aligned; the later "
+    "patch 'align vm_area so vmap() can batch mappings' is [N] and not modelled",
+    "ioremap areas: IOREMAP_MAX_ORDER on arm64 is [N]; the VA is any page-aligned address "
+    "(a superset of the aligned VM_IOREMAP areas)",
+    "v8's 'compound order' (cover letter [M]) is not modelled: the confirmed code has had no "
+    "compound order since v3",
+    "clear_flush()'s init_mm case (dropped in v8 [M]) and TLB maintenance are not observed; "
+    "pte_set_huge() (v8 [M]) writes the same PTE values as set_huge_pte_at() [I]",
+)
+
+
+@frozen
+class Revision:
+    """One revision of the fast paths (the slow paths are always BASE-C / BASE-H).
+
+    The knobs default to the latest revision the reference describes; seeded bugs
+    (:mod:`equiv.vmap.mutants`) are ``evolve``-d copies.
+    """
+
+    name: str
+    summary: str
+    #: the arm64 hook of the fast paths (the slow paths use BASE-H's 64K-only hook)
+    hook: Hook = field(factory=Hook)
+    #: get_vmap_batch_order: "c2" (POST-C2: scan limited to 1 << __ffs(pfn)) or "c1"
+    #: (POST-C1: order = min(ilog2(contig), __ffs(pfn)))
+    batch_order: str = field(default="c2")
+    #: the PFN-alignment clamp of the batch order (M1 drops it)
+    pfn_clamp: bool = True
+    #: the PFN-0 guard ``if (pfn > 0)`` around __ffs (M7 drops it)
+    pfn0_guard: bool = True
+    #: the ``vm_shift(prot, PAGE_SIZE << order) == PAGE_SHIFT`` filter (M8 drops it)
+    shift_filter: bool = True
+    #: ``*nr += 1 << (PMD_SHIFT - PAGE_SHIFT)`` after a PMD block (M3 drops it)
+    pmd_nr_increment: bool = True
+    #: flush_cache_vmap's start: the saved ``addr`` (v3 fix) or ``map_addr`` (M4)
+    flush_from: str = field(default="start")
+    #: batching loop step: ``i += 1U << (shift - PAGE_SHIFT)`` ("order") or Rezki's Oops
+    #: ``i += 1U << shift`` ("shift", M5)
+    batch_step: str = field(default="order")
+    #: the named choices this revision rests on
+    choices: tuple[str, ...] = ()
+
+    @batch_order.validator
+    def _bo(self, _a: object, v: str) -> None:
+        if v not in ("c1", "c2"):
+            raise ValueError(f"batch_order {v!r}: c1 or c2")
+
+    @flush_from.validator
+    def _ff(self, _a: object, v: str) -> None:
+        if v not in ("start", "map_addr"):
+            raise ValueError(f"flush_from {v!r}: start or map_addr")
+
+    @batch_step.validator
+    def _bs(self, _a: object, v: str) -> None:
+        if v not in ("order", "shift"):
+            raise ValueError(f"batch_step {v!r}: order or shift")
+
+
+_V8 = Revision(
+    "v8",
+    "v8 of 2026-09-17 (default, latest): mm-tree POST-C2 code (get_vmap_batch_order scans at "
+    "most 1 << __ffs(pfn) pages, PFN-0 guard, *nr += 512 after a PMD block, errors "
+    "propagated, flush from the saved start) with the multi-CONT arm64 hook (__fls)",
+    choices=(
+        "v8's patch text is [N]: modelled as the mm-tree snapshot POST-C2 "
+        "(36e4f471846e; probably v5-v7 [I]) plus v8's pte_set_huge() [M]",
+    ),
+)
+
+REVISIONS: dict[str, Revision] = {
+    r.name: r
+    for r in (
+        _V8,
+        evolve(
+            _V8,
+            name="mm-c1",
+            summary="mm-tree POST-C1 (01bddf7cda69): order = min(ilog2(nr_contig), __ffs(pfn)) "
+            "after the contiguity scan; otherwise as v8",
+            batch_order="c1",
+            choices=("POST-C1 snapshot text is confirmed [R]",),
+        ),
+        evolve(
+            _V8,
+            name="v8-fix",
+            summary="v8 with the fix proposed in docs/findings/vmap-multi-cont-crosses-runs.md: "
+            "arch_vmap_pte_range_map_size() also shrinks the size until addr and "
+            "PFN_PHYS(pfn) are aligned to it (as powerpc/8xx arch_vmap_try_size())",
+            hook=Hook(natural_align=True),
+            choices=("a proposed fix, not posted code",),
+        ),
+    )
+}
+
+#: the revision checked when none is named
+DEFAULT_REVISION = "v8"
+
+
+def revision(name: str) -> Revision:
+    """The revision ``name``.
+
+    Raises:
+        InputError: an unknown name (the message lists the valid ones).
+    """
+    return lookup(REVISIONS, name, "vmap revision")

@@ -1,0 +1,119 @@
+"""Mutation self-test of the page-table subject: every seeded bug M1-M8 of
+:data:`equiv.vmap.mutants.MUTANTS` on every cell of :data:`CELLS`, scored like the first
+subject's self-test (:mod:`equiv.selftest`, whose result types it reuses).
+
+The base revision is ``v8-fix`` (the latest revision with the fix of
+docs/findings/vmap-multi-cont-crosses-runs.md): on ``v8`` itself the vmap path is already
+refuted (the finding), so a "kill" on vmap would mean nothing.  A cell is classified against
+the mutant's expectation for the cell's path (:class:`equiv.selftest.Outcome`): a bug must be
+REFUTED on one of its expected obligations and on none of its ``not_reported`` ones (M7: the
+undefined behaviour, not a translation difference); a path where it cannot show, and every
+path of the equivalent control M8, must be PROVED.
+"""
+
+from __future__ import annotations
+
+import enum
+import multiprocessing
+import os
+import time
+from concurrent.futures import ProcessPoolExecutor
+
+from equiv.check import CellResult, Verdict
+from equiv.errors import InputError
+from equiv.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
+from equiv.vmap.check import check
+from equiv.vmap.mutants import MUTANTS, Mutant
+
+#: the base revision the seeded bugs are applied to
+BASE = "v8-fix"
+
+
+class VmapPath(enum.Enum):
+    """The paths as cell columns (``.name`` is what the kill matrix prints)."""
+
+    ioremap = "ioremap"
+    vmalloc = "vmalloc"
+    vmap = "vmap"
+
+
+#: (path, bound) cells every mutant is checked on: vmap needs 3 segments for M5 (two runs
+#: after the first batch), vmalloc 2 chunks for M3 (a PMD block, then a later slot)
+CELLS: tuple[tuple[VmapPath, int], ...] = ((VmapPath.ioremap, 1), (VmapPath.vmalloc, 2), (VmapPath.vmap, 3))
+
+
+def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str, ...]]:
+    """The outcome of one cell, and the obligations it refuted."""
+    reported = tuple(sorted(o.name for o in res.obligations if o.verdict is Verdict.REFUTED))
+    want = m.expected(path)
+    if want is None:
+        if res.verdict is not Verdict.PROVED:
+            return Outcome.FALSE_REPORT, reported
+        return (Outcome.OK if m.equivalent else Outcome.NOT_APPLICABLE), reported
+    if res.verdict is not Verdict.REFUTED or not set(want) & set(reported):
+        return (Outcome.SURVIVED if not reported else Outcome.WRONG_FIELD), reported
+    if set(m.not_reported) & set(reported):
+        return Outcome.WRONG_FIELD, reported
+    return Outcome.KILLED, reported
+
+
+def _run(job: tuple[str, str, int, int]) -> CellResult:
+    name, path, bound, timeout_ms = job
+    return check(path, bound, BASE, name, timeout_ms, None)
+
+
+def self_test(
+    jobs: int | None = None,
+    *,
+    names: list[str] | None = None,
+    cells: tuple[tuple[VmapPath, int], ...] = CELLS,
+    timeout_ms: int = 60_000,
+) -> SelfTestResult:
+    """Run the mutation self-test.
+
+    Args:
+        jobs: worker processes (default: all cores); 1 runs in this process.
+        names: the mutants to run (default: all, in catalogue order).
+        cells: the (path, bound) cells to check each mutant on.
+        timeout_ms: time limit of each query.
+
+    Raises:
+        InputError: an unknown mutant name.
+    """
+    chosen = list(MUTANTS) if names is None else list(names)
+    unknown = [n for n in chosen if n not in MUTANTS]
+    if unknown:
+        raise InputError(f"unknown vmap mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    work = [(n, p.value, b, timeout_ms) for n in chosen for p, b in cells]
+    jobs = max(1, jobs or os.cpu_count() or 1)
+    t0 = time.perf_counter()
+    if jobs == 1:
+        results = [_run(w) for w in work]
+    else:
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
+            results = list(pool.map(_run, work))
+    wall = time.perf_counter() - t0
+    rows: list[MutantRow] = []
+    it = iter(results)
+    for n in chosen:
+        m = MUTANTS[n]
+        outs = []
+        for p, b in cells:
+            res = next(it)
+            outcome, reported = classify(m, p.value, res)
+            outs.append(
+                CellOutcome(
+                    p,  # type: ignore[arg-type]  # a path where the first subject has a pgmap type
+                    b,
+                    outcome,
+                    res.verdict,
+                    m.expected(p.value),
+                    reported,
+                    res.seconds,
+                )
+            )
+        rows.append(MutantRow(f"{m.label} {n}", "arm64-4k", m.equivalent, tuple(outs)))
+    return SelfTestResult(cells, rows, wall, jobs)  # type: ignore[arg-type]
+
+
+__all__ = ["BASE", "CELLS", "VmapPath", "classify", "self_test"]

@@ -1,0 +1,148 @@
+"""The page-table (vmap) subject's checker: verdicts on the unmodified revisions (the finding
+pinned), vacuity, replayed counterexamples, every seeded bug killed on the right obligation,
+the equivalent control not reported, and the benchmark script."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import z3
+
+from equiv.check import CellResult, Verdict
+from equiv.errors import InputError
+from equiv.selftest import Outcome, SelfTestResult
+from equiv.vmap import MUTANTS, REVISIONS, VmapCounterexample, check
+from equiv.vmap.check import check_cell
+from equiv.vmap.counterexample import replay
+from equiv.vmap.selftest import CELLS, VmapPath, self_test
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def verdicts(r: CellResult) -> dict[str, Verdict]:
+    return {o.name: o.verdict for o in r.obligations}
+
+
+class TestUnmodified:
+    def test_ioremap_proved(self) -> None:
+        """ioremap on v8: every obligation and lemma proved (one contiguous range, any length)."""
+        r = check("ioremap", 1, "v8")
+        assert r.verdict is Verdict.PROVED, verdicts(r)
+        assert r.config == "arm64-4k" and r.ptype == "ioremap" and r.order == 1
+        assert any("pud_sect_supported" in c for c in r.choices)
+
+    def test_vmalloc_proved(self) -> None:
+        """vmalloc on v8 with up to 2 chunks: proved, e_enc (bit-identical entries) included."""
+        r = check("vmalloc", 2, "v8")
+        assert r.verdict is Verdict.PROVED, verdicts(r)
+        assert verdicts(r)["e_enc"] is Verdict.PROVED
+
+    @pytest.mark.slow
+    def test_vmap_finding_is_pinned(self) -> None:
+        """vmap on v8 (and mm-c1) is refuted on e_trans only: the multi-CONT step crosses from
+        one run of a batch into the next (docs/findings/vmap-multi-cont-crosses-runs.md)."""
+        for rev in ("v8", "mm-c1"):
+            r = check("vmap", 2, rev)
+            bad = {n for n, v in verdicts(r).items() if v is not Verdict.PROVED}
+            assert bad == {"e_trans"}, (rev, verdicts(r))
+            cx = next(o.counterexample for o in r.obligations if o.name == "e_trans")
+            assert isinstance(cx, VmapCounterexample) and not cx.ub
+            assert cx.fast is not None and cx.fast.cont and cx.fast.pfn != cx.expected_pfn
+            assert replay(cx.case, REVISIONS[rev], "e_trans").violations  # it replays
+
+    @pytest.mark.slow
+    def test_vmap_fix_proved(self) -> None:
+        """v8 with the proposed fix: every vmap obligation proved at bound 3."""
+        r = check("vmap", 3, "v8-fix")
+        assert r.verdict is Verdict.PROVED, verdicts(r)
+
+
+class TestDiscipline:
+    def test_contradictory_assumptions_are_vacuous(self) -> None:
+        """Assumptions that cannot hold make every obligation VACUOUS, never PROVED."""
+        r = check_cell(
+            "ioremap", 1, REVISIONS["v8"], extra=lambda inp: [("contradiction", z3.ULT(inp.count, 1))]
+        )
+        assert r.verdict is Verdict.VACUOUS
+        assert all(o.verdict is Verdict.VACUOUS for o in r.obligations)
+
+    def test_bad_input_is_an_input_error(self) -> None:
+        """Unknown paths, revisions, mutants and bounds below 1 are InputErrors."""
+        for args in (
+            ("vmapp", 1, "v8", None),
+            ("vmap", 0, "v8", None),
+            ("vmap", 1, "v9", None),
+            ("vmap", 1, "v8", "mutant_nope"),
+        ):
+            with pytest.raises(InputError):
+                check(*args)  # type: ignore[arg-type]
+
+    def test_timeout_is_unknown_never_proved(self) -> None:
+        """A query that runs out of time is UNKNOWN (a 1 ms budget)."""
+        r = check("vmalloc", 2, "v8", None, 1, None)
+        assert r.verdict is not Verdict.PROVED
+
+
+@pytest.fixture(scope="module")
+def kill_matrix() -> SelfTestResult:
+    return self_test(2)
+
+
+@pytest.mark.slow
+class TestSelfTest:
+    def test_every_bug_killed_no_false_report(self, kill_matrix: SelfTestResult) -> None:
+        """M1-M7 killed, M8 (the equivalent control) not reported, on every cell."""
+        assert kill_matrix.ok, kill_matrix.render()
+        assert len(kill_matrix.killed) == 7 and kill_matrix.count(Outcome.FALSE_REPORT) == 0
+        assert kill_matrix.cells == CELLS
+
+    @pytest.mark.parametrize("name", [n for n, m in MUTANTS.items() if not m.equivalent])
+    def test_killed_on_the_right_obligation(self, kill_matrix: SelfTestResult, name: str) -> None:
+        """Each bug is refuted on one of its expected obligations, where it can show."""
+        row = next(r for r in kill_matrix.rows if r.name.endswith(name))
+        assert row.killed, row
+        m = MUTANTS[name]
+        for c in row.cells:
+            want = m.expected(c.ptype.value)  # type: ignore[attr-defined]
+            if want is not None:
+                assert set(want) & set(c.reported) and not set(m.not_reported) & set(c.reported), c
+
+    def test_m6_only_wf_block_on_ioremap(self, kill_matrix: SelfTestResult) -> None:
+        """M6 on ioremap: the CONT group is misaligned (wf_block), E-trans still holds."""
+        row = next(r for r in kill_matrix.rows if r.name.startswith("M6"))
+        cell = next(c for c in row.cells if c.ptype is VmapPath.ioremap)
+        assert "wf_block" in cell.reported and "e_trans" not in cell.reported
+
+    def test_m7_is_reported_as_undefined_behaviour(self, kill_matrix: SelfTestResult) -> None:
+        """M7: __ffs(0) is reported as UB (ub_ffs0), not as a translation difference."""
+        row = next(r for r in kill_matrix.rows if r.name.startswith("M7"))
+        cell = next(c for c in row.cells if c.ptype is VmapPath.vmap)
+        assert cell.reported == ("ub_ffs0",)
+
+    def test_m7_counterexample_is_flagged_ub(self) -> None:
+        """The M7 counterexample says undefined behaviour and names pfn 0."""
+        r = check("vmap", 2, "v8-fix", "mutant_no_pfn0_guard")
+        ob = next(o for o in r.obligations if o.name == "ub_ffs0")
+        assert ob.verdict is Verdict.REFUTED and ob.reason == "undefined behaviour"
+        cx = ob.counterexample
+        assert isinstance(cx, VmapCounterexample) and cx.ub and 0 in cx.case.pfns()
+
+
+@pytest.mark.slow
+def test_bench_prints_the_figures() -> None:
+    """bench/vmap.py prints the exhaustive segment-shape check and the reach (small here)."""
+    p = subprocess.run(
+        [sys.executable, "bench/vmap.py", "--bound", "2", "--max-bound", "2", "--budget", "30"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert p.returncode == 0, p.stdout + p.stderr
+    assert "exhaustive segment shapes, bound 2: 110 shapes" in p.stdout
+    assert "target < 60 s on 2 cores: met" in p.stdout
+    assert "the bound reaches 2 segments" in p.stdout

