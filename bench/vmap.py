@@ -104,7 +104,7 @@ def main() -> int:
         if not ok:
             break
         reached = bound
-        bound = bound + 1 if bound < 8 else bound + 4
+        bound += 1
     print(f"  -> within {args.budget:.0f} s the bound reaches {reached} segment{'s' * (reached != 1)}")
     return 0 if wall < 60 else 1
 

@@ -131,7 +131,7 @@ def _agree(case: ConcreteCase, rev: str) -> None:
         for o, run in ((s, rs), (f, rf)):
             lvl, e, _, _ = run.leaf(case.va + i)
             assert (o.leaf.level.value, o.leaf.entry.value) == (lvl, e), (case, rev, i)  # type: ignore[union-attr]
-            assert o.no_overshoot is True and o.unrolled is True
+            assert o.no_overshoot is True and o.unrolled is True and o.lemma is True
 
 
 class TestSymbolicModelAgainstTwin:
@@ -142,7 +142,7 @@ class TestSymbolicModelAgainstTwin:
         _agree(case, rev)
 
     @pytest.mark.slow
-    @settings(max_examples=60)
+    @settings(max_examples=30)
     @given(case=_cases(), rev=st.sampled_from(["v8", "v8-fix", "mm-c1"]))
     def test_exact_model_matches_twin_many(self, case: ConcreteCase, rev: str) -> None:
         """Many derandomised cases."""
@@ -217,3 +217,116 @@ class TestReport:
 def test_mutant_knobs_are_valid(name: str) -> None:
     """Every seeded bug applies to the default revision too."""
     apply(REVISIONS[DEFAULT_REVISION], name)
+
+
+def test_ops_doctests() -> None:
+    """The examples in equiv.vmap.ops hold (pure dual-domain helpers)."""
+    import doctest
+
+    from equiv.vmap import ops
+
+    res = doctest.testmod(ops)
+    assert res.failed == 0 and res.attempted > 0
+
+
+def _facts_fail_at(case: ConcreteCase, rev_name: str) -> list[int]:
+    """Pages where the local model's facts do not hold for the real step and walk of the
+    concrete twin (an unsound fact would silently skip such a page in every proof)."""
+    import z3
+
+    from equiv.vmap import local
+    from equiv.vmap.inputs import symbolic_inputs
+
+    rev = REVISIONS[rev_name]
+    bound = 1 if case.path == "ioremap" else len(case.segments)
+    inp = symbolic_inputs(case.path, bound)
+    v = z3.BitVec("obs.page", 32)
+    slow, fast = local.observe(case.path, inp, rev, v)
+    facts = z3.And(z3.BoolVal(True), slow.facts, fast.facts)  # type: ignore[arg-type]
+    pg, o = inp.pages, inp.oracles
+    pin = [inp.a == case.va, inp.prot == case.prot, inp.shift == case.shift]
+    for j, (k, pfn) in enumerate(case.segments):
+        pin.append(pg.base[j] == pfn)
+        pin.append((pg.order[j] == k) if pg.order is not None else (pg.length[j] == k))
+        if j:
+            pin.append(pg.active[j] == True)  # noqa: E712 - a z3 equation
+    last = case.va + case.nr_pages - 1
+    for kind, span, fn, width in (
+        ("pgd", 27, o.pgd_table, 9),
+        ("pud", 18, o.pud_table, 18),
+        ("pmd", 9, o.pmd_table, 27),
+    ):
+        for idx in range(case.va >> span, (last >> span) + 1):
+            pin.append(fn(z3.BitVecVal(idx, width)) == ((kind, idx) in case.tables))  # type: ignore[arg-type]
+            if kind != "pgd":
+                t = o.trylock_pud if kind == "pud" else o.trylock_pmd
+                pin.append(t(z3.BitVecVal(idx, width)) == ((kind, idx) not in case.trylock_fails))  # type: ignore[arg-type]
+    rs, rf = twin.run_slow(case, rev), twin.run_fast(case, rev)
+
+    def step_of(run: twin.Run, vpn: int) -> int:
+        for s, n in run.steps:
+            if s <= vpn < s + n:
+                return s - case.va
+        return vpn - case.va
+
+    bad = []
+    for i in range(case.nr_pages):
+        vpn = case.va + i
+        real = {}
+        if rf.leaf(vpn)[0] == A.LEVEL_PTE:  # a block has no PTE step
+            real["local.fast.step"] = step_of(rf, vpn)
+        if rs.leaf(vpn)[0] == A.LEVEL_PTE:
+            real["local.slow.step"] = step_of(rs, vpn)
+        for lo, hi, _idx, shift in rf.walks:
+            if lo <= vpn < hi:
+                real.update(
+                    {
+                        "local.fast.walk.lo": lo - case.va,
+                        "local.fast.walk.hi": hi - case.va,
+                        "local.fast.walk.shift": shift,
+                    }
+                )
+        s = z3.Solver()
+        s.add(*pin, v == i, z3.Not(facts))
+        for name, var in {**slow.free, **fast.free}.items():
+            if name in real:
+                s.add(var == real[name])
+        if s.check() != z3.unsat:
+            bad.append(i)
+    return bad
+
+
+class TestLocalFactsHoldOnRealRuns:
+    @pytest.mark.parametrize(
+        "case",
+        [
+            FINDING,
+            pytest.param(
+                ConcreteCase("vmap", 0x800080000 + 0x1F8, PK, ((4, 0x10), (9, 0x200), (0, 0x7), (5, 0x400))),
+                marks=pytest.mark.slow,
+            ),
+            pytest.param(
+                ConcreteCase("vmap", 0x800080000 + 0x10, PK, ((9, 0x1000), (9, 0x1200))),
+                marks=pytest.mark.slow,
+            ),
+            pytest.param(
+                ConcreteCase("ioremap", 0x800080000 + 0x1F0, PK, ((700, 0x100000 + 0x1F0),)),
+                marks=pytest.mark.slow,
+            ),
+            ConcreteCase("vmalloc", 0x800080000, PK, ((4, 0x40), (4, 0x80), (4, 0x50)), shift=16),
+        ],
+        ids=["finding", "vmap-mixed", "vmap-pmd", "ioremap", "vmalloc"],
+    )
+    @pytest.mark.parametrize("rev", ["v8", "v8-fix"])
+    def test_facts_hold_for_the_real_steps_and_walks(self, case: ConcreteCase, rev: str) -> None:
+        """For every page, the real step start and walk satisfy the local model's facts."""
+        assert _facts_fail_at(case, rev) == []
+
+    @pytest.mark.slow
+    @settings(max_examples=20)
+    @given(case=_cases(), rev=st.sampled_from(["v8", "v8-fix", "mm-c1"]))
+    def test_facts_hold_on_random_cases(self, case: ConcreteCase, rev: str) -> None:
+        """The same on derandomised generated cases."""
+        if case.nr_pages > 600:
+            case = ConcreteCase(case.path, case.va, case.prot, ((600, case.segments[0][1]),))
+        assert _facts_fail_at(case, rev) == []

@@ -18,6 +18,19 @@ API (the lead's integration contract):
   ``order`` the bound: the maximal number of segments of the page array).
 * :func:`self_test` -> :class:`equiv.selftest.SelfTestResult`; :func:`bound_description`.
 
+Trust statement.  Proofs come from the *local* model (:mod:`equiv.vmap.local`): what the
+kernel loops did before the observed page (the step covering it, the walk covering it) is a
+free variable constrained by facts, each justified by a lemma proved in the same run
+(:mod:`equiv.vmap.lemmas`); tests check those facts against the real steps and walks of
+concrete runs.  Counterexamples come from the local or the exact (unrolled) model and are
+reported only after the concrete twin (:mod:`equiv.vmap.twin`), an independent page-by-page
+mirror of the kernel loops, reproduces them.  Trusted: the hand-written models (from
+``../shared/reference/vmalloc.md``: mm/vmalloc.c BASE-C, POST-C1, POST-C2 as paraphrased;
+arm64 vmalloc.h BASE-H, POST-H1), Bitwuzla / z3, and Python.  Not modelled: TLB maintenance
+and what a misprogrammed CONT group does in hardware, concurrency (the trylock is an oracle),
+KMSAN, ``vunmap`` itself (the unwind is argued from ``frame``), ``vmap_pfn``, other arches
+than arm64-4K.  The named choices are printed with every cell (``CellResult.choices``).
+
 Importing the package runs no solver.  Layout: ``arch`` (entries, hooks), ``inputs``,
 ``paths`` (the exact model, loops unrolled), ``local`` (the local model), ``lemmas``,
 ``obligations``, ``twin`` (the concrete page-by-page twin), ``solve``, ``check``,

@@ -291,6 +291,7 @@ def range_walk(
         _select(pmd, _block(LEVEL_PMD, s_addr, v, sel_at(add_lag(s_addr, lag)), prot, lag), leaf),
     )
     block = bv.or_(pud, pmd)
+    facts = ops.implies(bv.not_(block), facts)  # the PTE step exists only outside a block
     blk_end = bv.ite(pud, u_next, s_next)
     first = add_lag(bv.ite(block, bv.ite(pud, u_addr, s_addr), s_addr), lag)
     return LocalObs(

@@ -1,4 +1,11 @@
-"""The slow and fast paths of ioremap, vmalloc and vmap, observed at one page.
+"""The exact model: the slow and fast paths of ioremap, vmalloc and vmap, observed at one
+page, with every loop unrolled to a static bound.
+
+It is what :mod:`equiv.vmap.check` runs to search real counterexamples with few segments
+when the local model (:mod:`equiv.vmap.local`, which proves) cannot, and what the property
+tests compare with the concrete twin page by page.  Whatever it finds is replayed on the
+twin before it is reported.  The kernel helpers here (``get_vmap_batch_order``, slot
+arithmetic) are shared with the local model.
 
 One program, two evaluators: every function here runs on z3 terms (a symbolic observed page
 and symbolic inputs) or on concrete :class:`equiv.bv.CBV` values.  A path is not run page by
@@ -19,16 +26,16 @@ after a PMD block) and M5 (``i += 1U << shift``) compute it from their own loops
 these identities into the terms, instead of asking the solver to rediscover them through
 ite-merged loop states, is what keeps the queries small.
 
-Loops are unrolled to static bounds (:class:`Unroll`) with guards; whether each bound
-sufficed is itself checked (``unrolled``):
+Loops are unrolled to static bounds (:class:`Unroll`) with guards; a search counts only
+runs that ended within the bounds (``unrolled``):
 
 * the batching loop of ``vmap_pages_range_batched`` (it decides which walk covers v);
 * the PTE loop of the pmd slot of ``v``, in *macro-steps*: a run of block steps of one size
   (every step that starts inside the current physically linear piece and fits before the
   end gets the same size from the hook), or a run of single PTEs up to the next position
   where the hook could return more (within one piece the hook's guards are monotone).  The
-  lemma ``macro_step`` checks at every page that the hook returns, at the start of the step
-  covering it, what the macro-step assumed.
+  flag ``lemma`` says whether the hook returns, at the start of the step covering v, what
+  the macro-step assumed (the property tests check it on concrete runs).
 
 Each function names the kernel function (file, snapshot) it mirrors.
 """
