@@ -44,3 +44,41 @@ def lookup(table: Mapping[str, T], name: str, what: str, more: str = "") -> T:
         return table[name]
     except KeyError:
         raise InputError(f"unknown {what} {name!r}; valid: {', '.join(table)}{more}") from None
+
+
+def parse_ranges(spec: str, lo: int, hi: int, option: str, what: str, why: str = "",
+                 words: tuple[str, ...] = ()) -> list[int]:
+    """The integers of ``spec`` ("N", "N-M" or a comma list of those), in order, without
+    repeats; an :class:`InputError` naming ``option`` and the valid range otherwise.
+
+    Args:
+        spec: the option's value.
+        lo, hi: the valid range (inclusive).
+        option: the option's name, e.g. "--orders".
+        what: what one number is, e.g. "order" (for the out-of-range message).
+        why: where the range comes from, appended to the out-of-range message.
+        words: other values the option takes (handled by the caller), for the message.
+
+    >>> parse_ranges("1-3,2,5", 0, 8, "--bounds", "bound")
+    [1, 2, 3, 5]
+    >>> parse_ranges("9", 0, 8, "--bounds", "bound")
+    Traceback (most recent call last):
+    ...
+    equiv.errors.InputError: bound 9 out of range; valid: 0..8
+    """
+    out: list[int] = []
+    try:
+        for part in spec.split(","):
+            first, _, last = part.strip().partition("-")
+            a, b = int(first), int(last) if last else int(first)
+            if a > b:
+                raise ValueError
+            out += range(a, b + 1)
+    except ValueError:
+        raise InputError(f"bad {option} {spec!r}; valid: {''.join(w + ', ' for w in words)}"
+                         "N, N-M or a comma list of those, "
+                         f"with {lo} <= N <= {hi}") from None
+    bad = [n for n in out if not lo <= n <= hi]
+    if bad:
+        raise InputError(f"{what} {bad[0]} out of range; valid: {lo}..{hi}{why}")
+    return list(dict.fromkeys(out))

@@ -98,8 +98,17 @@ class RunResult:
     row_label: str = "order"
     column_option: str = "--types"
     row_option: str = "--orders"
+    #: who decided the queries (``--solver``: z3, cvc5, bitwuzla or all)
+    solver: str = "z3"
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
+
+    @property
+    def solver_version(self) -> str:
+        """The solver(s) with versions, as reports print them."""
+        from equiv.solvers import version
+
+        return version(self.solver)
 
     @property
     def verdict(self) -> Verdict:

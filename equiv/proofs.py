@@ -23,13 +23,12 @@ from equiv.check import Verdict, worst
 from equiv.errors import EquivError, InputError
 from equiv.report import FORMATS, render_runs
 from equiv.report.emit import write_tests
-from equiv.solvers import require
+from equiv.solvers import DEFAULT_RLIMIT
 from equiv.subjects import SUBJECTS, RunContext, Subject, selected
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 EXIT_INPUT = 3
 #: default z3 resource limit per query (the largest preset's hardest query uses ~1e8)
-DEFAULT_RLIMIT = 1_000_000_000
 #: default wall-clock limit per group of cells, seconds
 DEFAULT_BACKSTOP_S = 900.0
 
@@ -71,11 +70,11 @@ def _parser() -> argparse.ArgumentParser:
                    help="also write the report in FORMAT to FILE (repeatable: one run, "
                         "several reports)")
     p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
-    p.add_argument("--rlimit", type=int, default=DEFAULT_RLIMIT,
+    p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
-                        f"any machine (exhausted: UNKNOWN; default {DEFAULT_RLIMIT:,}, about 10x "
-                        "what the largest preset's hardest query uses); --timeout-ms and "
-                        "--backstop-s are only wall-clock backstops")
+                        f"any machine (exhausted: UNKNOWN; zone-device default {DEFAULT_RLIMIT:,}, "
+                        "about 10x what the largest preset's hardest query uses; only with z3); "
+                        "--timeout-ms and --backstop-s are only wall-clock backstops")
     p.add_argument("--backstop-s", type=float, default=DEFAULT_BACKSTOP_S, metavar="SECONDS",
                    help="wall-clock limit per group of cells (one config, revision and "
                         "order): a worker past it is killed and its cells are UNKNOWN "
@@ -88,9 +87,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the cells on a Dask distributed cluster (e.g. tcp://host:8786; "
                         "needs pip install 'equiv[distributed]')")
-    p.add_argument("--solver", default="z3",
-                   help="who decides each query: z3 (default), cvc5, bitwuzla, or all (every "
-                        "query by all three; a disagreement is UNKNOWN)")
+    p.add_argument("--solver", default=None,
+                   help="who decides each query: zone-device: z3 (default), cvc5, bitwuzla, or "
+                        "all (every query by all three; a disagreement is UNKNOWN); vmap: "
+                        "bitwuzla (default) or z3")
     p.add_argument("--dump-smt", default=None, metavar="DIR",
                    help="write every query as an SMT-LIB 2 file into DIR (unsat = obligation "
                         "holds), for re-running with any solver")
@@ -189,11 +189,12 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
         if args.rlimit is not None and args.rlimit < 1:
             raise InputError(f"--rlimit must be positive, got {args.rlimit}")
+        for s in subjects:
+            s.solver(args)  # an unknown solver, or one the subject cannot use, is an input error
         if args.jobs is not None and args.jobs < 1:
             raise InputError(f"--jobs must be at least 1, got {args.jobs}")
         if args.backstop_s <= 0:
             raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
-        require(args.solver)
         if args.self_test:
             results = [s.self_test(args.jobs) for s in subjects]
             _emit(args, "\n".join(st.render() for st in results) + "\n", out)
@@ -204,8 +205,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
                 return code
         cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
         budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
-                  + (f" --rlimit {args.rlimit}" if args.rlimit != DEFAULT_RLIMIT else "")
-                  + (f" --solver {args.solver}" if args.solver != "z3" else ""))
+                  + (f" --rlimit {args.rlimit}" if args.rlimit is not None else "")
+                  + (f" --solver {args.solver}" if args.solver is not None else ""))
         ctx = RunContext(err, cache, args.quiet, budget)
         runs = [r for s in subjects for r in s.run(args, ctx)]
         if cache is not None:

@@ -4,7 +4,8 @@ Every query equiv sends to z3 is plain ``QF_AUFBV`` (bit-vectors, one-index arra
 uninterpreted function), so it can be written out as SMT-LIB 2 (:func:`smtlib`) and given to
 any solver.  cvc5 and Bitwuzla are driven through their PyPI packages' own SMT-LIB parsers
 (``cvc5.InputParser``, ``bitwuzla.Parser``), so what they decide is exactly the text a user
-can re-run with ``--dump-smt``.  Installed with ``pip install 'equiv[solvers]'``.
+can re-run with ``--dump-smt``.  Bitwuzla is a required dependency (it decides the vmap
+subject's queries); cvc5 comes with ``pip install 'equiv[solvers]'``.
 """
 
 from __future__ import annotations
@@ -15,6 +16,9 @@ from equiv.errors import InputError
 
 SOLVERS = ("z3", "cvc5", "bitwuzla")
 LOGIC = "QF_AUFBV"
+#: z3's deterministic resource budget per query when the user gives none (the zone-device
+#: subject; about 10x what the largest preset's hardest query uses)
+DEFAULT_RLIMIT = 1_000_000_000
 
 
 def smtlib(assertions: list[z3.BoolRef], *, check: bool = True) -> str:
@@ -38,14 +42,31 @@ def available(name: str) -> bool:
     return True
 
 
-def require(name: str) -> None:
-    """Raise a one-line input error if ``name`` is unknown or not installed."""
-    if name not in (*SOLVERS, "all"):
-        raise InputError(f"unknown --solver {name!r}; valid: {', '.join(SOLVERS)}, all")
+def require(name: str, valid: tuple[str, ...] = (*SOLVERS, "all"), who: str = "") -> None:
+    """Raise a one-line input error if ``name`` is not one of ``valid`` (the choices of the
+    subject ``who``) or is not installed."""
+    if name not in valid:
+        raise InputError(f"unknown --solver {name!r}{f' for subject {who}' if who else ''}; "
+                         f"valid: {', '.join(valid)}")
     for n in (SOLVERS if name == "all" else (name,)):
         if not available(n):
             raise InputError(f"--solver {name}: the {n} package is not installed; "
                              "pip install 'equiv[solvers]'")
+
+
+def version(name: str) -> str:
+    """``name`` and its version, as reports print it ("z3 4.15.0", "z3, cvc5, bitwuzla ...")."""
+    if name == "all":
+        return ", ".join(version(n) for n in SOLVERS)
+    if name == "z3":
+        return f"z3 {z3.get_version_string()}"
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as dist_version
+
+    try:
+        return f"{name} {dist_version(name)}"
+    except PackageNotFoundError:
+        return name
 
 
 def check_cvc5(text: str, timeout_ms: int) -> str:

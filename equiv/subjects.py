@@ -56,6 +56,17 @@ class Subject:
     special: Callable[[argparse.Namespace, TextIO, Callable[[str], None]], int | None]
     #: the subject's own options with their defaults (refused for other subjects)
     own_options: dict[str, object]
+    #: the ``--solver`` choices of this subject, its default first
+    solvers: tuple[str, ...]
+
+    def solver(self, args: argparse.Namespace) -> str:
+        """The solver the run uses: ``--solver`` or the subject's default; a choice the
+        subject does not offer, or a solver not installed, is an input error."""
+        from equiv.solvers import require
+
+        name = args.solver or self.solvers[0]
+        require(name, self.solvers, self.name)
+        return name
 
 
 def _zone_device() -> Subject:
@@ -63,7 +74,7 @@ def _zone_device() -> Subject:
 
     return Subject("zone-device", "ZONE_DEVICE memmap init: struct page template copies "
                    "(v1..v11) against the v7.3-rc1 slow path", zd.add_arguments, zd.runs,
-                   zd.self_test, zd.list_lines, zd.special, zd.OWN_OPTIONS)
+                   zd.self_test, zd.list_lines, zd.special, zd.OWN_OPTIONS, zd.SOLVERS)
 
 
 def _vmap() -> Subject:
@@ -71,7 +82,7 @@ def _vmap() -> Subject:
 
     return Subject("vmap", "batched vmap/vmalloc/ioremap page-table mapping (arm64 "
                    "CONT_PTE / PMD) against the per-page and per-chunk paths", vm.add_arguments,
-                   vm.runs, vm.self_test, vm.list_lines, vm.special, vm.OWN_OPTIONS)
+                   vm.runs, vm.self_test, vm.list_lines, vm.special, vm.OWN_OPTIONS, vm.SOLVERS)
 
 
 #: name -> a function building the registration (imported on use: a subject's modules load

@@ -25,7 +25,7 @@ from equiv.copy_primitive import (
     render_copy_summary,
     render_ordering_table,
 )
-from equiv.errors import InputError, lookup
+from equiv.errors import InputError, lookup, parse_ranges
 from equiv.explain import explain, lookup_field
 from equiv.kconfig import from_kconfig
 from equiv.layout_check import check_layout
@@ -38,6 +38,7 @@ from equiv.report import render_explain, render_layout_json, render_layout_text
 from equiv.report.progress import progress
 from equiv.selftest import self_test
 from equiv.slow_variants import COMPARISONS, comparison
+from equiv.solvers import DEFAULT_RLIMIT
 from equiv.subjects import RunContext
 from equiv.template_path import REVISIONS, revision
 
@@ -48,6 +49,8 @@ DEFAULT_REVISION = "v11"
 OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
                "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
                "types": "all", "orders": "all", "explain": None, "emit_tests": None}
+#: the --solver choices, the default first (every query can go to any of them: equiv.solvers)
+SOLVERS = ("z3", "cvc5", "bitwuzla", "all")
 
 __all__ = ["add_arguments", "list_lines", "runs", "self_test", "special"]
 
@@ -115,24 +118,13 @@ def _types(spec: str) -> list[MemoryType]:
 def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
     if spec == "all":
         return list(range(max_order + 1))
-    out: list[int] = []
-    try:
-        for part in spec.split(","):
-            lo, _, hi = part.strip().partition("-")
-            a, b = int(lo), int(hi) if hi else int(lo)
-            if a > b:
-                raise ValueError
-            out += range(a, b + 1)
-    except ValueError:
-        raise InputError(f"bad --orders {spec!r}; valid: all, N, N-M or a comma list of those, "
-                         f"with 0 <= N <= {max_order}") from None
     if all_configs:  # one order list for presets of different page sizes: clip per preset
-        out = [o for o in out if 0 <= o <= max_order]
-    bad = [o for o in out if not 0 <= o <= max_order]
-    if bad:
-        raise InputError(f"order {bad[0]} out of range; valid: 0..{max_order} (PUD order of the "
-                         "config's page size)")
-    return list(dict.fromkeys(out))
+        top = max(cfg.max_order for cfg in PRESETS.values())
+        wide = parse_ranges(spec, 0, top, "--orders", "order", " (the largest PUD order of "
+                            "the presets)", words=("all",))
+        return [o for o in wide if o <= max_order]
+    return parse_ranges(spec, 0, max_order, "--orders", "order",
+                        " (PUD order of the config's page size)", words=("all",))
 
 
 def list_lines() -> list[str]:
@@ -238,8 +230,9 @@ def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config,
                 raise InputError(f"obligation {args.obligation} does not exist at order "
                                  f"{missing[0]}; valid there: "
                                  + ", ".join(f"{r.name}_equal" for r in roles_for(missing[0])))
-    specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, args.rlimit,
-                      args.solver, args.dump_smt, args.obligation)
+    rlimit = DEFAULT_RLIMIT if args.rlimit is None else args.rlimit
+    specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, rlimit,
+                      args.solver or SOLVERS[0], args.dump_smt, args.obligation)
              for cfg, orders in per_config for o in orders for t in types]
     return specs, per_config, rev.name
 
@@ -261,5 +254,6 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             assumptions=next((c.assumptions for c in mine if c.assumptions), ()),
             revision_summary=rev.summary,
             mutant_description=MUTANTS[args.mutant].description if args.mutant else "",
-            config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}"))
+            config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}",
+            solver=args.solver or SOLVERS[0]))
     return out

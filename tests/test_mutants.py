@@ -250,6 +250,9 @@ def test_self_test_on_a_reduced_set() -> None:
     assert res.ok and res.kill_rate == 1.0 and len(res.killed) == 2 and len(res.controls) == 1
     text = res.render()
     assert text.splitlines()[0].split()[:3] == ["mutant", "GENERIC/0", "GENERIC/2"]
+    killed_on = text.split("killed on (the expected names its counterexamples report):\n")[1]
+    assert "  mutant_no_prep_compound_head: " in killed_on and "(1 cell)" in killed_on
+    assert "harmless_set_head_after_tails" not in killed_on
     assert text.rstrip().endswith("self-test: 2 mutants killed of 2 (100%), "
                                   "1 equivalent controls not reported (0 false reports)")
 

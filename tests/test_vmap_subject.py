@@ -60,3 +60,32 @@ def test_options_of_another_subject_are_refused() -> None:
     assert code == 3 and "--paths applies to --subject vmap" in err
     code, _, err = run("--subject", "vmap", "--mutant", "mutant_short_copy")
     assert code == 3 and "unknown vmap mutant 'mutant_short_copy'" in err
+
+
+def test_solver_is_the_subjects_own_and_named_in_the_header(tmp_path: Path) -> None:
+    """vmap decides with Bitwuzla unless told otherwise, and says so in the text header and
+    the JSON (which still validates); zone-device keeps z3."""
+    js = tmp_path / "r.json"
+    code, out, _ = run("--subject", "vmap", "--paths", "ioremap", "--bounds", "1", "--no-cache",
+                       "--quiet", "--jobs", "1", "--report", f"json={js}")
+    assert code == 0 and "(bitwuzla " in out.splitlines()[2]
+    doc = json.loads(js.read_text())
+    assert doc["solver"].startswith("bitwuzla ")
+    assert not list(Draft202012Validator(SCHEMA).iter_errors(doc))
+    code, out, _ = run("--subject", "vmap", "--paths", "ioremap", "--bounds", "1", "--no-cache",
+                       "--quiet", "--jobs", "1", "--solver", "z3")
+    assert code == 0 and "(z3 " in out.splitlines()[2]
+    code, out, _ = run("--types", "GENERIC", "--orders", "0", "--no-cache", "--quiet")
+    assert code == 0 and "(z3 " in out.splitlines()[2]
+
+
+def test_solver_and_budget_choices_are_checked_per_subject() -> None:
+    code, _, err = run("--subject", "vmap", "--solver", "cvc5")
+    assert code == 3 and err.strip() == ("equiv: error: unknown --solver 'cvc5' for subject vmap; "
+                                         "valid: bitwuzla, z3")
+    code, _, err = run("--subject", "vmap", "--rlimit", "1000", "--quiet", "--no-cache")
+    assert code == 3 and "--rlimit is a z3 budget" in err and "--solver z3" in err
+    code, _, err = run("--subject", "vmap", "--bounds", "0")
+    assert code == 3 and "bound 0 out of range; valid: 1..32" in err
+    code, _, err = run("--subject", "vmap", "--bounds", "2-1")
+    assert code == 3 and "bad --bounds '2-1'" in err

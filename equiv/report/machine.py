@@ -116,6 +116,7 @@ def run_document(run: RunResult, *, times: bool = True) -> dict[str, Any]:
     }
     if times:
         doc.update(tool_version=run.tool_version, z3_version=run.z3_version,
+                   solver=run.solver_version,
                    wall_seconds=round(run.wall_seconds, 3), jobs=run.jobs)
     return doc
 
@@ -181,7 +182,8 @@ def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
                          *((("mutant", run.mutant),) if run.mutant else ()),
                          ("hypothetical_config", str(run.config.hypothetical).lower()),
                          ("verdict", run.verdict.value), ("summary", summary_line(run)),
-                         *((("tool_version", run.tool_version), ("z3_version", run.z3_version))
+                         *((("tool_version", run.tool_version), ("z3_version", run.z3_version),
+                            ("solver", run.solver_version))
                            if times else ())):
             suite.add_property(key, val)
         obs = [(c, ob) for c in run.cells for ob in c.obligations]

@@ -112,8 +112,8 @@ def render_markdown(run: RunResult, *, times: bool = True, level: int = 2,
     out += _assumed(run)
     out += _details(run, max_details=max_details)
     if times:
-        out += ["", f"<sub>equiv {run.tool_version}, z3 {run.z3_version}; wall "
-                    f"{run.wall_seconds:.1f} s, {run.jobs} jobs</sub>"]
+        out += ["", f"<sub>equiv {run.tool_version}, {run.solver_version}; wall "
+                    f"{run.wall_seconds:.1f} s, {run.jobs} job{'s' * (run.jobs != 1)}</sub>"]
     return "\n".join(out) + "\n"
 
 

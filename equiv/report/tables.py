@@ -70,6 +70,15 @@ def render_selftest(st: SelfTestResult) -> str:
     out = [line("mutant", heads, "config", "result")]
     out += [line(r.name, [c.outcome.value for c in r.cells], r.config, r.status)
             for r in st.rows]
+    caught = [(r, c) for r in st.rows for c in r.cells if c.outcome is Outcome.KILLED]
+    if caught:
+        out += ["", "killed on (the expected names its counterexamples report):"]
+        for r in st.rows:
+            kills = [c for c in r.cells if c.outcome is Outcome.KILLED]
+            names = sorted({n for c in kills for n in set(c.expected or ()) & set(c.reported)})
+            if kills:
+                out.append(f"  {r.name}: {', '.join(names)} ({len(kills)} "
+                           f"cell{'s' * (len(kills) != 1)})")
     fails = [(r, c) for r in st.rows for c in r.failures]
     if fails:
         out.append("")

@@ -93,7 +93,7 @@ def title(run: RunResult) -> str:
 
 def _header(run: RunResult, times: bool) -> list[str]:
     out: list[str] = []
-    head = f"equiv {run.tool_version} (z3 {run.z3_version})" if times else "equiv"
+    head = f"equiv {run.tool_version} ({run.solver_version})" if times else "equiv"
     out += wrap(f"{head}: {title(run)}")
     hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
     ev = " (+ page_ref_set events observed)" if run.config.tracks_events else ""
@@ -145,7 +145,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     out: list[str] = []
     cached = sum(c.cached for c in run.cells)
     from_cache = f", {cached} cells from the cache" if cached else ""
-    tail = f" (wall {run.wall_seconds:.1f} s, {run.jobs} jobs{from_cache})" if times else ""
+    jobs = f"{run.jobs} job{'s' * (run.jobs != 1)}"
+    tail = f" (wall {run.wall_seconds:.1f} s, {jobs}{from_cache})" if times else ""
     out += wrap(summary_line(run) + tail)
     refuted = sorted({c.order for c in run.cells if c.verdict is Verdict.REFUTED})
     if refuted:

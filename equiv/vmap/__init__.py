@@ -57,6 +57,7 @@ def check(
     mutant: str | None = None,
     timeout_ms: int = 60_000,
     rlimit: int | None = None,
+    solver: str | None = None,
 ) -> CellResult:
     """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
 
@@ -69,7 +70,8 @@ def check(
         revision: a key of :data:`REVISIONS`.
         mutant: a key of :data:`MUTANTS` (a seeded bug applied to the revision), or None.
         timeout_ms: time limit of each solver query (UNKNOWN when it runs out).
-        rlimit: z3 resource limit per query; selects z3 instead of Bitwuzla.
+        rlimit: z3 resource limit per query (z3 only).
+        solver: "bitwuzla" or "z3"; None: Bitwuzla, or z3 when ``rlimit`` is given.
 
     Returns:
         the cell's result; each counterexample is a :class:`VmapCounterexample`, replayed on
@@ -80,7 +82,7 @@ def check(
     """
     from equiv.vmap.check import check as _check
 
-    return _check(path, bound, revision, mutant, timeout_ms, rlimit)
+    return _check(path, bound, revision, mutant, timeout_ms, rlimit, solver)
 
 
 def self_test(jobs: int | None = None) -> SelfTestResult:
@@ -90,12 +92,14 @@ def self_test(jobs: int | None = None) -> SelfTestResult:
     return _self_test(jobs)
 
 
-def bound_description(bound: int) -> str:
-    """What ``bound`` means, for every output that states it."""
+def bound_description(bound: int | None) -> str:
+    """What ``bound`` means, for every output that states it (None: a bound ``B``)."""
+    n = "B" if bound is None else str(bound)
+    pages = f"B x {1 << MAX_SEG_ORDER}" if bound is None else f"{bound << MAX_SEG_ORDER}"
     return (
-        f"page arrays of up to {bound} physically contiguous segment{'s' * (bound != 1)} of 2^k "
-        f"pages each (k in 0..{MAX_SEG_ORDER}, any pfn; vmap: up to {bound << MAX_SEG_ORDER} pages; "
-        f"vmalloc: up to {bound} chunks of 2^(shift-12) pages); ioremap: one contiguous range of "
+        f"page arrays of up to {n} physically contiguous segment{'s' * (bound != 1)} of 2^k "
+        f"pages each (k in 0..{MAX_SEG_ORDER}, any pfn; vmap: up to {pages} pages; "
+        f"vmalloc: up to {n} chunks of 2^(shift-12) pages); ioremap: one contiguous range of "
         "up to 2^31 pages, whatever the bound"
     )
 

@@ -89,10 +89,11 @@ class _Cell:
         timeout_ms: int,
         rlimit: int | None,
         extra: Extra | None = None,
+        solver: str | None = None,
     ) -> None:
         self.path, self.bound, self.rev, self.mutant = path, bound, rev, mutant
         self.timeout_ms, self.rlimit = timeout_ms, rlimit
-        self.backend = default_backend(rlimit)
+        self.backend = solver or default_backend(rlimit)
         self.inp = symbolic_inputs(path, bound)
         self.pre = assumptions(self.inp) + (extra(self.inp) if extra is not None else [])
         self.v = z3.BitVec("obs.page", IDX_BITS)
@@ -358,6 +359,7 @@ def check_cell(
     timeout_ms: int = 60_000,
     rlimit: int | None = None,
     extra: Extra | None = None,
+    solver: str | None = None,
 ) -> CellResult:
     """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
 
@@ -368,8 +370,9 @@ def check_cell(
         rev: the revision (a seeded bug already applied).
         mutant: the seeded bug's name, for the report.
         timeout_ms: time limit of each query.
-        rlimit: z3 resource limit per query (selects z3 as the solver).
+        rlimit: z3 resource limit per query (selects z3 when ``solver`` is None).
         extra: further named assumptions (a test hook: contradictory ones make it VACUOUS).
+        solver: "bitwuzla" or "z3" (None: Bitwuzla unless an ``rlimit`` is given).
 
     Raises:
         InputError: an unknown path or a bound below 1.
@@ -380,7 +383,7 @@ def check_cell(
     if bound < 1:
         raise InputError(f"bound {bound}: the page array needs at least one segment")
     t_cell = time.perf_counter()
-    cell = _Cell(path, bound, rev, mutant, timeout_ms, rlimit, extra)
+    cell = _Cell(path, bound, rev, mutant, timeout_ms, rlimit, extra, solver)
     results: list[ObligationResult] = []
 
     def done() -> CellResult:
@@ -430,7 +433,13 @@ def check_cell(
 
 
 def check(
-    path: str, bound: int, revision_name: str, mutant: str | None, timeout_ms: int, rlimit: int | None
+    path: str,
+    bound: int,
+    revision_name: str,
+    mutant: str | None,
+    timeout_ms: int,
+    rlimit: int | None,
+    solver: str | None = None,
 ) -> CellResult:
     """The API entry point (see :func:`equiv.vmap.check`)."""
     from equiv.vmap.mutants import MUTANTS, apply
@@ -440,7 +449,7 @@ def check(
         if mutant not in MUTANTS:
             raise InputError(f"unknown vmap mutant {mutant!r}; valid: {', '.join(MUTANTS)}")
         rev = apply(rev, mutant)
-    return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit)
+    return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit, solver=solver)
 
 
 __all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell"]

@@ -15,7 +15,7 @@ from attrs import evolve
 
 from equiv import vmap
 from equiv.check import CellResult
-from equiv.errors import InputError, lookup
+from equiv.errors import InputError, lookup, parse_ranges
 from equiv.matrix import RunResult, SubjectConfig
 from equiv.report.progress import progress
 from equiv.subjects import RunContext
@@ -24,7 +24,10 @@ from equiv.subjects import RunContext
 OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None}
 #: bounds (maximal number of segments of the page array) of a default run, and the range
 DEFAULT_BOUNDS = (1, 2)
-MIN_BOUND, MAX_BOUND = 1, 8
+MIN_BOUND, MAX_BOUND = 1, 32
+#: the --solver choices, the default first: Bitwuzla decides this subject's bit-vector
+#: queries in seconds where z3 takes minutes (bench/vmap.py)
+SOLVERS = ("bitwuzla", "z3")
 
 __all__ = ["OWN_OPTIONS", "add_arguments", "list_lines", "runs", "self_test", "special"]
 
@@ -63,22 +66,7 @@ def _paths(spec: str) -> list[str]:
 def _bounds(spec: str | None) -> list[int]:
     if spec is None:
         return list(DEFAULT_BOUNDS)
-    out: list[int] = []
-    try:
-        for part in spec.split(","):
-            lo, _, hi = part.strip().partition("-")
-            a, b = int(lo), int(hi) if hi else int(lo)
-            if a > b:
-                raise ValueError
-            out += range(a, b + 1)
-    except ValueError:
-        raise InputError(
-            f"bad --bounds {spec!r}; valid: N, N-M or a comma list, with {MIN_BOUND} <= N <= {MAX_BOUND}"
-        ) from None
-    bad = [b for b in out if not MIN_BOUND <= b <= MAX_BOUND]
-    if bad:
-        raise InputError(f"bound {bad[0]} out of range; valid: {MIN_BOUND}..{MAX_BOUND}")
-    return list(dict.fromkeys(out))
+    return parse_ranges(spec, MIN_BOUND, MAX_BOUND, "--bounds", "bound")
 
 
 def list_lines() -> list[str]:
@@ -87,8 +75,8 @@ def list_lines() -> list[str]:
     out += [f"  {name}: {rev.summary}" for name, rev in vmap.REVISIONS.items()]
     out.append("paths: " + ", ".join(vmap.PATHS))
     out.append(
-        f"bounds (--bounds N, {MIN_BOUND}..{MAX_BOUND}; default {_fmt(DEFAULT_BOUNDS)}): "
-        f"N = {vmap.bound_description(1)}"
+        f"bounds (--bounds B, {MIN_BOUND}..{MAX_BOUND}; default {_fmt(DEFAULT_BOUNDS)}): "
+        f"B = {vmap.bound_description(None)}"
     )
     out.append("obligations (--obligation): " + ", ".join(vmap.OBLIGATIONS))
     out.append("mutants (seeded-bug controls):")
@@ -106,9 +94,9 @@ def self_test(jobs: int | None) -> Any:
     return vmap.self_test(jobs)
 
 
-def _cell(job: tuple[str, int, str, str | None, int, int | None, str | None]) -> CellResult:
-    path, bound, rev, mutant, timeout_ms, rlimit, obligation = job
-    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit)
+def _cell(job: tuple[str, int, str, str | None, int, int | None, str | None, str]) -> CellResult:
+    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver = job
+    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver)
     if obligation is not None:
         res = evolve(res, obligations=tuple(o for o in res.obligations if o.name == obligation))
     return res
@@ -122,8 +110,12 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     if args.obligation is not None:
         lookup(vmap.OBLIGATIONS, args.obligation, "vmap obligation")
     paths, bounds = _paths(args.paths), _bounds(args.bounds)
+    solver = args.solver or SOLVERS[0]
+    if args.rlimit is not None and solver != "z3":
+        raise InputError(f"--rlimit is a z3 budget; the vmap subject decides with {solver} "
+                         "(add --solver z3, or leave --rlimit out)")
     jobs_list = [
-        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation)
+        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation, solver)
         for b in bounds
         for p in paths
     ]
@@ -153,7 +145,7 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             cells=tuple(cells),
             wall_seconds=wall,
             jobs=jobs,
-            layout_note="; ".join(vmap.bound_description(b) for b in bounds),
+            layout_note=f"bound B = {_fmt(tuple(bounds))}: " + vmap.bound_description(None),
             choices=tuple(rev.choices),
             budget_args=ctx.budget_args,
             assumptions=next((c.assumptions for c in cells if c.assumptions), ()),
@@ -166,5 +158,6 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             row_label="bound",
             column_option="--paths",
             row_option="--bounds",
+            solver=solver,
         )
     ]
