@@ -100,6 +100,10 @@ class RunResult:
     row_option: str = "--orders"
     #: who decided the queries (``--solver``: z3, cvc5, bitwuzla or all)
     solver: str = "z3"
+    #: where another subject's obligations are located in SARIF: the kernel file, and the
+    #: function of each matrix column (zone-device locates each role itself, in mm/mm_init.c)
+    kernel_file: str = "mm/mm_init.c"
+    column_functions: tuple[tuple[str, str], ...] = ()
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION
 

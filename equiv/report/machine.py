@@ -263,20 +263,11 @@ LEMMA_RULES: dict[str, tuple[str, str]] = {
 }
 
 
-#: Other subjects: the kernel file and the function of each matrix column (the path), for
-#: their SARIF locations (mm/vmalloc.c of the vmalloc series' base).
-SUBJECT_LOCATIONS: dict[str, tuple[str, dict[str, str]]] = {
-    "vmap": ("mm/vmalloc.c", {"ioremap": "vmap_range_noflush",
-                              "vmalloc": "vmap_pages_range_noflush",
-                              "vmap": "vmap_pages_range_noflush"}),
-}
-
-
 def _location(run: RunResult, cell: CellResult, ob: ObligationResult) -> tuple[str, str]:
-    """(kernel file, function) an obligation is located at."""
-    if run.subject in SUBJECT_LOCATIONS:
-        file, functions = SUBJECT_LOCATIONS[run.subject]
-        return file, functions.get(cell.ptype, cell.ptype)
+    """(kernel file, function) an obligation is located at: another subject's run names the
+    file and the function of each column (:attr:`RunResult.column_functions`)."""
+    if run.subject != "zone-device":
+        return run.kernel_file, dict(run.column_functions).get(cell.ptype, cell.ptype)
     return KERNEL_FILE, kernel_function(ob)
 
 

@@ -159,5 +159,9 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             column_option="--paths",
             row_option="--bounds",
             solver=solver,
+            kernel_file="mm/vmalloc.c",
+            column_functions=(("ioremap", "vmap_page_range"),
+                              ("vmalloc", "__vmap_pages_range_noflush"),
+                              ("vmap", "vmap_pages_range_batched")),
         )
     ]
