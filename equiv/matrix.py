@@ -6,9 +6,10 @@ from __future__ import annotations
 import multiprocessing
 import os
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import TimeoutError as FuturesTimeout
 from concurrent.futures import as_completed
+from typing import TypeVar
 
 import z3
 from attrs import asdict, evolve, frozen
@@ -24,6 +25,8 @@ from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
 from equiv.template_path import Revision, fast_path, revision
+
+S = TypeVar("S")  # a cell's description, whatever the subject
 
 
 @frozen
@@ -280,25 +283,47 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None,
             pending.append(idx)
         else:
             finish(idx, hit)
-    if scheduler is not None:
-        _run_dask(scheduler, specs, pending, finish)
-    elif (jobs == 1 and backstop_s is None) or (len(pending) == 1 and backstop_s is None):
-        for idx in pending:
-            finish(idx, run_group([specs[i] for i in idx]))
-    elif pending:
-        _run_pool(specs, pending, finish, jobs, backstop_s)
+    run_groups(specs, pending, run_group, backstop_cell, finish, jobs=jobs,
+               backstop_s=backstop_s, scheduler=scheduler)
     return [r for r in results if r is not None], time.perf_counter() - t0, jobs
 
 
-def _run_pool(specs: list[CellSpec], pending: list[list[int]],
+def run_groups(specs: Sequence[S], pending: list[list[int]],
+               group: Callable[[list[S]], list[CellResult]],
+               stopped: Callable[[S, float, str], CellResult],
+               finish: Callable[[list[int], list[CellResult]], None], *, jobs: int,
+               backstop_s: float | None = None, scheduler: str | None = None) -> None:
+    """Run groups of cells of any subject: here, in local workers, or on a Dask cluster.
+
+    Args:
+        specs: every cell's description (anything ``group`` takes; picklable for workers).
+        pending: the groups to run, as index lists into ``specs``.
+        group: runs one group's cells (in a worker), results in the group's order.
+        stopped: the result of a cell whose worker was killed at the backstop.
+        finish: called in this process with each group's indices and results.
+        jobs: worker processes; one job (or one group) without a backstop runs here.
+        backstop_s: wall-clock limit per group (needs worker processes).
+        scheduler: a Dask distributed scheduler's address.
+    """
+    if scheduler is not None:
+        _run_dask(scheduler, specs, pending, finish, group)
+    elif (jobs == 1 or len(pending) == 1) and backstop_s is None:
+        for idx in pending:
+            finish(idx, group([specs[i] for i in idx]))
+    elif pending:
+        _run_pool(specs, pending, finish, jobs, backstop_s, group, stopped)
+
+
+def _run_pool(specs: Sequence[S], pending: list[list[int]],
               finish: Callable[[list[int], list[CellResult]], None], jobs: int,
-              backstop_s: float | None) -> None:
+              backstop_s: float | None, group: Callable[[list[S]], list[CellResult]],
+              stopped: Callable[[S, float, str], CellResult]) -> None:
     """Local worker processes (pebble: a worker past its group's backstop is killed)."""
     from pebble import ProcessPool
 
     ctx = multiprocessing.get_context("fork")
     with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
-        futures = {pool.schedule(run_group, args=([specs[i] for i in idx],),
+        futures = {pool.schedule(group, args=([specs[i] for i in idx],),
                                  timeout=backstop_s): idx for idx in pending}
         try:
             for fut in as_completed(futures):
@@ -308,7 +333,7 @@ def _run_pool(specs: list[CellSpec], pending: list[list[int]],
                 except FuturesTimeout:
                     why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
                            "worker was killed")
-                    res = [backstop_cell(specs[i], backstop_s or 0.0, why) for i in idx]
+                    res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
                 finish(idx, res)
         except BaseException:  # a failed group or ^C: do not start the groups still queued
             for fut in futures:
@@ -316,8 +341,9 @@ def _run_pool(specs: list[CellSpec], pending: list[list[int]],
             raise
 
 
-def _run_dask(address: str, specs: list[CellSpec], pending: list[list[int]],
-              finish: Callable[[list[int], list[CellResult]], None]) -> None:
+def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
+              finish: Callable[[list[int], list[CellResult]], None],
+              group: Callable[[list[S]], list[CellResult]]) -> None:
     """The groups as tasks on a Dask distributed cluster; results come back to this process
     (which alone writes cell entries to the cache)."""
     try:
@@ -331,7 +357,7 @@ def _run_dask(address: str, specs: list[CellSpec], pending: list[list[int]],
     except OSError as e:
         raise InputError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
     try:
-        futures = {client.submit(run_group, [specs[i] for i in idx], pure=False): tuple(idx)
+        futures = {client.submit(group, [specs[i] for i in idx], pure=False): tuple(idx)
                    for idx in pending}
         for fut in dask_completed(list(futures)):
             finish(list(futures[fut]), fut.result())

@@ -89,3 +89,11 @@ def test_solver_and_budget_choices_are_checked_per_subject() -> None:
     assert code == 3 and "bound 0 out of range; valid: 1..32" in err
     code, _, err = run("--subject", "vmap", "--bounds", "2-1")
     assert code == 3 and "bad --bounds '2-1'" in err
+
+
+def test_backstop_serves_this_subject_too() -> None:
+    """The shared runner kills a worker past --backstop-s: UNKNOWN naming the limit, exit 2."""
+    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet",
+                       "--backstop-s", "0.2")
+    assert code == 2
+    assert "wall-clock backstop reached (0.2 s per group): the worker was killed" in out

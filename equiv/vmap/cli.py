@@ -8,15 +8,14 @@ import argparse
 import os
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from typing import Any, TextIO
 
 from attrs import evolve
 
 from equiv import vmap
-from equiv.check import CellResult
+from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.errors import InputError, lookup, parse_ranges
-from equiv.matrix import RunResult, SubjectConfig
+from equiv.matrix import RunResult, SubjectConfig, run_groups
 from equiv.report.progress import progress
 from equiv.subjects import RunContext
 
@@ -94,12 +93,29 @@ def self_test(jobs: int | None) -> Any:
     return vmap.self_test(jobs)
 
 
-def _cell(job: tuple[str, int, str, str | None, int, int | None, str | None, str]) -> CellResult:
+#: one cell: path, bound, revision, mutant, timeout (ms), rlimit, obligation filter, solver
+Job = tuple[str, int, str, str | None, int, int | None, str | None, str]
+
+
+def _cell(job: Job) -> CellResult:
     path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver = job
     res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver)
     if obligation is not None:
         res = evolve(res, obligations=tuple(o for o in res.obligations if o.name == obligation))
     return res
+
+
+def _group(jobs: list[Job]) -> list[CellResult]:
+    """The cells of one group, in a worker (:func:`equiv.matrix.run_groups`)."""
+    return [_cell(j) for j in jobs]
+
+
+def _stopped(job: Job, seconds: float, why: str) -> CellResult:
+    """A cell whose worker was killed at the backstop: UNKNOWN, naming the limit."""
+    path, bound, rev, mutant = job[:4]
+    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
+    return CellResult(vmap.CONFIG, rev if mutant is None else f"{rev}+{mutant}", path, bound,
+                      Verdict.UNKNOWN, seconds, (ob,), (), (), False)
 
 
 def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
@@ -119,19 +135,19 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
         for b in bounds
         for p in paths
     ]
-    jobs = max(1, args.jobs or os.cpu_count() or 1)
+    jobs = min(max(1, args.jobs or os.cpu_count() or 1), len(jobs_list))
     t0 = time.perf_counter()
-    cells: list[CellResult] = []
+    results: list[CellResult | None] = [None] * len(jobs_list)
     with progress(len(jobs_list), ctx.err, enabled=not ctx.quiet) as advance:
-        if jobs == 1:
-            for j in jobs_list:
-                cells.append(_cell(j))
-                advance(1)
-        else:
-            with ProcessPoolExecutor(max_workers=jobs) as pool:
-                for res in pool.map(_cell, jobs_list):
-                    cells.append(res)
-                    advance(1)
+
+        def finish(idx: list[int], res: list[CellResult]) -> None:
+            for i, r in zip(idx, res, strict=True):
+                results[i] = r
+            advance(len(idx))
+
+        run_groups(jobs_list, [[i] for i in range(len(jobs_list))], _group, _stopped, finish,
+                   jobs=jobs, backstop_s=args.backstop_s, scheduler=args.scheduler)
+    cells = [r for r in results if r is not None]
     wall = time.perf_counter() - t0
     cfg = SubjectConfig(
         vmap.CONFIG,
