@@ -127,6 +127,9 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
         lookup(vmap.OBLIGATIONS, args.obligation, "vmap obligation")
     paths, bounds = _paths(args.paths), _bounds(args.bounds)
     solver = args.solver or SOLVERS[0]
+    if args.dump_smt is not None:
+        raise InputError("--dump-smt serves --subject zone-device; the vmap subject writes a "
+                         "query to a file only when it comes out UNKNOWN (named in the report)")
     if args.rlimit is not None and solver != "z3":
         raise InputError(f"--rlimit is a z3 budget; the vmap subject decides with {solver} "
                          "(add --solver z3, or leave --rlimit out)")
