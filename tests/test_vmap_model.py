@@ -330,3 +330,49 @@ class TestLocalFactsHoldOnRealRuns:
         if case.nr_pages > 600:
             case = ConcreteCase(case.path, case.va, case.prot, ((600, case.segments[0][1]),))
         assert _facts_fail_at(case, rev) == []
+
+
+class TestKernelFidelity:
+    """Points where BASE-C and POST-C1 differ in the text, checked on the twin and the exact
+    model."""
+
+    VA = 0x800080000  # 2M-aligned virtual page number
+
+    def _present_table_case(self) -> ConcreteCase:
+        va = self.VA
+        return ConcreteCase(
+            "ioremap",
+            va,
+            PK,
+            ((512, 0x200),),
+            tables=frozenset({("pgd", va >> 27), ("pud", va >> 18), ("pmd", va >> 9)}),
+            trylock_fails=frozenset({("pmd", va >> 9)}),
+        )
+
+    def test_base_frees_a_present_table_without_a_trylock(self) -> None:
+        """BASE-C's vmap_try_huge_pmd frees a present PTE table unconditionally
+        (``pmd_present(*pmd) && !pmd_free_pte_page()``); POST-C1 only under
+        ``mmap_read_trylock(&init_mm)``, which the default revision takes to succeed and
+        ``trylock="oracle"`` lets fail (then POST-C1 maps the slot with PTEs)."""
+        from attrs import evolve
+
+        case = self._present_table_case()
+        v8 = REVISIONS["v8"]
+        oracle = evolve(v8, trylock="oracle")
+        assert twin.run_slow(case, oracle).leaf(self.VA)[0] == A.LEVEL_PMD
+        assert twin.run_fast(case, v8).leaf(self.VA)[0] == A.LEVEL_PMD
+        assert twin.run_fast(case, oracle).leaf(self.VA)[0] == A.LEVEL_PTE
+        for rev, fast_level in ((v8, A.LEVEL_PMD), (oracle, A.LEVEL_PTE)):
+            s, f = observe("ioremap", case.inputs(1), rev, CBV(0, 32), Unroll.initial("ioremap", 1, rev))
+            assert (s.leaf.level.value, f.leaf.level.value) == (A.LEVEL_PMD, fast_level)  # type: ignore[union-attr]
+
+    def test_c1_evaluates_ffs_only_for_a_contiguous_pair(self) -> None:
+        """POST-C1's get_vmap_batch_order returns 0 on ``nr_contig < 2`` before it reads the
+        pfn: without the PFN-0 guard (M7), a lone page at pfn 0 is no UB; two contiguous
+        pages from pfn 0 are."""
+        rev = apply(REVISIONS["mm-c1"], "mutant_no_pfn0_guard")
+        for segs, ub in ((((0, 0), (0, 0x100)), False), (((1, 0), (0, 0x100)), True)):
+            case = ConcreteCase("vmap", self.VA, PK, segs)
+            assert bool(twin.run_fast(case, rev).ub) is ub
+            _, f = observe("vmap", case.inputs(2), rev, CBV(0, 32), Unroll.initial("vmap", 2, rev))
+            assert f.ub is ub

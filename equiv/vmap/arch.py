@@ -67,25 +67,38 @@ LEVEL_NAMES = {LEVEL_NONE: "none", LEVEL_PTE: "PTE", LEVEL_PMD: "PMD", LEVEL_PUD
 
 
 def pfn_pte(pfn: Val, prot: Val) -> Val:
-    """``pfn_pte(pfn, prot)``: ``__phys_to_pte_val(pfn << PAGE_SHIFT) | pgprot_val(prot)``
-    (48-bit PA: the output address sits in bits 47..12 unchanged)."""
+    """``pfn_pte(pfn, prot)`` (arch/arm64/include/asm/pgtable.h, 6.12):
+    ``__phys_to_pte_val(pfn << PAGE_SHIFT) | pgprot_val(prot)`` (48-bit PA, no LPA2:
+    ``__phys_to_pte_val(phys)`` is ``phys``, the output address in bits 47..12)."""
     oa = bv.concat(ops.const(pfn, 0, ENTRY_BITS - PFN_BITS - PAGE_SHIFT), pfn, ops.const(pfn, 0, PAGE_SHIFT))
     return oa | prot
 
 
 def pte_mkcont(entry: Val) -> Val:
-    """``pte_mkcont()``: set PTE_CONT (what ``arch_make_huge_pte()`` does for CONT sizes)."""
+    """``arch_make_huge_pte(entry, ilog2(size), 0)`` for a CONT size (64K, and with POST-HT
+    any multiple of 64K below 2M): ``pte_mkcont(entry)``, i.e. ``| PTE_CONT``
+    (arch/arm64/mm/hugetlbpage.c, POST-HT ``damonitor/linux`` @ c55e85d1acd8).
+
+    6.12's ``arch_make_huge_pte()`` first applies ``pte_mkhuge()`` (``& ~PTE_TABLE_BIT``) and
+    its ``pte_mkcont()`` also sets ``PTE_TYPE_PAGE`` (pgtable.h); both forms give
+    ``entry | PTE_CONT`` for the entries written here, whose prot has ``PTE_TYPE_PAGE`` set
+    (the ``prot`` precondition of :func:`equiv.vmap.inputs.assumptions`)."""
     return entry | PTE_CONT
 
 
 def mk_sect_prot(prot: Val) -> Val:
-    """``mk_pmd_sect_prot()`` / ``mk_pud_sect_prot()``: ``(prot & ~PMD_TABLE_BIT) |
-    PMD_TYPE_SECT``."""
+    """``mk_pmd_sect_prot()`` / ``mk_pud_sect_prot()`` (arch/arm64/include/asm/pgtable.h,
+    6.12): ``(prot & ~PMD_TABLE_BIT) | PMD_TYPE_SECT``, as ``pmd_set_huge()`` /
+    ``pud_set_huge()`` (arch/arm64/mm/mmu.c) build the block with ``pfn_pmd(pfn,
+    mk_pmd_sect_prot(prot))``."""
     return (prot & ~PTE_TABLE_BIT) | PMD_TYPE_SECT
 
 
 def pgprot_nx(prot: Val) -> Val:
-    """``pgprot_nx()``: ``__pgprot_modify(prot, PTE_MAYBE_GP, PTE_PXN)``."""
+    """``pgprot_nx()`` (arch/arm64/include/asm/pgtable.h, 6.12): ``__pgprot_modify(prot,
+    PTE_MAYBE_GP, PTE_PXN)``.  ``PTE_MAYBE_GP`` is ``PTE_GP`` only if
+    ``system_supports_bti_kernel()``, else 0; the model takes ``PTE_GP`` (a named choice,
+    :data:`equiv.vmap.revisions.COMMON_CHOICES`; both runs apply the same ``pgprot_nx``)."""
     return (prot & ~PTE_GP) | PTE_PXN
 
 
@@ -118,8 +131,11 @@ class Hook:
 
 
 def map_size_guards(addr_lo: Val, rem: Val, pfn: Val, max_page_shift: Val, hook: Hook) -> Cond:
-    """The guards of ``arch_vmap_pte_range_map_size()``: it returns more than PAGE_SIZE iff
-    they hold (every variant returns at least CONT_PTE_SIZE then)."""
+    """The four early returns of ``arch_vmap_pte_range_map_size()`` (arm64 vmalloc.h, BASE-H
+    ``linux-mm`` @ 47729a9d66f7 and POST-H1 ``sjp38/linux`` @ 23c915831145, in this order:
+    ``max_page_shift < CONT_PTE_SHIFT``, ``end - addr < CONT_PTE_SIZE``, ``addr`` and
+    ``PFN_PHYS(pfn)`` not 64K-aligned): it returns more than PAGE_SIZE iff none is taken
+    (every variant returns at least CONT_PTE_SIZE then)."""
     return bv.and_(
         # max_page_shift >= CONT_PTE_SHIFT
         bv.not_(bv.ult(max_page_shift, CONT_PTE_SHIFT)),
@@ -133,7 +149,9 @@ def map_size_guards(addr_lo: Val, rem: Val, pfn: Val, max_page_shift: Val, hook:
 
 
 def arch_vmap_pte_range_map_size(addr_lo: Val, rem: Val, pfn: Val, max_page_shift: Val, hook: Hook) -> Val:
-    """``arch_vmap_pte_range_map_size(addr, end, pfn, max_page_shift)``, in pages.
+    """``arch_vmap_pte_range_map_size(addr, end, pfn, max_page_shift)``, in pages: BASE-H
+    returns CONT_PTE_SIZE past the guards; POST-H1 ``size = min3(end - addr, 1UL <<
+    max_page_shift, PMD_SIZE >> 1); size = 1UL << __fls(size)``.
 
     ``addr`` enters the hook only through its alignment (to 64K, and to at most 2M in the
     proposed fix) and through ``end - addr``, so the model passes those.
@@ -189,7 +207,8 @@ def vm_shift(size: Val) -> Val:
 
 
 def pud_sect_supported() -> bool:
-    """``pud_sect_supported()``: PUD sections exist with 4K pages (reference §1 [I])."""
+    """``pud_sect_supported()``: ``PAGE_SIZE == SZ_4K`` (arch/arm64/include/asm/pgtable.h,
+    6.12), so true here; ``arch_vmap_pud_supported()`` returns it (BASE-H, POST-H1)."""
     return True
 
 

@@ -439,8 +439,8 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
     out.append(
         (
             "S0 (P1): no leaf maps a page of the range; entries covering part of it are "
-            "none or tables (oracles per slot); P4: trylock and allocation outcomes are "
-            "shared oracles",
+            "none or tables (oracles per slot); P4: allocation outcomes are shared oracles; "
+            "POST-C1's mmap_read_trylock (BASE-C has none) as Revision.trylock says",
             True,
         )
     )

@@ -55,6 +55,8 @@ from equiv.vmap.paths import (
     Lag,
     Leaf,
     add_lag,
+    fast_trylock,
+    free_ok,
     get_vmap_batch_order,
     pmd_present,
     pud_present,
@@ -200,12 +202,15 @@ def pmd_lag(
     sel_at: Callable[[Val], Seg],
     lag: Lag,
     slots: int,
+    trylock: bool,
     facts: list[Cond] | None = None,
     in_run: Callable[[Val], Cond] | None = None,
 ) -> Lag:
     """Seeded bug M3 (no ``*nr += 512`` after a PMD block): the index lag at v's slot of a
     page-array walk from ``lo``, i.e. ``lag - 512 * (PMD blocks of the walk before v's
-    slot)``, counting over the walk's slots in order (at most ``slots`` before v's)."""
+    slot)``, counting over the walk's slots in order (at most ``slots`` before v's).  The
+    PMD decision is ``vmap_pages_pmd_range``'s (POST-C1); ``trylock``: whether its
+    ``mmap_read_trylock`` is the oracle (:func:`equiv.vmap.paths.free_ok`)."""
     o = inp.oracles
     s_addr, _ = slot_of(inp, v, lo, hi, 9)
     addr: Val = lo
@@ -221,7 +226,7 @@ def pmd_lag(
             bv.eq(nxt - addr, PMD_PAGES),
             bv.eq(va_low(inp, addr, 9), 0),
             ops.is_aligned(sel_at(i).pfn(i), 9),
-            ops.implies(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9))),
+            free_ok(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), trylock),
         )
         if facts is not None and in_run is not None:
             facts.append(ops.implies(pmd, in_run(addr)))
@@ -242,12 +247,15 @@ def range_walk(
     hook: Hook,
     fresh: Fresh,
     tag: str,
+    trylock: bool,
     lag: Lag = None,
 ) -> LocalObs:
     """``vmap_range_noflush`` (and the vmalloc walk, whose PMD decision is the same and which
     never tries PUD: pass ``max_page_shift`` < 30), observed at v: the PUD and PMD decisions
     of v's slots are local (:func:`equiv.vmap.paths.vmap_range_noflush`); the PTE loop is
-    :func:`tiled_loop`.  ``lag``: the page at position x is source index ``x + lag``."""
+    :func:`tiled_loop`.  ``lag``: the page at position x is source index ``x + lag``.
+    ``trylock``: POST-C1's ``mmap_read_trylock`` before freeing a present table is the oracle
+    (fast paths with :attr:`Revision.trylock` "oracle"); BASE-C frees unconditionally."""
     o = inp.oracles
     vv = vpn(inp, v)
 
@@ -262,7 +270,7 @@ def range_walk(
         bv.eq(u_next - u_addr, PUD_PAGES),
         bv.eq(va_low(inp, u_addr, 18), 0),
         ops.is_aligned(pfn_of(u_addr), 18),
-        ops.implies(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18))),
+        free_ok(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18)), trylock),
     )
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
     pmd = bv.and_(
@@ -270,7 +278,7 @@ def range_walk(
         bv.eq(s_next - s_addr, PMD_PAGES),
         bv.eq(va_low(inp, s_addr, 9), 0),
         ops.is_aligned(pfn_of(s_addr), 9),
-        ops.implies(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9))),
+        free_ok(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock),
     )
     leaf, facts, no_over, inside = tiled_loop(
         inp=inp,
@@ -379,6 +387,7 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
             hook=BASE_HOOK,
             fresh=fresh,
             tag="slow",
+            trylock=False,
         )
     s = inp.shift
     chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
@@ -395,6 +404,7 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
         hook=BASE_HOOK,
         fresh=fresh,
         tag="slow",
+        trylock=False,
     )
     return _merge(bv.eq(s, arch.PAGE_SHIFT), _small(inp, v, inp.prot), per_chunk)
 
@@ -414,6 +424,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             hook=rev.hook,
             fresh=fresh,
             tag="fast",
+            trylock=fast_trylock(rev),
         )
     if path == "vmalloc":
         # one walk over the whole range: no PUD attempt (shift <= PMD_SHIFT < PUD_SHIFT); the
@@ -430,6 +441,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
                 sel_at=inp.pages.seg,
                 lag=None,
                 slots=inp.bound + 1,
+                trylock=fast_trylock(rev),
             )
         )
         return range_walk(
@@ -443,6 +455,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             hook=rev.hook,
             fresh=fresh,
             tag="fast",
+            trylock=fast_trylock(rev),
             lag=lag,
         )
     return fast_vmap(inp, rev, v, fresh)
@@ -507,6 +520,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
             sel_at=pg.seg,
             lag=None,
             slots=inp.bound + 1,
+            trylock=fast_trylock(rev),
             facts=lag_facts,
             in_run=in_run,
         )
@@ -520,7 +534,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         bv.eq(s_next - s_addr, PMD_PAGES),
         bv.eq(va_low(inp, s_addr, 9), 0),
         ops.is_aligned(first.pfn(first_i), 9),
-        ops.implies(pmd_present(o, sv), o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9))),
+        free_ok(pmd_present(o, sv), o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9)), fast_trylock(rev)),
     )
     pmd_facts = ops.implies(pmd, in_run(s_addr))
     # the PTE step covering v

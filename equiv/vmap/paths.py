@@ -210,6 +210,19 @@ def slot_of(inp: VmapInputs, v: Val, lo: Val, hi: Val, shift: int) -> tuple[Val,
     return start, ops.umin(v + (ops.const(v, 1 << shift, OFF) - r), hi)
 
 
+def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
+    """Whether ``vmap_try_huge_pmd/pud`` may replace a present table: POST-C1 only if
+    ``mmap_read_trylock(&init_mm)`` succeeds (``lock``, when ``trylock``); BASE-C always
+    (``pmd_present(*pmd) && !pmd_free_pte_page()``: arm64's ``pmd_free_pte_page`` /
+    ``pud_free_pmd_page`` return 1, arch/arm64/mm/mmu.c 6.12)."""
+    return ops.implies(present, lock) if trylock else True
+
+
+def fast_trylock(rev: Revision) -> bool:
+    """Whether the fast paths of ``rev`` consult the trylock oracle (:attr:`Revision.trylock`)."""
+    return rev.trylock == "oracle"
+
+
 def add_lag(x: Val, lag: Lag) -> Val:
     return x if lag is None else x + lag
 
@@ -357,6 +370,9 @@ def pte_loop(
 
 
 def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: Lag, prot: Val) -> Leaf:
+    """The block ``pmd_set_huge()`` / ``pud_set_huge()`` (arch/arm64/mm/mmu.c, 6.12) write:
+    ``pfn_pmd(__phys_to_pfn(phys), mk_pmd_sect_prot(prot))`` with ``phys`` the block's
+    first pfn (``vmap_try_huge_pmd/pud``'s ``phys_addr``)."""
     npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
     first = sel.pfn(add_lag(va0, lag))
     return Leaf(
@@ -383,17 +399,20 @@ def vmap_range_noflush(
     max_page_shift: Val,
     hook: Hook,
     steps: int,
+    trylock: bool,
 ) -> PathObs:
     """``vmap_range_noflush(addr, end, phys, prot, max_page_shift)`` (mm/vmalloc.c, BASE-C
-    @ 00cc00cd1fb6 and POST-C1 @ 01bddf7cda69: the same walk), observed at ``v``.
+    @ 00cc00cd1fb6 and POST-C1 @ 01bddf7cda69), observed at ``v``.
 
     The physical range is linear: the pfn at position ``x`` is ``sel.pfn(x)``.  pgd -> p4d
     -> pud -> pmd -> pte, ``phys += next - addr`` at every level.  ``vmap_try_huge_p4d``
     never succeeds (``arch_vmap_p4d_supported`` is false).  ``vmap_try_huge_pud/pmd``:
     max_page_shift, arch support, ``end - addr == SIZE``, VA and PA aligned; if the entry is
-    present (a table in S0) ``mmap_read_trylock`` (oracle) then ``pud_free_pmd_page`` /
-    ``pmd_free_pte_page``; then ``pud/pmd_set_huge`` succeeds.  Otherwise the next level
-    (allocating its table if absent), and at the bottom ``vmap_pte_range``.
+    present (a table in S0): BASE-C frees it unconditionally (``trylock=False``), POST-C1
+    only under ``mmap_read_trylock(&init_mm)`` (``trylock=True``: the oracle); then
+    ``pud/pmd_set_huge`` succeeds.  Otherwise the next level (allocating its table if
+    absent), and at the bottom ``vmap_pte_range`` (BASE-C: the hook inline; POST-C1: via
+    ``vmap_set_ptes``; the same writes).  The two differ only in the trylock and the hook.
     """
     o = inp.oracles
     vv = vpn(inp, v)
@@ -404,7 +423,7 @@ def vmap_range_noflush(
         bv.eq(u_next - u_addr, PUD_PAGES),
         bv.eq(va_low(inp, u_addr, 18), 0),
         ops.is_aligned(sel.pfn(u_addr), 18),
-        ops.implies(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18))),
+        free_ok(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18)), trylock),
     )
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
     pmd = bv.and_(
@@ -412,7 +431,7 @@ def vmap_range_noflush(
         bv.eq(s_next - s_addr, PMD_PAGES),
         bv.eq(va_low(inp, s_addr, 9), 0),
         ops.is_aligned(sel.pfn(s_addr), 9),
-        ops.implies(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9))),
+        free_ok(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock),
     )
     loop = pte_loop(
         inp=inp,
@@ -489,7 +508,7 @@ def vmap_pages_range_noflush_walk(
             bv.eq(nxt - addr, PMD_PAGES),
             bv.eq(va_low(inp, addr, 9), 0),
             ops.is_aligned(pg.pfn_at(add_lag(addr, lag_here)), 9),
-            ops.implies(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9))),
+            free_ok(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), fast_trylock(rev)),
         )
 
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
@@ -627,6 +646,7 @@ def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
         max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
         hook=BASE_HOOK,
         steps=unroll.steps,
+        trylock=False,
     )
 
 
@@ -651,6 +671,7 @@ def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
         max_page_shift=s,
         hook=BASE_HOOK,
         steps=unroll.steps,
+        trylock=False,
     )
     f = _fields(per_chunk)
     f.update(reads_ok=bv.ult(first, inp.count), flush_lo=ops.const(v, 0, OFF), flush_hi=inp.count)
@@ -682,6 +703,7 @@ def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
         max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
         hook=rev.hook,
         steps=unroll.steps,
+        trylock=fast_trylock(rev),
     )
 
 
@@ -721,9 +743,11 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
         if (vm_shift(prot, PAGE_SIZE << order) == PAGE_SHIFT) return 0;
         return order;
 
-    POST-C2 (@ 36e4f471846e, reference §6): ``n = max_steps; if (pfn > 0) n =
+    POST-C2 (@ 36e4f471846e), known only from the reference's paraphrase (§6; its text
+    was not read, a named choice of the ``v8`` revision): ``n = max_steps; if (pfn > 0) n =
     min_t(unsigned int, n, 1UL << __ffs(pfn));`` then ``num_pages_contiguous(&pages[idx],
-    n)``, ``ilog2`` and the same filter.  ``__ffs(0)`` (the PFN-0 guard removed) yields an
+    n)``, ``ilog2`` and the same filter.  In POST-C1 ``__ffs`` is reached only when
+    ``nr_contig >= 2``; in POST-C2 (as paraphrased) always.  ``__ffs(0)`` (the PFN-0 guard removed) yields an
     unconstrained value in 0..63 (oracle ``ffs0``) and raises the UB flag.
     """
     pg = inp.pages
@@ -742,6 +766,8 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
 
     if rev.batch_order == "c1":
         c = num_pages_contiguous(max_steps)
+        # POST-C1 returns 0 on nr_contig < 2 before it reads the pfn: __ffs is not reached
+        ub = bv.and_(ub, bv.not_(bv.ult(c, 2)))
         order = ops.fls(c, nbits, IDX_BITS)
         if rev.pfn_clamp:
             # min_t(int, order, __ffs(pfn)): both are small and non-negative here

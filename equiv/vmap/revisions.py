@@ -22,13 +22,21 @@ COMMON_CHOICES: tuple[str, ...] = (
     "arm64 4K granule, 4 levels (VA_BITS=48, p4d folded), 48-bit PA; "
     "CONFIG_HAVE_ARCH_HUGE_VMAP=y, HAVE_ARCH_HUGE_VMALLOC=y, HUGETLB_PAGE=y, KMSAN=n; "
     "no nohugeiomap / nohugevmalloc (ioremap_max_page_shift = 63)",
-    "pud_sect_supported() is true with 4K pages [I]: ioremap may install PUD sections",
-    "mmap_read_trylock(&init_mm) around pmd/pud_free_*_page is an oracle per table slot, "
-    "shared by both runs (P4); pmd/pud_set_huge() then succeed (the old entry is none, "
+    "pud_sect_supported() is PAGE_SIZE == SZ_4K (6.12 pgtable.h), true here: ioremap may "
+    "install PUD sections",
+    "a present pmd/pud table where a block fits: BASE-C frees it unconditionally "
+    "(pmd_present(*pmd) && !pmd_free_pte_page(), which returns 1 on arm64, after a blocking "
+    "init_mm lock-unlock while ptdump runs [I]); POST-C1 frees it "
+    "only under mmap_read_trylock(&init_mm) (ptdump exclusion) and otherwise maps the slot "
+    "one level down. Default (trylock='succeeds'): the trylock succeeds (no concurrent "
+    "ptdump); trylock='oracle' makes it a per-slot oracle of the fast path only. "
+    "pmd/pud_set_huge() then succeed (the old entry is none or cleared: "
     "pgattr_change_is_safe)",
     "page-table allocation outcomes: a per-table oracle shared by both runs (P4); a run "
     "fails iff it attempts a failing allocation, so failures agree iff both runs attempt "
     "the same allocations",
+    "pgprot_nx(): PTE_MAYBE_GP is PTE_GP (a BTI kernel, system_supports_bti_kernel()); "
+    "both runs apply the same pgprot_nx, so the choice cannot split them",
     "num_pages_contiguous() compares pfns (nth_page) and returns >= 1 even for n <= 1",
     "flush_cache_vmap()'s arm64 body is [N]: the observable is its (start, end) argument",
     "a misprogrammed CONT group is reported by wf_block; what the TLB then returns ([I]: "
@@ -39,6 +47,9 @@ COMMON_CHOICES: tuple[str, ...] = (
     "(a superset of the aligned VM_IOREMAP areas)",
     "v8's 'compound order' (cover letter [M]) is not modelled: the confirmed code has had no "
     "compound order since v3",
+    "a PTE-level step of 2M (only seeded bug M2's 1UL << fls() reaches it) is modelled as "
+    "512 CONT PTEs; POST-HT's arch_make_huge_pte()/set_huge_pte_at() would write one "
+    "PMD-format entry (num_contig_ptes(PMD_SIZE) = 1). M2 is refuted either way",
     "clear_flush()'s init_mm case (dropped in v8 [M]) and TLB maintenance are not observed; "
     "pte_set_huge() (v8 [M]) writes the same PTE values as set_huge_pte_at() [I]",
 )
@@ -72,6 +83,11 @@ class Revision:
     #: batching loop step: ``i += 1U << (shift - PAGE_SHIFT)`` ("order") or Rezki's Oops
     #: ``i += 1U << shift`` ("shift", M5)
     batch_step: str = field(default="order")
+    #: POST-C1's ``scoped_cond_guard(mmap_read_lock_try, return 0, &init_mm)`` around
+    #: ``pmd/pud_free_*_page`` in ``vmap_try_huge_pmd/pud``: "succeeds" (no concurrent
+    #: ptdump) or "oracle" (per table slot; then POST-C1 may map with PTEs a slot that BASE-C,
+    #: which has no trylock, maps with a block).  The slow paths never consult it.
+    trylock: str = field(default="succeeds")
     #: the named choices this revision rests on
     choices: tuple[str, ...] = ()
 
@@ -84,6 +100,11 @@ class Revision:
     def _ff(self, _a: object, v: str) -> None:
         if v not in ("start", "map_addr"):
             raise ValueError(f"flush_from {v!r}: start or map_addr")
+
+    @trylock.validator
+    def _tl(self, _a: object, v: str) -> None:
+        if v not in ("succeeds", "oracle"):
+            raise ValueError(f"trylock {v!r}: succeeds or oracle")
 
     @batch_step.validator
     def _bs(self, _a: object, v: str) -> None:
@@ -99,6 +120,8 @@ _V8 = Revision(
     choices=(
         "v8's patch text is [N]: modelled as the mm-tree snapshot POST-C2 "
         "(36e4f471846e; probably v5-v7 [I]) plus v8's pte_set_huge() [M]",
+        "POST-C2's get_vmap_batch_order is modelled from the reference's paraphrase (§6), "
+        "not from its text; the rest of the fast paths is POST-C1's text",
     ),
 )
 

@@ -92,8 +92,11 @@ class Run:
 class Machine:
     """One run: the page tables (S0 from a :class:`ConcreteCase`), the page array, logs."""
 
-    def __init__(self, case: ConcreteCase, rev: Revision) -> None:
+    def __init__(self, case: ConcreteCase, rev: Revision, *, trylock: bool = False) -> None:
         self.case, self.rev = case, rev
+        #: POST-C1's mmap_read_trylock(&init_mm) in vmap_try_huge_pmd/pud is consulted (the
+        #: fast paths with Revision.trylock "oracle"); BASE-C has none
+        self.use_trylock = trylock
         self.prot = 0  # the protection the page-array walks write
         self.r = Run()
         self.pfns = case.pfns()
@@ -159,7 +162,8 @@ class Machine:
     def vmap_set_ptes(self, addr: int, end: int, pfn: int, prot: int, maxs: int, hook: Hook) -> int:
         size = self.map_size(addr, end, pfn, maxs, hook)
         if size != PAGE_SIZE:
-            # set_huge_pte_at(&init_mm, addr, pte, pte_mkcont(pfn_pte(pfn, prot)), size)
+            # set_huge_pte_at(&init_mm, addr, pte, arch_make_huge_pte(pfn_pte(pfn, prot),
+            # ilog2(size), 0), size): ncontig = size / 4K PTEs, pfn advancing by one (POST-HT)
             for k in range(size // PAGE_SIZE):
                 self.write_pte(addr + k * PAGE_SIZE, ((pfn + k) << 12) | prot | arch.PTE_CONT)
             self.r.steps.append((addr >> 12, size >> 12))
@@ -208,7 +212,10 @@ class Machine:
                 return 0
 
     def try_huge(self, level: str, addr: int, end: int, phys: int, prot: int, maxs: int) -> bool:
-        """vmap_try_huge_pud / vmap_try_huge_pmd (POST-C1; BASE-C without the trylock)."""
+        """vmap_try_huge_pud / vmap_try_huge_pmd.  A present table is freed (arm64
+        pmd_free_pte_page / pud_free_pmd_page return 1): BASE-C unconditionally
+        (``pmd_present(*pmd) && !pmd_free_pte_page()``), POST-C1 only if
+        ``mmap_read_trylock(&init_mm)`` succeeds (consulted when ``use_trylock``)."""
         size, shift = (PUD_SIZE, 30) if level == "pud" else (PMD_SIZE, 21)
         if maxs < shift or end - addr != size or addr % size or phys % size:
             return False
@@ -217,7 +224,7 @@ class Machine:
         table = self.r.pud if level == "pud" else self.r.pmd
         idx = addr >> shift
         if idx in table:  # present: a table in S0
-            if not self.trylock(level, idx):
+            if self.use_trylock and not self.trylock(level, idx):
                 return False
             self.free_below(level, idx)
         entry = phys | arch.mk_sect_prot(prot)
@@ -472,7 +479,7 @@ def run_slow(case: ConcreteCase, rev: Revision) -> Run:
 
 def run_fast(case: ConcreteCase, rev: Revision) -> Run:
     """The path after the series, revision ``rev``."""
-    m = Machine(case, rev)
+    m = Machine(case, rev, trylock=rev.trylock == "oracle")
     a, end = case.va << 12, (case.va + case.nr_pages) << 12
     try:
         if case.path == "ioremap":
