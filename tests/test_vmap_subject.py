@@ -97,3 +97,20 @@ def test_backstop_serves_this_subject_too() -> None:
                        "--backstop-s", "0.2")
     assert code == 2
     assert "wall-clock backstop reached (0.2 s per group): the worker was killed" in out
+
+
+def test_trylock_choice_is_selectable_printed_and_reproduced() -> None:
+    """With POST-C1's mmap_read_trylock allowed to fail, the fast ioremap path maps a slot
+    with CONT PTEs where BASE-C (no trylock) puts a PMD block: e_enc, not e_trans, and the
+    reproduce command carries the choice."""
+    code, out, _ = run("--subject", "vmap", "--paths", "ioremap", "--bounds", "1", "--quiet",
+                       "--no-cache", "--no-times", "--trylock", "oracle")
+    assert code == 1
+    assert "REFUTED e_enc" in out and "REFUTED e_trans" not in out
+    assert "this run: trylock='oracle'" in " ".join(out.split())
+    assert "--subject vmap --trylock oracle" in out
+    code, out, _ = run("--subject", "vmap", "--paths", "ioremap", "--bounds", "1", "--quiet",
+                       "--no-cache", "--no-times")
+    assert code == 0 and "this run: trylock='succeeds'" in " ".join(out.split())
+    code, _, err = run("--subject", "vmap", "--trylock", "maybe")
+    assert code == 3 and "unknown --trylock choice 'maybe'; valid: succeeds, oracle" in err

@@ -113,7 +113,8 @@ def counterexample_lines(cx: VmapCounterexample, width: int = 72) -> list[str]:
             out.append(f"  {label:<10}  {s[: col - 1]:<{col}}{f[:col]}".rstrip()[:width])
     if cx.walks:
         walks = "; ".join(f"[{a}, {b}) shift {s}" for a, b, _, s in cx.walks)
-        out += _fill(f"fast walks (vmap_pages_range_batched): {walks}", width)
+        caller = "vmap_pages_range_batched" if cx.path == "vmap" else "__vmap_pages_range_noflush"
+        out += _fill(f"fast walks ({caller}): {walks}", width)
     if cx.obligation == "flush_covers":
         for side, rng in (("slow", cx.flush[0]), ("fast", cx.flush[1])):
             out.append(

@@ -58,6 +58,7 @@ def check(
     timeout_ms: int = 60_000,
     rlimit: int | None = None,
     solver: str | None = None,
+    trylock: str | None = None,
 ) -> CellResult:
     """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
 
@@ -72,6 +73,8 @@ def check(
         timeout_ms: time limit of each solver query (UNKNOWN when it runs out).
         rlimit: z3 resource limit per query (z3 only).
         solver: "bitwuzla" or "z3"; None: Bitwuzla, or z3 when ``rlimit`` is given.
+        trylock: POST-C1's ``mmap_read_trylock`` before freeing a present table:
+            "succeeds" (the revision's default) or "oracle" (may fail per table slot).
 
     Returns:
         the cell's result; each counterexample is a :class:`VmapCounterexample`, replayed on
@@ -82,7 +85,7 @@ def check(
     """
     from equiv.vmap.check import check as _check
 
-    return _check(path, bound, revision, mutant, timeout_ms, rlimit, solver)
+    return _check(path, bound, revision, mutant, timeout_ms, rlimit, solver, trylock)
 
 
 def self_test(jobs: int | None = None) -> SelfTestResult:

@@ -50,7 +50,7 @@ from equiv.vmap.counterexample import (
 from equiv.vmap.inputs import PATHS, VmapInputs, assumptions, symbolic_inputs
 from equiv.vmap.lemmas import Lemma, depends, lemmas
 from equiv.vmap.obligations import OBLIGATIONS, claim, for_path
-from equiv.vmap.revisions import COMMON_CHOICES, Revision, revision
+from equiv.vmap.revisions import COMMON_CHOICES, TRYLOCKS, Revision, revision
 from equiv.vmap.solve import SAT, UNKNOWN, UNSAT, Query, default_backend
 
 CONFIG = "arm64-4k"
@@ -345,6 +345,9 @@ def cell_choices(rev: Revision) -> tuple[str, ...]:
     return (
         *COMMON_CHOICES,
         *rev.choices,
+        f"this run: trylock={rev.trylock!r}"
+        + (" (no concurrent ptdump)" if rev.trylock == "succeeds" else
+           " (the fast path's mmap_read_trylock may fail per table slot)"),
         "__ffs(0) is undefined: modelled as an unconstrained value in 0..63 per batching step, "
         "with a UB flag (obligation ub_ffs0)",
     )
@@ -440,11 +443,16 @@ def check(
     timeout_ms: int,
     rlimit: int | None,
     solver: str | None = None,
+    trylock: str | None = None,
 ) -> CellResult:
     """The API entry point (see :func:`equiv.vmap.check`)."""
     from equiv.vmap.mutants import MUTANTS, apply
 
     rev = revision(revision_name)
+    if trylock is not None:
+        if trylock not in TRYLOCKS:
+            raise InputError(f"unknown trylock {trylock!r}; valid: {', '.join(TRYLOCKS)}")
+        rev = evolve(rev, trylock=trylock)
     if mutant is not None:
         if mutant not in MUTANTS:
             raise InputError(f"unknown vmap mutant {mutant!r}; valid: {', '.join(MUTANTS)}")

@@ -18,9 +18,10 @@ from equiv.errors import InputError, lookup, parse_ranges
 from equiv.matrix import RunResult, SubjectConfig, run_groups
 from equiv.report.progress import progress
 from equiv.subjects import RunContext
+from equiv.vmap.revisions import TRYLOCKS
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
-OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None}
+OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None, "trylock": None}
 #: bounds (maximal number of segments of the page array) of a default run, and the range
 DEFAULT_BOUNDS = (1, 2)
 MIN_BOUND, MAX_BOUND = 1, 32
@@ -44,6 +45,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the bound of each cell: the maximal number of physically "
         "contiguous segments of the page array (see --list; default "
         f"{_fmt(DEFAULT_BOUNDS)})",
+    )
+    g.add_argument(
+        "--trylock",
+        default=None,
+        metavar="|".join(TRYLOCKS),
+        help="POST-C1's mmap_read_trylock(&init_mm) before freeing a present page table: "
+        "succeeds (default: no concurrent ptdump) or oracle (may fail per table slot, "
+        "then the fast path maps that slot one level down)",
     )
 
 
@@ -93,13 +102,14 @@ def self_test(jobs: int | None) -> Any:
     return vmap.self_test(jobs)
 
 
-#: one cell: path, bound, revision, mutant, timeout (ms), rlimit, obligation filter, solver
-Job = tuple[str, int, str, str | None, int, int | None, str | None, str]
+#: one cell: path, bound, revision, mutant, timeout (ms), rlimit, obligation filter, solver,
+#: trylock choice
+Job = tuple[str, int, str, str | None, int, int | None, str | None, str, str | None]
 
 
 def _cell(job: Job) -> CellResult:
-    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver = job
-    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver)
+    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver, trylock = job
+    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver, trylock)
     if obligation is not None:
         res = evolve(res, obligations=tuple(o for o in res.obligations if o.name == obligation))
     return res
@@ -127,6 +137,8 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
         lookup(vmap.OBLIGATIONS, args.obligation, "vmap obligation")
     paths, bounds = _paths(args.paths), _bounds(args.bounds)
     solver = args.solver or SOLVERS[0]
+    if args.trylock is not None:
+        lookup(dict.fromkeys(TRYLOCKS), args.trylock, "--trylock choice")
     if args.dump_smt is not None:
         raise InputError("--dump-smt serves --subject zone-device; the vmap subject writes a "
                          "query to a file only when it comes out UNKNOWN (named in the report)")
@@ -134,7 +146,8 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
         raise InputError(f"--rlimit is a z3 budget; the vmap subject decides with {solver} "
                          "(add --solver z3, or leave --rlimit out)")
     jobs_list = [
-        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation, solver)
+        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation, solver,
+         args.trylock)
         for b in bounds
         for p in paths
     ]
@@ -165,13 +178,13 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             wall_seconds=wall,
             jobs=jobs,
             layout_note=f"bound B = {_fmt(tuple(bounds))}: " + vmap.bound_description(None),
-            choices=tuple(rev.choices),
+            choices=next((c.choices for c in cells if c.choices), tuple(rev.choices)),
             budget_args=ctx.budget_args,
             assumptions=next((c.assumptions for c in cells if c.assumptions), ()),
             revision_summary=rev.summary,
             mutant_description=vmap.MUTANTS[args.mutant].description if args.mutant else "",
             subject="vmap",
-            config_arg="--subject vmap",
+            config_arg="--subject vmap" + (f" --trylock {args.trylock}" if args.trylock else ""),
             title="vmap/vmalloc/ioremap page tables (arm64 4K), per-page slow path vs batched fast path",
             column_label="path",
             row_label="bound",

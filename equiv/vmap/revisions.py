@@ -17,6 +17,9 @@ from attrs import evolve, field, frozen
 from equiv.errors import lookup
 from equiv.vmap.arch import Hook
 
+#: the named choice of POST-C1's mmap_read_trylock (:attr:`Revision.trylock`), default first
+TRYLOCKS = ("succeeds", "oracle")
+
 #: choices every revision shares (printed with every result)
 COMMON_CHOICES: tuple[str, ...] = (
     "arm64 4K granule, 4 levels (VA_BITS=48, p4d folded), 48-bit PA; "
@@ -103,8 +106,8 @@ class Revision:
 
     @trylock.validator
     def _tl(self, _a: object, v: str) -> None:
-        if v not in ("succeeds", "oracle"):
-            raise ValueError(f"trylock {v!r}: succeeds or oracle")
+        if v not in TRYLOCKS:
+            raise ValueError(f"trylock {v!r}: {' or '.join(TRYLOCKS)}")
 
     @batch_step.validator
     def _bs(self, _a: object, v: str) -> None:
