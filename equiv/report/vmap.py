@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import textwrap
 
-from equiv.vmap.arch import PAGE_SHIFT
+from equiv.vmap.arch import PAGE_SHIFT, kernel_va
 from equiv.vmap.counterexample import LeafView, VmapCounterexample
 
 #: top bits of an arm64 kernel virtual address with VA_BITS=48
-KERNEL_VA_TOP = 0xFFFF << 48
 
 
 def _kva(page: int) -> str:
-    return f"{KERNEL_VA_TOP | (page << PAGE_SHIFT):#x}"
+    return f"{kernel_va(page):#x}"
 
 
 def _fill(text: str, width: int, indent: str = "", more: str | None = None) -> list[str]:

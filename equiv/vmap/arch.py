@@ -43,6 +43,14 @@ PGDIR_PAGES = 1 << (PGDIR_SHIFT - PAGE_SHIFT)
 HALF_PMD_PAGES = PMD_PAGES >> 1
 
 VPN_BITS = 36
+#: the top 16 bits of a kernel virtual address (TTBR1, VA_BITS=48)
+KERNEL_VA_TOP = 0xFFFF << 48
+
+
+def kernel_va(vpn: int) -> int:
+    """The kernel virtual address of virtual page ``vpn`` (the model keeps 36-bit page
+    numbers; the kernel's addresses have the top 16 bits set)."""
+    return KERNEL_VA_TOP | (vpn << PAGE_SHIFT)
 PFN_BITS = 36
 IDX_BITS = 32
 SHIFT_BITS = 32

@@ -100,9 +100,8 @@ class VmapCounterexample:
 
     @property
     def va(self) -> int:
-        """Virtual address of the range start (bytes; the top 16 bits of a kernel address
-        are left out: VA_BITS=48)."""
-        return self.case.va << arch.PAGE_SHIFT
+        """Kernel virtual address of the range start."""
+        return arch.kernel_va(self.case.va)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -350,7 +350,7 @@ class ConcreteCase:
     def to_json(self) -> dict[str, object]:
         return {
             "path": self.path,
-            "va": hex(self.va << arch.PAGE_SHIFT),
+            "va": hex(arch.kernel_va(self.va)),
             "prot": hex(self.prot),
             "segments": [
                 {"order" if self.path != "ioremap" else "nr_pages": k, "pfn": hex(b)}
