@@ -28,7 +28,6 @@ from equiv.subjects import SUBJECTS, RunContext, Subject, selected
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 EXIT_INPUT = 3
-#: default z3 resource limit per query (the largest preset's hardest query uses ~1e8)
 #: default wall-clock limit per group of cells, seconds
 DEFAULT_BACKSTOP_S = 900.0
 
