@@ -94,9 +94,9 @@ def kill_matrix() -> SelfTestResult:
 @pytest.mark.slow
 class TestSelfTest:
     def test_every_bug_killed_no_false_report(self, kill_matrix: SelfTestResult) -> None:
-        """M1-M7 killed, M8 (the equivalent control) not reported, on every cell."""
+        """M1-M7 and X1-X2 killed, M8 (the equivalent control) not reported, on every cell."""
         assert kill_matrix.ok, kill_matrix.render()
-        assert len(kill_matrix.killed) == 7 and kill_matrix.count(Outcome.FALSE_REPORT) == 0
+        assert len(kill_matrix.killed) == 9 and kill_matrix.count(Outcome.FALSE_REPORT) == 0
         assert kill_matrix.cells == CELLS
 
     @pytest.mark.parametrize("name", [n for n, m in MUTANTS.items() if not m.equivalent])
@@ -129,6 +129,22 @@ class TestSelfTest:
         assert ob.verdict is Verdict.REFUTED and ob.reason == "undefined behaviour"
         cx = ob.counterexample
         assert isinstance(cx, VmapCounterexample) and cx.ub and 0 in cx.case.pfns()
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "bound", "obligation"),
+    [
+        ("mutant_max_steps_past_end", "vmap", 3, "index_bound"),
+        ("mutant_pte_alloc_before_pmd", "vmalloc", 2, "errors_agree"),
+    ],
+)
+def test_own_controls_refute_their_obligation(name: str, path: str, bound: int, obligation: str) -> None:
+    """X1 / X2 (equiv's own controls) are refuted on the obligation no M1-M8 refutes, by a
+    counterexample replayed on the twin."""
+    r = check(path, bound, "v8-fix", name)
+    ob = next(o for o in r.obligations if o.name == obligation)
+    assert ob.verdict is Verdict.REFUTED, verdicts(r)
+    assert isinstance(ob.counterexample, VmapCounterexample)
 
 
 @pytest.mark.slow

@@ -163,11 +163,13 @@ class TestSymbolicModelAgainstTwin:
 
 class TestApi:
     def test_paths_revisions_mutants(self) -> None:
-        """The contract the lead integrates: names, default revision, M1-M8."""
+        """The contract the lead integrates: names, default revision, M1-M8, X1-X2."""
         assert PATHS == ("ioremap", "vmalloc", "vmap")
         assert DEFAULT_REVISION == "v8" and set(REVISIONS) >= {"v8", "mm-c1", "v8-fix"}
         assert all(r.summary and r.choices for r in REVISIONS.values())
         assert [by_label(f"M{k}").label for k in range(1, 9)] == [f"M{k}" for k in range(1, 9)]
+        assert by_label("X1").name == "mutant_max_steps_past_end"
+        assert by_label("X2").name == "mutant_pte_alloc_before_pmd"
         assert [m.name for m in MUTANTS.values() if m.equivalent] == ["harmless_no_vm_shift_filter"]
 
     def test_every_mutant_changes_the_revision(self) -> None:

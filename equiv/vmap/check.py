@@ -181,7 +181,9 @@ class _Cell:
         free = {**self.slow.free, **self.fast.free}
         if name == "ub_ffs0":
             r = z3.BitVec("obs.step", IDX_BITS)
-            ub = paths.get_vmap_batch_order(self.inp, self.rev, self.inp.count - r, r).ub
+            ub = paths.get_vmap_batch_order(
+                self.inp, self.rev, paths.batch_max_steps(self.rev, self.inp.count, r), r
+            ).ub
             return z3.And(z3.ULT(r, self.inp.count), _conj(ub)), {"obs.step": r}
         if name == "flush_covers":
             lo = self.flush_lo(self.inp, paths.Unroll.initial(self.path, self.bound, self.rev))

@@ -36,7 +36,7 @@ from equiv.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
 from equiv.vmap.inputs import VmapInputs
-from equiv.vmap.paths import BASE_HOOK, OFF, get_vmap_batch_order, va_low
+from equiv.vmap.paths import BASE_HOOK, OFF, batch_max_steps, get_vmap_batch_order, va_low
 from equiv.vmap.revisions import Revision
 
 
@@ -131,7 +131,7 @@ def _batch(inp: VmapInputs, rev: Revision, runs: bool) -> Lemma:
     # one iteration of the loop body, from a state satisfying the invariant
     lock = rev.batch_step == "order"
     run = bv.ult(i, count)
-    bo = get_vmap_batch_order(inp, rev, count - i, i)
+    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, i), i)
     shift = bo.order + arch.PAGE_SHIFT
     prev1 = bv.ite(bv.eq(i, 0), shift, prev)
     change = bv.not_(bv.eq(shift, prev1))
@@ -179,7 +179,7 @@ def _batch_order_run(inp: VmapInputs, rev: Revision) -> Lemma:
     pg = inp.pages
     nbits = max(inp.max_count, 2).bit_length()
     i = z3.BitVec("lemma.batch.i", IDX_BITS)
-    bo = get_vmap_batch_order(inp, rev, inp.count - i, i)
+    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, i), i)
     size = ops.pow2(bo.order, OFF, nbits)
     si = pg.seg(i)
     claim = ops.implies(

@@ -55,6 +55,7 @@ from equiv.vmap.paths import (
     Lag,
     Leaf,
     add_lag,
+    batch_max_steps,
     fast_trylock,
     free_ok,
     get_vmap_batch_order,
@@ -203,6 +204,7 @@ def pmd_lag(
     lag: Lag,
     slots: int,
     trylock: bool,
+    pte_first: bool = False,
     facts: list[Cond] | None = None,
     in_run: Callable[[Val], Cond] | None = None,
 ) -> Lag:
@@ -226,7 +228,11 @@ def pmd_lag(
             bv.eq(nxt - addr, PMD_PAGES),
             bv.eq(va_low(inp, addr, 9), 0),
             ops.is_aligned(sel_at(i).pfn(i), 9),
-            free_ok(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), trylock),
+            free_ok(
+                True if pte_first else pmd_present(o, av),
+                o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)),
+                trylock,
+            ),
         )
         if facts is not None and in_run is not None:
             facts.append(ops.implies(pmd, in_run(addr)))
@@ -249,13 +255,16 @@ def range_walk(
     tag: str,
     trylock: bool,
     lag: Lag = None,
+    pte_first: bool = False,
 ) -> LocalObs:
     """``vmap_range_noflush`` (and the vmalloc walk, whose PMD decision is the same and which
     never tries PUD: pass ``max_page_shift`` < 30), observed at v: the PUD and PMD decisions
     of v's slots are local (:func:`equiv.vmap.paths.vmap_range_noflush`); the PTE loop is
     :func:`tiled_loop`.  ``lag``: the page at position x is source index ``x + lag``.
     ``trylock``: POST-C1's ``mmap_read_trylock`` before freeing a present table is the oracle
-    (fast paths with :attr:`Revision.trylock` "oracle"); BASE-C frees unconditionally."""
+    (fast paths with :attr:`Revision.trylock` "oracle"); BASE-C frees unconditionally.
+    ``pte_first``: seeded control X2 (:attr:`Revision.pte_alloc_first`), the page-array walk
+    allocates the slot's PTE table before its PMD attempt (only with ``max_page_shift`` < 30)."""
     o = inp.oracles
     vv = vpn(inp, v)
 
@@ -278,7 +287,9 @@ def range_walk(
         bv.eq(s_next - s_addr, PMD_PAGES),
         bv.eq(va_low(inp, s_addr, 9), 0),
         ops.is_aligned(pfn_of(s_addr), 9),
-        free_ok(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock),
+        free_ok(
+            True if pte_first else pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock
+        ),
     )
     leaf, facts, no_over, inside = tiled_loop(
         inp=inp,
@@ -307,7 +318,7 @@ def range_walk(
         writes_inside=bv.or_(bv.and_(block, bv.ule(blk_end, inp.count)), bv.and_(bv.not_(block), inside)),
         reads_ok=True if lag is None else bv.ult(first, inp.count),
         no_overshoot=bv.or_(block, no_over),
-        needs_pte=bv.not_(block),
+        needs_pte=True if pte_first else bv.not_(block),
         needs_pmd=bv.not_(pud),
         needs_pud=True,
         block_slot=block,
@@ -442,6 +453,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
                 lag=None,
                 slots=inp.bound + 1,
                 trylock=fast_trylock(rev),
+                pte_first=rev.pte_alloc_first,
             )
         )
         return range_walk(
@@ -457,6 +469,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             tag="fast",
             trylock=fast_trylock(rev),
             lag=lag,
+            pte_first=rev.pte_alloc_first,
         )
     return fast_vmap(inp, rev, v, fresh)
 
@@ -499,7 +512,9 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         # seeded bug M5 (i += 1U << shift): after the first batched iteration i is past count
         # (shift >= 16 and count < 2^16 pages), so the loop ends and the final walk maps the
         # whole range [0, N) with the first iteration's shift; no run structure holds
-        first = get_vmap_batch_order(inp, rev, inp.count, ops.const(v, 0, IDX_BITS)).order + arch.PAGE_SHIFT
+        zi = ops.const(v, 0, IDX_BITS)
+        first_bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, zi), zi)
+        first = first_bo.order + arch.PAGE_SHIFT
         walk = bv.and_(bv.eq(lo, 0), bv.eq(hi, inp.count), bv.eq(shift, first), bv.ult(inp.count, 1 << 16))
 
         def in_run(p: Val) -> Cond:
@@ -521,6 +536,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
             lag=None,
             slots=inp.bound + 1,
             trylock=fast_trylock(rev),
+            pte_first=rev.pte_alloc_first,
             facts=lag_facts,
             in_run=in_run,
         )
@@ -534,7 +550,11 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         bv.eq(s_next - s_addr, PMD_PAGES),
         bv.eq(va_low(inp, s_addr, 9), 0),
         ops.is_aligned(first.pfn(first_i), 9),
-        free_ok(pmd_present(o, sv), o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9)), fast_trylock(rev)),
+        free_ok(
+            True if rev.pte_alloc_first else pmd_present(o, sv),
+            o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9)),
+            fast_trylock(rev),
+        ),
     )
     pmd_facts = ops.implies(pmd, in_run(s_addr))
     # the PTE step covering v
@@ -565,12 +585,18 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
     end = bv.ite(pmd, s_next, x + bv.ite(big, size, one))
+    # the pages[] reads of get_vmap_batch_order at some iteration r of the batching loop
+    # (free: any r < N; over-approximates the iterations the loop reaches)
+    r = fresh.var("fast.batch.i")
+    scan_ok = ops.implies(
+        bv.ult(r, inp.count), get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, r), r).reads_ok
+    )
     return LocalObs(
         leaf=leaf,
         writes_inside=bv.ule(end, inp.count),
-        reads_ok=bv.ult(add_lag(bv.ite(pmd, s_addr, x), lag), inp.count),
+        reads_ok=bv.and_(bv.ult(add_lag(bv.ite(pmd, s_addr, x), lag), inp.count), scan_ok),
         no_overshoot=bv.or_(pmd, ops.implies(big, bv.ule(size, s_next - x))),
-        needs_pte=bv.not_(pmd),
+        needs_pte=True if rev.pte_alloc_first else bv.not_(pmd),
         needs_pmd=True,
         needs_pud=True,
         block_slot=pmd,

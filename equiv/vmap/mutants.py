@@ -1,4 +1,5 @@
-"""Seeded bugs M1-M8 of the reference (§10), as one-line edits of the fast paths.
+"""Seeded bugs M1-M8 of the reference (§10), and equiv's own controls X1-X2 (for the
+obligations index_bound and errors_agree, which no M refutes), as one-line edits of the fast paths.
 
 Each is an edit of a :class:`~equiv.vmap.revisions.Revision` knob (``hook.*`` edits the arm64
 hook).  ``expect[path]`` is what the checker must answer on that path: ``None`` (the edit
@@ -114,6 +115,24 @@ MUTANTS: dict[str, Mutant] = {
             not_reported=("e_trans", "wf_block", "frame"),
         ),
         Mutant(
+            "mutant_max_steps_past_end",
+            "X1",
+            "equiv's own control for index_bound: vmap_pages_range_batched calls "
+            "get_vmap_batch_order(pages, prot, count - i + 1, i): num_pages_contiguous() reads "
+            "pages[count] when pages[i..count) are contiguous",
+            (("max_steps_slack", 1),),
+            _vmap("index_bound"),
+        ),
+        Mutant(
+            "mutant_pte_alloc_before_pmd",
+            "X2",
+            "equiv's own control for errors_agree: vmap_pages_pmd_range allocates the PTE table "
+            "(pte_alloc_kernel_track) before trying the PMD block: a slot mapped by a block "
+            "allocates a table the slow path never does",
+            (("pte_alloc_first", True),),
+            (("ioremap", None), ("vmalloc", ("errors_agree",)), ("vmap", None)),
+        ),
+        Mutant(
             "harmless_no_vm_shift_filter",
             "M8",
             "equivalent control: get_vmap_batch_order without the vm_shift(...) == PAGE_SHIFT filter: orders "
@@ -140,7 +159,7 @@ def apply(rev: Revision, name: str) -> Revision:
 
 
 def by_label(label: str) -> Mutant:
-    """The mutant with reference label ``label`` (M1..M8)."""
+    """The mutant with label ``label`` (M1..M8, X1, X2)."""
     for m in MUTANTS.values():
         if m.label == label:
             return m

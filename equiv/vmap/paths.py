@@ -503,12 +503,14 @@ def vmap_pages_range_noflush_walk(
 
     def pmd_ok(addr: Val, nxt: Val, lag_here: Lag) -> Cond:
         av = vpn(inp, addr)
+        # X2 (pte_alloc_first): the slot's PTE table is present when vmap_try_huge_pmd runs
+        present = True if rev.pte_alloc_first else pmd_present(o, av)
         return bv.and_(
             big,
             bv.eq(nxt - addr, PMD_PAGES),
             bv.eq(va_low(inp, addr, 9), 0),
             ops.is_aligned(pg.pfn_at(add_lag(addr, lag_here)), 9),
-            free_ok(pmd_present(o, av), o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), fast_trylock(rev)),
+            free_ok(present, o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), fast_trylock(rev)),
         )
 
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
@@ -552,7 +554,7 @@ def vmap_pages_range_noflush_walk(
         no_overshoot=bv.or_(pmd, loop.no_overshoot),
         unrolled=bv.and_(found, bv.or_(pmd, loop.ended)),
         lemma=bv.or_(pmd, loop.lemma),
-        needs_pte=bv.not_(pmd),
+        needs_pte=True if rev.pte_alloc_first else bv.not_(pmd),
         needs_pmd=True,
         needs_pud=True,
         block_slot=pmd,
@@ -728,6 +730,15 @@ def fast_vmalloc(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
 class BatchOrder:
     order: Val  # 32-bit
     ub: Cond
+    #: every pages[] index get_vmap_batch_order reads (num_pages_contiguous: pages[idx] up to
+    #: the first non-contiguous one or idx + n - 1) is < N
+    reads_ok: Cond
+
+
+def batch_max_steps(rev: Revision, count: Val, i: Val) -> Val:
+    """``max_steps`` of ``vmap_pages_range_batched``'s ``get_vmap_batch_order(pages, prot,
+    count - i, i)`` (mm/vmalloc.c POST-C1); seeded control X1 passes ``count - i + 1``."""
+    return count - i + rev.max_steps_slack if rev.max_steps_slack else count - i
 
 
 def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Val) -> BatchOrder:
@@ -764,8 +775,15 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
         # 1 for n <= 1, else min(n, contiguous length)
         return ops.umax(ops.umin(n, contig), ops.const(idx, 1, IDX_BITS))
 
+    def scan_ok(n: Val) -> Cond:
+        # num_pages_contiguous(&pages[idx], n) reads pages[idx + k] for k < n up to the first
+        # one that breaks the chain (the chain ends at or before N): the last index read is
+        # idx + min(n, contig + 1) - 1 (idx itself for n <= 1)
+        return bv.ule(ops.umin(n, contig + 1), inp.count - idx)
+
     if rev.batch_order == "c1":
         c = num_pages_contiguous(max_steps)
+        reads_ok = scan_ok(max_steps)
         # POST-C1 returns 0 on nr_contig < 2 before it reads the pfn: __ffs is not reached
         ub = bv.and_(ub, bv.not_(bv.ult(c, 2)))
         order = ops.fls(c, nbits, IDX_BITS)
@@ -778,11 +796,12 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
         if rev.pfn_clamp:
             n = bv.ite(guard, ops.umin(n, ops.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
         c = num_pages_contiguous(n)
+        reads_ok = scan_ok(n)
         order = bv.ite(bv.ult(c, 2), zero32, ops.fls(c, nbits, IDX_BITS))
     if rev.shift_filter:
         size = ops.pow2(order, OFF, nbits)
         order = bv.ite(bv.eq(arch.vm_shift(size), arch.PAGE_SHIFT), zero32, order)
-    return BatchOrder(order=order, ub=ub)
+    return BatchOrder(order=order, ub=ub, reads_ok=reads_ok)
 
 
 @frozen(kw_only=True, eq=False)
@@ -803,6 +822,8 @@ class Batching:
     ended: Cond
     ub: Cond
     flush_lo: Val
+    #: every pages[] index the loop's get_vmap_batch_order calls read is < N
+    reads_ok: Cond
 
 
 def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> Batching:
@@ -811,6 +832,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
 
         for (unsigned int i = 0; i < count; ) {
             unsigned int shift = PAGE_SHIFT + get_vmap_batch_order(pages, prot, count - i, i);
+                                                    /* X1: count - i + 1 */
             if (!i) prev_shift = shift;
             if (shift != prev_shift) {
                 err = vmap_pages_range_noflush_walk(map_addr, batch_end, prot, pages + idx,
@@ -839,13 +861,15 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
     i, idx, prev, bend, map_addr = z32, z32, z32, z32, z32
     live: Cond = True
     ub: Cond = False
+    reads: Cond = True
     walks: list[Walk] = []
     nbits = max(inp.max_count, 2).bit_length()
     for _ in range(unroll.batch):
         run = bv.and_(live, bv.ult(i, count))
-        bo = get_vmap_batch_order(inp, rev, count - i, i)
+        bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, i), i)
         shift = bo.order + arch.PAGE_SHIFT
         ub = bv.or_(ub, bv.and_(run, bo.ub))
+        reads = bv.and_(reads, ops.implies(run, bo.reads_ok))
         prev = bv.ite(bv.and_(run, bv.eq(i, 0)), shift, prev)
         change = bv.and_(run, bv.not_(bv.eq(shift, prev)))
         cur_end = i if lock else bend
@@ -872,7 +896,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
         )
     )
     flush_lo = ops.const(inp.a, 0, OFF) if rev.flush_from == "start" else map_addr
-    return Batching(walks=tuple(walks), ended=ended, ub=ub, flush_lo=flush_lo)
+    return Batching(walks=tuple(walks), ended=ended, ub=ub, flush_lo=flush_lo, reads_ok=reads)
 
 
 def fast_vmap(
@@ -903,6 +927,7 @@ def fast_vmap(
     f.update(
         leaf=leaf_select([(covered, obs.leaf)], leaf_none(v)),
         unrolled=bv.and_(b.ended, ops.implies(covered, obs.unrolled)),
+        reads_ok=bv.and_(obs.reads_ok, b.reads_ok),
         flush_lo=b.flush_lo,
         ub=b.ub,
     )

@@ -91,6 +91,15 @@ class Revision:
     #: ptdump) or "oracle" (per table slot; then POST-C1 may map with PTEs a slot that BASE-C,
     #: which has no trylock, maps with a block).  The slow paths never consult it.
     trylock: str = field(default="succeeds")
+    #: extra pages added to ``max_steps`` of ``vmap_pages_range_batched``'s call
+    #: ``get_vmap_batch_order(pages, prot, count - i, i)`` (mm/vmalloc.c POST-C1): 0 is the
+    #: kernel; 1 is equiv's own control X1 (``count - i + 1``: num_pages_contiguous() may read
+    #: ``pages[count]``)
+    max_steps_slack: int = field(default=0)
+    #: ``vmap_pages_pmd_range`` (mm/vmalloc.c POST-C1) calls ``pte_alloc_kernel_track`` (in
+    #: ``vmap_pages_pte_range``) only after ``vmap_try_huge_pmd`` failed (False, the kernel);
+    #: True is equiv's own control X2: the PTE table is allocated before the PMD attempt
+    pte_alloc_first: bool = field(default=False)
     #: the named choices this revision rests on
     choices: tuple[str, ...] = ()
 
@@ -108,6 +117,16 @@ class Revision:
     def _tl(self, _a: object, v: str) -> None:
         if v not in TRYLOCKS:
             raise ValueError(f"trylock {v!r}: {' or '.join(TRYLOCKS)}")
+
+    @max_steps_slack.validator
+    def _ms(self, _a: object, v: int) -> None:
+        if v not in (0, 1) or isinstance(v, bool):
+            raise ValueError(f"max_steps_slack {v!r}: 0 or 1")
+
+    @pte_alloc_first.validator
+    def _pa(self, _a: object, v: bool) -> None:
+        if not isinstance(v, bool):
+            raise ValueError(f"pte_alloc_first {v!r}: a bool")
 
     @batch_step.validator
     def _bs(self, _a: object, v: str) -> None:

@@ -330,6 +330,9 @@ class Machine:
         while True:
             nxt = addr_end(addr, end, PMD_SIZE)
             done = False
+            if self.rev.pte_alloc_first:
+                # seeded control X2: pte_alloc_kernel_track hoisted before the PMD attempt
+                self.pte_alloc(addr)
             if shift >= 21:
                 page = self.page(idx + nr[0])
                 if page is None:
@@ -416,7 +419,8 @@ class Machine:
         err = 0
         i = 0
         while i < count:
-            shift = 12 + self.batch_order(count - i, i)
+            # get_vmap_batch_order(pages, prot, count - i, i); X1: count - i + 1
+            shift = 12 + self.batch_order(count - i + self.rev.max_steps_slack, i)
             if not i:
                 prev_shift = shift
             if shift != prev_shift:
