@@ -25,7 +25,7 @@ import time
 from typing import Any
 
 import z3
-from attrs import evolve, frozen
+from attrs import Factory, define, evolve, frozen
 
 from equiv.cache import Cache, query_key
 from equiv.counterexample import Counterexample, replay
@@ -158,15 +158,30 @@ def clear_answers() -> None:
     _ANSWERS.clear()
 
 
-_SHARED = [0]  # answers taken from _ANSWERS since the counter was last read
-_BUDGET = [-1]  # rlimit of the cell being checked (-1: none)
-_MODE = ["z3"]  # solver(s) deciding queries: z3, cvc5, bitwuzla or all
-_TIMEOUT = [60_000]
-_DUMP: list[str | None] = [None, ""]  # directory for --dump-smt, and the cell's file prefix
-_NOTE = [""]  # why the last query came out unknown (solver disagreement, ...)
-_CACHE: list[Cache | None] = [None]  # the on-disk result cache of the cell being checked
-_KEYS: list[str] = []  # cache keys of the queries the cell being checked posed
 _R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
+
+
+@define
+class Session:
+    """How one cell's queries are decided, and what they left behind (one per
+    :func:`check_cell`; the answers shared between cells are :data:`_ANSWERS`)."""
+
+    #: solver(s) deciding queries: z3, cvc5, bitwuzla or all
+    mode: str = "z3"
+    #: z3 resource limit per query (-1: none)
+    budget: int = -1
+    timeout_ms: int = 60_000
+    #: directory for --dump-smt (None: no dump), and the cell's file prefix
+    dump_dir: str | None = None
+    dump_prefix: str = ""
+    #: the on-disk result cache
+    cache: Cache | None = None
+    #: why the last query came out unknown (solver disagreement, ...)
+    note: str = ""
+    #: cache keys of the queries posed, in order
+    keys: list[str] = Factory(list)
+    #: answers taken from :data:`_ANSWERS`
+    shared: int = 0
 
 
 def _conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
@@ -174,8 +189,8 @@ def _conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
     return z3.BoolVal(True) if not fs else fs[0] if len(fs) == 1 else z3.And(*fs)
 
 
-def _dump_query(terms: list[z3.BoolRef], name: str) -> None:
-    directory, prefix = _DUMP
+def _dump_query(ses: Session, terms: list[z3.BoolRef], name: str) -> None:
+    directory, prefix = ses.dump_dir, ses.dump_prefix
     if directory is None:
         return
     safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prefix}-{name}")
@@ -187,30 +202,30 @@ def _dump_query(terms: list[z3.BoolRef], name: str) -> None:
         f.write(smtlib(terms))
 
 
-def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
+def _check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
            name: str = "query") -> z3.CheckSatResult:
     """Decide ``s``'s assertions (plus ``extra``) with the selected solver(s), answered from
     :data:`_ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
 
     With a second solver, a SAT answer is also asked of z3 (its model is what gets replayed);
-    solvers that disagree make the answer unknown, with the reason in ``_NOTE``.
+    solvers that disagree make the answer unknown, with the reason in ``ses.note``.
     """
     terms = [*s.assertions(), *extra]
-    _dump_query(terms, name)
-    _NOTE[0] = ""
+    _dump_query(ses, terms, name)
+    ses.note = ""
     # the budget and solver are part of the key: a verdict never depends on what ran before
-    key = (_BUDGET[0], _MODE[0], *(t.get_id() for t in terms))
-    store, qkey = _CACHE[0], ""
+    key = (ses.budget, ses.mode, *(t.get_id() for t in terms))
+    store, qkey = ses.cache, ""
     if store is not None:  # the cell's verdicts rest on this query's answer: list its key
-        qkey = query_key(smtlib(terms), _MODE[0], None if _BUDGET[0] < 0 else _BUDGET[0])
-        _KEYS.append(qkey)
+        qkey = query_key(smtlib(terms), ses.mode, None if ses.budget < 0 else ses.budget)
+        ses.keys.append(qkey)
     hit = _ANSWERS.get(key)
     if hit is not None:
-        _SHARED[0] += 1
+        ses.shared += 1
         if store is not None:  # decided earlier in this process, maybe for another cache
             store.put("query", qkey, {"answer": str(hit[0])})
         return hit[0]
-    mode = _MODE[0]
+    mode = ses.mode
     if store is not None:
         got = store.get("query", qkey)
         answer = got.get("answer") if isinstance(got, dict) else None
@@ -226,16 +241,16 @@ def _check(s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
         if mode == "all":
             answers["z3"] = str(s.check(*extra))
         for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
-            answers[other] = decide(other, terms, _TIMEOUT[0])
+            answers[other] = decide(other, terms, ses.timeout_ms)
         if mode != "all" and answers[mode] == "sat":
             answers["z3"] = str(s.check(*extra))  # for the model the replay needs
         seen = set(answers.values())
         said = ", ".join(f"{k} {v}" for k, v in answers.items())
         if {"sat", "unsat"} <= seen:
-            _NOTE[0] = f"solvers disagree: {said}"
+            ses.note = f"solvers disagree: {said}"
             r = z3.unknown
         elif "unknown" in seen:
-            _NOTE[0] = f"a solver gave up: {said}"
+            ses.note = f"a solver gave up: {said}"
             r = z3.unknown
         else:
             r = _R[seen.pop()]
@@ -316,13 +331,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     t_cell = time.perf_counter()
     results: list[ObligationResult] = []
     cell_tag = f"{sc.ptype.name if sc.ptype else 'ALL'}-o{sc.order}"
-    _SHARED[0] = 0
-    _BUDGET[0] = -1 if rlimit is None else rlimit
-    _MODE[0], _TIMEOUT[0] = solver, timeout_ms
-    _DUMP[0] = dump_smt
-    _CACHE[0] = cache
-    _KEYS.clear()
-    _DUMP[1] = f"{sc.layout.config.name}-{rev.name}-{cell_tag}"
+    ses = Session(mode=solver, budget=-1 if rlimit is None else rlimit, timeout_ms=timeout_ms,
+                  dump_dir=dump_smt, dump_prefix=f"{sc.layout.config.name}-{rev.name}-{cell_tag}",
+                  cache=cache)
 
     def done(verdict: Verdict | None = None) -> CellResult:
         v = verdict or worst([r.verdict for r in results])
@@ -331,18 +342,18 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             order=sc.order,
             verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
             assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
-            hypothetical=sc.layout.config.hypothetical, shared_queries=_SHARED[0],
-            query_keys=tuple(dict.fromkeys(_KEYS)))
+            hypothetical=sc.layout.config.hypothetical, shared_queries=ses.shared,
+            query_keys=tuple(dict.fromkeys(ses.keys)))
 
     # 1. vacuity: the assumptions, then each role's constraint under them
     s = solver_for(problem, timeout_ms, rlimit=rlimit)
     vacuous: dict[str, str] = {}
     for ob in problem.observations:
         t0 = time.perf_counter()
-        r = _check(s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
+        r = _check(ses, s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
         if r != z3.sat:
             vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
-                                     else f"vacuity check: {_NOTE[0] or s.reason_unknown()}")
+                                     else f"vacuity check: {ses.note or s.reason_unknown()}")
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name,
                 Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
@@ -351,10 +362,10 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         return done()
     # ... and each path must run to its end for some input allowed by the assumptions
     for path, cond in problem.reach.items():
-        r = _check(s, cond, keep_sat=True, name=f"reach-{path}")
+        r = _check(ses, s, cond, keep_sat=True, name=f"reach-{path}")
         if r != z3.sat:
             why = (f"the {path} path never reaches its end under the assumptions (it always "
-                   "returns early)" if r == z3.unsat else f"reach check: {s.reason_unknown()}")
+                   "returns early)" if r == z3.unsat else f"reach check: {ses.note or s.reason_unknown()}")
             for ob in problem.observations:
                 if ob.role.name not in vacuous:
                     vacuous[ob.role.name] = why
@@ -373,7 +384,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     uniq = list(dict.fromkeys(names))
     t0 = time.perf_counter()
     s.add(z3.Not(_conj([lm.formula for lm in problem.lemmas])))
-    r = _check(s, name="lemmas") if problem.lemmas else z3.unsat
+    r = _check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
     if r == z3.unsat:
         for n in uniq:
@@ -384,7 +395,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             t0 = time.perf_counter()
             s = solver_for(problem, timeout_ms, rlimit=rlimit)
             s.add(z3.Not(_conj(group)))
-            r1 = _check(s, name=f"lemma-{n}")
+            r1 = _check(ses, s, name=f"lemma-{n}")
             dt1 = time.perf_counter() - t0
             if r1 == z3.unsat:
                 results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt1))
@@ -399,7 +410,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             else:
                 results.append(ObligationResult(
                     n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
-                    reason=f"{_NOTE[0] or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                    reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
 
     # 3. page roles
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
@@ -409,7 +420,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
-        r1 = _check(s, name=f"role-{ob.role.name}")
+        r1 = _check(ses, s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
@@ -436,7 +447,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
                 time.perf_counter() - t0,
-                reason=f"{_NOTE[0] or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
     return done()
 
 
