@@ -357,5 +357,5 @@ class TestMarkdown:
         assert "<sub>equiv " in md  # timed: versions and wall time
         md = many[1]["markdown"]
         n = len(json.loads(many[1]["json"])["runs"])
-        assert md.startswith(f"## equiv PROVED: {n} configurations")
+        assert md.startswith(f"## equiv PROVED: {n} runs")
         assert n == md.count("\n### equiv PROVED: config ")

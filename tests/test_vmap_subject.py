@@ -114,3 +114,16 @@ def test_trylock_choice_is_selectable_printed_and_reproduced() -> None:
     assert code == 0 and "this run: trylock='succeeds'" in " ".join(out.split())
     code, _, err = run("--subject", "vmap", "--trylock", "maybe")
     assert code == 3 and "unknown --trylock choice 'maybe'; valid: succeeds, oracle" in err
+
+
+@pytest.mark.slow
+def test_all_subjects_start_with_the_whole_answer() -> None:
+    """--subject all: the text starts with the overall verdict and a line per subject's run,
+    within mail width; the exit code is the worst verdict's."""
+    code, out, _ = run("--subject", "all", "--quiet", "--no-times", "--no-cache")
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[0] == "equiv REFUTED: 2 runs"
+    assert lines[1].startswith("  PROVED   zone-device x86_64-default: ")
+    assert any(ln.startswith("  REFUTED  vmap arm64-4k: ") for ln in lines[2:4])
+    assert all(len(ln) <= WIDTH for ln in lines)

@@ -28,7 +28,13 @@ from equiv.report.tables import (
     render_selftest,
     selftest_summary,
 )
-from equiv.report.text import render_explain, render_text, repro_command, summary_line
+from equiv.report.text import (
+    render_explain,
+    render_text,
+    render_text_many,
+    repro_command,
+    summary_line,
+)
 
 #: The report formats of a proof run (``--format``, ``--report FORMAT=FILE``).
 FORMATS = ("text", "json", "markdown", "junit", "sarif")
@@ -49,7 +55,7 @@ def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
         InputError: ``fmt`` is not one of :data:`FORMATS`.
     """
     if fmt == "text":
-        return "\n".join(render_text(r, times=times, verbose=verbose) for r in runs)
+        return render_text_many(runs, times=times, verbose=verbose)
     if fmt == "json":
         return (render_json(runs[0], times=times) if len(runs) == 1
                 else render_json_many(runs, times=times))

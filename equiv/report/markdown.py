@@ -123,8 +123,8 @@ def render_markdown_many(runs: Sequence[RunResult], *, times: bool = True,
     if len(runs) == 1:
         return render_markdown(runs[0], times=times, max_details=max_details)
     verdict = worst([r.verdict for r in runs])
-    out = [f"## equiv {verdict.value}: {len(runs)} configurations", ""]
-    out += [f"- {_verdict(r.verdict)} `{r.config.name}`"
+    out = [f"## equiv {verdict.value}: {len(runs)} runs", ""]
+    out += [f"- {_verdict(r.verdict)} {r.subject} `{r.config.name}`"
             f"{' (hypothetical)' if r.config.hypothetical else ''}: {summary_line(r)}"
             for r in runs]
     parts = ["\n".join(out) + "\n"]

@@ -11,9 +11,10 @@ that reproduces exactly that obligation.
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Sequence
 from functools import partial
 
-from equiv.check import CellResult, ObligationResult, Verdict
+from equiv.check import CellResult, ObligationResult, Verdict, worst
 from equiv.counterexample import Counterexample, FieldDiff
 from equiv.explain import Explanation
 from equiv.matrix import RunResult
@@ -322,3 +323,16 @@ def render_explain(ex: Explanation) -> str:
         out += wrap(f"input: {shown}", "  ", "    ")
         out += ["  " + line for line in field_lines(r.field, WIDTH - 2)]
     return "\n".join(out) + "\n"
+
+
+def render_text_many(runs: Sequence[RunResult], *, times: bool = True,
+                     verbose: bool = False) -> str:
+    """Several runs (``--config all``, ``--subject all``): one verdict line and a line per
+    run first, so a mail starts with the whole answer; then each run's report."""
+    if len(runs) == 1:
+        return render_text(runs[0], times=times, verbose=verbose)
+    out = [f"equiv {worst([r.verdict for r in runs]).value}: {len(runs)} runs"]
+    for r in runs:
+        out += wrap(f"{r.verdict.value:<8} {r.subject} {r.config.name}: {summary_line(r)}",
+                    "  ", "           ")
+    return "\n".join([*out, "", *(render_text(r, times=times, verbose=verbose) for r in runs)])
