@@ -105,7 +105,7 @@ class CellResult:
         for ob in self.obligations:
             d = ob.to_json()
             if ob.counterexample is not None:
-                d["section_shift"] = ob.counterexample.section_shift
+                d["section_shift"] = getattr(ob.counterexample, "section_shift", 0)
             obs.append(d)
         return {"config": self.config, "revision": self.revision, "ptype": self.ptype,
                 "order": self.order, "verdict": self.verdict.value, "seconds": self.seconds,

@@ -81,8 +81,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--cache-dir", default=None, metavar="DIR",
                    help="result cache directory (default: the user's cache directory, "
                         f"{default_cache_dir()}); proved and refuted results are reused when "
-                        "the exact queries and the tool are the same (zone-device; vmap "
-                        "cells are always decided afresh)")
+                        "the exact queries and the tool are the same (vmap: the same cell and "
+                        "tool; its cached counterexamples are replayed again)")
     p.add_argument("--no-cache", action="store_true", help="neither read nor write the cache")
     p.add_argument("--scheduler", default=None, metavar="ADDRESS",
                    help="run the cells on a Dask distributed cluster (e.g. tcp://host:8786; "

@@ -127,3 +127,36 @@ def test_all_subjects_start_with_the_whole_answer() -> None:
     assert lines[1].startswith("  PROVED   zone-device x86_64-default: ")
     assert any(ln.startswith("  REFUTED  vmap arm64-4k: ") for ln in lines[2:4])
     assert all(len(ln) <= WIDTH for ln in lines)
+
+
+def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) -> None:
+    """A warm run gives the same report from the cache; a cached counterexample that no
+    longer reproduces is ignored (said on stderr) and the cell is decided again."""
+    from equiv.cache import Cache, cell_key
+    from equiv.vmap.cli import _description
+
+    argv = ("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet", "--no-times",
+            "--jobs", "1", "--cache-dir", str(tmp_path))
+    code, cold, _ = run(*argv)
+    code2, warm, err = run(*argv)
+    assert code == code2 == 1 and warm == cold and not err
+    code, timed, _ = run(*(a for a in argv if a != "--no-times"))
+    assert "1 job, 1 cell from the cache)" in " ".join(timed.split())
+    cache = Cache(str(tmp_path))
+    key = cell_key(_description(("vmap", 2, "v8", None, 60_000, None, None, "bitwuzla", None)))
+    entry = cache.get("cell", key)
+    cx = next(o for o in entry["obligations"] if o["counterexample"])["counterexample"]
+    cx["case"]["segments"] = [{"order": 0, "pfn": "0x1000"}]  # one page: nothing to show
+    cx["case"]["nr_pages"] = 1
+    cache.put("cell", key, entry)
+    code, again, err = run(*argv)
+    assert code == 1 and again == cold
+    assert "ignored a vmap cell entry (cached counterexample of e_trans does not replay)" in err
+
+
+def test_one_obligation_gives_its_own_verdict() -> None:
+    """--obligation frame on the refuted v8 vmap cell: frame and its lemmas are proved, so the
+    cell (and the exit code) is PROVED, not the whole cell's REFUTED."""
+    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet",
+                       "--no-cache", "--obligation", "frame")
+    assert code == 0 and out.splitlines()[0].endswith("proved")

@@ -145,7 +145,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     in detail (every obligation with ``verbose``)."""
     out: list[str] = []
     cached = sum(c.cached for c in run.cells)
-    from_cache = f", {cached} cells from the cache" if cached else ""
+    from_cache = f", {cached} cell{'s' * (cached != 1)} from the cache" if cached else ""
     jobs = f"{run.jobs} job{'s' * (run.jobs != 1)}"
     tail = f" (wall {run.wall_seconds:.1f} s, {jobs}{from_cache})" if times else ""
     out += wrap(summary_line(run) + tail)

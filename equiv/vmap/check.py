@@ -28,6 +28,7 @@ import os
 import tempfile
 import time
 from collections.abc import Callable
+from typing import Any
 
 import z3
 from attrs import evolve
@@ -47,7 +48,7 @@ from equiv.vmap.counterexample import (
     replay,
     simplify,
 )
-from equiv.vmap.inputs import PATHS, VmapInputs, assumptions, symbolic_inputs
+from equiv.vmap.inputs import PATHS, ConcreteCase, VmapInputs, assumptions, symbolic_inputs
 from equiv.vmap.lemmas import Lemma, depends, lemmas
 from equiv.vmap.obligations import OBLIGATIONS, claim, for_path
 from equiv.vmap.revisions import COMMON_CHOICES, TRYLOCKS, Revision, revision
@@ -448,6 +449,13 @@ def check(
     trylock: str | None = None,
 ) -> CellResult:
     """The API entry point (see :func:`equiv.vmap.check`)."""
+    rev = resolve(revision_name, mutant, trylock)
+    return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit, solver=solver)
+
+
+def resolve(revision_name: str, mutant: str | None = None, trylock: str | None = None) -> Revision:
+    """The revision a cell checks: ``revision_name`` with the trylock choice and the seeded
+    bug applied."""
     from equiv.vmap.mutants import MUTANTS, apply
 
     rev = revision(revision_name)
@@ -459,7 +467,43 @@ def check(
         if mutant not in MUTANTS:
             raise InputError(f"unknown vmap mutant {mutant!r}; valid: {', '.join(MUTANTS)}")
         rev = apply(rev, mutant)
-    return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit, solver=solver)
+    return rev
 
 
-__all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell"]
+def to_cache(res: CellResult) -> dict[str, Any]:
+    """A cell result as a cache payload: each counterexample as its concrete input, the
+    page the solver pointed at and the model that proposed it (it is replayed on load)."""
+    d = res.to_cache()
+    for o, ob in zip(d["obligations"], res.obligations, strict=True):
+        cx = ob.counterexample
+        if isinstance(cx, VmapCounterexample):
+            o["counterexample"] = {"case": cx.case.to_json(), "page": cx.page, "found_by": cx.found_by}
+    return d
+
+
+def from_cache(d: dict[str, Any], rev: Revision, mutant: str | None) -> CellResult:
+    """The inverse of :func:`to_cache`: every counterexample is replayed on the concrete
+    twin again and rebuilt from the replay, so a cached one is as checked as a fresh one.
+
+    Raises:
+        ValueError: the entry does not have this shape, or a counterexample no longer shows.
+    """
+    obs = []
+    for o in d["obligations"]:
+        cx = None
+        if o["counterexample"] is not None:
+            c = o["counterexample"]
+            rp = replay(ConcreteCase.from_json(c["case"]), rev, o["obligation"])
+            if not rp.violations:
+                raise ValueError(f"cached counterexample of {o['obligation']} does not replay")
+            cx = build(rp, obligation=o["obligation"], rev=rev, mutant=mutant, bound=d["order"],
+                       page=c["page"], found_by=c["found_by"])
+        obs.append(ObligationResult(o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]),
+                                    o["seconds"], cx, o["reason"] or "", tuple(o["coverage"])))
+    return CellResult(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
+                      d["seconds"], tuple(obs), tuple(d["assumptions"]), tuple(d["choices"]),
+                      d["hypothetical"], cached=True)
+
+
+__all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell", "from_cache",
+           "resolve", "to_cache"]

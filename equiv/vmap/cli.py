@@ -13,11 +13,14 @@ from typing import Any, TextIO
 from attrs import evolve
 
 from equiv import vmap
-from equiv.check import CellResult, ObligationResult, Verdict
+from equiv.cache import Cache, cell_key
+from equiv.check import CellResult, ObligationResult, Verdict, worst
 from equiv.errors import InputError, lookup, parse_ranges
 from equiv.matrix import RunResult, SubjectConfig, run_groups
 from equiv.report.progress import progress
+from equiv.solvers import version
 from equiv.subjects import RunContext
+from equiv.vmap.check import from_cache, resolve, to_cache
 from equiv.vmap.revisions import TRYLOCKS
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
@@ -110,9 +113,30 @@ Job = tuple[str, int, str, str | None, int, int | None, str | None, str, str | N
 def _cell(job: Job) -> CellResult:
     path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver, trylock = job
     res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver, trylock)
-    if obligation is not None:
-        res = evolve(res, obligations=tuple(o for o in res.obligations if o.name == obligation))
+    if obligation is not None:  # the obligation and the lemmas it rests on
+        kept = tuple(o for o in res.obligations if o.name == obligation or o.kind == "lemma")
+        res = evolve(res, obligations=kept, verdict=worst([o.verdict for o in kept]))
     return res
+
+
+def _description(job: Job) -> dict[str, object]:
+    """What a cell's cached result is keyed by (with the tool's source fingerprint)."""
+    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver, trylock = job
+    return {"subject": "vmap", "path": path, "bound": bound, "revision": rev, "mutant": mutant,
+            "timeout_ms": timeout_ms, "rlimit": rlimit, "obligation": obligation,
+            "solver": version(solver), "trylock": trylock}
+
+
+def _cached(cache: Cache, job: Job) -> CellResult | None:
+    """The cell from the cache, its counterexamples replayed again; None if absent or stale."""
+    got = cache.get("cell", cell_key(_description(job)))
+    if got is None:
+        return None
+    try:
+        return from_cache(got, resolve(job[2], job[3], job[8]), job[3])
+    except (KeyError, TypeError, ValueError) as e:
+        cache.problems.append(f"ignored a vmap cell entry ({e})")
+        return None
 
 
 def _group(jobs: list[Job]) -> list[CellResult]:
@@ -154,14 +178,25 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     jobs = min(max(1, args.jobs or os.cpu_count() or 1), len(jobs_list))
     t0 = time.perf_counter()
     results: list[CellResult | None] = [None] * len(jobs_list)
+    cache = ctx.cache
     with progress(len(jobs_list), ctx.err, enabled=not ctx.quiet) as advance:
 
         def finish(idx: list[int], res: list[CellResult]) -> None:
             for i, r in zip(idx, res, strict=True):
                 results[i] = r
+                if cache is not None and not r.cached and \
+                        all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
+                    cache.put("cell", cell_key(_description(jobs_list[i])), to_cache(r))
             advance(len(idx))
 
-        run_groups(jobs_list, [[i] for i in range(len(jobs_list))], _group, _stopped, finish,
+        pending = []
+        for i, job in enumerate(jobs_list):
+            hit = _cached(cache, job) if cache is not None else None
+            if hit is None:
+                pending.append([i])
+            else:
+                finish([i], [hit])
+        run_groups(jobs_list, pending, _group, _stopped, finish,
                    jobs=jobs, backstop_s=args.backstop_s, scheduler=args.scheduler)
     cells = [r for r in results if r is not None]
     wall = time.perf_counter() - t0

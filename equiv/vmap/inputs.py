@@ -19,6 +19,7 @@ callables, so the same model runs on both.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import z3
 from attrs import field, frozen
@@ -345,6 +346,25 @@ class ConcreteCase:
             shift=CBV(self.shift, SHIFT_BITS),
             oracles=oracles,
             bound=nseg,
+        )
+
+    @classmethod
+    def from_json(cls, d: dict[str, Any]) -> ConcreteCase:
+        """The inverse of :meth:`to_json` (for cached counterexamples)."""
+
+        def slots(names: list[str]) -> frozenset[tuple[str, int]]:
+            return frozenset((s.split("[")[0], int(s.split("[")[1].rstrip("]"), 16)) for s in names)
+
+        key = "nr_pages" if d["path"] == "ioremap" else "order"
+        return cls(
+            path=d["path"],
+            va=(int(d["va"], 16) & ((1 << (VPN_BITS + arch.PAGE_SHIFT)) - 1)) >> arch.PAGE_SHIFT,
+            prot=int(d["prot"], 16),
+            segments=tuple((int(s[key]), int(s["pfn"], 16)) for s in d["segments"]),
+            shift=int(d["shift"]),
+            tables=slots(d["s0_tables"]),
+            trylock_fails=slots(d["trylock_fails"]),
+            ffs0=tuple(sorted((int(i), int(v)) for i, v in d["ffs0"].items())),
         )
 
     def to_json(self) -> dict[str, object]:
