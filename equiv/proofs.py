@@ -91,6 +91,10 @@ def _parser() -> argparse.ArgumentParser:
                    help="who decides each query: zone-device: z3 (default), cvc5, bitwuzla, or "
                         "all (every query by all three; a disagreement is UNKNOWN); vmap: "
                         "bitwuzla (default) or z3")
+    p.add_argument("--emit-tests", default=None, metavar="DIR",
+                   help="write, for every counterexample, a pytest file replaying it through "
+                        "the model into DIR (zone-device: also a KUnit-style C sketch of the "
+                        "expected struct page words)")
     p.add_argument("--dump-smt", default=None, metavar="DIR",
                    help="write every query as an SMT-LIB 2 file into DIR (unsat = obligation "
                         "holds), for re-running with any solver")
@@ -215,9 +219,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         times = not args.no_times
         code = EXIT[worst([r.verdict for r in runs])]
         if args.emit_tests is not None:
-            written = [path for r in runs if r.subject == "zone-device"
-                       for path in write_tests(r, args.emit_tests)]
-            err.write(f"equiv: wrote {len(written)} test files to {args.emit_tests}\n")
+            written = [path for r in runs for path in write_tests(r, args.emit_tests)]
+            err.write(f"equiv: wrote {len(written)} test file{'s' * (len(written) != 1)} to "
+                      f"{args.emit_tests}\n")
         for fmt, path in reports:
             _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
                                      exit_code=code), f"--report {fmt}")

@@ -48,7 +48,7 @@ DEFAULT_REVISION = "v11"
 #: the options only this subject has, with their defaults (other subjects refuse them)
 OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
                "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
-               "types": "all", "orders": "all", "explain": None, "emit_tests": None}
+               "types": "all", "orders": "all", "explain": None}
 #: the --solver choices, the default first (every query can go to any of them: equiv.solvers)
 SOLVERS = ("z3", "cvc5", "bitwuzla", "all")
 
@@ -96,10 +96,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "of modelled kernel steps that wrote FIELD (a struct page member such "
                         "as _refcount, or folio.NAME) on each side in every page role, "
                         "proved or not")
-    g.add_argument("--emit-tests", default=None, metavar="DIR",
-                   help="write, for every counterexample, a pytest file replaying it through "
-                        "the model and a KUnit-style C sketch of the expected struct page "
-                        "words into DIR")
 
 
 def _types(spec: str) -> list[MemoryType]:

@@ -67,7 +67,7 @@ class TestEmitTests:
     def test_one_note_per_run_on_stderr(self, emitted: tuple[Path, list[str]]) -> None:
         """Each run writes one line on stderr naming how many files it wrote, and where."""
         d, errs = emitted
-        assert errs == [f"equiv: wrote {n} test files to {d}\n" for _, n in RUNS]
+        assert errs == [f"equiv: wrote {n} test file{'s' * (n != 1)} to {d}\n" for _, n in RUNS]
 
     def test_file_names(self, emitted: tuple[Path, list[str]]) -> None:
         """A .py and a .kunit.c per counterexample, named after the cell, safe as module names."""

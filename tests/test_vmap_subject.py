@@ -160,3 +160,32 @@ def test_one_obligation_gives_its_own_verdict() -> None:
     code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet",
                        "--no-cache", "--no-times", "--obligation", "frame")
     assert code == 0 and out.splitlines()[0].endswith("proved")
+
+
+def test_emitted_tests_replay_and_can_fail(tmp_path: Path) -> None:
+    """--emit-tests serves vmap: one pytest file per counterexample (the finding; the trylock
+    choice carried), which passes in a fresh interpreter, and fails once its record is wrong."""
+    import os
+    import subprocess
+    import sys
+
+    code, _, err = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet",
+                       "--no-cache", "--emit-tests", str(tmp_path))
+    assert code == 1 and err == f"equiv: wrote 1 test file to {tmp_path}\n"
+    code, _, _ = run("--subject", "vmap", "--paths", "ioremap", "--bounds", "1", "--quiet",
+                     "--no-cache", "--trylock", "oracle", "--emit-tests", str(tmp_path))
+    names = sorted(p.name for p in tmp_path.iterdir())
+    assert names == ["test_equiv_vmap_v8_ioremap_b1_e_enc.py", "test_equiv_vmap_v8_vmap_b2_e_trans.py"]
+    assert "TRYLOCK = 'oracle'" in (tmp_path / names[0]).read_text()
+
+    def pytest(directory: Path) -> int:
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        return subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+                               str(directory)], cwd=ROOT, env=env, capture_output=True,
+                              check=False).returncode
+
+    assert pytest(tmp_path) == 0
+    f = tmp_path / names[1]
+    f.write_text(f.read_text().replace("N_VIOLATIONS = 16", "N_VIOLATIONS = 15"))
+    assert "N_VIOLATIONS = 15" in f.read_text()
+    assert pytest(tmp_path) == 1
