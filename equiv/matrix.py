@@ -106,6 +106,8 @@ class RunResult:
     #: where another subject's obligations are located in SARIF: the kernel file, and the
     #: function of each matrix column (zone-device locates each role itself, in mm/mm_init.c)
     kernel_file: str = "mm/mm_init.c"
+    #: the kernel tree the locations refer to (SARIF's base directory)
+    kernel_base: str = "v7.3-rc1 (the series' base)"
     column_functions: tuple[tuple[str, str], ...] = ()
     z3_version: str = z3.get_version_string()
     tool_version: str = TOOL_VERSION

@@ -69,7 +69,7 @@ def differences(cx: object) -> str:
 def _where(run: RunResult, cell: CellResult) -> str:
     hyp = ", hypothetical config" if run.config.hypothetical else ""
     mut = f", seeded bug {run.mutant}" if run.mutant else ""
-    return (f"{cell.ptype} order {cell.order} (config {run.config.name}{hyp}, revision "
+    return (f"{cell.ptype} {run.row_label} {cell.order} (config {run.config.name}{hyp}, revision "
             f"{run.revision}{mut})")
 
 
@@ -142,9 +142,9 @@ def _junit_name(part: str) -> str:
 
 def junit_classname(run: RunResult, cell: CellResult) -> str:
     """``equiv.<config>.<revision>.<pgmap type>.order<N>`` (the mutant, if any, after the
-    revision)."""
+    revision; another subject's column and row, e.g. ``vmap.bound2``)."""
     parts = ["equiv", run.config.name, run.revision, *([run.mutant] if run.mutant else []),
-             cell.ptype.removeprefix("MEMORY_DEVICE_"), f"order{cell.order}"]
+             cell.ptype.removeprefix("MEMORY_DEVICE_"), f"{run.row_label}{cell.order}"]
     return ".".join(_junit_name(p) for p in parts)
 
 
@@ -182,6 +182,7 @@ def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
                          *((("mutant", run.mutant),) if run.mutant else ()),
                          ("hypothetical_config", str(run.config.hypothetical).lower()),
                          ("verdict", run.verdict.value), ("summary", summary_line(run)),
+                         ("subject", run.subject), ("layout", run.layout_note),
                          *((("tool_version", run.tool_version), ("z3_version", run.z3_version),
                             ("solver", run.solver_version))
                            if times else ())):
@@ -392,11 +393,12 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
         "tool": {"driver": driver},
         "invocations": [invocation],
         "originalUriBaseIds": {KERNEL_URI_BASE: {"description": {
-            "text": "root of a Linux kernel source tree at v7.3-rc1 (the series' base)"}}},
+            "text": f"root of a Linux kernel source tree at {run.kernel_base}"}}},
         "results": results,
         "properties": {"config": run.config.name, "hypothetical_config": run.config.hypothetical,
                        "revision": run.revision, "mutant": run.mutant,
-                       "verdict": run.verdict.value, "summary": summary_line(run)},
+                       "verdict": run.verdict.value, "summary": summary_line(run),
+                       "subject": run.subject, "layout": run.layout_note},
     }
     if automation:  # several runs in one log: code scanning needs a category for each
         out["automationDetails"] = {"id": f"equiv/{run.config.name}/{run.revision}/"}

@@ -227,6 +227,7 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             row_option="--bounds",
             solver=solver,
             kernel_file="mm/vmalloc.c",
+            kernel_base="the 2026 mm tree the vmalloc series applies to (BASE-C, 00cc00cd1fb6)",
             column_functions=(("ioremap", "vmap_page_range"),
                               ("vmalloc", "__vmap_pages_range_noflush"),
                               ("vmap", "vmap_pages_range_batched")),
