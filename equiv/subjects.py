@@ -23,7 +23,7 @@ from typing import Any, TextIO
 
 from attrs import frozen
 
-from equiv.errors import lookup
+from equiv.errors import InputError, lookup
 
 
 @frozen
@@ -58,14 +58,21 @@ class Subject:
     own_options: dict[str, object]
     #: the ``--solver`` choices of this subject, its default first
     solvers: tuple[str, ...]
+    #: the solver choices under which ``--rlimit`` (a z3 budget) takes effect
+    rlimit_solvers: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "all")
 
     def solver(self, args: argparse.Namespace) -> str:
         """The solver the run uses: ``--solver`` or the subject's default; a choice the
-        subject does not offer, or a solver not installed, is an input error."""
+        subject does not offer, a solver not installed, or an ``--rlimit`` the solver would
+        ignore is an input error (checked before any subject runs)."""
         from equiv.solvers import require
 
         name = args.solver or self.solvers[0]
         require(name, self.solvers, self.name)
+        if args.rlimit is not None and name not in self.rlimit_solvers:
+            raise InputError(f"--rlimit is a z3 budget; the {self.name} subject decides with "
+                             f"{name} (add --solver {self.rlimit_solvers[0]}, or leave "
+                             "--rlimit out)")
         return name
 
 
@@ -82,7 +89,8 @@ def _vmap() -> Subject:
 
     return Subject("vmap", "batched vmap/vmalloc/ioremap page-table mapping (arm64 "
                    "CONT_PTE / PMD) against the per-page and per-chunk paths", vm.add_arguments,
-                   vm.runs, vm.self_test, vm.list_lines, vm.special, vm.OWN_OPTIONS, vm.SOLVERS)
+                   vm.runs, vm.self_test, vm.list_lines, vm.special, vm.OWN_OPTIONS, vm.SOLVERS,
+                   rlimit_solvers=("z3",))
 
 
 #: name -> a function building the registration (imported on use: a subject's modules load

@@ -85,6 +85,8 @@ def test_solver_and_budget_choices_are_checked_per_subject() -> None:
                                          "valid: bitwuzla, z3")
     code, _, err = run("--subject", "vmap", "--rlimit", "1000", "--quiet", "--no-cache")
     assert code == 3 and "--rlimit is a z3 budget" in err and "--solver z3" in err
+    code, out, err = run("--subject", "all", "--rlimit", "1000", "--quiet", "--no-cache")
+    assert code == 3 and out == "" and "the vmap subject decides with bitwuzla" in err
     code, _, err = run("--subject", "vmap", "--bounds", "0")
     assert code == 3 and "bound 0 out of range; valid: 1..32" in err
     code, _, err = run("--subject", "vmap", "--bounds", "2-1")

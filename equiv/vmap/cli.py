@@ -166,9 +166,6 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     if args.dump_smt is not None:
         raise InputError("--dump-smt serves --subject zone-device; the vmap subject writes a "
                          "query to a file only when it comes out UNKNOWN (named in the report)")
-    if args.rlimit is not None and solver != "z3":
-        raise InputError(f"--rlimit is a z3 budget; the vmap subject decides with {solver} "
-                         "(add --solver z3, or leave --rlimit out)")
     jobs_list = [
         (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation, solver,
          args.trylock)
