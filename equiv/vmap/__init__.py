@@ -89,7 +89,7 @@ def check(
 
 
 def self_test(jobs: int | None = None) -> SelfTestResult:
-    """The mutation self-test (M1-M8 on ``v8-fix``; :mod:`equiv.vmap.selftest`)."""
+    """The mutation self-test (M1-M8 and X1-X2 on ``v8-fix``; :mod:`equiv.vmap.selftest`)."""
     from equiv.vmap.selftest import self_test as _self_test
 
     return _self_test(jobs)

@@ -1,4 +1,4 @@
-"""Mutation self-test of the page-table subject: every seeded bug M1-M8 of
+"""Mutation self-test of the page-table subject: every seeded bug (M1-M8, X1-X2) of
 :data:`equiv.vmap.mutants.MUTANTS` on every cell of :data:`CELLS`, scored like the first
 subject's self-test (:mod:`equiv.selftest`, whose result types it reuses).
 
