@@ -74,3 +74,25 @@ class TestWorkflow:
         assert (0, "") == (code, err.getvalue())
         written = [r.split("=", 1)[1] for r in with_arg(argv, "--report")] + with_arg(argv, "--output")
         assert all((tmp_path / f).stat().st_size > 0 for f in written)
+
+
+def test_vmap_job_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The vmap job's two command lines are accepted: the v8-fix gate proves (on one bound
+    here, to keep the test fast) and the v8 run reports the finding (exit 1); every report
+    they name is written and uploaded."""
+    monkeypatch.chdir(tmp_path)
+    job = workflow().split("\n  vmap:\n", 1)[1].split("\n  tests:\n", 1)[0]
+    cmds = [shlex.split(m.replace("\\\n", " ")) for m in
+            re.findall(r"^ +python -m equiv\.proofs((?:[^\n]*\\\n)*[^\n]*)", job, re.M)]
+    assert len(cmds) == 2 and "v8-fix" in cmds[0] and "--revision" not in cmds[1]
+    gate, finding = cmds
+    codes = []
+    for argv, extra in ((gate, ["--bounds", "1"]), (finding, ["--paths", "vmap", "--bounds", "2"])):
+        err = io.StringIO()
+        codes.append(main([*argv, *extra, "--no-cache"], out=io.StringIO(), err=err))
+        assert err.getvalue() == ""
+        written = [r.split("=", 1)[1] for r in with_arg(argv, "--report")] + with_arg(argv, "--output")
+        assert all((tmp_path / f).stat().st_size > 0 for f in written)
+        assert all(f in job.split("upload-artifact@", 1)[1] or f"sarif_file: {f}" in job
+                   for f in written)
+    assert codes == [0, 1]
