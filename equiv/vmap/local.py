@@ -46,7 +46,7 @@ from attrs import frozen
 from equiv import bv
 from equiv.bv import Cond, Val
 from equiv.vmap import arch, ops
-from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, VPN_BITS, Hook
+from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, Hook
 from equiv.vmap.inputs import Seg, VmapInputs
 from equiv.vmap.paths import (
     BASE_HOOK,
@@ -57,11 +57,11 @@ from equiv.vmap.paths import (
     add_lag,
     batch_max_steps,
     fast_trylock,
-    free_ok,
     get_vmap_batch_order,
     pmd_present,
     pud_present,
     slot_of,
+    try_huge,
     va_low,
     vpn,
 )
@@ -105,6 +105,21 @@ class Fresh:
 
 def _pick_one(x: Val) -> Val:
     return ops.const(x, 1, OFF)
+
+
+def _step_leaf(ref: Val, va0: Val, pfn: Val, prot: Val, cont: Cond, size: Val) -> Leaf:
+    """The PTE a PTE-loop step from ``va0`` writes for the observed page: ``pfn_pte(pfn,
+    prot)``, with ``pte_mkcont`` and ``size`` pages when the step is a CONT step (``cont``),
+    one page otherwise (``ref`` gives the width of the constants)."""
+    pte = arch.pfn_pte(pfn, prot)
+    return Leaf(
+        level=ops.const(ref, LEVEL_PTE, 2),
+        entry=bv.ite(cont, arch.pte_mkcont(pte), pte),
+        pfn=pfn,
+        va0=va0,
+        npages=bv.ite(cont, size, _pick_one(ref)),
+        cont=cont,
+    )
 
 
 def tiled_loop(
@@ -154,19 +169,9 @@ def tiled_loop(
         ),
         ops.implies(bv.not_(in_t), bv.eq(x, v)),
     )
-    pfn_v = sg.pfn(add_lag(v, lag))
-    pte = arch.pfn_pte(pfn_v, prot)
-    one = _pick_one(x0)
-    leaf = Leaf(
-        level=ops.const(x0, LEVEL_PTE, 2),
-        entry=bv.ite(in_t, arch.pte_mkcont(pte), pte),
-        pfn=pfn_v,
-        va0=x,
-        npages=bv.ite(in_t, size, one),
-        cont=in_t,
-    )
+    leaf = _step_leaf(x0, x, sg.pfn(add_lag(v, lag)), prot, in_t, size)
     no_over = ops.implies(in_t, bv.ule(size, y1 - x))
-    inside = bv.ule(x + bv.ite(in_t, size, one), inp.count)
+    inside = bv.ule(x + leaf.npages, inp.count)
     return leaf, facts, no_over, inside
 
 
@@ -222,17 +227,9 @@ def pmd_lag(
         nxt = ops.umin(addr + (ops.const(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
         av = vpn(inp, addr)
         i = addr + cur
-        pmd = bv.and_(
-            act,
-            arch.ge(shift, arch.PMD_SHIFT),
-            bv.eq(nxt - addr, PMD_PAGES),
-            bv.eq(va_low(inp, addr, 9), 0),
-            ops.is_aligned(sel_at(i).pfn(i), 9),
-            free_ok(
-                True if pte_first else pmd_present(o, av),
-                o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)),
-                trylock,
-            ),
+        pmd = try_huge(
+            inp, 9, bv.and_(act, arch.ge(shift, arch.PMD_SHIFT)), addr, nxt, sel_at(i).pfn(i), av,
+            True if pte_first else pmd_present(o, av), trylock,
         )
         if facts is not None and in_run is not None:
             facts.append(ops.implies(pmd, in_run(addr)))
@@ -273,23 +270,14 @@ def range_walk(
         return sel_at(i).pfn(i)
 
     u_addr, u_next = slot_of(inp, v, lo, hi, 18)
-    pud = bv.and_(
-        arch.ge(max_page_shift, arch.PUD_SHIFT),
-        arch.pud_sect_supported(),
-        bv.eq(u_next - u_addr, PUD_PAGES),
-        bv.eq(va_low(inp, u_addr, 18), 0),
-        ops.is_aligned(pfn_of(u_addr), 18),
-        free_ok(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18)), trylock),
+    pud = try_huge(
+        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
+        u_addr, u_next, pfn_of(u_addr), vv, pud_present(o, vv), trylock,
     )
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
-    pmd = bv.and_(
-        arch.ge(max_page_shift, arch.PMD_SHIFT),
-        bv.eq(s_next - s_addr, PMD_PAGES),
-        bv.eq(va_low(inp, s_addr, 9), 0),
-        ops.is_aligned(pfn_of(s_addr), 9),
-        free_ok(
-            True if pte_first else pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock
-        ),
+    pmd = try_huge(
+        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, pfn_of(s_addr), vv,
+        True if pte_first else pmd_present(o, vv), trylock,
     )
     leaf, facts, no_over, inside = tiled_loop(
         inp=inp,
@@ -545,16 +533,9 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     sv = vpn(inp, s_addr)
     first_i = add_lag(s_addr, lag)
     first = pg.seg(first_i)
-    pmd = bv.and_(
-        arch.ge(shift, arch.PMD_SHIFT),
-        bv.eq(s_next - s_addr, PMD_PAGES),
-        bv.eq(va_low(inp, s_addr, 9), 0),
-        ops.is_aligned(first.pfn(first_i), 9),
-        free_ok(
-            True if rev.pte_alloc_first else pmd_present(o, sv),
-            o.trylock_pmd(bv.extract(sv, VPN_BITS - 1, 9)),
-            fast_trylock(rev),
-        ),
+    pmd = try_huge(
+        inp, 9, arch.ge(shift, arch.PMD_SHIFT), s_addr, s_next, first.pfn(first_i), sv,
+        True if rev.pte_alloc_first else pmd_present(o, sv), fast_trylock(rev),
     )
     pmd_facts = ops.implies(pmd, in_run(s_addr))
     # the PTE step covering v
@@ -569,22 +550,12 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         in_run(x),
         bv.or_(bv.and_(bv.not_(big), bv.eq(x, v)), bv.and_(big, bv.ult(v, x + size))),
     )
-    pfn_v = sg.pfn(add_lag(v, lag))
-    pte = arch.pfn_pte(pfn_v, prot)
-    one = _pick_one(v)
-    leaf = Leaf(
-        level=ops.const(v, LEVEL_PTE, 2),
-        entry=bv.ite(big, arch.pte_mkcont(pte), pte),
-        pfn=pfn_v,
-        va0=x,
-        npages=bv.ite(big, size, one),
-        cont=big,
-    )
-    leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf)
+    leaf_step = _step_leaf(v, x, sg.pfn(add_lag(v, lag)), prot, big, size)
+    leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
     facts = bv.and_(walk, pmd_facts, ops.implies(bv.not_(pmd), step), *lag_facts)
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
-    end = bv.ite(pmd, s_next, x + bv.ite(big, size, one))
+    end = bv.ite(pmd, s_next, x + leaf_step.npages)
     # the pages[] reads of get_vmap_batch_order at some iteration r of the batching loop
     # (free: any r < N; over-approximates the iterations the loop reaches)
     r = fresh.var("fast.batch.i")

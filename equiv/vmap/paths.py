@@ -218,6 +218,26 @@ def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
     return ops.implies(present, lock) if trylock else True
 
 
+def try_huge(
+    inp: VmapInputs, bits: int, allowed: Cond, addr: Val, nxt: Val, first_pfn: Val, vv: Val,
+    present: Cond, trylock: bool,
+) -> Cond:
+    """``vmap_try_huge_pud`` (``bits`` 18) / ``vmap_try_huge_pmd`` (``bits`` 9) of
+    mm/vmalloc.c (BASE-C, POST-C1) for the slot ``[addr, nxt)``: ``allowed`` (max_page_shift
+    and arch support), ``end - addr == SIZE``, the VA and the slot's first pfn aligned to
+    SIZE, and a present table (``present``) replaceable (:func:`free_ok`, the trylock of the
+    slot of page ``vv``)."""
+    o = inp.oracles
+    lock = (o.trylock_pud if bits == 18 else o.trylock_pmd)(bv.extract(vv, VPN_BITS - 1, bits))
+    return bv.and_(
+        allowed,
+        bv.eq(nxt - addr, PUD_PAGES if bits == 18 else PMD_PAGES),
+        bv.eq(va_low(inp, addr, bits), 0),
+        ops.is_aligned(first_pfn, bits),
+        free_ok(present, lock, trylock),
+    )
+
+
 def fast_trylock(rev: Revision) -> bool:
     """Whether the fast paths of ``rev`` consult the trylock oracle (:attr:`Revision.trylock`)."""
     return rev.trylock == "oracle"
@@ -417,21 +437,14 @@ def vmap_range_noflush(
     o = inp.oracles
     vv = vpn(inp, v)
     u_addr, u_next = slot_of(inp, v, lo, hi, 18)
-    pud = bv.and_(
-        arch.ge(max_page_shift, arch.PUD_SHIFT),
-        arch.pud_sect_supported(),
-        bv.eq(u_next - u_addr, PUD_PAGES),
-        bv.eq(va_low(inp, u_addr, 18), 0),
-        ops.is_aligned(sel.pfn(u_addr), 18),
-        free_ok(pud_present(o, vv), o.trylock_pud(bv.extract(vv, VPN_BITS - 1, 18)), trylock),
+    pud = try_huge(
+        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
+        u_addr, u_next, sel.pfn(u_addr), vv, pud_present(o, vv), trylock,
     )
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
-    pmd = bv.and_(
-        arch.ge(max_page_shift, arch.PMD_SHIFT),
-        bv.eq(s_next - s_addr, PMD_PAGES),
-        bv.eq(va_low(inp, s_addr, 9), 0),
-        ops.is_aligned(sel.pfn(s_addr), 9),
-        free_ok(pmd_present(o, vv), o.trylock_pmd(bv.extract(vv, VPN_BITS - 1, 9)), trylock),
+    pmd = try_huge(
+        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, sel.pfn(s_addr), vv,
+        pmd_present(o, vv), trylock,
     )
     loop = pte_loop(
         inp=inp,
@@ -505,13 +518,8 @@ def vmap_pages_range_noflush_walk(
         av = vpn(inp, addr)
         # X2 (pte_alloc_first): the slot's PTE table is present when vmap_try_huge_pmd runs
         present = True if rev.pte_alloc_first else pmd_present(o, av)
-        return bv.and_(
-            big,
-            bv.eq(nxt - addr, PMD_PAGES),
-            bv.eq(va_low(inp, addr, 9), 0),
-            ops.is_aligned(pg.pfn_at(add_lag(addr, lag_here)), 9),
-            free_ok(present, o.trylock_pmd(bv.extract(av, VPN_BITS - 1, 9)), fast_trylock(rev)),
-        )
+        return try_huge(inp, 9, big, addr, nxt, pg.pfn_at(add_lag(addr, lag_here)), av, present,
+                        fast_trylock(rev))
 
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
     found: Cond = True
