@@ -470,6 +470,14 @@ def resolve(revision_name: str, mutant: str | None = None, trylock: str | None =
     return rev
 
 
+def stopped_cell(path: str, bound: int, revision_name: str, mutant: str | None, seconds: float,
+                 why: str) -> CellResult:
+    """A cell whose worker was killed at the backstop: UNKNOWN, naming the limit."""
+    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
+    return CellResult(CONFIG, revision_name if mutant is None else f"{revision_name}+{mutant}",
+                      path, bound, Verdict.UNKNOWN, seconds, (ob,), (), (), False)
+
+
 def to_cache(res: CellResult) -> dict[str, Any]:
     """A cell result as a cache payload: each counterexample as its concrete input, the
     page the solver pointed at and the model that proposed it (it is replayed on load)."""
@@ -506,4 +514,4 @@ def from_cache(d: dict[str, Any], rev: Revision, mutant: str | None) -> CellResu
 
 
 __all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell", "from_cache",
-           "resolve", "to_cache"]
+           "resolve", "stopped_cell", "to_cache"]

@@ -14,13 +14,13 @@ from attrs import evolve
 
 from equiv import vmap
 from equiv.cache import Cache, cell_key
-from equiv.check import CellResult, ObligationResult, Verdict, worst
+from equiv.check import CellResult, Verdict, worst
 from equiv.errors import InputError, lookup, parse_ranges
 from equiv.matrix import RunResult, SubjectConfig, run_groups
 from equiv.report.progress import progress
 from equiv.solvers import version
 from equiv.subjects import RunContext
-from equiv.vmap.check import from_cache, resolve, to_cache
+from equiv.vmap.check import from_cache, resolve, stopped_cell, to_cache
 from equiv.vmap.revisions import TRYLOCKS
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
@@ -145,11 +145,9 @@ def _group(jobs: list[Job]) -> list[CellResult]:
 
 
 def _stopped(job: Job, seconds: float, why: str) -> CellResult:
-    """A cell whose worker was killed at the backstop: UNKNOWN, naming the limit."""
+    """A cell whose worker was killed at the backstop (:func:`~equiv.vmap.check.stopped_cell`)."""
     path, bound, rev, mutant = job[:4]
-    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
-    return CellResult(vmap.CONFIG, rev if mutant is None else f"{rev}+{mutant}", path, bound,
-                      Verdict.UNKNOWN, seconds, (ob,), (), (), False)
+    return stopped_cell(path, bound, rev, mutant, seconds, why)
 
 
 def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:

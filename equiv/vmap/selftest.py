@@ -14,15 +14,14 @@ path of the equivalent control M8, must be PROVED.
 from __future__ import annotations
 
 import enum
-import multiprocessing
 import os
 import time
-from concurrent.futures import ProcessPoolExecutor
 
 from equiv.check import CellResult, Verdict
 from equiv.errors import InputError
+from equiv.matrix import run_groups
 from equiv.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
-from equiv.vmap.check import check
+from equiv.vmap.check import check, stopped_cell
 from equiv.vmap.mutants import MUTANTS, Mutant
 
 #: the base revision the seeded bugs are applied to
@@ -57,9 +56,14 @@ def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str,
     return Outcome.KILLED, reported
 
 
-def _run(job: tuple[str, str, int, int]) -> CellResult:
-    name, path, bound, timeout_ms = job
-    return check(path, bound, BASE, name, timeout_ms, None)
+def _group(jobs: list[tuple[str, str, int, int]]) -> list[CellResult]:
+    """Check the cells of one group (in a worker of :func:`equiv.matrix.run_groups`)."""
+    return [check(path, bound, BASE, name, timeout_ms, None) for name, path, bound, timeout_ms in jobs]
+
+
+def _stopped(job: tuple[str, str, int, int], seconds: float, why: str) -> CellResult:
+    name, path, bound, _ = job
+    return stopped_cell(path, bound, BASE, name, seconds, why)
 
 
 def self_test(
@@ -87,11 +91,14 @@ def self_test(
     work = [(n, p.value, b, timeout_ms) for n in chosen for p, b in cells]
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
-    if jobs == 1:
-        results = [_run(w) for w in work]
-    else:
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork")) as pool:
-            results = list(pool.map(_run, work))
+    done: list[CellResult | None] = [None] * len(work)
+
+    def finish(idx: list[int], res: list[CellResult]) -> None:
+        for i, r in zip(idx, res, strict=True):
+            done[i] = r
+
+    run_groups(work, [[i] for i in range(len(work))], _group, _stopped, finish, jobs=jobs)
+    results = [r for r in done if r is not None]
     wall = time.perf_counter() - t0
     rows: list[MutantRow] = []
     it = iter(results)
