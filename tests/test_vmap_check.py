@@ -162,3 +162,24 @@ def test_bench_prints_the_figures() -> None:
     assert "exhaustive segment shapes, bound 2: 110 shapes" in p.stdout
     assert "target < 60 s on 2 cores: met" in p.stdout
     assert "the bound reaches 2 segments" in p.stdout
+
+
+#: (seeded bug, path, bound, lemma): a loop lemma of the local model that the bug breaks.
+#: A lemma that fails leaves what rests on it UNKNOWN, never PROVED.
+BROKEN_LEMMAS = [
+    ("mutant_fls_not_fls", "ioremap", 1, "hook_tiles"),
+    ("mutant_no_pfn_align_clamp", "vmap", 3, "batch_order_run"),
+    ("mutant_batch_step_by_shift", "vmap", 3, "batch_lock_step"),
+    ("mutant_batch_step_by_shift", "vmap", 3, "batch_runs"),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("mutant", "path", "bound", "lemma"), BROKEN_LEMMAS)
+def test_lemmas_can_fail(mutant: str, path: str, bound: int, lemma: str) -> None:
+    """The lemmas the local model's facts rest on are real checks: a seeded bug that breaks
+    the loop shape they describe makes them fail (not PROVED), with a reason."""
+    r = check(path, bound, "v8-fix", mutant)
+    ob = next(o for o in r.obligations if o.name == lemma)
+    assert ob.kind == "lemma" and ob.verdict is Verdict.UNKNOWN and ob.reason
+    assert r.verdict is not Verdict.PROVED
