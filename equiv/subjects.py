@@ -24,6 +24,7 @@ from typing import Any, TextIO
 from attrs import frozen
 
 from equiv.errors import InputError, lookup
+from equiv.solvers import SOLVERS
 
 
 @frozen
@@ -59,7 +60,7 @@ class Subject:
     #: the ``--solver`` choices of this subject, its default first
     solvers: tuple[str, ...]
     #: the solver choices under which ``--rlimit`` (a z3 budget) takes effect
-    rlimit_solvers: tuple[str, ...] = ("z3", "cvc5", "bitwuzla", "all")
+    rlimit_solvers: tuple[str, ...] = (*SOLVERS, "all")
 
     def solver(self, args: argparse.Namespace) -> str:
         """The solver the run uses: ``--solver`` or the subject's default; a choice the

@@ -15,6 +15,7 @@ from typing import TextIO
 
 from attrs import evolve
 
+from equiv import solvers
 from equiv.btf import Btf
 from equiv.check import Verdict, worst
 from equiv.config import PRESETS, Config, preset
@@ -50,7 +51,7 @@ OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
                "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
                "types": "all", "orders": "all", "explain": None}
 #: the --solver choices, the default first (every query can go to any of them: equiv.solvers)
-SOLVERS = ("z3", "cvc5", "bitwuzla", "all")
+SOLVERS = (*solvers.SOLVERS, "all")
 
 __all__ = ["add_arguments", "list_lines", "runs", "self_test", "special"]
 
