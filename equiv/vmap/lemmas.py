@@ -135,6 +135,8 @@ def _batch(inp: VmapInputs, rev: Revision, runs: bool) -> Lemma:
     shift = bo.order + arch.PAGE_SHIFT
     prev1 = bv.ite(bv.eq(i, 0), shift, prev)
     change = bv.not_(bv.eq(shift, prev1))
+    if rev.walk_on == "drop":
+        change = bv.and_(change, bv.ult(shift, prev1))
     issued_ok = ops.implies(change, walk_ok(mapo, bend, idx, prev1))
     prev2 = bv.ite(change, shift, prev1)
     map2 = bv.ite(change, bend, mapo)

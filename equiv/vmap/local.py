@@ -61,6 +61,7 @@ from equiv.vmap.paths import (
     pmd_present,
     pud_present,
     slot_of,
+    step_entry,
     try_huge,
     va_low,
     vpn,
@@ -107,18 +108,24 @@ def _pick_one(x: Val) -> Val:
     return ops.const(x, 1, OFF)
 
 
-def _step_leaf(ref: Val, va0: Val, pfn: Val, prot: Val, cont: Cond, size: Val) -> Leaf:
-    """The PTE a PTE-loop step from ``va0`` writes for the observed page: ``pfn_pte(pfn,
-    prot)``, with ``pte_mkcont`` and ``size`` pages when the step is a CONT step (``cont``),
-    one page otherwise (``ref`` gives the width of the constants)."""
-    pte = arch.pfn_pte(pfn, prot)
+def _step_leaf(
+    v: Val, va0: Val, pfn_of: Callable[[Val], Val], prot: Val, cont: Cond, size: Val, cont_every: bool
+) -> Leaf:
+    """The PTE a PTE-loop step from ``va0`` writes for the observed page ``v``:
+    ``pfn_pte(pfn, prot)`` (``pfn_of(p)``: the pfn the step writes at position ``p``), with
+    ``pte_mkcont`` and ``size`` pages when the step is a CONT step (``cont``), one page
+    otherwise; ``entry_at`` gives the step's PTE at any of its positions
+    (:func:`equiv.vmap.paths.step_entry`; ``cont_every`` False: seeded bug X5)."""
+    npages = bv.ite(cont, size, _pick_one(v))
+    entry_at = step_entry(pfn_of, prot, cont, va0, npages, cont_every)
     return Leaf(
-        level=ops.const(ref, LEVEL_PTE, 2),
-        entry=bv.ite(cont, arch.pte_mkcont(pte), pte),
-        pfn=pfn,
+        level=ops.const(v, LEVEL_PTE, 2),
+        entry=entry_at(v),
+        pfn=pfn_of(v),
         va0=va0,
-        npages=bv.ite(cont, size, _pick_one(ref)),
+        npages=npages,
         cont=cont,
+        entry_at=entry_at,
     )
 
 
@@ -135,6 +142,7 @@ def tiled_loop(
     fresh: Fresh,
     tag: str,
     lag: Lag = None,
+    cont_every: bool = True,
 ) -> tuple[Leaf, Cond, Cond, Cond]:
     """The PTE loop ``[x0, y1)`` over a source whose acceptance is the same at every aligned
     position (a linear range, or vmalloc's aligned chunks), observed at ``v``; the page at
@@ -169,7 +177,7 @@ def tiled_loop(
         ),
         ops.implies(bv.not_(in_t), bv.eq(x, v)),
     )
-    leaf = _step_leaf(x0, x, sg.pfn(add_lag(v, lag)), prot, in_t, size)
+    leaf = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, in_t, size, cont_every)
     no_over = ops.implies(in_t, bv.ule(size, y1 - x))
     inside = bv.ule(x + leaf.npages, inp.count)
     return leaf, facts, no_over, inside
@@ -177,13 +185,15 @@ def tiled_loop(
 
 def _block(level: int, va0: Val, v: Val, sel: Seg, prot: Val, lag: Lag = None) -> Leaf:
     npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
+    entry = arch.pfn_pte(sel.pfn(add_lag(va0, lag)), arch.mk_sect_prot(prot))
     return Leaf(
         level=ops.const(va0, level, 2),
-        entry=arch.pfn_pte(sel.pfn(add_lag(va0, lag)), arch.mk_sect_prot(prot)),
+        entry=entry,
         pfn=sel.pfn(add_lag(v, lag)),
         va0=va0,
         npages=ops.const(va0, npages, OFF),
         cont=False,
+        entry_at=lambda _p: entry,
     )
 
 
@@ -195,6 +205,7 @@ def _select(c: Cond, a: Leaf, b: Leaf) -> Leaf:
         va0=bv.ite(c, a.va0, b.va0),
         npages=bv.ite(c, a.npages, b.npages),
         cont=bv.or_(bv.and_(c, a.cont), bv.and_(bv.not_(c), b.cont)),
+        entry_at=lambda p: bv.ite(c, a.entry_at(p), b.entry_at(p)),
     )
 
 
@@ -253,6 +264,7 @@ def range_walk(
     trylock: bool,
     lag: Lag = None,
     pte_first: bool = False,
+    cont_every: bool = True,
 ) -> LocalObs:
     """``vmap_range_noflush`` (and the vmalloc walk, whose PMD decision is the same and which
     never tries PUD: pass ``max_page_shift`` < 30), observed at v: the PUD and PMD decisions
@@ -291,6 +303,7 @@ def range_walk(
         fresh=fresh,
         tag=tag,
         lag=lag,
+        cont_every=cont_every,
     )
     leaf = _select(
         pud,
@@ -324,13 +337,15 @@ def _linear_sel(inp: VmapInputs) -> Callable[[Val], Seg]:
 
 def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
     pfn = inp.pages.pfn_at(v)
+    entry = arch.pfn_pte(pfn, prot)
     leaf = Leaf(
         level=ops.const(v, LEVEL_PTE, 2),
-        entry=arch.pfn_pte(pfn, prot),
+        entry=entry,
         pfn=pfn,
         va0=v,
         npages=ops.const(v, 1, OFF),
         cont=False,
+        entry_at=lambda _p: entry,
     )
     return LocalObs(
         leaf=leaf,
@@ -424,6 +439,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             fresh=fresh,
             tag="fast",
             trylock=fast_trylock(rev),
+            cont_every=rev.cont_every_pte,
         )
     if path == "vmalloc":
         # one walk over the whole range: no PUD attempt (shift <= PMD_SHIFT < PUD_SHIFT); the
@@ -458,6 +474,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             trylock=fast_trylock(rev),
             lag=lag,
             pte_first=rev.pte_alloc_first,
+            cont_every=rev.cont_every_pte,
         )
     return fast_vmap(inp, rev, v, fresh)
 
@@ -550,7 +567,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         in_run(x),
         bv.or_(bv.and_(bv.not_(big), bv.eq(x, v)), bv.and_(big, bv.ult(v, x + size))),
     )
-    leaf_step = _step_leaf(v, x, sg.pfn(add_lag(v, lag)), prot, big, size)
+    leaf_step = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, big, size, rev.cont_every_pte)
     leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
     facts = bv.and_(walk, pmd_facts, ops.implies(bv.not_(pmd), step), *lag_facts)
     # preferences for readable (and real) candidates: the first step of v's slot

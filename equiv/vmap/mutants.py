@@ -1,5 +1,8 @@
-"""Seeded bugs M1-M8 of the reference (§10), and equiv's own controls X1-X2 (for the
-obligations index_bound and errors_agree, which no M refutes), as one-line edits of the fast paths.
+"""Seeded bugs M1-M8 of the reference (§10), and equiv's own controls X1-X6, as one-line
+edits of the fast paths: X1-X2 for the obligations index_bound and errors_agree, which no M
+refutes; X3-X5 for what the local model once took for granted (the walks of the batching
+loop cover the range, the flush's end, every entry of a CONT group); X6 an equivalent
+control for the batching invariant (a walk issued only when the shift drops).
 
 Each is an edit of a :class:`~equiv.vmap.revisions.Revision` knob (``hook.*`` edits the arm64
 hook).  ``expect[path]`` is what the checker must answer on that path: ``None`` (the edit
@@ -133,6 +136,51 @@ MUTANTS: dict[str, Mutant] = {
             (("ioremap", None), ("vmalloc", ("errors_agree",)), ("vmap", None)),
         ),
         Mutant(
+            "mutant_final_walk_to_batch_end",
+            "X3",
+            "equiv's own control for the walks' coverage (lemma batch_walks_tile): the final "
+            "vmap_pages_range_noflush_walk(map_addr, batch_end, ...) of vmap_pages_range_batched ends "
+            "at the end of the last batch instead of end: the pages after a break in the batching "
+            "are never mapped (an array of single pages maps nothing, the empty walk hits its BUG_ON)",
+            (("final_walk_end", "batch_end"),),
+            _vmap("e_trans"),
+        ),
+        Mutant(
+            "mutant_flush_to_batch_end",
+            "X4",
+            "equiv's own control for the flush end (lemma batch_flush_covers): vmap_pages_range_batched "
+            "flushes flush_cache_vmap(addr, batch_end): the flushed range misses the pages after a "
+            "break in the batching",
+            (("flush_to", "batch_end"),),
+            _vmap("flush_covers"),
+        ),
+        Mutant(
+            "mutant_cont_last_pte_not_cont",
+            "X5",
+            "equiv's own control for every entry of a CONT group: set_huge_pte_at() writes the last "
+            "PTE of a CONT step without PTE_CONT (15 entries of its group CONT, one not: arm64 requires "
+            "all 16 to agree); the translation is unchanged",
+            (("cont_every_pte", False),),
+            (
+                ("ioremap", ("wf_block", "e_enc")),
+                ("vmalloc", ("wf_block", "e_enc")),
+                ("vmap", ("wf_block",)),
+            ),
+            not_reported=("e_trans",),
+        ),
+        Mutant(
+            "harmless_walk_on_shift_drop",
+            "X6",
+            "equivalent control: vmap_pages_range_batched issues the pending walk only when the batch "
+            "shift drops (if (shift < prev_shift)); a run of a higher order joins the pending walk, "
+            "whose smaller shift maps it with smaller blocks of the same pages (the kernel's order "
+            "of walks allows it: every iteration of a walk stays contiguous and aligned to the "
+            "walk's order)",
+            (("walk_on", "drop"),),
+            (("ioremap", None), ("vmalloc", None), ("vmap", None)),
+            equivalent=True,
+        ),
+        Mutant(
             "harmless_no_vm_shift_filter",
             "M8",
             "equivalent control: get_vmap_batch_order without the vm_shift(...) == PAGE_SHIFT filter: orders "
@@ -159,7 +207,7 @@ def apply(rev: Revision, name: str) -> Revision:
 
 
 def by_label(label: str) -> Mutant:
-    """The mutant with label ``label`` (M1..M8, X1, X2)."""
+    """The mutant with label ``label`` (M1..M8, X1..X6)."""
     for m in MUTANTS.values():
         if m.label == label:
             return m

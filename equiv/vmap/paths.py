@@ -45,7 +45,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeAlias
 
-from attrs import fields, frozen
+from attrs import evolve, fields, frozen
 
 from equiv import bv
 from equiv.bv import Cond, Val
@@ -99,7 +99,10 @@ class Leaf:
     """The leaf a path leaves covering the observed page: its level (``arch.LEVEL_*``), its
     entry (a PTE: the page's own PTE; a block: the block entry), the pfn it maps the page to,
     the first position and size (pages) of the block or of the CONT step that wrote it, and
-    PTE_CONT."""
+    whether that step is a CONT step (``set_huge_pte_at``), and ``entry_at``: the entry the
+    same write leaves at any position ``p`` of ``[va0, va0 + npages)`` (a block: its one
+    entry; a step: the PTE it writes there), so that WF-block can check every entry of the
+    observed page's CONT group, not only the observed one."""
 
     level: Val  # 2 bits
     entry: Val
@@ -107,18 +110,38 @@ class Leaf:
     va0: Val
     npages: Val
     cont: Cond
+    entry_at: Callable[[Val], Val]
+
+
+def step_entry(
+    pfn_of: Callable[[Val], Val], prot: Val, cont: Cond, va0: Val, size: Val, cont_every: bool
+) -> Callable[[Val], Val]:
+    """The PTE a PTE-loop step from ``va0`` of ``size`` pages writes at position ``p``:
+    ``pfn_pte(pfn, prot)``, and for a CONT step (``cont``) ``set_huge_pte_at(...,
+    arch_make_huge_pte(pfn_pte(pfn, prot)), size)``: ``pte_mkcont`` on every one of its
+    ``size`` PTEs, the pfn advancing by one per PTE (arch/arm64/mm/hugetlbpage.c POST-HT).
+    ``cont_every`` False is seeded bug X5: the last PTE of the step lacks PTE_CONT."""
+
+    def at(p: Val) -> Val:
+        pte = arch.pfn_pte(pfn_of(p), prot)
+        mk: Cond = cont if cont_every else bv.and_(cont, bv.not_(bv.eq(p, va0 + size - 1)))
+        return bv.ite(mk, arch.pte_mkcont(pte), pte)
+
+    return at
 
 
 def leaf_none(like: Val) -> Leaf:
     """No leaf (the page is unmapped)."""
     z = ops.const(like, 0, OFF)
+    zero = ops.const(like, 0, arch.ENTRY_BITS)
     return Leaf(
         level=ops.const(like, LEVEL_NONE, 2),
-        entry=ops.const(like, 0, arch.ENTRY_BITS),
+        entry=zero,
         pfn=ops.const(like, 0, PFN_BITS),
         va0=z,
         npages=z,
         cont=False,
+        entry_at=lambda _p: zero,
     )
 
 
@@ -135,6 +158,7 @@ def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
         va0=pick(lambda x: x.va0),
         npages=pick(lambda x: x.npages),
         cont=ops.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
+        entry_at=lambda p: ops.select([(c, lf.entry_at(p)) for c, lf in cases], default.entry_at(p)),
     )
 
 
@@ -292,6 +316,7 @@ def pte_loop(
     prot: Val,
     hook: Hook,
     steps: int,
+    cont_every: bool = True,
 ) -> PteLoop:
     """The PTE loop of one pmd slot, positions ``[x0, y1)``, in macro-steps.
 
@@ -344,17 +369,21 @@ def pte_loop(
         # the step covering v: for a block run, its size-aligned step
         step_x = bv.ite(big, x + ((v - x) & mask), v)
         pfn_v = sg.pfn(vi)
-        pte = arch.pfn_pte(pfn_v, prot)
+        npages = bv.ite(big, size, one)
+        entry_at = step_entry(
+            lambda p, sg=sg: sg.pfn(add_lag(p, lag)), prot, big, step_x, npages, cont_every
+        )
         cases.append(
             (
                 here,
                 Leaf(
                     level=ops.const(x, LEVEL_PTE, 2),
-                    entry=bv.ite(big, arch.pte_mkcont(pte), pte),
+                    entry=entry_at(v),
                     pfn=pfn_v,
                     va0=step_x,
-                    npages=bv.ite(big, size, one),
+                    npages=npages,
                     cont=big,
+                    entry_at=entry_at,
                 ),
             )
         )
@@ -395,13 +424,15 @@ def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: La
     first pfn (``vmap_try_huge_pmd/pud``'s ``phys_addr``)."""
     npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
     first = sel.pfn(add_lag(va0, lag))
+    entry = arch.pfn_pte(first, arch.mk_sect_prot(prot))
     return Leaf(
         level=ops.const(va0, level, 2),
-        entry=arch.pfn_pte(first, arch.mk_sect_prot(prot)),
+        entry=entry,
         pfn=sel.pfn(add_lag(v, lag)),
         va0=va0,
         npages=ops.const(va0, npages, OFF),
         cont=False,
+        entry_at=lambda _p: entry,
     )
 
 
@@ -420,6 +451,7 @@ def vmap_range_noflush(
     hook: Hook,
     steps: int,
     trylock: bool,
+    cont_every: bool = True,
 ) -> PathObs:
     """``vmap_range_noflush(addr, end, phys, prot, max_page_shift)`` (mm/vmalloc.c, BASE-C
     @ 00cc00cd1fb6 and POST-C1 @ 01bddf7cda69), observed at ``v``.
@@ -457,6 +489,7 @@ def vmap_range_noflush(
         prot=prot,
         hook=hook,
         steps=steps,
+        cont_every=cont_every,
     )
     leaf = leaf_select(
         [
@@ -551,6 +584,7 @@ def vmap_pages_range_noflush_walk(
         prot=prot,
         hook=rev.hook,
         steps=unroll.steps,
+        cont_every=rev.cont_every_pte,
     )
     leaf = leaf_select(
         [(pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
@@ -580,13 +614,15 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
     checks pass under P1/P2).  ``*nr`` and ``addr`` advance together, so page ``v`` gets
     ``pages[v]``; the slot of v reads ``pages[start .. next)``."""
     pfn = inp.pages.pfn_at(v)
+    entry = arch.pfn_pte(pfn, prot)
     leaf = Leaf(
         level=ops.const(v, LEVEL_PTE, 2),
-        entry=arch.pfn_pte(pfn, prot),
+        entry=entry,
         pfn=pfn,
         va0=v,
         npages=ops.const(v, 1, OFF),
         cont=False,
+        entry_at=lambda _p: entry,
     )
     _, s_next = slot_of(inp, v, ops.const(v, 0, OFF), inp.count, 9)
     return PathObs(
@@ -624,6 +660,7 @@ def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
         va0=m(la.va0, lb.va0),
         npages=m(la.npages, lb.npages),
         cont=mc(la.cont, lb.cont),
+        entry_at=lambda p: m(la.entry_at(p), lb.entry_at(p)),
     )
     out: dict[str, Any] = {"leaf": leaf}
     for name in _VALUE_FIELDS:
@@ -714,6 +751,7 @@ def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
         hook=rev.hook,
         steps=unroll.steps,
         trylock=fast_trylock(rev),
+        cont_every=rev.cont_every_pte,
     )
 
 
@@ -825,11 +863,103 @@ class Walk:
 
 
 @frozen(kw_only=True, eq=False)
+class BatchState:
+    """The variables of ``vmap_pages_range_batched``'s loop (mm/vmalloc.c POST-C1): ``i``
+    and ``idx`` (array indices), ``prev_shift`` (0 before the first iteration), ``batch_end``
+    and ``map_addr`` (positions: pages from ``addr``).  Nothing here assumes the lock step
+    ``batch_end == addr + i``: lemma ``batch_lock_step`` proves it."""
+
+    i: Val
+    idx: Val
+    prev: Val
+    bend: Val
+    map_addr: Val
+
+    @classmethod
+    def initial(cls, like: Val) -> BatchState:
+        """``i = 0, idx = 0, prev_shift = 0, map_addr = batch_end = addr``."""
+        z = ops.const(like, 0, IDX_BITS)
+        return cls(i=z, idx=z, prev=z, bend=z, map_addr=z)
+
+
+@frozen(kw_only=True, eq=False)
+class BatchIteration:
+    """One iteration of the batching loop from a state where ``i < count``."""
+
+    bo: BatchOrder
+    #: ``PAGE_SHIFT + get_vmap_batch_order(...)``
+    shift: Val
+    #: ``prev_shift`` after ``if (!i) prev_shift = shift``
+    prev: Val
+    #: the pending walk is issued here (``vmap_pages_range_noflush_walk(map_addr,
+    #: batch_end, prot, pages + idx, prev_shift)``): positions [map_addr, batch_end)
+    issued: Cond
+    #: the state after the walk's bookkeeping, before ``if (shift == PAGE_SHIFT) break``
+    mid: BatchState
+    #: ``shift == PAGE_SHIFT``: the loop is left by ``break`` (state ``mid``)
+    brk: Cond
+    #: the state after ``batch_end += 1UL << shift; i += 1U << (shift - PAGE_SHIFT)``
+    after: BatchState
+
+
+def batch_iteration(inp: VmapInputs, rev: Revision, st: BatchState) -> BatchIteration:
+    """The body of the batching loop of ``vmap_pages_range_batched()`` (POST-C1, see
+    :func:`vmap_pages_range_batched`), once, from ``st`` (with ``st.i < count``).  Shared by
+    the exact model (unrolled) and the inductive lemmas of :mod:`equiv.vmap.lemmas`, so the
+    lemmas are proved on the loop the model runs.  Seeded edits: M5 (``i += 1U << shift``),
+    X1 (``count - i + 1``), X6 (the walk issued only when the shift drops)."""
+    count = inp.count
+    nbits = max(inp.max_count, 2).bit_length()
+    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, st.i), st.i)
+    shift = bo.order + arch.PAGE_SHIFT
+    prev = bv.ite(bv.eq(st.i, 0), shift, st.prev)
+    change = bv.not_(bv.eq(shift, prev))
+    if rev.walk_on == "drop":
+        change = bv.and_(change, bv.ult(shift, prev))
+    mid = BatchState(
+        i=st.i,
+        idx=bv.ite(change, st.i, st.idx),
+        prev=bv.ite(change, shift, prev),
+        bend=st.bend,
+        map_addr=bv.ite(change, st.bend, st.map_addr),
+    )
+    lock = rev.batch_step == "order"
+    inc = bo.order if lock else shift
+    after = BatchState(
+        i=st.i + ops.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1),
+        idx=mid.idx,
+        prev=mid.prev,
+        bend=st.bend + ops.pow2(bo.order, OFF, nbits),
+        map_addr=mid.map_addr,
+    )
+    return BatchIteration(
+        bo=bo, shift=shift, prev=prev, issued=change, mid=mid, brk=bv.eq(shift, arch.PAGE_SHIFT), after=after
+    )
+
+
+def final_walk(inp: VmapInputs, rev: Revision, st: BatchState) -> tuple[Cond, Val, Val]:
+    """``if (map_addr < end) vmap_pages_range_noflush_walk(map_addr, end, prot, pages + idx,
+    prev_shift)`` after the loop: (issued, first position, end position).  X3 ends it at
+    ``batch_end`` instead of ``end``."""
+    hi = inp.count if rev.final_walk_end == "end" else st.bend
+    return bv.ult(st.map_addr, inp.count), st.map_addr, hi
+
+
+def flush_range(inp: VmapInputs, rev: Revision, st: BatchState) -> tuple[Val, Val]:
+    """``out: flush_cache_vmap(addr, end)`` (the v3 fix: the saved start), as positions;
+    M4 flushes from ``map_addr``, X4 up to ``batch_end``."""
+    lo = ops.const(inp.a, 0, OFF) if rev.flush_from == "start" else st.map_addr
+    hi = inp.count if rev.flush_to == "end" else st.bend
+    return lo, hi
+
+
+@frozen(kw_only=True, eq=False)
 class Batching:
     walks: tuple[Walk, ...]
     ended: Cond
     ub: Cond
     flush_lo: Val
+    flush_hi: Val
     #: every pages[] index the loop's get_vmap_batch_order calls read is < N
     reads_ok: Cond
 
@@ -842,7 +972,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
             unsigned int shift = PAGE_SHIFT + get_vmap_batch_order(pages, prot, count - i, i);
                                                     /* X1: count - i + 1 */
             if (!i) prev_shift = shift;
-            if (shift != prev_shift) {
+            if (shift != prev_shift) {              /* X6: && shift < prev_shift */
                 err = vmap_pages_range_noflush_walk(map_addr, batch_end, prot, pages + idx,
                                                     prev_shift);
                 if (err) goto out;
@@ -854,57 +984,64 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
         }
         if (map_addr < end)
             err = vmap_pages_range_noflush_walk(map_addr, end, prot, pages + idx, prev_shift);
+                                                    /* X3: (map_addr, batch_end, ...) */
     out:
         flush_cache_vmap(addr, end);                /* M4: flush_cache_vmap(map_addr, end) */
+                                                    /* X4: flush_cache_vmap(addr, batch_end) */
 
-    ``batch_end`` and ``i`` advance in lock step (``batch_end == addr + i`` pages), so a
+    One iteration is :func:`batch_iteration`, unrolled here ``unroll.batch`` times.
+    ``batch_end`` and ``i`` advance in lock step (``batch_end == addr + i`` pages, lemma
+    ``batch_lock_step``), so the model tracks ``batch_end`` as ``i`` (the same term) and a
     walk's ``map_addr`` is ``addr + idx``; only M5 breaks that and tracks ``batch_end``
     apart.  Returns the walk calls in order (each guarded), whether the loop ended within
-    the unrolling bound, the UB flag and the flush start.  Walk errors are not modelled here:
-    under P1/P2 a walk fails only on a table allocation (obligation ``errors_agree``).
+    the unrolling bound, the UB flag and the flush range.  Walk errors are not modelled
+    here: under P1/P2 a walk fails only on a table allocation (obligation
+    ``errors_agree``).
     """
     count = inp.count
-    z32 = ops.const(inp.a, 0, IDX_BITS)
     lock = rev.batch_step == "order"
-    i, idx, prev, bend, map_addr = z32, z32, z32, z32, z32
+    st = BatchState.initial(inp.a)
     live: Cond = True
     ub: Cond = False
     reads: Cond = True
     walks: list[Walk] = []
-    nbits = max(inp.max_count, 2).bit_length()
     for _ in range(unroll.batch):
-        run = bv.and_(live, bv.ult(i, count))
-        bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, i), i)
-        shift = bo.order + arch.PAGE_SHIFT
-        ub = bv.or_(ub, bv.and_(run, bo.ub))
-        reads = bv.and_(reads, ops.implies(run, bo.reads_ok))
-        prev = bv.ite(bv.and_(run, bv.eq(i, 0)), shift, prev)
-        change = bv.and_(run, bv.not_(bv.eq(shift, prev)))
-        cur_end = i if lock else bend
+        run = bv.and_(live, bv.ult(st.i, count))
+        it = batch_iteration(inp, rev, st if not lock else evolve(st, bend=st.i))
+        ub = bv.or_(ub, bv.and_(run, it.bo.ub))
+        reads = bv.and_(reads, ops.implies(run, it.bo.reads_ok))
         walks.append(
-            Walk(issued=change, lo=map_addr, hi=cur_end, lag=None if lock else idx - map_addr, shift=prev)
+            Walk(
+                issued=bv.and_(run, it.issued),
+                lo=st.map_addr,
+                hi=st.i if lock else st.bend,
+                lag=None if lock else st.idx - st.map_addr,
+                shift=it.prev,
+            )
         )
-        prev = bv.ite(change, shift, prev)
-        map_addr = bv.ite(change, cur_end, map_addr)
-        idx = bv.ite(change, i, idx)
-        go = bv.and_(run, bv.not_(bv.eq(shift, arch.PAGE_SHIFT)))
-        if not lock:
-            bend = bv.ite(go, bend + ops.pow2(bo.order, OFF, nbits), bend)
-        inc = bo.order if lock else shift
-        i = bv.ite(go, i + ops.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1), i)
+        go = bv.and_(run, bv.not_(it.brk))
+        # the loop left (or never entered) keeps its state; a break keeps the walk's update
+        nxt = _state_select(go, it.after, _state_select(run, it.mid, st))
+        st = evolve(nxt, bend=nxt.i) if lock else nxt
         live = go
-    ended = bv.not_(bv.and_(live, bv.ult(i, count)))
-    walks.append(
-        Walk(
-            issued=bv.ult(map_addr, count),
-            lo=map_addr,
-            hi=count,
-            lag=None if lock else idx - map_addr,
-            shift=prev,
-        )
+    ended = bv.not_(bv.and_(live, bv.ult(st.i, count)))
+    issued, lo, hi = final_walk(inp, rev, evolve(st, bend=st.i) if lock else st)
+    walks.append(Walk(issued=issued, lo=lo, hi=hi, lag=None if lock else st.idx - st.map_addr, shift=st.prev))
+    flush_lo, flush_hi = flush_range(inp, rev, evolve(st, bend=st.i) if lock else st)
+    return Batching(
+        walks=tuple(walks), ended=ended, ub=ub, flush_lo=flush_lo, flush_hi=flush_hi, reads_ok=reads
     )
-    flush_lo = ops.const(inp.a, 0, OFF) if rev.flush_from == "start" else map_addr
-    return Batching(walks=tuple(walks), ended=ended, ub=ub, flush_lo=flush_lo, reads_ok=reads)
+
+
+def _state_select(c: Cond, a: BatchState, b: BatchState) -> BatchState:
+    """``c ? a : b`` variable by variable."""
+    return BatchState(
+        i=bv.ite(c, a.i, b.i),
+        idx=bv.ite(c, a.idx, b.idx),
+        prev=bv.ite(c, a.prev, b.prev),
+        bend=bv.ite(c, a.bend, b.bend),
+        map_addr=bv.ite(c, a.map_addr, b.map_addr),
+    )
 
 
 def fast_vmap(
@@ -937,6 +1074,7 @@ def fast_vmap(
         unrolled=bv.and_(b.ended, ops.implies(covered, obs.unrolled)),
         reads_ok=bv.and_(obs.reads_ok, b.reads_ok),
         flush_lo=b.flush_lo,
+        flush_hi=b.flush_hi,
         ub=b.ub,
     )
     return PathObs(**f)

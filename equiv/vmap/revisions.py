@@ -83,6 +83,22 @@ class Revision:
     pmd_nr_increment: bool = True
     #: flush_cache_vmap's start: the saved ``addr`` (v3 fix) or ``map_addr`` (M4)
     flush_from: str = field(default="start")
+    #: flush_cache_vmap's end: ``end`` (the kernel) or ``batch_end``, the end of the last
+    #: batch (equiv's control X4: the flush misses the pages after a break in the batching)
+    flush_to: str = field(default="end")
+    #: the end of the final ``vmap_pages_range_noflush_walk(map_addr, end, ...)`` of
+    #: ``vmap_pages_range_batched``: ``end`` (the kernel) or ``batch_end`` (equiv's control
+    #: X3: the pages after a break in the batching are never mapped)
+    final_walk_end: str = field(default="end")
+    #: when ``vmap_pages_range_batched`` issues the pending walk: at every change of the
+    #: batch shift ("change", the kernel) or only when the shift drops ("drop", equiv's
+    #: equivalent control X6: a run of a higher order joins the pending walk, which maps it
+    #: with the walk's smaller shift)
+    walk_on: str = field(default="change")
+    #: ``set_huge_pte_at()`` (POST-HT; v8's ``pte_set_huge()``) writes every PTE of a CONT
+    #: step with PTE_CONT (True, the kernel); False is equiv's control X5: the last PTE of
+    #: the step is written without it (a CONT group of 15 CONT entries and one not)
+    cont_every_pte: bool = True
     #: batching loop step: ``i += 1U << (shift - PAGE_SHIFT)`` ("order") or Rezki's Oops
     #: ``i += 1U << shift`` ("shift", M5)
     batch_step: str = field(default="order")
@@ -112,6 +128,21 @@ class Revision:
     def _ff(self, _a: object, v: str) -> None:
         if v not in ("start", "map_addr"):
             raise ValueError(f"flush_from {v!r}: start or map_addr")
+
+    @flush_to.validator
+    def _ft(self, _a: object, v: str) -> None:
+        if v not in ("end", "batch_end"):
+            raise ValueError(f"flush_to {v!r}: end or batch_end")
+
+    @final_walk_end.validator
+    def _fw(self, _a: object, v: str) -> None:
+        if v not in ("end", "batch_end"):
+            raise ValueError(f"final_walk_end {v!r}: end or batch_end")
+
+    @walk_on.validator
+    def _wo(self, _a: object, v: str) -> None:
+        if v not in ("change", "drop"):
+            raise ValueError(f"walk_on {v!r}: change or drop")
 
     @trylock.validator
     def _tl(self, _a: object, v: str) -> None:

@@ -92,8 +92,13 @@ class Run:
 class Machine:
     """One run: the page tables (S0 from a :class:`ConcreteCase`), the page array, logs."""
 
-    def __init__(self, case: ConcreteCase, rev: Revision, *, trylock: bool = False) -> None:
+    def __init__(
+        self, case: ConcreteCase, rev: Revision, *, trylock: bool = False, fast: bool = False
+    ) -> None:
         self.case, self.rev = case, rev
+        #: the run is the fast path's: seeded edits of the shared helpers (X5's
+        #: set_huge_pte_at) apply; the slow path (BASE-C, BASE-H) never has them
+        self.fast = fast
         #: POST-C1's mmap_read_trylock(&init_mm) in vmap_try_huge_pmd/pud is consulted (the
         #: fast paths with Revision.trylock "oracle"); BASE-C has none
         self.use_trylock = trylock
@@ -164,8 +169,11 @@ class Machine:
         if size != PAGE_SIZE:
             # set_huge_pte_at(&init_mm, addr, pte, arch_make_huge_pte(pfn_pte(pfn, prot),
             # ilog2(size), 0), size): ncontig = size / 4K PTEs, pfn advancing by one (POST-HT)
-            for k in range(size // PAGE_SIZE):
-                self.write_pte(addr + k * PAGE_SIZE, ((pfn + k) << 12) | prot | arch.PTE_CONT)
+            n = size // PAGE_SIZE
+            for k in range(n):
+                # X5 (cont_every_pte False): the last PTE of the step without PTE_CONT
+                cont = arch.PTE_CONT if self.rev.cont_every_pte or not self.fast or k != n - 1 else 0
+                self.write_pte(addr + k * PAGE_SIZE, ((pfn + k) << 12) | prot | cont)
             self.r.steps.append((addr >> 12, size >> 12))
             return size
         self.write_pte(addr, (pfn << 12) | prot)
@@ -423,7 +431,8 @@ class Machine:
             shift = 12 + self.batch_order(count - i + self.rev.max_steps_slack, i)
             if not i:
                 prev_shift = shift
-            if shift != prev_shift:
+            # X6 (walk_on "drop"): the pending walk is issued only when the shift drops
+            if shift != prev_shift and (self.rev.walk_on == "change" or shift < prev_shift):
                 err = self.walk(map_addr, batch_end, idx, prev_shift)
                 if err:
                     break
@@ -433,8 +442,13 @@ class Machine:
             batch_end += 1 << shift
             i = (i + (1 << (shift - 12 if self.rev.batch_step == "order" else shift))) & 0xFFFFFFFF
         if not err and map_addr < end:
-            err = self.walk(map_addr, end, idx, prev_shift)
-        self.r.flush = ((addr if self.rev.flush_from == "start" else map_addr) >> 12, end >> 12)
+            # X3 (final_walk_end "batch_end"): the final walk ends at batch_end
+            last = end if self.rev.final_walk_end == "end" else batch_end
+            err = self.walk(map_addr, last, idx, prev_shift)
+        # M4 (flush_from "map_addr"), X4 (flush_to "batch_end")
+        lo = addr if self.rev.flush_from == "start" else map_addr
+        hi = end if self.rev.flush_to == "end" else batch_end
+        self.r.flush = (lo >> 12, hi >> 12)
         return err
 
 
@@ -483,7 +497,7 @@ def run_slow(case: ConcreteCase, rev: Revision) -> Run:
 
 def run_fast(case: ConcreteCase, rev: Revision) -> Run:
     """The path after the series, revision ``rev``."""
-    m = Machine(case, rev, trylock=rev.trylock == "oracle")
+    m = Machine(case, rev, trylock=rev.trylock == "oracle", fast=True)
     a, end = case.va << 12, (case.va + case.nr_pages) << 12
     try:
         if case.path == "ioremap":
