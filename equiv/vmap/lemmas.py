@@ -36,7 +36,17 @@ from equiv.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
 from equiv.vmap.inputs import VmapInputs
-from equiv.vmap.paths import BASE_HOOK, OFF, batch_max_steps, get_vmap_batch_order, va_low
+from equiv.vmap.paths import (
+    BASE_HOOK,
+    OFF,
+    BatchState,
+    batch_iteration,
+    batch_max_steps,
+    final_walk,
+    flush_range,
+    get_vmap_batch_order,
+    va_low,
+)
 from equiv.vmap.revisions import Revision
 
 
@@ -80,98 +90,267 @@ def _hook_tiles(inp: VmapInputs, path: str, rev: Revision) -> Lemma:
     )
 
 
-def _batch(inp: VmapInputs, rev: Revision, runs: bool) -> Lemma:
-    pg = inp.pages
-    count = inp.count
-    nbits = max(inp.max_count, 2).bit_length()
-    names = ("i", "idx", "prev", "batch_end", "map_addr", "u")
-    i, idx, prev, bend, mapo, u = (z3.BitVec(f"lemma.batch.{n}", IDX_BITS) for n in names)
+#: the variables of the batching loop, as the lemmas name them (``lemma.batch.<name>``)
+_STATE = ("i", "idx", "prev", "batch_end", "map_addr")
 
-    def walk_ok(lo: Val, hi: Val, widx: Val, shift: Val) -> Cond:
-        """The facts local.fast_vmap assumes about a walk, at page u."""
-        if not runs:
-            return bv.eq(lo, widx)
-        order = shift - arch.PAGE_SHIFT
-        size = ops.pow2(order, OFF, nbits)
-        r = lo + ((u - lo) & ~(size - 1))
-        rs = pg.seg(r)
-        run_facts = bv.and_(
-            bv.eq(pg.seg(u).off, rs.off), ops.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size, hi)
-        )
-        batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
-        return bv.and_(
-            bv.eq(lo, widx),
-            bv.ult(shift, arch.PAGE_SHIFT + nbits),
-            arch.ge(shift, arch.PAGE_SHIFT),
-            ops.implies(bv.and_(batched, arch.ge(u, lo), bv.ult(u, hi)), run_facts),
-        )
 
-    def inv(i: Val, idx: Val, prev: Val, bend: Val, mapo: Val) -> Cond:
-        if not runs:
-            return bv.and_(bv.eq(bend, i), bv.eq(mapo, idx), bv.ule(idx, i))
-        size = ops.pow2(prev - arch.PAGE_SHIFT, OFF, nbits)
-        return bv.and_(
-            # lock step: batch_end == addr + i, map_addr == addr + idx
-            bv.eq(bend, i),
-            bv.eq(mapo, idx),
-            bv.ule(idx, i),
-            bv.ule(i, count),
-            ops.implies(bv.eq(prev, 0), bv.eq(i, 0)),
-            ops.implies(bv.eq(prev, arch.PAGE_SHIFT), bv.eq(i, idx)),
-            ops.implies(
-                bv.not_(bv.eq(prev, 0)),
-                bv.and_(arch.ge(prev, arch.PAGE_SHIFT), bv.ult(prev, arch.PAGE_SHIFT + nbits)),
+def _loop_state() -> BatchState:
+    """A symbolic state of ``vmap_pages_range_batched``'s loop (any values: the invariant
+    of each lemma constrains them)."""
+    i, idx, prev, bend, mapo = (z3.BitVec(f"lemma.batch.{n}", IDX_BITS) for n in _STATE)
+    return BatchState(i=i, idx=idx, prev=prev, bend=bend, map_addr=mapo)
+
+
+def _free(st: BatchState, **extra: Val) -> dict[str, Val]:
+    return {"i": st.i, "idx": st.idx, "prev": st.prev, "batch_end": st.bend, "map_addr": st.map_addr, **extra}
+
+
+def _nbits(inp: VmapInputs) -> int:
+    return max(inp.max_count, 2).bit_length()
+
+
+def _lock(st: BatchState) -> Cond:
+    """Lock step: ``batch_end == addr + i`` and ``map_addr == addr + idx`` (positions are
+    pages from ``addr``), ``idx <= i``."""
+    return bv.and_(bv.eq(st.bend, st.i), bv.eq(st.map_addr, st.idx), bv.ule(st.idx, st.i))
+
+
+def _shape(inp: VmapInputs, st: BatchState) -> Cond:
+    """What the loop's variables can be at the head of the loop: ``i <= count``;
+    ``prev_shift`` is 0 only before the first iteration, and otherwise a batch shift above
+    ``PAGE_SHIFT`` (``PAGE_SHIFT`` + an order below the array's size): an iteration whose
+    shift is ``PAGE_SHIFT`` leaves the loop (``break``), so no pending walk of shift
+    ``PAGE_SHIFT`` reaches the head; once an iteration ran, the pending walk is not empty
+    (``idx < i``).  (Excluding a pending walk of shift ``PAGE_SHIFT`` is what keeps a walk
+    issued only when the shift drops, X6, provable: from such a state a rising shift would
+    extend it.)"""
+    nbits = _nbits(inp)
+    started = bv.not_(bv.eq(st.prev, 0))
+    return bv.and_(
+        bv.ule(st.i, inp.count),
+        ops.implies(bv.not_(started), bv.eq(st.i, 0)),
+        ops.implies(
+            started,
+            bv.and_(
+                bv.ult(st.idx, st.i),
+                bv.ult(arch.PAGE_SHIFT, st.prev),
+                bv.ult(st.prev, arch.PAGE_SHIFT + nbits),
             ),
-            ops.implies(
-                bv.not_(bv.or_(bv.eq(prev, 0), bv.eq(prev, arch.PAGE_SHIFT))),
-                bv.and_(bv.eq((i - idx) & (size - 1), 0), walk_ok(mapo, i, idx, prev)),
-            ),
-        )
-
-    # one iteration of the loop body, from a state satisfying the invariant
-    lock = rev.batch_step == "order"
-    run = bv.ult(i, count)
-    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, i), i)
-    shift = bo.order + arch.PAGE_SHIFT
-    prev1 = bv.ite(bv.eq(i, 0), shift, prev)
-    change = bv.not_(bv.eq(shift, prev1))
-    if rev.walk_on == "drop":
-        change = bv.and_(change, bv.ult(shift, prev1))
-    issued_ok = ops.implies(change, walk_ok(mapo, bend, idx, prev1))
-    prev2 = bv.ite(change, shift, prev1)
-    map2 = bv.ite(change, bend, mapo)
-    idx2 = bv.ite(change, i, idx)
-    brk = bv.eq(shift, arch.PAGE_SHIFT)
-    bend2 = bend + ops.pow2(bo.order, OFF, nbits)
-    i2 = i + ops.pow2(bo.order if lock else shift, IDX_BITS, nbits if lock else IDX_BITS - 1)
-    after = bv.and_(
-        issued_ok,
-        # broken: the remaining walk [map_addr, end) has shift PAGE_SHIFT
-        ops.implies(brk, bv.eq(prev2, arch.PAGE_SHIFT)) if runs else bv.eq(map2, idx2),
-        ops.implies(bv.not_(brk), inv(i2, idx2, prev2, bend2, map2)),
+        ),
     )
-    # the loop ended normally: the final walk [map_addr, end) with prev_shift
-    final = walk_ok(mapo, count, idx, bv.ite(bv.eq(prev, 0), ops.const(prev, arch.PAGE_SHIFT, 32), prev))
-    claim = bv.and_(ops.implies(run, after), ops.implies(bv.not_(run), final))
-    if not runs:
-        return Lemma(
-            name="batch_lock_step",
-            description="vmap_pages_range_batched: batch_end and map_addr stay in lock step with i "
-            "and idx (inductive: one symbolic iteration)",
-            premise=inv(i, idx, prev, bend, mapo),
-            claim=claim,
-            free=dict(zip(names, (i, idx, prev, bend, mapo, u), strict=True)),
+
+
+def _walk_facts(inp: VmapInputs, u: Val, lo: Val, hi: Val, widx: Val, shift: Val) -> Cond:
+    """The facts :func:`equiv.vmap.local.fast_vmap` assumes about a walk ``[lo, hi)`` of
+    shift ``shift`` called with ``pages + widx``, at page ``u``: it starts at its first page
+    (``widx == lo``), its shift is a batch shift, and if it batches, u's iteration
+    ``[r, r + 2^o)`` (``r = lo + k * 2^o``) is physically contiguous, aligned in PA to its
+    size and inside the walk."""
+    pg = inp.pages
+    nbits = _nbits(inp)
+    order = shift - arch.PAGE_SHIFT
+    size = ops.pow2(order, OFF, nbits)
+    r = lo + ((u - lo) & ~(size - 1))
+    rs = pg.seg(r)
+    run_facts = bv.and_(
+        bv.eq(pg.seg(u).off, rs.off), ops.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size, hi)
+    )
+    batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
+    return bv.and_(
+        bv.eq(lo, widx),
+        bv.ult(shift, arch.PAGE_SHIFT + nbits),
+        arch.ge(shift, arch.PAGE_SHIFT),
+        ops.implies(bv.and_(batched, arch.ge(u, lo), bv.ult(u, hi)), run_facts),
+    )
+
+
+def _batch_lock_step(inp: VmapInputs, rev: Revision) -> Lemma:
+    st = _loop_state()
+    it = batch_iteration(inp, rev, st)
+    _, fin_lo, _ = final_walk(inp, rev, st)
+    run = bv.ult(st.i, inp.count)
+    claim = bv.and_(
+        # the loop starts in lock step
+        _lock(BatchState.initial(st.i)),
+        ops.implies(
+            run,
+            bv.and_(
+                # a walk issued here gets pages + idx at its first page map_addr
+                ops.implies(it.issued, bv.eq(st.map_addr, st.idx)),
+                # after a break the final walk starts at its first page
+                ops.implies(it.brk, bv.eq(it.mid.map_addr, it.mid.idx)),
+                ops.implies(bv.not_(it.brk), _lock(it.after)),
+            ),
+        ),
+        # the loop ended: the final walk starts at its first page
+        ops.implies(bv.not_(run), bv.eq(fin_lo, st.idx)),
+    )
+    return Lemma(
+        name="batch_lock_step",
+        description="vmap_pages_range_batched: batch_end and map_addr stay in lock step with i "
+        "and idx (inductive: one symbolic iteration)",
+        premise=_lock(st),
+        claim=claim,
+        free=_free(st),
+    )
+
+
+def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
+    u = z3.BitVec("lemma.batch.u", IDX_BITS)
+    st = _loop_state()
+    nbits = _nbits(inp)
+
+    def inv(s: BatchState) -> Cond:
+        size = ops.pow2(s.prev - arch.PAGE_SHIFT, OFF, nbits)
+        gathering = bv.not_(bv.eq(s.prev, 0))
+        return bv.and_(
+            _lock(s),
+            _shape(inp, s),
+            # the pending walk [map_addr, i) is made of whole iterations of its order
+            ops.implies(
+                gathering,
+                bv.and_(
+                    bv.eq((s.i - s.idx) & (size - 1), 0), _walk_facts(inp, u, s.map_addr, s.i, s.idx, s.prev)
+                ),
+            ),
         )
+
+    it = batch_iteration(inp, rev, st)
+    run = bv.ult(st.i, inp.count)
+    _, fin_lo, fin_hi = final_walk(inp, rev, st)
+    fin_shift = bv.ite(bv.eq(st.prev, 0), ops.const(st.prev, arch.PAGE_SHIFT, 32), st.prev)
+    claim = bv.and_(
+        inv(BatchState.initial(st.i)),
+        ops.implies(
+            run,
+            bv.and_(
+                # the walk issued here has the facts
+                ops.implies(it.issued, _walk_facts(inp, u, st.map_addr, st.bend, st.idx, it.prev)),
+                # broken: the remaining walk [map_addr, end) has shift PAGE_SHIFT
+                ops.implies(it.brk, bv.eq(it.mid.prev, arch.PAGE_SHIFT)),
+                ops.implies(bv.not_(it.brk), inv(it.after)),
+            ),
+        ),
+        # the loop ended normally: the final walk [map_addr, end) with prev_shift
+        ops.implies(bv.not_(run), _walk_facts(inp, u, fin_lo, fin_hi, st.idx, fin_shift)),
+    )
     helpers = bv.and_(_batch_order_run(inp, rev).claim, _chain_contiguous(inp).claim)
     return Lemma(
         name="batch_runs",
         description="vmap_pages_range_batched: every page of every walk lies in an iteration of the "
         "walk's order that is physically contiguous, PA-aligned to its size and inside "
         "the walk (inductive: one symbolic iteration, one symbolic page)",
-        premise=bv.and_(inv(i, idx, prev, bend, mapo), helpers),
+        premise=bv.and_(inv(st), helpers),
         claim=claim,
-        free=dict(zip(names, (i, idx, prev, bend, mapo, u), strict=True)),
+        free=_free(st, u=u),
         requires=("batch_order_run", "chain_contiguous"),
+    )
+
+
+def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
+    """The walks of the batching loop, with a ghost ``cov`` (the end of the walks issued so
+    far) that starts at 0: every walk starts at ``cov`` and moves it to its end, inside [0,
+    N) (``batch_walks_inside``: the walks are disjoint and inside the range); with ``cover``
+    (``batch_walks_tile``) moreover no walk is empty and, when the loop is left, the final
+    walk (if any) ends at N, and without one ``cov`` is N: the walks tile [0, N)."""
+    st = _loop_state()
+    cov = z3.BitVec("lemma.batch.covered", IDX_BITS)
+    count = inp.count
+
+    def inv(s: BatchState, c: Val) -> Cond:
+        return bv.and_(_lock(s), _shape(inp, s), bv.eq(c, s.map_addr))
+
+    def walk(lo: Val, hi: Val, c: Val) -> Cond:
+        """The walk [lo, hi) continues the tiling at c, inside the range (not empty)."""
+        return bv.and_(bv.eq(lo, c), bv.ult(lo, hi) if cover else bv.ule(lo, hi), bv.ule(hi, count))
+
+    def left(s: BatchState, c: Val) -> Cond:
+        """The loop is left in state s with [0, c) covered: the final walk (if any)."""
+        issued, lo, hi = final_walk(inp, rev, s)
+        if not cover:
+            return ops.implies(issued, walk(lo, hi, c))
+        return bv.and_(
+            ops.implies(issued, bv.and_(walk(lo, hi, c), bv.eq(hi, count))),
+            ops.implies(bv.not_(issued), bv.eq(c, count)),
+        )
+
+    it = batch_iteration(inp, rev, st)
+    run = bv.ult(st.i, count)
+    cov2 = bv.ite(it.issued, st.bend, cov)
+    claim = bv.and_(
+        # the walks start at 0
+        inv(BatchState.initial(st.i), ops.const(st.i, 0, IDX_BITS)),
+        ops.implies(
+            run,
+            bv.and_(
+                # the walk [map_addr, batch_end) issued here continues them
+                ops.implies(it.issued, walk(st.map_addr, st.bend, cov)),
+                ops.implies(it.brk, left(it.mid, cov2)),
+                ops.implies(bv.not_(it.brk), inv(it.after, cov2)),
+            ),
+        ),
+        ops.implies(bv.not_(run), left(st, cov)),
+    )
+    if cover:
+        name = "batch_walks_tile"
+        what = ("the walks it issues tile [0, N): each starts where the previous one ended (the first "
+                "at 0), none is empty, and the last ends at N")
+    else:
+        name = "batch_walks_inside"
+        what = ("the walks it issues are disjoint and inside [0, N): each starts where the previous "
+                "one ended (the first at 0) and ends by N")
+    return Lemma(
+        name=name,
+        description=f"vmap_pages_range_batched: {what} (inductive: one symbolic iteration)",
+        premise=bv.and_(inv(st, cov), _batch_order_run(inp, rev).claim),
+        claim=claim,
+        free=_free(st, covered=cov),
+        requires=("batch_order_run",),
+    )
+
+
+def _batch_flush_covers(inp: VmapInputs, rev: Revision) -> Lemma:
+    """Wherever the batching loop is left (a break, its end, a walk error's ``goto out``),
+    ``flush_cache_vmap()``'s range covers [0, N); and the flush is reached: no walk on the
+    way is empty (``vmap_pages_range_noflush_walk``'s ``BUG_ON(addr >= end)``)."""
+    st = _loop_state()
+    count = inp.count
+
+    def inv(s: BatchState) -> Cond:
+        return bv.and_(_lock(s), _shape(inp, s))
+
+    def covers(s: BatchState, final: bool = True) -> Cond:
+        lo, hi = flush_range(inp, rev, s)
+        issued, w_lo, w_hi = final_walk(inp, rev, s)
+        # the final walk (if any) does not hit its BUG_ON before the flush
+        reached = ops.implies(issued, bv.ult(w_lo, w_hi)) if final else True
+        return bv.and_(bv.eq(lo, 0), bv.ule(count, hi), reached)
+
+    it = batch_iteration(inp, rev, st)
+    run = bv.ult(st.i, count)
+    claim = bv.and_(
+        inv(BatchState.initial(st.i)),
+        ops.implies(
+            run,
+            bv.and_(
+                # the walk issued here is not empty; if it fails: goto out with the state as
+                # it is
+                ops.implies(it.issued, bv.and_(bv.ult(st.map_addr, st.bend), covers(st, final=False))),
+                ops.implies(it.brk, covers(it.mid)),
+                ops.implies(bv.not_(it.brk), inv(it.after)),
+            ),
+        ),
+        # the loop ended (the final walk does not move the state)
+        ops.implies(bv.not_(run), covers(st)),
+    )
+    return Lemma(
+        name="batch_flush_covers",
+        description="vmap_pages_range_batched: wherever the loop is left (break, end, a walk's error), "
+        "flush_cache_vmap()'s range covers [addr, end) (inductive: one symbolic iteration)",
+        premise=bv.and_(inv(st), _batch_order_run(inp, rev).claim),
+        claim=claim,
+        free=_free(st),
+        requires=("batch_order_run",),
     )
 
 
@@ -238,46 +417,68 @@ def _vmalloc_chunks_aligned(inp: VmapInputs) -> Lemma:
 
 LEMMAS: dict[str, Callable[[VmapInputs, str, Revision], Lemma]] = {
     "hook_tiles": _hook_tiles,
-    "batch_lock_step": lambda inp, path, rev: _batch(inp, rev, runs=False),
+    "batch_lock_step": lambda inp, path, rev: _batch_lock_step(inp, rev),
     "batch_order_run": lambda inp, path, rev: _batch_order_run(inp, rev),
     "chain_contiguous": lambda inp, path, rev: _chain_contiguous(inp),
-    "batch_runs": lambda inp, path, rev: _batch(inp, rev, runs=True),
+    "batch_runs": lambda inp, path, rev: _batch_runs(inp, rev),
+    "batch_walks_inside": lambda inp, path, rev: _batch_walks(inp, rev, cover=False),
+    "batch_walks_tile": lambda inp, path, rev: _batch_walks(inp, rev, cover=True),
+    "batch_flush_covers": lambda inp, path, rev: _batch_flush_covers(inp, rev),
     "vmalloc_chunks_aligned": lambda inp, path, rev: _vmalloc_chunks_aligned(inp),
 }
 
-#: which lemmas each path's local model rests on
-PATH_LEMMAS: dict[str, tuple[str, ...]] = {
+#: the lemmas that justify the facts of each path's local model.  Every obligation about the
+#: observed page rests on them: the facts constrain the free variables of every such query,
+#: and a fact that did not hold would leave some run out of the proof.
+FACTS: dict[str, tuple[str, ...]] = {
     "ioremap": ("hook_tiles",),
     "vmalloc": ("hook_tiles", "vmalloc_chunks_aligned"),
-    "vmap": ("hook_tiles", "batch_lock_step", "batch_order_run", "chain_contiguous", "batch_runs"),
+    "vmap": (
+        "hook_tiles",
+        "batch_lock_step",
+        "batch_order_run",
+        "chain_contiguous",
+        "batch_runs",
+        "batch_walks_inside",
+    ),
 }
 
-#: the lemmas each obligation's local proof rests on (intersected with the path's)
-DEPENDS: dict[str, frozenset[str]] = {
-    "e_trans": frozenset(
-        {
-            "hook_tiles",
-            "vmalloc_chunks_aligned",
-            "batch_runs",
-            "batch_lock_step",
-            "batch_order_run",
-            "chain_contiguous",
-        }
-    ),
-    "e_enc": frozenset({"hook_tiles", "vmalloc_chunks_aligned"}),
-    "frame": frozenset({"hook_tiles", "vmalloc_chunks_aligned"}),
-    "wf_block": frozenset({"hook_tiles", "vmalloc_chunks_aligned"}),
-    "index_bound": frozenset({"batch_lock_step"}),
-    "terminates": frozenset({"hook_tiles", "vmalloc_chunks_aligned"}),
-    "errors_agree": frozenset(),
-    "flush_covers": frozenset(),
+#: which lemmas each path's local model rests on, in the order they are proved
+PATH_LEMMAS: dict[str, tuple[str, ...]] = {
+    "ioremap": FACTS["ioremap"],
+    "vmalloc": FACTS["vmalloc"],
+    "vmap": (*FACTS["vmap"], "batch_walks_tile", "batch_flush_covers"),
+}
+
+#: what each obligation rests on besides the facts (None: not the facts either: its query
+#: does not read the observed page or the free variables, and the facts hold for some page
+#: of every input: a one-page walk of shift PAGE_SHIFT at it).  The page facts cover every
+#: page *some walk maps* (walks inside the range: frame, wf_block, index_bound, terminates
+#: are about what is written and read); e_trans and errors_agree are about every page of the
+#: range, which needs the walks to cover it (``batch_walks_tile``); on vmap the flush range
+#: is the lemma ``batch_flush_covers``, and ub_ffs0 asks for any iteration of the batching
+#: loop (a free index below N).
+EXTRA: dict[str, frozenset[str] | None] = {
+    "e_trans": frozenset({"batch_walks_tile"}),
+    "e_enc": frozenset({"batch_walks_tile"}),
+    "errors_agree": frozenset({"batch_walks_tile"}),
+    "flush_covers": None,
+    "ub_ffs0": None,
+}
+#: the lemmas of the obligations that do not rest on the facts
+GLOBAL: dict[str, frozenset[str]] = {
+    "flush_covers": frozenset({"batch_flush_covers", "batch_order_run"}),
     "ub_ffs0": frozenset(),
 }
 
 
 def depends(obligation: str, path: str) -> frozenset[str]:
     """The lemmas ``obligation``'s local proof on ``path`` rests on."""
-    return DEPENDS[obligation] & frozenset(PATH_LEMMAS[path])
+    on_path = frozenset(PATH_LEMMAS[path])
+    extra = EXTRA.get(obligation, frozenset())
+    if extra is None:
+        return GLOBAL[obligation] & on_path
+    return (frozenset(FACTS[path]) | extra) & on_path
 
 
 def lemmas(inp: VmapInputs, path: str, rev: Revision) -> list[Lemma]:

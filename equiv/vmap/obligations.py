@@ -9,6 +9,7 @@ reference); ``e_trans`` also checks the slow path against ``pages[]``.
 
 from __future__ import annotations
 
+import z3
 from attrs import frozen
 
 from equiv import bv
@@ -57,8 +58,10 @@ OBLIGATIONS: dict[str, Obligation] = {
             "wf_block",
             "page",
             ALL,
-            "WF-block: every PMD/PUD leaf is aligned in VA and PA and inside the range; every CONT "
-            "PTE belongs to a 64K-aligned group of 16 over a 64K-aligned pfn, inside the range",
+            "WF-block: every PMD/PUD leaf is aligned in VA and PA, inside the range and without "
+            "PTE_CONT; every CONT PTE belongs to a 64K-aligned group of 16 inside the range whose 16 "
+            "entries are all valid CONT PTEs with the same attributes over consecutive pfns from a "
+            "64K-aligned pfn",
         ),
         Obligation("index_bound", "page", ALL, "every pages[] index the fast path reads is < N"),
         Obligation(
@@ -77,7 +80,13 @@ OBLIGATIONS: dict[str, Obligation] = {
             "PTE tables of slots it maps with a PMD block); after the caller's unwind the range "
             "is empty since every write lies inside it (frame)",
         ),
-        Obligation("flush_covers", "global", ALL, "the flush_cache_vmap() range covers [va, va + N pages)"),
+        Obligation(
+            "flush_covers",
+            "global",
+            ALL,
+            "the flush_cache_vmap() range covers [va, va + N pages): it starts at or before va "
+            "and ends at or after va + N pages",
+        ),
         Obligation(
             "ub_ffs0",
             "global",
@@ -100,22 +109,51 @@ def expected_attrs(path: str, inp: VmapInputs) -> Val:
     return arch.normalise(prot)
 
 
-def wf(inp: VmapInputs, v: Val, o: Obs) -> Cond:
-    """WF-block of the leaf covering ``v``."""
+def wf(inp: VmapInputs, v: Val, o: Obs, k: Val) -> Cond:
+    """WF-block of the leaf covering ``v`` (reference §9 claim 3, and the kernel's CONT rule
+    of §2, ``contpte_is_consistent``), checked on entry ``k`` (0..15) of v's 64K group.
+
+    A PMD/PUD leaf: aligned in VA and PA to its size, inside the range, and no PTE_CONT (no
+    path writes CONT PMD groups; a block entry with the bit would be one).  A PTE written by
+    a CONT step: v's 64K group lies inside the step and the range, and *every* entry of the
+    group (entry ``k``, for a symbolic ``k``: the negated claim asks for any) is a valid PTE
+    with PTE_CONT, pfn ``base + k`` with ``base`` 64K-aligned, and the attributes of entry 0.
+    The entries of the group are those the step covering v writes there
+    (:attr:`equiv.vmap.paths.Leaf.entry_at`): the group lies inside the step, and no other
+    write reaches it (the steps of a PTE loop do not overlap, the walks of the batching loop
+    neither: lemma ``batch_walks_tile``)."""
     lf = o.leaf
     end = lf.va0 + lf.npages
     inside = bv.and_(bv.ule(end, inp.count), arch.ge(end, lf.va0))
-    blk9 = bv.and_(bv.eq(va_low(inp, lf.va0, 9), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 9), inside)
-    blk18 = bv.and_(bv.eq(va_low(inp, lf.va0, 18), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 18), inside)
+    no_cont = bv.eq(lf.entry & arch.PTE_CONT, 0)
+    blk9 = bv.and_(
+        bv.eq(va_low(inp, lf.va0, 9), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 9), inside, no_cont
+    )
+    blk18 = bv.and_(
+        bv.eq(va_low(inp, lf.va0, 18), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 18), inside, no_cont
+    )
     g = v - ops.zext(va_low(inp, v, 4), 32)
-    # the 64K group of v lies inside the CONT step and the range, and maps a 64K-aligned pfn
-    # (a step reaching past the range is a frame violation)
+    e0, ek = lf.entry_at(g), lf.entry_at(g + k)
+    pfn0 = arch.entry_pfn(e0)
     cont = bv.and_(
+        # the 64K group of v lies inside the CONT step and the range (a step reaching past
+        # the range is a frame violation)
         arch.ge(g, lf.va0),
         bv.ule(g + 16, end),
         bv.ule(g + 16, inp.count),
         arch.ge(g + 16, g),
-        bv.eq(bv.extract(lf.pfn, 3, 0), va_low(inp, v, 4)),
+        # its first entry maps a 64K-aligned pfn
+        ops.is_aligned(pfn0, 4),
+        # entry k: valid, PTE_CONT, pfn base + k, the attributes of entry 0
+        ops.implies(
+            bv.ult(k, 16),
+            bv.and_(
+                bv.eq(ek & arch.PTE_VALID, arch.PTE_VALID),
+                bv.eq(ek & arch.PTE_CONT, arch.PTE_CONT),
+                bv.eq(arch.entry_pfn(ek), pfn0 + ops.zext(k, arch.PFN_BITS)),
+                bv.eq(arch.normalise(ek), arch.normalise(e0)),
+            ),
+        ),
     )
     return bv.and_(
         ops.implies(bv.eq(lf.level, arch.LEVEL_PMD), blk9),
@@ -142,7 +180,10 @@ def claim(name: str, path: str, inp: VmapInputs, slow: Obs, fast: Obs, v: Val) -
     if name == "frame":
         return bv.and_(slow.writes_inside, fast.writes_inside)
     if name == "wf_block":
-        return wf(inp, v, fast)
+        if ops.is_sym(v):
+            # entry k of v's CONT group, free: the negated claim asks for any of the 16
+            return wf(inp, v, fast, z3.BitVec("obs.cont_entry", 32))
+        return bv.and_(*[wf(inp, v, fast, ops.const(v, k, 32)) for k in range(16)])
     if name == "index_bound":
         return bv.and_(slow.reads_ok, fast.reads_ok)
     if name == "terminates":
