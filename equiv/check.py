@@ -4,7 +4,11 @@ Order of work for one cell (fresh solver, fixed order, per-query timeout):
 
 1. **Vacuity.**  The assumptions, together with every role constraint, must be satisfiable;
    otherwise every obligation is VACUOUS (a failure, never a success).
-2. **Loop lemmas.**  All lemmas at once; if that is not UNSAT, each one alone.
+2. **Loop lemmas.**  All lemmas at once; if that is not UNSAT, one query per loop and kind
+   (frame-write, frame-read, carry-step).  A
+   refuted frame-write lemma is replayed: the iteration's out-of-frame write that leaves a
+   struct page different is REFUTED with that page (which loop, which iteration, which pfn
+   and whose memmap it is); otherwise UNKNOWN.
 3. **Page roles.**  All roles at once; if that is not UNSAT, each role alone.  A SAT role is
    steered towards small, readable inputs (few compounds, no altmap, small pfn and index),
    then replayed concretely (:func:`equiv.counterexample.replay`) before it is reported.
@@ -28,10 +32,13 @@ import z3
 from attrs import Factory, define, evolve, frozen
 
 from equiv.cache import Cache, query_key
-from equiv.counterexample import Counterexample, replay
+from equiv.counterexample import Counterexample, replay, replay_frame
 from equiv.errors import InternalMismatch
+from equiv.loops import Lemma
+from equiv.memmap import geometry, key_compound
 from equiv.obligations import CellProblem, Observation
 from equiv.page_model import PB_BITS, Atom
+from equiv.slow_path import compound_nr_pages
 from equiv.solvers import decide, smtlib
 
 
@@ -275,18 +282,27 @@ def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
     Returns:
         the number of solver frames pushed (the caller pops them); the solver is SAT.
     """
+    idx: dict[str, list[z3.BitVecRef]] = {k: [v] for k, v in ob.indices.items()}
+    return _prefer(s, problem, ob.optimised, idx)
+
+
+def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
+            indices: dict[str, list[z3.BitVecRef]]) -> int:
+    """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
+    preferred at most 1, then 0; ``t`` at most 3)."""
     inp, stride = problem.inputs, problem.scenario.stride
     prefs: list[z3.BoolRef] = [
         z3.Not(inp.altmap_valid),  # type: ignore[arg-type]
         # a deduplicated vmemmap writes only 128 struct pages per compound: a cheap replay
-        *([ob.optimised] if isinstance(ob.optimised, z3.BoolRef) else []),
+        *([optimised] if isinstance(optimised, z3.BoolRef) else []),
         z3.ULE(inp.nr_pages, 2 * stride), z3.ULE(inp.nr_pages, stride),  # type: ignore[arg-type]
         z3.Not(inp.mobility_disabled),  # type: ignore[arg-type]
     ]
-    if "c" in ob.indices:
-        prefs += [z3.ULE(ob.indices["c"], 1), ob.indices["c"] == 0]
-    if "t" in ob.indices:
-        prefs += [z3.ULE(ob.indices["t"], 3)]
+    for name in ("c", "k"):
+        for v in indices.get(name, []):
+            prefs += [z3.ULE(v, 1), v == 0]
+    for v in indices.get("t", []):
+        prefs += [z3.ULE(v, 3)]
     prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULT(inp.start_pfn, 1 << 16),  # type: ignore[arg-type]
               inp.start_pfn == 0, z3.ULE(inp.nid, 1),  # type: ignore[arg-type]
               # canonical values for inputs that rarely matter: stable, readable reports
@@ -377,40 +393,33 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     coverage = ("assumptions satisfiable together with the role's constraint",
                 *(f"{p} path reaches its end" for p in problem.reach))
 
-    # 2. loop lemmas
-    s = solver_for(problem, timeout_ms, rlimit=rlimit)
+    # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
-    uniq = list(dict.fromkeys(names))
+    s = solver_for(problem, timeout_ms, rlimit=rlimit)
     t0 = time.perf_counter()
     s.add(z3.Not(_conj([lm.formula for lm in problem.lemmas])))
     r = _check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
-    if r == z3.unsat:
-        for n in uniq:
-            results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
-    else:
-        for n in uniq:
-            group = [lm.formula for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
-            t0 = time.perf_counter()
-            s = solver_for(problem, timeout_ms, rlimit=rlimit)
-            s.add(z3.Not(_conj(group)))
-            r1 = _check(ses, s, name=f"lemma-{n}")
-            dt1 = time.perf_counter() - t0
-            if r1 == z3.unsat:
-                results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt1))
-                continue
-            lemma_ok = False
-            if r1 == z3.sat:
-                results.append(ObligationResult(
-                    n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
-                    reason="loop summary lemma does not hold: the loop body touches memory "
-                           "outside its own iteration's pages, or its template drifts; the "
-                           "summary cannot be used (page roles checked by replay only)"))
-            else:
-                results.append(ObligationResult(
-                    n, "lemma", "lemma", Verdict.UNKNOWN, dt1,
-                    reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+    for n in dict.fromkeys(names) if r == z3.unsat else ():
+        results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
+    for n in dict.fromkeys(names) if r != z3.unsat else ():
+        members = [lm for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
+        t0 = time.perf_counter()
+        s = solver_for(problem, timeout_ms, rlimit=rlimit)
+        s.add(z3.Not(_conj([lm.formula for lm in members])))
+        r1 = _check(ses, s, name=f"lemma-{n}")
+        if r1 == z3.unsat:
+            results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED,
+                                            time.perf_counter() - t0))
+            continue
+        lemma_ok = False
+        if r1 == z3.sat:
+            results.append(_refuted_lemma(problem, s, members, n, t0))
+        else:
+            results.append(ObligationResult(
+                n, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
+                reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
 
     # 3. page roles
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
@@ -449,6 +458,57 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 time.perf_counter() - t0,
                 reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
     return done()
+
+
+def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], name: str,
+                   t0: float) -> ObligationResult:
+    """A loop lemma with a model.  A frame-write lemma is replayed
+    (:func:`~equiv.counterexample.replay_frame`): an iteration that writes outside its frame
+    and leaves a struct page different is REFUTED with that page; one whose write leaves no
+    difference, and any other lemma, is UNKNOWN (the summary is unjustified)."""
+    frame = [lm for lm in members if lm.kind == "frame-write" and lm.key is not None]
+    if frame:
+        inp, sc = problem.inputs, problem.scenario
+        g = geometry(sc, inp)
+        _, opt = compound_nr_pages(sc, inp, g.start)
+        ks = {"k": [lm.k for lm in frame if lm.k is not None]}
+        # look first for a store outside the range's compounds (the memmap of whatever lies
+        # there), then for any out-of-frame store; each model is replayed concretely
+        outside = z3.Or(*(z3.And(z3.Not(lm.formula),
+                                 z3.UGE(key_compound(sc, lm.key), g.ncompounds))  # type: ignore[arg-type]
+                          for lm in frame if lm.key is not None))
+        reason = ""
+        for focus in (outside, None):
+            if focus is not None:
+                s.push()
+                s.add(focus)
+                if s.check() != z3.sat:
+                    s.pop()
+                    continue
+            pushed = _prefer(s, problem, opt, ks)
+            model = s.model()
+            for _ in range(pushed + (focus is not None)):
+                s.pop()
+            failed = [lm for lm in frame
+                      if z3.is_false(model.eval(lm.formula, model_completion=True))]
+            if not failed:
+                continue
+            # the store outside the range first, if the model has one
+            failed.sort(key=lambda lm: not z3.is_true(model.eval(
+                z3.UGE(key_compound(sc, lm.key), g.ncompounds), model_completion=True)))  # type: ignore[arg-type]
+            got = replay_frame(problem, failed[0], model)
+            if isinstance(got, Counterexample):
+                return ObligationResult(name, "lemma", "lemma", Verdict.REFUTED,
+                                        time.perf_counter() - t0, got, reason=got.frame or "")
+            reason = reason or got
+        if reason:
+            return ObligationResult(name, "lemma", "lemma", Verdict.UNKNOWN,
+                                    time.perf_counter() - t0, reason=reason)
+    return ObligationResult(
+        name, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
+        reason="loop summary lemma does not hold: the loop body touches memory outside its "
+               "own iteration's pages, or its template drifts; the summary cannot be used "
+               "(page roles checked by replay only)")
 
 
 def _unsat_result(ob: Observation, dt: float, lemma_ok: bool,

@@ -20,11 +20,11 @@ from attrs import frozen
 
 from equiv.bv import CBV
 from equiv.errors import InternalMismatch
-from equiv.loops import Ctx
-from equiv.memmap import Inputs, Scenario, geometry, pfn_of, slot_of
+from equiv.loops import Ctx, Lemma
+from equiv.memmap import Inputs, Scenario, geometry, pfn_of
 from equiv.obligations import ROLES, CellProblem, FastFn, Observation
 from equiv.page_model import PB_BITS, Chain, ConcreteMemory, Layout, PageState
-from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
+from equiv.slow_path import memmap_init_zone_device
 
 
 @frozen
@@ -48,7 +48,9 @@ class InitialMemory:
     gave explicitly, and the value of every other one (None: each read evaluated alone, all
     recorded in the tuples)."""
 
-    pages: tuple[tuple[int, int, int], ...]  # (compound, slot, struct page bytes as an int)
+    #: (compound, slot, struct page bytes as an int): the storage key ``(compound << order)
+    #: + slot`` split at the compound size (compound wraps below the first pfn)
+    pages: tuple[tuple[int, int, int], ...]
     pages_default: int | None
     pageblock: tuple[tuple[int, int], ...]  # (bitmap cell, bits)
     pageblock_default: int | None
@@ -81,6 +83,9 @@ class Counterexample:
     irrelevant: tuple[str, ...] = ()
     #: "unique", "one of many" or "unknown" (inputs and page; memory contents aside)
     multiplicity: str = "unknown"
+    #: for a refuted frame lemma: the loop iteration that wrote this struct page outside
+    #: its frame, in words (None for a page-role counterexample)
+    frame: str | None = None
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], section_shift: int = 0) -> Counterexample:
@@ -103,7 +108,8 @@ class Counterexample:
                    dict(doc["index"]), num(doc["pfn"]),
                    {int(k, 16): v for k, v in doc["early_sections"].items()}, diffs, memory,
                    seed_pfn=num(doc["template_seed_pfn"]), section_shift=section_shift,
-                   irrelevant=tuple(doc["irrelevant_inputs"]), multiplicity=doc["multiplicity"])
+                   irrelevant=tuple(doc["irrelevant_inputs"]), multiplicity=doc["multiplicity"],
+                   frame=doc.get("frame"))
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -115,6 +121,7 @@ class Counterexample:
             "pfn": None if self.pfn is None else hex(self.pfn),
             "early_sections": {hex(k): v for k, v in sorted(self.early_sections.items())},
             "template_seed_pfn": None if self.seed_pfn is None else hex(self.seed_pfn),
+            **({"frame": self.frame} if self.frame is not None else {}),
             "initial_memory": self.memory.to_json(),
             "fields": [
                 {"names": list(d.names), "offset": d.offset, "size": d.size,
@@ -157,15 +164,15 @@ class _ArrayInterp:
 
 
 def concrete_factory(L: Layout, scalars: dict[str, int | bool], early: Callable[[int], bool],
-                     pages: Callable[[int, int], int], pageblock: Callable[[int], int]
+                     pages: Callable[[int], int], pageblock: Callable[[int], int]
                      ) -> Callable[[], Inputs]:
     """Concrete inputs from plain values: each call gives fresh inputs (each path gets its
-    own memory).  ``pages(c, s)`` is the initial struct page of slot ``s`` of compound ``c``
-    as an int, ``pageblock(b)`` the initial bitmap cell ``b``."""
+    own memory).  ``pages(n)`` is the initial struct page stored under key ``n`` as an int,
+    ``pageblock(b)`` the initial bitmap cell ``b``."""
     unwritten: tuple[Chain, ...] = ((),) * L.size
 
-    def initial(c: int, s: int) -> PageState:
-        return PageState(bits=CBV(pages(c, s), 8 * L.size), origin=unwritten,
+    def initial(n: int) -> PageState:
+        return PageState(bits=CBV(pages(n), 8 * L.size), origin=unwritten,
                          events=CBV(0, 16) if L.config.tracks_events else None)
 
     def factory() -> Inputs:
@@ -184,12 +191,12 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef
     """Concrete inputs from ``model``: a factory, the scalar values for the report, the
     early_section answers the replay asked for, and (after the replay) the initial memory
     it read."""
-    inp, L = problem.inputs, problem.scenario.layout
+    inp, L, order = problem.inputs, problem.scenario.layout, problem.scenario.order
     scalars: dict[str, int | bool] = {}
     for name in Inputs.SCALARS:
         v = model.eval(getattr(inp, name), model_completion=True)
         scalars[name] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(128),
+    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(64),
                                          z3.BitVecSort(8 * L.size)))
     pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS)))
     early_seen: dict[int, bool] = {}
@@ -202,11 +209,10 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef
 
     def memory() -> InitialMemory:
         return InitialMemory(
-            tuple(sorted((k >> 64, k & ((1 << 64) - 1), v) for k, v in pages.entries.items())),
+            tuple(sorted((k >> order, k & ((1 << order) - 1), v) for k, v in pages.entries.items())),
             pages.default, tuple(sorted(pbs.entries.items())), pbs.default)
 
-    factory = concrete_factory(L, scalars, early, lambda c, s: pages((c << 64) | s, 128),
-                               lambda b: pbs(b, 64))
+    factory = concrete_factory(L, scalars, early, lambda n: pages(n, 64), lambda b: pbs(b, 64))
     return factory, scalars, early_seen, memory
 
 
@@ -233,12 +239,9 @@ def run_concrete(sc: Scenario, fast: FastFn, factory: Callable[[], Inputs],
     if "b" in index:
         b = CBV(index["b"], 64)
         return ConcreteRun(int(slow.read_pb(b)), int(fst.read_pb(b)), None, None)  # type: ignore[call-overload]
-    probe = factory()
-    g = geometry(sc, probe)
+    g = geometry(sc, factory())
     c, t = CBV(index["c"], 64), CBV(index["t"], 64)
-    _, opt = compound_nr_pages(sc, probe, pfn_of(sc, g, c, CBV(0, 64)))
-    s = slot_of(sc, opt, t)
-    return ConcreteRun(slow.read(c, s), fst.read(c, s), int(pfn_of(sc, g, c, t)),  # type: ignore[call-overload]
+    return ConcreteRun(slow.read(c, t), fst.read(c, t), int(pfn_of(sc, g, c, t)),  # type: ignore[call-overload]
                        int(g.start))  # type: ignore[call-overload]
 
 
@@ -307,11 +310,69 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
                           memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift)
 
 
-def recorded_factory(L: Layout, cx: Counterexample) -> Callable[[], Inputs]:
+def _where(pfn: int, start_pfn: int, first: int, end: int) -> str:
+    """Whose memmap the struct page of ``pfn`` is, in words."""
+    if start_pfn <= pfn < first:
+        return "inside the device range but before the first pfn initialised (the altmap's pages)"
+    if first <= pfn < end:
+        return "inside the range"
+    if pfn == end:
+        return "end_pfn: the struct page right after the device range"
+    return "outside the device range [start_pfn, end_pfn)"
+
+
+def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Counterexample | str:
+    """A refuted frame-write lemma, replayed: iteration ``lemma.k`` of ``lemma.loop`` may
+    write storage key ``lemma.key`` outside its frame.  Both paths run concretely on the
+    model's inputs; if the struct page at that key (or, failing that, any struct page or
+    bitmap cell) ends up different, that is the counterexample.  Otherwise the reason the
+    summary cannot be trusted, in words (the caller reports UNKNOWN)."""
+    assert lemma.k is not None and lemma.key is not None
+    sc, L = problem.scenario, problem.scenario.layout
+    factory, scalars, early_seen, memory = concrete_inputs(problem, model)
+    k = model.eval(lemma.k, model_completion=True).as_long()
+    n = model.eval(lemma.key, model_completion=True).as_long()
+    probe = factory()
+    g = geometry(sc, probe)
+    start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)  # type: ignore[call-overload]
+    top = int(g.ncompounds) << sc.order  # type: ignore[call-overload]
+    slow = memmap_init_zone_device(Ctx(False), sc, factory())
+    fst = problem.fast(Ctx(False), sc, factory())
+    assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
+    pfn_n = (first + n) & ((1 << 64) - 1)
+    what = (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
+            f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
+    keys = [n, *sorted(set(slow.pages) | set(fst.pages))]
+    for key in keys:
+        sp, fp = slow.load(CBV(key, 64)), fst.load(CBV(key, 64))
+        if int(sp.bits) == int(fp.bits) and sp.events == fp.events:  # type: ignore[call-overload]
+            continue
+        c, t = key >> sc.order, key & (sc.stride - 1)
+        role = ("outside" if key >= top else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
+        pfn = (first + key) & ((1 << 64) - 1)
+        diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
+        if not diffs:
+            continue
+        note = what if key == n else (f"{what}; the first struct page left different is pfn "
+                                      f"{pfn:#x} ({_where(pfn, start_pfn, first, end)})")
+        return Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
+                              memory(), seed_pfn=first, section_shift=L.config.pfn_section_shift,
+                              frame=note)
+    for b in sorted(set(slow.pb) | set(fst.pb)):
+        sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))  # type: ignore[call-overload]
+        if sv != fv:
+            diffs = page_diffs(L, None, ConcreteRun(sv, fv, None, None))
+            return Counterexample("pageblock", scalars, {"b": b}, None, dict(early_seen), diffs,
+                                  memory(), section_shift=L.config.pfn_section_shift, frame=what)
+    return (f"{what}; replayed concretely, both paths still end with equal memory there and "
+            "everywhere else, so no counterexample, but the loop summary is unjustified")
+
+
+def recorded_factory(L: Layout, order: int, cx: Counterexample) -> Callable[[], Inputs]:
     """Concrete inputs from a recorded counterexample's values alone (no solver).  Reading a
     struct page, bitmap cell or section the record does not cover raises
     :class:`~equiv.errors.InternalMismatch`."""
-    pages = {(c, s): v for c, s, v in cx.memory.pages}
+    pages = {((c << order) + s) & ((1 << 64) - 1): v for c, s, v in cx.memory.pages}
     cells = dict(cx.memory.pageblock)
 
     def pick(table: dict[Any, int], key: Any, default: int | None, what: str) -> int:
@@ -328,16 +389,17 @@ def recorded_factory(L: Layout, cx: Counterexample) -> Callable[[], Inputs]:
 
     return concrete_factory(
         L, cx.inputs, early,
-        lambda c, s: pick(pages, (c, s), cx.memory.pages_default, "struct page"),
+        lambda n: pick(pages, n, cx.memory.pages_default, "struct page"),
         lambda b: pick(cells, b, cx.memory.pageblock_default, "bitmap cell"))
 
 
 def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[FieldDiff, ...]:
     """Replay a recorded counterexample (as written by ``--emit-tests``) from its values
     alone, without a solver: the differing atoms of the page (or bitmap cell) it names."""
-    run = run_concrete(sc, fast, recorded_factory(sc.layout, cx), cx.index)
+    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index)
     return page_diffs(sc.layout, ROLES[cx.role].page_index, run)
 
 
 __all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "concrete_factory",
-           "concrete_inputs", "page_diffs", "recorded_factory", "replay", "replay_recorded", "run_concrete"]
+           "concrete_inputs", "page_diffs", "recorded_factory", "replay", "replay_frame",
+           "replay_recorded", "run_concrete"]

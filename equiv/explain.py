@@ -101,7 +101,7 @@ def explain(spec: CellSpec, field: str, result: CellResult) -> Explanation:
         res = verdicts.get(ob.role.name)
         cx: Counterexample | None = res.counterexample if res is not None else None
         if cx is not None:
-            factory = recorded_factory(L, cx)
+            factory = recorded_factory(L, sc.order, cx)
             index, inputs, source = cx.index, cx.inputs, "counterexample"
         else:
             s = solver_for(problem, 10_000)

@@ -162,7 +162,7 @@ def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.Array
     pages = z3.Array("mem0.bypfn", z3.BitVecSort(64), z3.BitVecSort(8 * L.size))
     pb = z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
     g = geometry(sc, inp)
-    mem = SymMemory(lambda c, s: PageState(bits=z3.Select(pages, pfn_of(sc, g, c, s))),
+    mem = SymMemory(lambda n: PageState(bits=z3.Select(pages, g.start + n)),  # type: ignore[operator]
                     lambda b: z3.Select(pb, b))
     return evolve(inp, mem=mem), early, pages, pb
 
@@ -514,10 +514,10 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
         vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
                 for k, v in scalars.items()}
         probe = Inputs(early_section=lambda n: is_early(int(n)),  # type: ignore[call-overload]
-                       mem=ConcreteMemory(lambda c, s: cpage(0), lambda b: CBV(0, PB_BITS)),
+                       mem=ConcreteMemory(lambda n: cpage(0), lambda b: CBV(0, PB_BITS)),
                        **vals)  # type: ignore[arg-type]
         g = geometry(sc, probe)
-        mem = ConcreteMemory(lambda c, s: cpage(int(pfn_of(sc, g, CBV(c, 64), CBV(s, 64)))),  # type: ignore[call-overload]
+        mem = ConcreteMemory(lambda n: cpage((int(g.start) + n) & ((1 << 64) - 1)),  # type: ignore[call-overload]
                              lambda b: CBV(cell_at(int(b)), PB_BITS))  # type: ignore[call-overload]
         return evolve(probe, mem=mem)
 

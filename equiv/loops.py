@@ -59,9 +59,11 @@ Body = Callable[[Memory, Carry, Val], tuple[Memory, Carry]]
 
 @frozen
 class Owner:
-    """Maps a memory index to ``(in_domain, k)``: whether a loop iteration owns it, and which."""
+    """Maps a storage key (``page``) or pageblock (``pb``) to ``(in_domain, k)``: whether a
+    loop iteration owns it, and which.  The owners of the struct page loops are the frame
+    condition of :mod:`equiv.memmap` (``compound_frame``, ``tail_frame``)."""
 
-    page: Callable[[Val, Val], tuple[Cond, Val]]
+    page: Callable[[Val], tuple[Cond, Val]]
     pb: Callable[[Val], tuple[Cond, Val]]
 
 
@@ -78,6 +80,10 @@ class Lemma:
     kind: str
     premise: z3.BoolRef
     claim: z3.BoolRef
+    #: the iteration and the storage key the lemma is stated for (a refuted frame lemma's
+    #: model names the iteration and the struct page it wrote out of its frame)
+    k: z3.BitVecRef | None = None
+    key: z3.BitVecRef | None = None
 
     @property
     def formula(self) -> z3.BoolRef:
@@ -246,12 +252,12 @@ class _SymLoop:
     def results(self) -> tuple[Memory, Callable[[], Carry]]:
         mem, owner = self.mem, self.owner
 
-        def read(c: Val, s: Val) -> PageState:
+        def load(n: Val) -> PageState:
             self.lemmas()
-            cond, k = self.owned(owner.page(c, s))
+            cond, k = self.owned(owner.page(n))
             if isinstance(cond, bool) and not cond:
-                return mem.read(c, s)
-            return ite_page(cond, self.at(k)[0].read(c, s), mem.read(c, s))
+                return mem.load(n)
+            return ite_page(cond, self.at(k)[0].load(n), mem.load(n))
 
         def read_pb(b: Val) -> Val:
             self.lemmas()
@@ -260,7 +266,7 @@ class _SymLoop:
                 return mem.read_pb(b)
             return bv.ite(cond, self.at(k)[0].read_pb(b), mem.read_pb(b))
 
-        out = SymMemory(read, read_pb, (mem,), lambda c, s: self.owned(owner.page(c, s))[0],
+        out = SymMemory(load, read_pb, (mem,), lambda n: self.owned(owner.page(n))[0],
                         lambda b: self.owned(owner.pb(b))[0])
 
         def carry_out() -> Carry:
@@ -286,8 +292,8 @@ class _SymLoop:
             premise = z3.And(*ctx.pc, self.in_range(k)) if ctx.pc else self.in_range(k)
             assert not isinstance(premise, bool)
 
-            def mine(c: Val, s: Val) -> Cond:
-                d, kk = owner.page(c, s)
+            def mine(n: Val) -> Cond:
+                d, kk = owner.page(n)
                 return bv.and_(d, bv.eq(kk, k))
 
             def mine_pb(b: Val) -> Cond:
@@ -297,24 +303,24 @@ class _SymLoop:
             # iteration k on a read-logging view of the entry memory; then observe its
             # output at a fresh index of block k (those reads are logged too)
             tracker = self.tracker(k)
-            c2, s2, b2 = ctx.fresh(f"{name}.c"), ctx.fresh(f"{name}.s"), ctx.fresh(f"{name}.b")
+            n2, b2 = ctx.fresh(f"{name}.n"), ctx.fresh(f"{name}.b")
             m_k, c_k = self.at(k)
             with ctx.assuming(self.in_range(k)):
-                if not _is_false(owner.page(c2, s2)[0]):
-                    with ctx.assuming(_bool(mine(c2, s2))):
-                        m_k.read(c2, s2)
+                if not _is_false(owner.page(n2)[0]):
+                    with ctx.assuming(_bool(mine(n2))):
+                        m_k.load(n2)
                 if not _is_false(owner.pb(b2)[0]):
                     with ctx.assuming(_bool(mine_pb(b2))):
                         m_k.read_pb(b2)
             # frame-write: anything the iteration may have written lies in block k
-            frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, c2, s2)), mine(c2, s2)),
+            frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, n2)), mine(n2)),
                               bv.or_(bv.not_(footprint_pb(m_k, tracker, b2)), mine_pb(b2)))
             # frame-read: every read, under the condition it was made, hit block k
             reads = bv.and_(
-                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(c, s))) for pc, c, s in tracker.log),
+                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(n))) for pc, n in tracker.log),
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
-            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w)))
-            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads)))
+            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w), k, n2))
+            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads), k))
             if self.carry0:
                 step = _carry_eq(c_k, self.run(self.mem, self.carry0, k)[1])
                 ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step)))

@@ -6,10 +6,15 @@ Mirrors (v7.3-rc1, ../shared/reference/zone_device.md §3): ``pfn_to_page`` (SPA
 (Documentation/mm/vmemmap_dedup.rst: struct pages past the first two vmemmap pages of a
 compound all live in the second one), and ``enum memory_type`` of include/linux/memremap.h.
 
-Memory index: struct pages are addressed ``(c, s)`` where ``c`` is the compound number since
-the loop's first pfn and ``s`` the struct page *slot* inside that compound's vmemmap; with
-deduplication tail ``t`` lives in slot ``P + t % P`` for ``t >= 2P`` (``P`` struct pages per
-vmemmap page), otherwise ``s == t``.
+Memory naming (:func:`vmemmap_namer`): a path names a struct page as ``pfn_to_page()`` does,
+by its pfn, written ``(c, t)``: tail ``t`` of compound ``c`` counted from the loop's first
+pfn.  The memory stores it under one *storage key*, ``n = (c << order) + t`` (the pfn minus
+the loop's first pfn, two's complement below it), except that in a deduplicated compound of
+the range tail ``t >= 2P`` lives in the storage of tail ``P + t % P`` (``P`` struct pages per
+vmemmap page: every vmemmap page past the first two maps the second one).  So every struct
+page has exactly one name, whatever ``(c, t)`` a path forms (``(c, 2^order)`` is ``(c + 1,
+0)``), and the key is the struct page's address ``vmemmap_base + pfn * sizeof(struct page)``
+followed through the deduplicated mapping, divided by the struct page size.
 """
 
 from __future__ import annotations
@@ -18,12 +23,12 @@ import enum
 from collections.abc import Callable
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv import bv
-from equiv.bv import Cond, Val
-from equiv.loops import Ctx
-from equiv.page_model import Layout, Memory, SymMemory
+from equiv.bv import CBV, Cond, Val
+from equiv.loops import Ctx, Owner, never
+from equiv.page_model import Layout, Memory, Namer, SymMemory
 
 
 class MemoryType(enum.IntEnum):
@@ -218,13 +223,103 @@ def section_nr(sc: Scenario, pfn: Val) -> Val:
     return bv.lshr(pfn, sc.layout.config.pfn_section_shift)
 
 
-def slot_of(sc: Scenario, optimised: Cond, t: Val) -> Val:
-    """vmemmap slot of tail ``t`` (dedup: slots past ``2P`` fold onto ``[P, 2P)``)."""
-    p = sc.per_vmemmap_page
-    if not sc.can_optimize_static or sc.stride <= 2 * p:
-        return t
-    folded = (t & (p - 1)) + p
-    return bv.ite(bv.and_(optimised, bv.not_(bv.ult(t, 2 * p))), folded, t)
+def deduplicated(sc: Scenario, inp: Inputs, head_pfn: Val) -> Cond:
+    """Is the vmemmap of the compound headed by ``head_pfn`` deduplicated?  The condition of
+    ``compound_nr_pages()`` (mm/mm_init.c, with Muchun's early-section fix): the static
+    ``vmemmap_can_optimize()`` terms, no altmap, and not an early section (whose memmap was
+    populated without the compound optimisation)."""
+    if not sc.can_optimize_static:
+        return False
+    return bv.and_(bv.not_(inp.altmap_valid), bv.not_(inp.early_section(section_nr(sc, head_pfn))))
+
+
+def _small_const(t: Val, bound: int) -> bool:
+    """``t`` is a constant in ``[0, bound)`` (no deduplication can apply to it)."""
+    if isinstance(t, CBV):
+        return int(t) < bound
+    return z3.is_bv_value(t) and t.as_long() < bound  # type: ignore[union-attr]
+
+
+def join_key(sc: Scenario, c: Val, s: Val) -> Val:
+    """``(c << order) | s`` for a slot ``s < 2^order``, built as a bit concatenation (the
+    storage key split at the compound size, which solvers decide without adders)."""
+    o = sc.order
+    if o == 0:
+        return c
+    return bv.concat(bv.extract(c, 63 - o, 0), bv.extract(s, o - 1, 0))
+
+
+def key_compound(sc: Scenario, n: Val) -> Val:
+    """``n >> order``: the compound of storage key ``n``."""
+    o = sc.order
+    if o == 0:
+        return n
+    return bv.concat(bv.const_like(n, 0, o), bv.extract(n, 63, o))
+
+
+def key_slot(sc: Scenario, n: Val) -> Val:
+    """``n & (2^order - 1)``: the slot of storage key ``n`` in its compound."""
+    o = sc.order
+    if o == 0:
+        return bv.const_like(n, 0)
+    return bv.concat(bv.const_like(n, 0, 64 - o), bv.extract(n, o - 1, 0))
+
+
+def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
+    """The storage key of the struct page of pfn ``first + (c << order) + t``: how
+    ``pfn_to_page()`` reaches memory through the vmemmap as ``memremap_pages()`` populated
+    it (``vmemmap_populate_compound_pages``, Documentation/mm/vmemmap_dedup.rst).
+
+    Invariant (tested in tests/test_properties.py): ``vmemmap_base + (first + key) *
+    sizeof(struct page)`` is the physical struct page ``vmemmap_base + pfn * sizeof(struct
+    page)`` reaches, the deduplicated vmemmap pages of a compound all mapping its second
+    vmemmap page.  Struct pages outside the range's compounds are never aliased (their
+    memmap belongs to whatever memory lies there).
+
+    ``(c, t)`` with ``t`` outside ``[0, 2^order)`` (a loop past its compound, a write
+    before it) is renamed ``(n >> order, n mod 2^order)`` with ``n = (c << order) + t``
+    first: the same struct page has the same key whichever compound a path counted it
+    from.  (One exception, for solver speed, noted in the code: a symbolic ``t`` past its
+    compound is not folded, which only a store outside its loop's frame can reach.)
+    """
+    order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
+    dedup = sc.can_optimize_static and stride > VMEMMAP_RESERVE_NR * p
+    g = geometry(sc, inp) if dedup else None
+    reserve = VMEMMAP_RESERVE_NR * p
+
+    def in_compound(c: Val, t: Val) -> Val:
+        """Tail ``t < 2^order`` of compound ``c`` (terms shared with compound_nr_pages)."""
+        plain = join_key(sc, c, t)
+        if g is None or _small_const(t, reserve):
+            return plain
+        head = pfn_of(sc, g, c, bv.const_like(c, 0))  # the term compound_nr_pages() uses
+        opt = bv.and_(bv.ult(c, g.ncompounds), deduplicated(sc, inp, head),
+                      bv.not_(bv.ult(t, reserve)))
+        return bv.ite(opt, join_key(sc, c, (t & (p - 1)) | p), plain)
+
+    def name(c: Val, t: Val) -> Val:
+        if _small_const(t, stride):
+            return in_compound(c, t)
+        n = (c << order) + t
+        exact = in_compound(key_compound(sc, n), key_slot(sc, n))
+        if not bv.is_sym(t) or z3.is_bv_value(t):
+            return exact
+        # a symbolic t is a loop's index: past its compound the key is left unfolded.  Such
+        # a store is outside the loop's frame (equiv.memmap.tail_frame) whatever its key,
+        # so the frame lemma fails and the concrete replay (exact names) decides.
+        return bv.ite(bv.ult(t, stride), in_compound(c, t), n)
+
+    return name
+
+
+def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:
+    """``inp`` whose memory is seen through the vmemmap mapping of this scenario."""
+    return evolve(inp, mem=inp.mem.named(vmemmap_namer(sc, inp)))
+
+
+def pfn_of_key(g: Geometry, n: Val) -> Val:
+    """The pfn of storage key ``n`` (for an aliased key: the pfn whose storage it is)."""
+    return g.start + n
 
 
 def ctx_for(inp: Inputs) -> Ctx:
@@ -240,14 +335,14 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
                     tracepoint_on: bool = False, early: frozenset[int] = frozenset(),
                     garbage: int = 0x5A) -> Inputs:
     """Concrete inputs for replays and tests.  Unwritten struct pages hold a per-page byte
-    pattern derived from ``garbage`` (never zero), so a missed store is visible."""
-    from equiv.bv import CBV
+    pattern derived from ``garbage`` and the storage key (never zero), so a missed store is
+    visible."""
     from equiv.page_model import PB_BITS, ConcreteMemory, PageState
 
     size = layout.size
 
-    def initial(c: int, s: int) -> PageState:
-        byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
+    def initial(n: int) -> PageState:
+        byte = (garbage + 13 * n) & 0xFF or 0xA5
         return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
                          origin=((),) * size,
                          events=CBV(0, 16) if layout.config.tracks_events else None)
@@ -264,3 +359,40 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
         tracepoint_on=tracepoint_on, early_section=lambda nr: int(nr) in early,  # type: ignore[call-overload]
         mem=ConcreteMemory(initial, lambda b: CBV((garbage ^ b) & 0xFF, PB_BITS)),
     )
+
+
+# ---- the frame condition every loop summary rests on ---------------------------------------
+#
+# Written once, in the kernel's terms, and every frame lemma (equiv.loops) is derived from it:
+#
+#   An iteration of a loop over struct pages writes and reads only the struct pages of the
+#   pfns it is given, and those lie inside the part of the range it works on:
+#   * iteration c of a loop over compounds (memmap_init_zone_device's heads loops) owns the
+#     struct pages of pfn first + c * 2^order ... first + (c + 1) * 2^order - 1, and only
+#     for c below the number of compounds of the range;
+#   * iteration t of a loop over the tails of compound c (memmap_init_compound's tail loops)
+#     owns the struct page of pfn head(c) + t, and only for 0 <= t < 2^order.
+#
+# Owners are stated on storage keys, so a write through an alias (deduplicated vmemmap) or
+# past the end of a compound or of the range is outside every frame that does not own the
+# struct page it reaches, whatever bound the loop under test computed for itself.
+
+
+def compound_frame(sc: Scenario, g: Geometry,
+                   pb: Callable[[Val], tuple[Cond, Val]] = never) -> Owner:
+    """Iteration ``c`` of a loop over the range's compounds owns compound ``c``'s struct pages."""
+
+    def page(n: Val) -> tuple[Cond, Val]:
+        c = key_compound(sc, n)
+        return bv.ult(c, g.ncompounds), c
+
+    return Owner(page=page, pb=pb)
+
+
+def tail_frame(sc: Scenario, c: Val, pb: Callable[[Val], tuple[Cond, Val]] = never) -> Owner:
+    """Iteration ``t`` of a loop over compound ``c``'s tails owns the struct page of pfn
+    ``head(c) + t``, for ``t < 2^order``."""
+    def page(n: Val) -> tuple[Cond, Val]:
+        return bv.eq(key_compound(sc, n), c), key_slot(sc, n)
+
+    return Owner(page=page, pb=pb)

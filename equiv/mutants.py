@@ -32,6 +32,9 @@ class Mutant:
     #: a slow-path edit: the name of the :mod:`equiv.slow_variants` comparison that holds the
     #: edited slow path, checked against the base slow path (``knobs`` then unused)
     compare: str | None = None
+    #: the struct page a counterexample must name, where the bug writes outside the range:
+    #: "end_pfn" (the struct page right after it) or "before_start" (one before its first pfn)
+    page: str | None = None
 
     def apply(self, rev: Revision) -> Revision:
         return with_variant(rev, **self.knobs)
@@ -69,6 +72,12 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "v5 helper split with the refcount policy test inverted",
            {}, "x86_64-default", _always("_refcount", "folio._refcount_1"),
            compare="slow-split-inverted"),
+    Mutant("mutant_slow_tail_loop_one_past",
+           "memmap_init_compound's tail loop runs `pfn <= head_pfn + nr_pages`: in the last "
+           "compound it initialises the struct page of end_pfn, which belongs to whatever "
+           "follows the device (elsewhere it writes the next head, initialised again after)",
+           {}, "x86_64-default", _from_order(1, "flags", "compound_info"),
+           compare="slow-tail-loop-one-past", page="end_pfn"),
     Mutant("harmless_slow_helper_split",
            "the v5 helper split itself (zone_device_page_init_slow at both call sites): "
            "no functional change",
@@ -243,5 +252,30 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "template heads loop runs one compound past the range (`pfn <= end_pfn`): the struct "
            "pages of the compound after the range are overwritten (caught on the outside role)",
            {"heads_loop_end_delta": 1}, "x86_64-default",
-           _always("flags", "_mapcount", "folio.pgmap")),
+           _always("flags", "_mapcount", "folio.pgmap"), page="end_pfn"),
+    # ---- writes outside the range (issue 13: one name per struct page) --------------------
+    Mutant("mutant_tail_loop_one_past_end",
+           "template tail loop runs `pfn <= head_pfn + nr_pages`: in the last compound the "
+           "extra copy lands on the struct page of end_pfn, the memmap of whatever follows "
+           "the device (in the other compounds on the next head, which is initialised again)",
+           {"tail_loop_end_delta": 1}, "x86_64-default",
+           _from_order(1, "flags", "compound_info"), page="end_pfn"),
+    Mutant("mutant_tail_loop_one_past_end_last_compound",
+           "the same overrun in the last compound only (`pfn <= end_pfn` there): the one "
+           "store outside the range",
+           {"tail_loop_end_last_only": True}, "x86_64-default",
+           _from_order(1, "flags", "compound_info"), page="end_pfn"),
+    Mutant("mutant_first_head_before_range",
+           "the first head is initialised at `pfn_to_page(start_pfn - 1)`: the struct page "
+           "before the range is written and the real first head never is",
+           {"first_head_delta": -1}, "x86_64-default",
+           _always("flags", "_mapcount", "folio.pgmap"), page="before_start"),
+    Mutant("mutant_tail_copy_to_next_page",
+           "the template tail loop copies into `page + 1` of the pfn it refreshes for: tail 2 "
+           "is never initialised and the last copy of each compound lands one page further",
+           {"tail_write_delta": 1}, "x86_64-default", _from_order(2, "flags", "compound_info")),
+    Mutant("harmless_tail_loop_ne",
+           "the template tail loop's bound written `pfn != end` instead of `pfn < end`: the "
+           "same trip count, since the loop starts at or below its end",
+           {"tail_loop_cond": "!="}, "x86_64-default", _never),
 )}

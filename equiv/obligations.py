@@ -23,7 +23,7 @@ from attrs import frozen
 
 from equiv import bv
 from equiv.loops import Ctx, Lemma
-from equiv.memmap import Inputs, Scenario, assumptions, geometry, pfn_of, slot_of, symbolic_inputs
+from equiv.memmap import Inputs, Scenario, assumptions, geometry, join_key, pfn_of, symbolic_inputs
 from equiv.page_model import Atom, Memory, PageState
 from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
 from equiv.template_path import Revision, fast_path
@@ -46,7 +46,8 @@ ROLES: dict[str, Role] = {r.name: r for r in (
     Role("tail1", 1, "tail 1 of compound c (page[1]: folio overlay)"),
     Role("tail2", 2, "tail 2 of compound c (page[2]: _deferred_list)"),
     Role("tail", None, "tail t of compound c, 3 <= t < 2^order (deduplicated vmemmap folded)"),
-    Role("outside", None, "struct page of a compound past the range (must stay unchanged)"),
+    Role("outside", None, "any struct page outside the range's compounds: before the first "
+                          "pfn (the altmap's pages included), at end_pfn and past it"),
     Role("pageblock", None, "pageblock bitmap cell b (any b)"),
 )}
 
@@ -146,16 +147,21 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
             continue
         in_range = z3.ULT(c, g.ncompounds)  # type: ignore[arg-type]
         fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
+        _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
         if fixed is not None:
             cons = z3.And(in_range, t == fixed)
         elif role.name == "tail":
             cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
-        else:  # outside: compounds at or past the end, any slot of the compound
-            cons = z3.And(z3.UGE(c, g.ncompounds), z3.ULT(t, sc.stride))  # type: ignore[arg-type]
-        _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
-        s = slot_of(sc, opt, t)
-        obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, s),
-                               fast_mem.read(c, s), optimised=opt))
+        else:
+            # outside: every struct page not in a compound of the range, by its one name
+            # (before the first pfn, the altmap-reserved ones included, and from the end of
+            # the last compound on); never aliased by the vmemmap deduplication
+            n = join_key(sc, c, t)
+            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))  # type: ignore[arg-type]
+            obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.load(n), fast_mem.load(n)))
+            continue
+        obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, t),
+                               fast_mem.read(c, t), optimised=opt))
     return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
                        assumptions=assumptions(sc, inp) + ctx.unroll_bounds, observations=obs,
                        lemmas=list(ctx.lemmas), fast=fast_fn, reach=reach)

@@ -15,10 +15,11 @@ What is modelled, and from where (see ../shared/reference/zone_device.md):
 * :class:`PageState` — the contents of one struct page as 8-byte little-endian words, symbolic
   (z3) or concrete; optional per-byte provenance (which modelled step wrote each byte) in the
   concrete domain.
-* :class:`Memory` — the struct pages of the range, indexed ``(compound, slot)`` relative to the
-  loop's first pfn, plus the pageblock migratetype bitmap indexed by absolute pageblock
-  number.  Initial contents are arbitrary (fresh z3 arrays, or caller-chosen concrete values):
-  a byte that a path forgets to write differs between two paths.
+* :class:`Memory` — the struct pages, one storage key per struct page (its pfn relative to
+  the loop's first pfn, after vmemmap deduplication), plus the pageblock migratetype bitmap
+  indexed by absolute pageblock number.  Initial contents are arbitrary (fresh z3 arrays,
+  or caller-chosen concrete values): a byte that a path forgets to write differs between
+  two paths.
 """
 
 from __future__ import annotations
@@ -429,71 +430,108 @@ def ite_page(c: Cond, a: PageState, b: PageState) -> PageState:
 #: PB_migrate_isolate 4 (include/linux/pageblock-flags.h [M]); one byte per pageblock.
 PB_BITS = 8
 
-Key = tuple[Val, Val]
+#: ``(compound, tail) -> storage key``: how a path's ``pfn_to_page()`` reaches memory.
+Namer = Callable[[Val, Val], Val]
 
 
 class Memory:
-    """Persistent view of the memmap range and the pageblock bitmap.
+    """Persistent view of the memmap and the pageblock bitmap.
 
-    ``read(c, s)`` is struct page slot ``s`` of compound ``c`` (relative to the loop's first
-    pfn); ``read_pb(b)`` is the bitmap cell of absolute pageblock ``b``.  Writes return a new
+    **One name per struct page.**  Memory is indexed by a single 64-bit *storage key*: the
+    index, relative to the loop's first pfn, of the struct page whose bytes are stored
+    (``key = pfn - first pfn``, two's complement below it), after the vmemmap's
+    deduplication (:func:`equiv.memmap.vmemmap_namer`).  Invariant: two stores that reach
+    the same bytes in the kernel (``vmemmap_base + pfn * sizeof(struct page)`` followed
+    through the deduplicated vmemmap mapping) use the same key in the model, two that reach
+    different bytes use different keys, and a load sees the last store to its key.  Paths
+    never form keys themselves: ``read(c, t)`` / ``write(c, t)`` name the struct page of pfn
+    ``first + (c << order) + t`` as ``pfn_to_page()`` does, and the memory's :attr:`namer`
+    (the vmemmap mapping, attached with the inputs) turns that into the key, whatever
+    ``t`` is (``t == 2^order`` is compound ``c + 1``'s head; a negative ``t`` lies before
+    the compound).  ``tests/test_properties.py`` checks the invariant on random geometries.
+
+    ``read_pb(b)`` is the bitmap cell of absolute pageblock ``b``.  Writes return a new
     Memory.  The symbolic implementation layers closures (no enumeration of pages); the
     concrete one is a dict with linear use enforced (a stale Memory raises on use).
     """
 
-    def read(self, c: Val, s: Val) -> PageState:
+    namer: Namer | None = None
+
+    def key(self, c: Val, t: Val) -> Val:
+        """The storage key of the struct page of tail ``t`` of compound ``c``."""
+        if self.namer is None:
+            raise RuntimeError("memory used before the vmemmap was mapped (model bug: "
+                               "use equiv.memmap.with_vmemmap)")
+        return self.namer(c, t)
+
+    def read(self, c: Val, t: Val) -> PageState:
+        """``*pfn_to_page(first + (c << order) + t)``."""
+        return self.load(self.key(c, t))
+
+    def write(self, c: Val, t: Val, page: PageState) -> Memory:
+        return self.store(self.key(c, t), page)
+
+    def load(self, n: Val) -> PageState:
+        """The struct page stored under key ``n``."""
+        raise NotImplementedError
+
+    def store(self, n: Val, page: PageState) -> Memory:
         raise NotImplementedError
 
     def read_pb(self, b: Val) -> Val:
         raise NotImplementedError
 
-    def write(self, c: Val, s: Val, page: PageState) -> Memory:
+    def write_pb(self, b: Val, cell: Val) -> Memory:
         raise NotImplementedError
 
-    def write_pb(self, b: Val, cell: Val) -> Memory:
+    def named(self, namer: Namer) -> Memory:
+        """This memory seen through the vmemmap mapping ``namer``."""
         raise NotImplementedError
 
 
 class SymMemory(Memory):
-    """Symbolic memory: a read function composed of writes, memoised per index term.
+    """Symbolic memory: a load function composed of stores, memoised per key term.
 
-    Each SymMemory also knows its *footprint*: which indices may differ from its parents
+    Each SymMemory also knows its *footprint*: which keys may differ from its parents
     (``wrote``).  :func:`footprint` chains these back to an ancestor; the loop frame lemmas
-    use it instead of comparing whole pages.
+    use it instead of comparing whole pages.  A derived memory keeps its first parent's
+    :attr:`namer` unless given one.
     """
 
-    def __init__(self, read: Callable[[Val, Val], PageState], read_pb: Callable[[Val], Val],
+    def __init__(self, load: Callable[[Val], PageState], read_pb: Callable[[Val], Val],
                  parents: tuple[Memory, ...] = (),
-                 wrote: Callable[[Val, Val], Cond] | None = None,
-                 wrote_pb: Callable[[Val], Cond] | None = None) -> None:
-        self._read, self._read_pb = read, read_pb
+                 wrote: Callable[[Val], Cond] | None = None,
+                 wrote_pb: Callable[[Val], Cond] | None = None,
+                 namer: Namer | None = None) -> None:
+        self._load, self._read_pb = load, read_pb
         self.parents = parents
-        self.wrote: Callable[[Val, Val], Cond] = wrote or (lambda c, s: True)
+        self.namer = namer if namer is not None else (parents[0].namer if parents else None)
+        self.wrote: Callable[[Val], Cond] = wrote or (lambda n: True)
         self.wrote_pb: Callable[[Val], Cond] = wrote_pb or (lambda b: True)
         #: for ``c ? a : b`` memories: c (the footprint follows the branch)
         self.ite_cond: Cond | None = None
         # memo values hold the index terms too: z3 recycles the id of a freed term, so a
         # key must never outlive the term it names
-        self._memo: dict[tuple[int, int], tuple[Val, Val, PageState]] = {}
+        self._memo: dict[int, tuple[Val, PageState]] = {}
         self._memo_pb: dict[int, tuple[Val, Val]] = {}
 
     @classmethod
     def fresh(cls, name: str, nwords: int, events: bool = False) -> SymMemory:
-        """Arbitrary memory: an uninterpreted array of struct pages, indexed by the 128-bit
-        ``compound ++ slot`` (one index, so every query is plain SMT-LIB QF_AUFBV that any
-        solver reads), and one array of bitmap cells."""
-        arr = z3.Array(f"{name}.pages", z3.BitVecSort(128), z3.BitVecSort(64 * nwords))
+        """Arbitrary memory: an uninterpreted array of struct pages indexed by the 64-bit
+        storage key (so every query is plain SMT-LIB QF_AUFBV that any solver reads), and
+        one array of bitmap cells.  It has no namer until the inputs attach the vmemmap."""
+        arr = z3.Array(f"{name}.pages", z3.BitVecSort(64), z3.BitVecSort(64 * nwords))
         pb = z3.Array(f"{name}.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
         ev = z3.BitVecVal(0, 16) if events else None  # the event trace starts empty
-        return cls(lambda c, s: PageState(bits=z3.Select(arr, z3.Concat(c, s)), events=ev),
+        return cls(lambda n: PageState(bits=z3.Select(arr, n), events=ev),
                    lambda b: z3.Select(pb, b))
 
-    def read(self, c: Val, s: Val) -> PageState:
-        key = (c.get_id(), s.get_id())  # type: ignore[union-attr]
+    def load(self, n: Val) -> PageState:
+        key = n.get_id()  # type: ignore[union-attr]
         hit = self._memo.get(key)
         if hit is None:
-            hit = self._memo[key] = (c, s, self._read(c, s))
-        return hit[2]
+            hit = self._memo[key] = (n, self._load(n))
+        return hit[1]
 
     def read_pb(self, b: Val) -> Val:
         key = b.get_id()  # type: ignore[union-attr]
@@ -502,55 +540,57 @@ class SymMemory(Memory):
             hit = self._memo_pb[key] = (b, self._read_pb(b))
         return hit[1]
 
-    def write(self, c: Val, s: Val, page: PageState) -> Memory:
-        def read(c2: Val, s2: Val) -> PageState:
-            if c2.eq(c) and s2.eq(s):  # type: ignore[union-attr]  # same AST: shadowed
+    def store(self, n: Val, page: PageState) -> Memory:
+        def load(n2: Val) -> PageState:
+            if n2.eq(n):  # type: ignore[union-attr]  # same AST: shadowed
                 return page
-            return ite_page(bv.and_(bv.eq(c2, c), bv.eq(s2, s)), page, self.read(c2, s2))
+            return ite_page(bv.eq(n2, n), page, self.load(n2))
 
-        return SymMemory(read, self.read_pb, (self,),
-                         lambda c2, s2: bv.and_(bv.eq(c2, c), bv.eq(s2, s)), lambda b: False)
+        return SymMemory(load, self.read_pb, (self,), lambda n2: bv.eq(n2, n), lambda b: False)
 
     def write_pb(self, b: Val, cell: Val) -> Memory:
-        return SymMemory(self.read, lambda b2: bv.ite(bv.eq(b2, b), cell, self.read_pb(b2)),
-                         (self,), lambda c, s: False, lambda b2: bv.eq(b2, b))
+        return SymMemory(self.load, lambda b2: bv.ite(bv.eq(b2, b), cell, self.read_pb(b2)),
+                         (self,), lambda n: False, lambda b2: bv.eq(b2, b))
+
+    def named(self, namer: Namer) -> Memory:
+        return SymMemory(self.load, self.read_pb, (self,), lambda n: False, lambda b: False, namer)
 
 
 class TrackingMemory(SymMemory):
-    """A view of ``base`` that logs every index read through it, with the path condition
-    (from ``pc()``) under which the read was made (for the frame-read lemma)."""
+    """A view of ``base`` that logs every key loaded through it, with the path condition
+    (from ``pc()``) under which the load was made (for the frame-read lemma)."""
 
     def __init__(self, base: Memory, pc: Callable[[], tuple[z3.BoolRef, ...]]) -> None:
-        self.log: list[tuple[tuple[z3.BoolRef, ...], Val, Val]] = []
+        self.log: list[tuple[tuple[z3.BoolRef, ...], Val]] = []
         self.log_pb: list[tuple[tuple[z3.BoolRef, ...], Val]] = []
 
-        def read(c: Val, s: Val) -> PageState:
-            self.log.append((pc(), c, s))
-            return base.read(c, s)
+        def load(n: Val) -> PageState:
+            self.log.append((pc(), n))
+            return base.load(n)
 
         def read_pb(b: Val) -> Val:
             self.log_pb.append((pc(), b))
             return base.read_pb(b)
 
-        super().__init__(read, read_pb, (base,), lambda c, s: False, lambda b: False)
+        super().__init__(load, read_pb, (base,), lambda n: False, lambda b: False)
 
-    def read(self, c: Val, s: Val) -> PageState:  # no memo: every read is logged
-        return self._read(c, s)
+    def load(self, n: Val) -> PageState:  # no memo: every load is logged
+        return self._load(n)
 
     def read_pb(self, b: Val) -> Val:
         return self._read_pb(b)
 
 
-def footprint(mem: Memory, ancestor: Memory, c: Val, s: Val) -> Cond:
-    """May slot ``(c, s)`` of ``mem`` differ from ``ancestor``'s?  (Sound over-approximation.)"""
+def footprint(mem: Memory, ancestor: Memory, n: Val) -> Cond:
+    """May key ``n`` of ``mem`` differ from ``ancestor``'s?  (Sound over-approximation.)"""
     if mem is ancestor:
         return False
     if not isinstance(mem, SymMemory) or not mem.parents:
         return True
     if mem.ite_cond is not None:
-        a, b = (footprint(p, ancestor, c, s) for p in mem.parents)
+        a, b = (footprint(p, ancestor, n) for p in mem.parents)
         return bv.or_(bv.and_(mem.ite_cond, a), bv.and_(bv.not_(mem.ite_cond), b))
-    return bv.or_(mem.wrote(c, s), *(footprint(p, ancestor, c, s) for p in mem.parents))
+    return bv.or_(mem.wrote(n), *(footprint(p, ancestor, n) for p in mem.parents))
 
 
 def footprint_pb(mem: Memory, ancestor: Memory, b: Val) -> Cond:
@@ -569,51 +609,57 @@ def sym_ite_mem(c: Cond, a: Memory, b: Memory) -> Memory:
     """``c ? a : b`` over memories."""
     if isinstance(c, bool):
         return a if c else b
-    out = SymMemory(lambda x, y: ite_page(c, a.read(x, y), b.read(x, y)),
+    out = SymMemory(lambda n: ite_page(c, a.load(n), b.load(n)),
                     lambda x: bv.ite(c, a.read_pb(x), b.read_pb(x)),
-                    (a, b), lambda x, y: False, lambda x: False)
+                    (a, b), lambda n: False, lambda x: False)
     out.ite_cond = c
     return out
 
 
 class ConcreteMemory(Memory):
-    """Concrete memory over a dict; ``initial(c, s)`` / ``initial_pb(b)`` give unwritten cells."""
+    """Concrete memory over a dict keyed by storage key; ``initial(n)`` / ``initial_pb(b)``
+    give unwritten cells."""
 
-    def __init__(self, initial: Callable[[int, int], PageState],
+    def __init__(self, initial: Callable[[int], PageState],
                  initial_pb: Callable[[int], CBV],
-                 pages: dict[tuple[int, int], PageState] | None = None,
-                 pb: dict[int, CBV] | None = None) -> None:
+                 pages: dict[int, PageState] | None = None,
+                 pb: dict[int, CBV] | None = None, namer: Namer | None = None) -> None:
         self.initial, self.initial_pb = initial, initial_pb
         self.pages = {} if pages is None else pages
         self.pb = {} if pb is None else pb
+        self.namer = namer
         self.stale = False
 
     def _live(self) -> None:
         if self.stale:
             raise RuntimeError("concrete Memory used after it was written (model bug)")
 
-    def read(self, c: Val, s: Val) -> PageState:
+    def load(self, n: Val) -> PageState:
         self._live()
-        k = (int(c), int(s))  # type: ignore[arg-type]
+        k = int(n)  # type: ignore[arg-type]
         p = self.pages.get(k)
-        return self.initial(*k) if p is None else p
+        return self.initial(k) if p is None else p
 
     def read_pb(self, b: Val) -> Val:
         self._live()
         p = self.pb.get(int(b))  # type: ignore[arg-type]
         return self.initial_pb(int(b)) if p is None else p  # type: ignore[arg-type]
 
-    def _next(self) -> ConcreteMemory:
+    def _next(self, namer: Namer | None = None) -> ConcreteMemory:
         self._live()
         self.stale = True
-        return ConcreteMemory(self.initial, self.initial_pb, self.pages, self.pb)
+        return ConcreteMemory(self.initial, self.initial_pb, self.pages, self.pb,
+                              namer or self.namer)
 
-    def write(self, c: Val, s: Val, page: PageState) -> Memory:
+    def store(self, n: Val, page: PageState) -> Memory:
         nxt = self._next()
-        nxt.pages[(int(c), int(s))] = page  # type: ignore[arg-type]
+        nxt.pages[int(n)] = page  # type: ignore[arg-type]
         return nxt
 
     def write_pb(self, b: Val, cell: Val) -> Memory:
         nxt = self._next()
         nxt.pb[int(b)] = cell  # type: ignore[arg-type, assignment]
         return nxt
+
+    def named(self, namer: Namer) -> Memory:
+        return self._next(namer)

@@ -30,6 +30,7 @@ from collections.abc import Iterable
 from attrs import frozen
 
 from equiv.check import CellResult, Verdict
+from equiv.counterexample import Counterexample
 from equiv.errors import InputError
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
@@ -157,9 +158,22 @@ class SelfTestResult:
         return render_selftest(self)
 
 
+def names_page(cx: Counterexample, page: str) -> bool:
+    """Does ``cx`` name the struct page ``page`` ("end_pfn": the one right after the range,
+    "before_start": the one before its first pfn)?"""
+    start, nr = cx.inputs.get("start_pfn"), cx.inputs.get("nr_pages")
+    if cx.role != "outside" or cx.pfn is None or isinstance(start, bool) or isinstance(nr, bool) \
+            or start is None or nr is None:
+        return False
+    want = start + nr if page == "end_pfn" else start - 1
+    return cx.pfn == want & ((1 << 64) - 1)
+
+
 def classify(expected: tuple[str, ...] | None, equivalent: bool,
-             res: CellResult) -> tuple[Outcome, tuple[str, ...]]:
-    """The outcome of one cell, and the field names its counterexamples report."""
+             res: CellResult, page: str | None = None) -> tuple[Outcome, tuple[str, ...]]:
+    """The outcome of one cell, and the field names its counterexamples report.  With
+    ``page``, a kill must also name that struct page outside the range (a counterexample of
+    the ``outside`` role at that pfn)."""
     reported = tuple(sorted({n for o in res.obligations if o.counterexample is not None
                              for d in o.counterexample.diffs for n in d.names}))
     if expected is None:
@@ -168,6 +182,9 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
         return (Outcome.OK if equivalent else Outcome.NOT_APPLICABLE), reported
     if res.verdict is not Verdict.REFUTED:
         return Outcome.SURVIVED, reported
+    if page is not None and not any(o.counterexample is not None and
+                                    names_page(o.counterexample, page) for o in res.obligations):
+        return Outcome.WRONG_FIELD, reported
     return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
 
 
@@ -200,7 +217,7 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
         for t, o in cell_list:
             res = next(it)
             want = m.expect(t, o)
-            outcome, reported = classify(want, eq, res)
+            outcome, reported = classify(want, eq, res, m.page if want is not None else None)
             outs.append(CellOutcome(t, o, outcome, res.verdict, want, reported, res.seconds))
         rows.append(MutantRow(n, m.config, eq, tuple(outs)))
     return SelfTestResult(cell_list, tuple(rows), wall, used)

@@ -28,12 +28,14 @@ from equiv.memmap import (
     Inputs,
     MemoryType,
     Scenario,
+    compound_frame,
+    deduplicated,
     geometry,
     page_addr,
     pfn_of,
-    section_nr,
-    slot_of,
+    tail_frame,
     va,
+    with_vmemmap,
 )
 from equiv.page_model import (
     PB_BITS,
@@ -262,16 +264,11 @@ def compound_nr_pages(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Val, Cond]:
         ``(nr_pages, optimised)``.
     """
     full = bv.const_like(pfn, sc.stride)
-    if not sc.can_optimize_static:
+    optimised = deduplicated(sc, inp, pfn)
+    if isinstance(optimised, bool) and not optimised:
         return full, False
-    optimised = bv.and_(bv.not_(inp.altmap_valid), bv.not_(inp.early_section(section_nr(sc, pfn))))
     reduced = bv.const_like(pfn, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page)
     return bv.ite(optimised, reduced, full), optimised
-
-
-def tail_owner(c: Val) -> Owner:
-    """Owner of a tail loop of compound ``c``: iteration ``t`` owns slot ``t`` of ``c``."""
-    return Owner(page=lambda c2, s2: (bv.eq(c2, c), s2), pb=never)
 
 
 def set_head(sc: Scenario, mem: Memory, c: Val) -> Memory:
@@ -300,20 +297,21 @@ def tail_step(init: InitFn = init_zone_device_page) -> TailFn:
 
 def memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, g: Geometry, mem: Memory,
                          c: Val, nr_pages: Val, optimised: Cond,
-                         tail_fn: TailFn | None = None) -> Memory:
+                         tail_fn: TailFn | None = None, end_delta: int = 0) -> Memory:
     """``memmap_init_compound(head, head_pfn, zone_idx, nid, pgmap, nr_pages)`` (mm/mm_init.c,
     v7.3-rc1 ordering: __SetPageHead, the tail loop, then prep_compound_head).  ``tail_fn``
-    replaces the loop body (slow-path variants and seeded bugs, :mod:`equiv.slow_variants`)."""
+    replaces the loop body and ``end_delta`` moves its end (slow-path variants and seeded
+    bugs, :mod:`equiv.slow_variants`)."""
     step = tail_fn or tail_step()
     head_addr = page_addr(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
     mem = set_head(sc, mem, c)
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
-        s = slot_of(sc, optimised, t)
-        return m.write(c, s, step(sc, inp, m.read(c, s), pfn_of(sc, g, c, t), head_addr)), carry
+        return m.write(c, t, step(sc, inp, m.read(c, t), pfn_of(sc, g, c, t), head_addr)), carry
 
-    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), nr_pages, (),
-                        tail, tail_owner(c))
+    end = nr_pages + end_delta if end_delta else nr_pages
+    mem, _ = block_loop(ctx, "memmap_init_compound.tails", mem, bv.const_like(c, 1), end, (),
+                        tail, tail_frame(sc, c))
     return prep_compound_head(sc, inp, g, mem, c)
 
 
@@ -356,11 +354,6 @@ def pageblock_migratetype_init_range(ctx: Ctx, sc: Scenario, inp: Inputs, mem: M
     return mem
 
 
-def heads_owner() -> Owner:
-    """Owner of a heads loop: iteration ``c`` owns every slot of compound ``c``."""
-    return Owner(page=lambda c2, s2: (True, c2), pb=never)
-
-
 def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
                  ctx: Ctx | None = None) -> Memory:
     """``if (cond) return;`` at the top of a function on memory, in either domain.
@@ -378,19 +371,23 @@ def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
 
 def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, *,
                             init: InitFn = init_zone_device_page,
-                            tail_fn: TailFn | None = None) -> Memory:
+                            tail_fn: TailFn | None = None, tail_end_delta: int = 0) -> Memory:
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c, v7.3-rc1).
 
     ``WARN_ON_ONCE(!pgmap || zone_idx != ZONE_DEVICE)`` returns before anything is written.
     ``init`` (the per-page init at both call sites) and ``tail_fn`` (the tail loop body) are
-    replaced only by the slow-path variants of :mod:`equiv.slow_variants`.
+    replaced only by the slow-path variants of :mod:`equiv.slow_variants`.  The memmap is
+    seen through the vmemmap as ``memremap_pages()`` populated it before the call
+    (:func:`~equiv.memmap.with_vmemmap`).
     """
+    inp = with_vmemmap(sc, inp)
     return early_return(bv.eq(inp.pgmap, 0), inp.mem,
-                        lambda: _memmap_init_zone_device(ctx, sc, inp, init, tail_fn), ctx)
+                        lambda: _memmap_init_zone_device(ctx, sc, inp, init, tail_fn,
+                                                         tail_end_delta), ctx)
 
 
 def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
-                             tail_fn: TailFn | None) -> Memory:
+                             tail_fn: TailFn | None, tail_end_delta: int = 0) -> Memory:
     g = geometry(sc, inp)
     mem = inp.mem
     step = tail_fn or tail_step(init)
@@ -401,9 +398,9 @@ def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
         if sc.stride == 1:
             return m, carry
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
-        return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt, step), carry
+        return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt, step, tail_end_delta), carry
 
     zero = bv.const_like(g.start, 0)
     out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, g.ncompounds, (), head,
-                        heads_owner())
+                        compound_frame(sc, g))
     return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)

@@ -32,8 +32,18 @@ from attrs import evolve
 
 from equiv import bv
 from equiv.bv import Cond, Val
-from equiv.loops import Carry, Ctx, Owner, block_loop, never
-from equiv.memmap import Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of
+from equiv.loops import Carry, Ctx, block_loop
+from equiv.memmap import (
+    Inputs,
+    MemoryType,
+    Scenario,
+    compound_frame,
+    geometry,
+    page_addr,
+    pfn_of,
+    tail_frame,
+    with_vmemmap,
+)
 from equiv.page_model import PB_BITS, Layout, Memory, PageState, PG_head, View, _atoms, ite_page
 from equiv.slow_path import (
     U32_MINUS_1,
@@ -163,20 +173,19 @@ def path_612y(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             # prep_compound_head runs in the first iteration (pfn == head_pfn + 1): peeled
             m = one_tail(m, bv.const_like(c, 1))
             m = prep_compound_head_612(sc, inp, m, c, head_pfn)
-            owner = Owner(page=lambda c2, s2: (bv.eq(c2, c), s2), pb=never)
             m, _ = block_loop(ctx, "memmap_init_compound.tails (6.12.y)", m, bv.const_like(c, 2),
-                              nr, (), tail, owner)
+                              nr, (), tail, tail_frame(sc, c))
             return m, carry
 
-        heads = Owner(page=lambda c2, s2: (True, c2), pb=never)
         out, _ = block_loop(ctx, "memmap_init_zone_device.heads (6.12.y)", inp.mem,
-                            bv.const_like(g.start, 0), g.ncompounds, (), head, heads)
+                            bv.const_like(g.start, 0), g.ncompounds, (), head, compound_frame(sc, g))
         # pageblock_migratetype_init_range() of 6.12.117 (mm_init.c:655), with 6.12's
         # set_pageblock_migratetype() on each block
         return pageblock_migratetype_init_range(
             ctx, sc, inp, out, g.start, g.nr_pages, set_block=set_pageblock_migratetype_612,
             loop="pageblock_migratetype_init_range (6.12.y)")
 
+    inp = with_vmemmap(sc, inp)
     return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
 
 

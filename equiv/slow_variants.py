@@ -33,24 +33,25 @@ from attrs import frozen
 from equiv import bv
 from equiv.bv import Cond, Val
 from equiv.errors import lookup
-from equiv.loops import Carry, Ctx, Owner, block_loop
+from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import (
     MIGRATE_MOVABLE,
     VMEMMAP_RESERVE_NR,
     Inputs,
     MemoryType,
     Scenario,
+    compound_frame,
     geometry,
     page_addr,
     pfn_of,
-    slot_of,
+    tail_frame,
+    with_vmemmap,
 )
 from equiv.page_model import Layout, Memory, PageState, ite_page, sym_ite_mem
 from equiv.slow_path import (
     InitFn,
     TailFn,
     _flags_field,
-    compound_nr_pages,
     early_return,
     init_pageblock_migratetype,
     init_zone_device_page,
@@ -92,12 +93,13 @@ def zone_device_page_init_slow(sc: Scenario, inp: Inputs, page: PageState, pfn: 
     return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
-def _generic_path(init: InitFn, tail_fn: TailFn | None = None) -> PathFn:
+def _generic_path(init: InitFn, tail_fn: TailFn | None = None, tail_end_delta: int = 0) -> PathFn:
     """The base slow path with another per-page init (both call sites) and, optionally,
-    another tail-loop body in memmap_init_compound."""
+    another tail-loop body in memmap_init_compound or another end of its tail loop."""
 
     def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
-        return memmap_init_zone_device(ctx, sc, inp, init=init, tail_fn=tail_fn)
+        return memmap_init_zone_device(ctx, sc, inp, init=init, tail_fn=tail_fn,
+                                       tail_end_delta=tail_end_delta)
 
     return run
 
@@ -181,17 +183,15 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
                             bv.const_like(c, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page))
             else:
                 nr = full
-            _, really_deduplicated = compound_nr_pages(sc, inp, head_pfn)
             head_addr = page_addr(sc, inp, head_pfn)
             m = set_head(sc, m, c)
 
             def one_tail(mm: Memory, t: Val) -> Memory:
-                s = slot_of(sc, really_deduplicated, t)
-                mm = _init_612(ctx, sc, inp, mm, c, s, pfn_of(sc, g, c, t))
-                page = prep_compound_tail(sc, mm.read(c, s), head_addr)
+                mm = _init_612(ctx, sc, inp, mm, c, t, pfn_of(sc, g, c, t))
+                page = prep_compound_tail(sc, mm.read(c, t), head_addr)
                 page = set_page_count(sc.layout, page, 0, "memmap_init_compound: set_page_count(page, 0)",
                               inp)
-                return mm.write(c, s, page)
+                return mm.write(c, t, page)
 
             def tail(mm: Memory, cr: Carry, t: Val) -> tuple[Memory, Carry]:
                 return one_tail(mm, t), cr
@@ -204,16 +204,16 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             # peeled off so every remaining iteration touches only its own struct page
             m = one_tail(m, bv.const_like(c, 1))
             m = prep_compound_head(sc, inp, g, m, c)
-            owner = Owner(page=lambda c2, s2: (bv.eq(c2, c), s2), pb=tail_pb)
             m, _ = block_loop(ctx, "memmap_init_compound.tails (6.12)", m, bv.const_like(c, 2), nr,
-                              (), tail, owner)
+                              (), tail, tail_frame(sc, c, pb=tail_pb))
             return m, carry
 
-        heads = Owner(page=lambda c2, s2: (True, c2), pb=block_of_heads)
         out, _ = block_loop(ctx, "memmap_init_zone_device.heads (6.12)", inp.mem,
-                            bv.const_like(g.start, 0), g.ncompounds, (), head, heads)
+                            bv.const_like(g.start, 0), g.ncompounds, (), head,
+                            compound_frame(sc, g, pb=block_of_heads))
         return out
 
+    inp = with_vmemmap(sc, inp)
     return early_return(bv.eq(inp.pgmap, 0), inp.mem, rest, ctx)
 
 
@@ -260,6 +260,9 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
     Comparison("slow-split-inverted", "seeded bug: the v5 helper split with "
                "`if (pagemap_resets_refcount(pgmap))` inverted", "seeded bug",
                _generic_path(_init_split_inverted)),
+    Comparison("slow-tail-loop-one-past", "seeded bug: memmap_init_compound's tail loop runs "
+               "`pfn <= head_pfn + nr_pages`, one struct page past its compound", "seeded bug",
+               _generic_path(init_zone_device_page, tail_end_delta=1)),
     Comparison("v6.12", "mm/mm_init.c of v6.12: per-page pageblock migratetype, PRIVATE/COHERENT "
                "refcount 0, prep_compound_head inside the tail loop, no early-section test",
                "differences expected", _path_612,

@@ -32,12 +32,23 @@ from equiv import bv
 from equiv.bv import Cond, Val
 from equiv.errors import InputError, lookup
 from equiv.loops import Carry, Ctx, block_loop
-from equiv.memmap import Geometry, Inputs, MemoryType, Scenario, geometry, page_addr, pfn_of, slot_of, va
+from equiv.memmap import (
+    Geometry,
+    Inputs,
+    MemoryType,
+    Scenario,
+    compound_frame,
+    geometry,
+    page_addr,
+    pfn_of,
+    tail_frame,
+    va,
+    with_vmemmap,
+)
 from equiv.page_model import Memory, PageState, extend_chain
 from equiv.slow_path import (
     compound_nr_pages,
     early_return,
-    heads_owner,
     init_zone_device_page,
     memmap_init_compound,
     memmap_init_zone_device,
@@ -48,7 +59,6 @@ from equiv.slow_path import (
     set_head,
     set_page_count,
     set_page_section_from_pfn,
-    tail_owner,
     zone_device_page_init_common,
 )
 
@@ -104,6 +114,17 @@ class FastVariant:
     tail_template: bool = True
     #: tail 1 gets prep_compound_tail before the snapshot (v11).
     tail1_prep_compound_tail: bool = True
+    #: the template tail loop runs one iteration past ``nr_pages`` in the last compound only
+    #: (its extra iteration writes the struct page of ``end_pfn``).
+    tail_loop_end_last_only: bool = False
+    #: the template tail loop's condition: ``pfn < end`` (v11) or ``pfn != end``.
+    tail_loop_cond: str = "<"
+    #: iteration t of the template tail loop writes tail ``t + tail_write_delta`` (a write to
+    #: the wrong struct page) while refreshing for pfn ``head + t``.
+    tail_write_delta: int = 0
+    #: the first head is written at ``pfn_to_page(start_pfn + first_head_delta)`` (-1: the
+    #: struct page before the range).
+    first_head_delta: int = 0
 
     def __attrs_post_init__(self) -> None:
         for name, ok in (("head_snapshot", {"before_init", "before_compound", "after_compound"}),
@@ -111,6 +132,7 @@ class FastVariant:
                                         "after_prep_compound_head", "head_template"}),
                          ("refresh_when", {"before", "after", "destination"}),
                          ("prep_compound_head_when", {"after_tails", "before_tail_loop"}),
+                         ("tail_loop_cond", {"<", "!="}),
                          ("set_head_when", {"first", "after_tails", "after_prep_compound_head"})):
             if getattr(self, name) not in ok:
                 raise InputError(f"FastVariant.{name}={getattr(self, name)!r}; valid: {sorted(ok)}")
@@ -308,7 +330,7 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     if v.set_head_when == "first":
         mem = set_head(sc, mem, c)
     one = bv.const_like(c, 1)
-    s1 = slot_of(sc, optimised, one)
+    s1 = one
     if v.tail1_from_template:
         page, _ = init_from_template(sc, inp, v, mem.read(c, s1), head_tmpl, pfn_of(sc, g, c, one),
                                      "head template")
@@ -339,17 +361,21 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
         prep_late = False
 
     def tail(m: Memory, carry: Carry, t: Val) -> tuple[Memory, Carry]:
-        s = slot_of(sc, optimised, t)
         pfn = pfn_of(sc, g, c, t)
         if v.tail_refresh_pfn_delta:
             pfn = pfn + v.tail_refresh_pfn_delta
-        new, tm = init_from_template(sc, inp, v, m.read(c, s), carry[0], pfn, "tail template")
-        return m.write(c, s, new), (tm,)
+        dst = t + v.tail_write_delta if v.tail_write_delta else t
+        new, tm = init_from_template(sc, inp, v, m.read(c, dst), carry[0], pfn, "tail template")
+        return m.write(c, dst, new), (tm,)
 
     lo = bv.const_like(c, v.tail_loop_start)
     hi = nr_pages + v.tail_loop_end_delta
+    if v.tail_loop_end_last_only:  # one past the end in the last compound only
+        hi = hi + bv.ite(bv.eq(c, g.ncompounds - 1), bv.const_like(c, 1), bv.const_like(c, 0))
+    if v.tail_loop_cond == "!=":  # for (...; pfn != end; ...): the same trip count when lo <= hi
+        hi = bv.ite(bv.ule(lo, hi), hi, bv.const_like(c, (1 << 64) - 1))
     mem, tmpl_after = block_loop(ctx, "memmap_init_compound.template_tails", mem, lo, hi, (tmpl,),
-                                 tail, tail_owner(c))
+                                 tail, tail_frame(sc, c))
     if v.set_head_when == "after_tails":
         mem = set_head(sc, mem, c)
     if prep_late:
@@ -361,6 +387,7 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
 
 def template_memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:
     """``memmap_init_zone_device()`` of v11 patch 3 (heads) with patch 4 (tails)."""
+    inp = with_vmemmap(sc, inp)
     return early_return(bv.eq(inp.pgmap, 0), inp.mem, lambda: _fast(ctx, sc, inp, rev), ctx)
 
 
@@ -375,10 +402,11 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     mem = inp.mem
     c0 = bv.const_like(g.start, 0)
     # first head: slow path on the real page, then the template snapshot
-    first = mem.read(c0, c0)
-    mem = mem.write(c0, c0, slow_init(sc, inp, rev, first, pfn_of(sc, g, c0, c0)))
+    h0 = bv.const_like(g.start, v.first_head_delta)
+    first = mem.read(c0, h0)
+    mem = mem.write(c0, h0, slow_init(sc, inp, rev, first, pfn_of(sc, g, c0, h0)))
     # "before_init": the snapshot is the uninitialised struct page
-    head_tmpl = (first if v.head_snapshot == "before_init" else mem.read(c0, c0)).noted(
+    head_tmpl = (first if v.head_snapshot == "before_init" else mem.read(c0, h0)).noted(
         "first head taken as the head template")
     tail_tmpl: PageState | None = None
     keep_tail = sc.stride != 1 and not v.tail_template_per_compound
@@ -406,7 +434,7 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
 
     end = g.ncompounds + v.heads_loop_end_delta if v.heads_loop_end_delta else g.ncompounds
     mem, _ = block_loop(ctx, "memmap_init_zone_device.template_heads", mem, c0 + v.heads_loop_start,
-                        end, carry0, head, heads_owner())
+                        end, carry0, head, compound_frame(sc, g))
     return pageblock_migratetype_init_range(ctx, sc, inp, mem, g.start, g.nr_pages)
 
 

@@ -240,7 +240,7 @@ def observed_run(spec: CellSpec, cx: Counterexample) -> ConcreteRun:
         InternalMismatch: the run does not show exactly the recorded difference.
     """
     sc, _, fast = cell_paths(spec)
-    run = run_concrete(sc, fast, recorded_factory(sc.layout, cx), cx.index)
+    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index)
     got = page_diffs(sc.layout, ROLES[cx.role].page_index, run)
     if [(d.offset, d.size, d.slow, d.fast) for d in got] != \
             [(d.offset, d.size, d.slow, d.fast) for d in cx.diffs]:
