@@ -94,9 +94,10 @@ def kill_matrix() -> SelfTestResult:
 @pytest.mark.slow
 class TestSelfTest:
     def test_every_bug_killed_no_false_report(self, kill_matrix: SelfTestResult) -> None:
-        """M1-M7 and X1-X2 killed, M8 (the equivalent control) not reported, on every cell."""
+        """M1-M7 and X1-X5 killed, M8 and X6 (the equivalent controls) not reported, on every
+        cell."""
         assert kill_matrix.ok, kill_matrix.render()
-        assert len(kill_matrix.killed) == 9 and kill_matrix.count(Outcome.FALSE_REPORT) == 0
+        assert len(kill_matrix.killed) == 12 and kill_matrix.count(Outcome.FALSE_REPORT) == 0
         assert kill_matrix.cells == CELLS
 
     @pytest.mark.parametrize("name", [n for n, m in MUTANTS.items() if not m.equivalent])
@@ -171,6 +172,9 @@ BROKEN_LEMMAS = [
     ("mutant_no_pfn_align_clamp", "vmap", 3, "batch_order_run"),
     ("mutant_batch_step_by_shift", "vmap", 3, "batch_lock_step"),
     ("mutant_batch_step_by_shift", "vmap", 3, "batch_runs"),
+    ("mutant_final_walk_to_batch_end", "vmap", 1, "batch_walks_tile"),
+    ("mutant_flush_to_batch_end", "vmap", 1, "batch_flush_covers"),
+    ("mutant_flush_from_map_addr", "vmap", 2, "batch_flush_covers"),
 ]
 
 

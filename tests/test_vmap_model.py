@@ -28,6 +28,7 @@ from equiv.vmap.counterexample import build, replay
 from equiv.vmap.mutants import apply, by_label
 from equiv.vmap.obligations import for_path, violations
 from equiv.vmap.paths import Unroll, observe
+from equiv.vmap.revisions import Revision
 
 PK = 0x0068000000000703  # arm64 PAGE_KERNEL
 #: the finding's reproducer: two order-5 runs, a 2M boundary 16 pages into the first
@@ -115,10 +116,10 @@ def _cases() -> st.SearchStrategy[ConcreteCase]:
     return st.one_of(vmap, io)
 
 
-def _agree(case: ConcreteCase, rev: str) -> None:
+def _agree(case: ConcreteCase, rev: str | Revision) -> None:
     """The exact model, run on concrete values, gives the twin's leaf at the pages of the
     range near its ends and every 2M boundary (every page of a short range)."""
-    r = REVISIONS[rev]
+    r = REVISIONS[rev] if isinstance(rev, str) else rev
     inp = case.inputs(3)
     u = Unroll.initial(case.path, 3, r).grown()
     rs, rf = twin.run_slow(case, r), twin.run_fast(case, r)
@@ -163,14 +164,20 @@ class TestSymbolicModelAgainstTwin:
 
 class TestApi:
     def test_paths_revisions_mutants(self) -> None:
-        """The contract the lead integrates: names, default revision, M1-M8, X1-X2."""
+        """The contract the lead integrates: names, default revision, M1-M8, X1-X6."""
         assert PATHS == ("ioremap", "vmalloc", "vmap")
         assert DEFAULT_REVISION == "v8" and set(REVISIONS) >= {"v8", "mm-c1", "v8-fix"}
         assert all(r.summary and r.choices for r in REVISIONS.values())
         assert [by_label(f"M{k}").label for k in range(1, 9)] == [f"M{k}" for k in range(1, 9)]
         assert by_label("X1").name == "mutant_max_steps_past_end"
         assert by_label("X2").name == "mutant_pte_alloc_before_pmd"
-        assert [m.name for m in MUTANTS.values() if m.equivalent] == ["harmless_no_vm_shift_filter"]
+        assert by_label("X3").name == "mutant_final_walk_to_batch_end"
+        assert by_label("X4").name == "mutant_flush_to_batch_end"
+        assert by_label("X5").name == "mutant_cont_last_pte_not_cont"
+        assert [m.name for m in MUTANTS.values() if m.equivalent] == [
+            "harmless_walk_on_shift_drop",
+            "harmless_no_vm_shift_filter",
+        ]
 
     def test_every_mutant_changes_the_revision(self) -> None:
         """A seeded bug equal to v8-fix would be a vacuous control."""
@@ -231,7 +238,7 @@ def test_ops_doctests() -> None:
     assert res.failed == 0 and res.attempted > 0
 
 
-def _facts_fail_at(case: ConcreteCase, rev_name: str) -> list[int]:
+def _facts_fail_at(case: ConcreteCase, rev_name: str | Revision) -> list[int]:
     """Pages where the local model's facts do not hold for the real step and walk of the
     concrete twin (an unsound fact would silently skip such a page in every proof)."""
     import z3
@@ -239,7 +246,7 @@ def _facts_fail_at(case: ConcreteCase, rev_name: str) -> list[int]:
     from equiv.vmap import local
     from equiv.vmap.inputs import symbolic_inputs
 
-    rev = REVISIONS[rev_name]
+    rev = REVISIONS[rev_name] if isinstance(rev_name, str) else rev_name
     bound = 1 if case.path == "ioremap" else len(case.segments)
     inp = symbolic_inputs(case.path, bound)
     v = z3.BitVec("obs.page", 32)

@@ -101,6 +101,8 @@ class _Cell:
         self.slow, self.fast = local.observe(path, self.inp, rev, self.v)
         self.facts = _conj(bv.and_(self.slow.facts, self.fast.facts))
         self.base = [*_assertions(self.pre), z3.ULT(self.v, self.inp.count), self.facts]
+        #: the run facts (lemma batch_runs), assumed only by the obligations resting on it
+        self.run_facts = _conj(bv.and_(self.slow.run_facts, self.fast.run_facts))
         #: violations found by replaying lemma counterexamples: obligation -> replay
         self.lemma_witness: dict[str, Replay] = {}
 
@@ -269,7 +271,8 @@ class _Cell:
         ob = OBLIGATIONS[name]
         t0 = time.perf_counter()
         neg, free = self.local_claim(name)
-        q = self.query([neg])
+        runs = [self.run_facts] if "batch_runs" in depends(name, self.path) else []
+        q = self.query([*runs, neg])
 
         def refuted(rp: Replay, found_by: str, page: int | None) -> ObligationResult:
             rp = simplify(rp, self.rev, name)
@@ -407,7 +410,7 @@ def check_cell(
         )
 
     t0 = time.perf_counter()
-    q = cell.query([])
+    q = cell.query([cell.run_facts])
     if q.result != SAT:
         verdict = Verdict.VACUOUS if q.result == UNSAT else Verdict.UNKNOWN
         why = (

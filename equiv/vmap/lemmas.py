@@ -256,21 +256,31 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
     st = _loop_state()
     cov = z3.BitVec("lemma.batch.covered", IDX_BITS)
     count = inp.count
+    nbits = _nbits(inp)
 
     def inv(s: BatchState, c: Val) -> Cond:
         return bv.and_(_lock(s), _shape(inp, s), bv.eq(c, s.map_addr))
 
-    def walk(lo: Val, hi: Val, c: Val) -> Cond:
-        """The walk [lo, hi) continues the tiling at c, inside the range (not empty)."""
-        return bv.and_(bv.eq(lo, c), bv.ult(lo, hi) if cover else bv.ule(lo, hi), bv.ule(hi, count))
+    def walk(lo: Val, hi: Val, c: Val, shift: Val) -> Cond:
+        """The walk [lo, hi) continues the tiling at c, inside the range (not empty), with
+        a batch shift."""
+        return bv.and_(
+            bv.eq(lo, c),
+            bv.ult(lo, hi) if cover else bv.ule(lo, hi),
+            bv.ule(hi, count),
+            arch.ge(shift, arch.PAGE_SHIFT),
+            bv.ult(shift, arch.PAGE_SHIFT + nbits),
+        )
 
     def left(s: BatchState, c: Val) -> Cond:
-        """The loop is left in state s with [0, c) covered: the final walk (if any)."""
+        """The loop is left in state s with [0, c) covered: the final walk (if any), with
+        ``prev_shift`` (PAGE_SHIFT if no iteration ran)."""
         issued, lo, hi = final_walk(inp, rev, s)
+        shift = bv.ite(bv.eq(s.prev, 0), ops.const(s.prev, arch.PAGE_SHIFT, 32), s.prev)
         if not cover:
-            return ops.implies(issued, walk(lo, hi, c))
+            return ops.implies(issued, walk(lo, hi, c, shift))
         return bv.and_(
-            ops.implies(issued, bv.and_(walk(lo, hi, c), bv.eq(hi, count))),
+            ops.implies(issued, bv.and_(walk(lo, hi, c, shift), bv.eq(hi, count))),
             ops.implies(bv.not_(issued), bv.eq(c, count)),
         )
 
@@ -284,7 +294,7 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
             run,
             bv.and_(
                 # the walk [map_addr, batch_end) issued here continues them
-                ops.implies(it.issued, walk(st.map_addr, st.bend, cov)),
+                ops.implies(it.issued, walk(st.map_addr, st.bend, cov, it.prev)),
                 ops.implies(it.brk, left(it.mid, cov2)),
                 ops.implies(bv.not_(it.brk), inv(it.after, cov2)),
             ),
@@ -302,10 +312,10 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
     return Lemma(
         name=name,
         description=f"vmap_pages_range_batched: {what} (inductive: one symbolic iteration)",
-        premise=bv.and_(inv(st, cov), _batch_order_run(inp, rev).claim),
+        premise=bv.and_(inv(st, cov), _batch_order_inside(inp, rev).claim),
         claim=claim,
         free=_free(st, covered=cov),
-        requires=("batch_order_run",),
+        requires=("batch_order_inside",),
     )
 
 
@@ -347,10 +357,10 @@ def _batch_flush_covers(inp: VmapInputs, rev: Revision) -> Lemma:
         name="batch_flush_covers",
         description="vmap_pages_range_batched: wherever the loop is left (break, end, a walk's error), "
         "flush_cache_vmap()'s range covers [addr, end) (inductive: one symbolic iteration)",
-        premise=bv.and_(inv(st), _batch_order_run(inp, rev).claim),
+        premise=bv.and_(inv(st), _batch_order_inside(inp, rev).claim),
         claim=claim,
         free=_free(st),
-        requires=("batch_order_run",),
+        requires=("batch_order_inside",),
     )
 
 
@@ -375,6 +385,22 @@ def _batch_order_run(inp: VmapInputs, rev: Revision) -> Lemma:
         name="batch_order_run",
         description="get_vmap_batch_order: the iteration at pages[i] covers 2^order pages that are "
         "physically contiguous, inside the array, the first pfn aligned to 2^order",
+        premise=True,
+        claim=claim,
+        free={"i": i},
+    )
+
+
+def _batch_order_inside(inp: VmapInputs, rev: Revision) -> Lemma:
+    """The iteration at index i (i < count) ends inside the array: i + 2^order <= count
+    (the part of ``batch_order_run`` the walks' lemmas need)."""
+    nbits = _nbits(inp)
+    i = z3.BitVec("lemma.batch.i", IDX_BITS)
+    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, i), i)
+    claim = ops.implies(bv.ult(i, inp.count), bv.ule(i + ops.pow2(bo.order, OFF, nbits), inp.count))
+    return Lemma(
+        name="batch_order_inside",
+        description="get_vmap_batch_order: the iteration at pages[i] ends inside the array",
         premise=True,
         claim=claim,
         free={"i": i},
@@ -419,6 +445,7 @@ LEMMAS: dict[str, Callable[[VmapInputs, str, Revision], Lemma]] = {
     "hook_tiles": _hook_tiles,
     "batch_lock_step": lambda inp, path, rev: _batch_lock_step(inp, rev),
     "batch_order_run": lambda inp, path, rev: _batch_order_run(inp, rev),
+    "batch_order_inside": lambda inp, path, rev: _batch_order_inside(inp, rev),
     "chain_contiguous": lambda inp, path, rev: _chain_contiguous(inp),
     "batch_runs": lambda inp, path, rev: _batch_runs(inp, rev),
     "batch_walks_inside": lambda inp, path, rev: _batch_walks(inp, rev, cover=False),
@@ -427,39 +454,47 @@ LEMMAS: dict[str, Callable[[VmapInputs, str, Revision], Lemma]] = {
     "vmalloc_chunks_aligned": lambda inp, path, rev: _vmalloc_chunks_aligned(inp),
 }
 
-#: the lemmas that justify the facts of each path's local model.  Every obligation about the
-#: observed page rests on them: the facts constrain the free variables of every such query,
-#: and a fact that did not hold would leave some run out of the proof.
+#: the lemmas that justify the facts of each path's local model (``LocalObs.facts``).  Every
+#: obligation about the observed page rests on them: the facts constrain the free variables
+#: of every such query, and a fact that did not hold would leave some run out of the proof.
 FACTS: dict[str, tuple[str, ...]] = {
     "ioremap": ("hook_tiles",),
     "vmalloc": ("hook_tiles", "vmalloc_chunks_aligned"),
+    "vmap": ("hook_tiles", "batch_lock_step", "batch_order_inside", "batch_walks_inside"),
+}
+#: the lemmas that justify the run facts of the batching loop's walks
+#: (``LocalObs.run_facts``: every iteration of a walk contiguous, PA-aligned, inside it),
+#: which only the translation needs
+RUNS: tuple[str, ...] = ("batch_order_run", "chain_contiguous", "batch_runs")
+
+#: which lemmas each path's local model rests on, in the order they are proved (a lemma
+#: after those it requires)
+PATH_LEMMAS: dict[str, tuple[str, ...]] = {
+    "ioremap": FACTS["ioremap"],
+    "vmalloc": FACTS["vmalloc"],
     "vmap": (
         "hook_tiles",
         "batch_lock_step",
+        "batch_order_inside",
         "batch_order_run",
         "chain_contiguous",
         "batch_runs",
         "batch_walks_inside",
+        "batch_walks_tile",
+        "batch_flush_covers",
     ),
-}
-
-#: which lemmas each path's local model rests on, in the order they are proved
-PATH_LEMMAS: dict[str, tuple[str, ...]] = {
-    "ioremap": FACTS["ioremap"],
-    "vmalloc": FACTS["vmalloc"],
-    "vmap": (*FACTS["vmap"], "batch_walks_tile", "batch_flush_covers"),
 }
 
 #: what each obligation rests on besides the facts (None: not the facts either: its query
 #: does not read the observed page or the free variables, and the facts hold for some page
-#: of every input: a one-page walk of shift PAGE_SHIFT at it).  The page facts cover every
-#: page *some walk maps* (walks inside the range: frame, wf_block, index_bound, terminates
-#: are about what is written and read); e_trans and errors_agree are about every page of the
-#: range, which needs the walks to cover it (``batch_walks_tile``); on vmap the flush range
-#: is the lemma ``batch_flush_covers``, and ub_ffs0 asks for any iteration of the batching
-#: loop (a free index below N).
+#: of every input: a one-page walk of shift PAGE_SHIFT at it).  The facts cover every page
+#: *some walk maps* (walks inside the range: frame, wf_block, index_bound, terminates are
+#: about what is written and read); e_trans, e_enc and errors_agree are about every page of
+#: the range, which needs the walks to cover it (``batch_walks_tile``), and the translation
+#: needs the run facts; on vmap the flush range is the lemma ``batch_flush_covers``, and
+#: ub_ffs0 asks for any iteration of the batching loop (a free index below N).
 EXTRA: dict[str, frozenset[str] | None] = {
-    "e_trans": frozenset({"batch_walks_tile"}),
+    "e_trans": frozenset({"batch_walks_tile", *RUNS}),
     "e_enc": frozenset({"batch_walks_tile"}),
     "errors_agree": frozenset({"batch_walks_tile"}),
     "flush_covers": None,
@@ -467,7 +502,7 @@ EXTRA: dict[str, frozenset[str] | None] = {
 }
 #: the lemmas of the obligations that do not rest on the facts
 GLOBAL: dict[str, frozenset[str]] = {
-    "flush_covers": frozenset({"batch_flush_covers", "batch_order_run"}),
+    "flush_covers": frozenset({"batch_flush_covers", "batch_order_inside"}),
     "ub_ffs0": frozenset(),
 }
 

@@ -88,6 +88,9 @@ class LocalObs:
     facts: Cond
     free: dict[str, Val]
     shift: Val
+    #: facts about the runs of the batching loop's walks (vmap, lemma ``batch_runs``), kept
+    #: apart from ``facts``: only the obligations that rest on that lemma assume them
+    run_facts: Cond = True
 
 
 class Fresh:
@@ -376,6 +379,7 @@ def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
         needs_pud=mc(a.needs_pud, b.needs_pud),
         block_slot=mc(a.block_slot, b.block_slot),
         facts=mc(a.facts, b.facts),
+        run_facts=mc(a.run_facts, b.run_facts),
         free={**a.free, **b.free},
         shift=bv.ite(c, a.shift, b.shift),
     )
@@ -505,13 +509,14 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
             ),
         )
 
+    # v lies in a walk inside [0, N) with a batch shift (lemmas batch_walks_inside /
+    # batch_walks_tile); the run facts (lemma batch_runs) are kept apart (run_facts)
     walk = bv.and_(
         bv.ule(lo, v),
         bv.ult(v, hi),
         bv.ule(hi, inp.count),
         arch.ge(shift, arch.PAGE_SHIFT),
         bv.ult(shift, arch.PAGE_SHIFT + nbits),
-        in_run(v),
     )
     if rev.batch_step == "shift":
         # seeded bug M5 (i += 1U << shift): after the first batched iteration i is past count
@@ -564,12 +569,12 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     step = bv.and_(
         arch.ge(x, s_addr),
         bv.ule(x, v),
-        in_run(x),
         bv.or_(bv.and_(bv.not_(big), bv.eq(x, v)), bv.and_(big, bv.ult(v, x + size))),
     )
     leaf_step = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, big, size, rev.cont_every_pte)
     leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
-    facts = bv.and_(walk, pmd_facts, ops.implies(bv.not_(pmd), step), *lag_facts)
+    facts = bv.and_(walk, ops.implies(bv.not_(pmd), step))
+    run_facts = bv.and_(in_run(v), pmd_facts, ops.implies(bv.not_(pmd), in_run(x)), *lag_facts)
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
     end = bv.ite(pmd, s_next, x + leaf_step.npages)
@@ -589,6 +594,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         needs_pud=True,
         block_slot=pmd,
         facts=facts,
+        run_facts=run_facts,
         free=dict(fresh.made),
         shift=shift,
     )
