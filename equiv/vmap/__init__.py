@@ -21,10 +21,15 @@ API (the lead's integration contract):
 Trust statement.  Proofs come from the *local* model (:mod:`equiv.vmap.local`): what the
 kernel loops did before the observed page (the step covering it, the walk covering it) is a
 free variable constrained by facts, each justified by a lemma proved in the same run
-(:mod:`equiv.vmap.lemmas`); tests check those facts against the real steps and walks of
-concrete runs.  Counterexamples come from the local or the exact (unrolled) model and are
-reported only after the concrete twin (:mod:`equiv.vmap.twin`), an independent page-by-page
-mirror of the kernel loops, reproduces them.  Trusted: the hand-written models (from
+(:mod:`equiv.vmap.lemmas`: the walks of the batching loop tile the range, each is called at
+its first page and made of contiguous, aligned iterations, the flush covers the range on
+both ends) or, for the structure of the loops themselves (slots and PTE steps visited in
+order, ``*nr`` advancing with ``addr``), printed with every run as an assumption; the list,
+fact by fact, is in :mod:`equiv.vmap.local` and docs/vmap-trust.md.  Tests check those facts
+against the real steps and walks of concrete runs.  Counterexamples come from the local or
+the exact (unrolled) model and are reported only after the concrete twin
+(:mod:`equiv.vmap.twin`), an independent page-by-page mirror of the kernel loops,
+reproduces them.  Trusted: the hand-written models (from
 ``../shared/reference/vmalloc.md``: mm/vmalloc.c BASE-C, POST-C1, POST-C2 as paraphrased;
 arm64 vmalloc.h BASE-H, POST-H1), Bitwuzla / z3, and Python.  Not modelled: TLB maintenance
 and what a misprogrammed CONT group does in hardware, concurrency (the trylock is an oracle),
@@ -89,7 +94,7 @@ def check(
 
 
 def self_test(jobs: int | None = None) -> SelfTestResult:
-    """The mutation self-test (M1-M8 and X1-X2 on ``v8-fix``; :mod:`equiv.vmap.selftest`)."""
+    """The mutation self-test (M1-M8 and X1-X6 on ``v8-fix``; :mod:`equiv.vmap.selftest`)."""
     from equiv.vmap.selftest import self_test as _self_test
 
     return _self_test(jobs)

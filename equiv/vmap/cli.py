@@ -101,7 +101,7 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
 
 
 def self_test(jobs: int | None) -> Any:
-    """The seeded-bug controls M1-M8 and X1-X2 (:func:`equiv.vmap.self_test`)."""
+    """The seeded-bug controls M1-M8 and X1-X6 (:func:`equiv.vmap.self_test`)."""
     return vmap.self_test(jobs)
 
 

@@ -464,4 +464,15 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
             True,
         )
     )
+    out.append(
+        (
+            "local model, by the structure of the code (no lemma; the property tests check it "
+            "against the twin's loops): the page-table loops visit their range in order "
+            "(pXd_addr_end slots; PTE steps advance pte, *nr or pfn, and addr together); a PMD "
+            "block of vmap_pages_pmd_range advances *nr by 512 (M3's missing increment is "
+            "counted). Every other fact of the local model is a lemma proved in the same run "
+            "(docs/vmap-trust.md)",
+            True,
+        )
+    )
     return out

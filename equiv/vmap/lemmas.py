@@ -9,17 +9,31 @@ symbolic page ``u``: the invariant at ``u`` depends only on the invariant at ``u
 * ``hook_tiles``: whenever the arch hook's guards hold it returns a multiple of 64K, at least
   64K and at most ``end - addr``; otherwise one page.  So block steps keep the loop on
   64K-aligned positions and never pass the end (the PTE loop tiling).
-* ``batch_lock_step`` (vmap): in ``vmap_pages_range_batched``, ``batch_end`` and
-  ``map_addr`` stay in lock step with ``i`` and ``idx`` (a walk's ``pages + idx`` starts at
-  the walk's first page).
-* ``batch_runs`` (vmap): the invariant of the batching loop: besides the lock step, every
-  page of the walk being gathered lies in an iteration of order ``prev_shift - PAGE_SHIFT``
-  that is physically contiguous, aligned in PA to its size and inside the walk; so is every
-  walk issued, and the final one.
-* The walks of the batching loop tile the range (``map_addr = batch_end`` after each walk,
-  the last one to ``end``) and a walk's ``*nr`` advances with ``addr`` (a PTE loop by the
-  slot's length; a PMD block by 512 with the v8 "*nr increment"): both by the structure of
-  the code.  Seeded bug M3 drops the increment; the local model then counts the lag.
+* The batching loop's lemmas (vmap) are proved on the loop the exact model runs: one
+  symbolic iteration of :func:`equiv.vmap.paths.batch_iteration` from any state satisfying
+  the invariant, the invariant of the initial state, and what holds wherever the loop is
+  left (``break``, its end, a walk's error).  The invariants share the lock step and the
+  loop's shape (``i <= count``; ``prev_shift`` 0 only before the first iteration, otherwise
+  above ``PAGE_SHIFT``: an iteration of shift ``PAGE_SHIFT`` breaks, so no pending walk of
+  that shift reaches the loop's head; the pending walk is not empty).
+* ``batch_lock_step``: ``batch_end`` and ``map_addr`` stay in lock step with ``i`` and
+  ``idx`` (a walk's ``pages + idx`` starts at the walk's first page).
+* ``batch_order_inside`` / ``batch_order_run``: the iteration at ``pages[i]`` ends inside
+  the array / and is physically contiguous with its first pfn aligned to its size.
+* ``batch_runs``: every page of the walk being gathered lies in an iteration of order
+  ``prev_shift - PAGE_SHIFT`` that is physically contiguous, aligned in PA to its size and
+  inside the walk; so is every walk issued, and the final one.
+* ``batch_walks_inside``: with a ghost ``covered`` (the end of the walks issued so far, 0 at
+  the start), every walk starts at ``covered``, ends by N, has a batch shift, and moves
+  ``covered`` to its end: the walks are disjoint, contiguous from 0 and inside the range.
+* ``batch_walks_tile``: moreover no walk is empty and the last ends at N (without a final
+  walk ``covered`` is N): the walks tile [0, N).  Seeded bug X3 breaks it.
+* ``batch_flush_covers``: wherever the loop is left, ``flush_cache_vmap()``'s range covers
+  [0, N) on both ends, and no walk on the way is empty (``BUG_ON(addr >= end)``).  M4 and
+  X4 break it.
+* A walk's ``*nr`` advances with ``addr`` (a PTE loop by the slot's length; a PMD block by
+  512 with the v8 "*nr increment"): by the structure of the code.  Seeded bug M3 drops the
+  increment; the local model then counts the lag.
 * ``vmalloc_chunks_aligned`` (vmalloc): with shift >= 16, every 64K-aligned page of the range
   maps a 64K-aligned pfn (P3), so the hook's acceptance is the same at every aligned position.
 """

@@ -9,31 +9,62 @@ query's size does not depend on the bound.  A SAT answer is only a candidate: it
 on the concrete twin, and if the twin shows no violation the exact unrolled model
 (:mod:`equiv.vmap.paths`) searches for a real counterexample.
 
-The facts, and the lemma of :mod:`equiv.vmap.lemmas` that justifies each:
+Every assumption of this model, and where it is proved (the obligations a lemma supports are
+in :data:`equiv.vmap.lemmas.FACTS` / ``EXTRA`` / ``GLOBAL``; an obligation is PROVED only if
+every lemma it rests on is; docs/vmap-trust.md has the same list as a table):
 
-* **PTE loop, one physically linear source** (ioremap; vmalloc chunks, which are aligned in
-  VA and PA, lemma ``vmalloc_chunks_aligned``): positions before the first 64K-aligned
-  position ``x_a`` of the loop are single PTEs; if the hook accepts ``x_a`` (its guards
-  hold), block steps tile ``[x_a, x_a + ((end - x_a) & ~15))`` and single PTEs follow.  This
-  needs every accepted step to be a multiple of 64K and not to pass the end (lemma
-  ``hook_tiles``), and acceptance to stay the same at every aligned position (true for a
-  linear source, whose VA-PA congruence is constant).  The step covering ``v`` starts at
-  some accepted aligned ``x`` in ``[x_a, v]`` (free) whose block reaches ``v``.
-* **PTE loop over a page array** (vmap): the step covering ``v`` starts at a free ``x`` in
-  ``v``'s slot and walk, ``x <= v``, and either ``x == v`` and the hook returns one page, or
-  the hook's block from ``x`` reaches ``v``.
-* **Walks of the batching loop** (vmap, lemma ``batch_runs``): ``v`` lies in a walk
-  ``[lo, hi)`` (free) with shift ``s``; if ``s > PAGE_SHIFT`` the walk is made of iterations
-  of order ``o = s - 12`` starting at ``lo + k * 2^o``, each physically contiguous, inside
-  the walk, its first pfn aligned to ``2^o``; the page ``v``, the step start ``x`` and the
-  slot start of a PMD block each lie in one of them (lemma ``batch_runs``, with its helpers
-  ``batch_order_run`` and ``chain_contiguous``).  Seeded bug M5 (``i += 1U << shift``) ends
-  the loop after its first batched iteration; the model then has the single final walk over
-  the whole range with that iteration's shift, and no run facts.  Array indices are in lock
-  step with positions: ``i`` with ``batch_end`` (lemma ``batch_lock_step``), and a walk's
-  ``*nr`` with ``addr`` by the structure of the code, except under seeded bug M3, whose lag
-  the model counts
-  (:func:`pmd_lag`).
+1. **The slot loops** (``p4d/pud/pmd`` ``do { next = pXd_addr_end(addr, end); ... } while
+   (addr = next, addr != end)``) visit every slot boundary between a walk's ends in order:
+   v's PUD and PMD decisions are computed exactly (:func:`equiv.vmap.paths.slot_of`), no free
+   variable.  *By the structure of the code* (printed with every run; the property tests
+   check the model against the twin's real loops).
+2. **PTE loop, one physically linear source** (ioremap; vmalloc chunks, which are aligned in
+   VA and PA): positions before the first 64K-aligned position ``x_a`` of the loop are
+   single PTEs; if the hook accepts ``x_a`` (its guards hold), block steps tile ``[x_a, x_a +
+   ((end - x_a) & ~15))`` and single PTEs follow; the step covering ``v`` starts at some
+   accepted aligned ``x`` in ``[x_a, v]`` (free) whose block reaches ``v``.  Needs every
+   accepted step to be a multiple of 64K, at least 64K and not past the end, one page
+   otherwise (lemma ``hook_tiles``), and acceptance to stay the same at every aligned
+   position: constant VA-PA congruence of a linear source (ioremap: by the input's shape;
+   vmalloc: lemma ``vmalloc_chunks_aligned``, from precondition P3).
+3. **PTE loop over a page array** (vmap): the step covering ``v`` starts at a free ``x`` in
+   ``v``'s slot, ``x <= v``, and either ``x == v`` and the hook returns one page, or the
+   hook's block from ``x`` reaches ``v``.  Steps are at least one page (lemma
+   ``hook_tiles``) and follow each other from the slot's start (*structure of the code*:
+   ``pte += steps; *nr += steps; addr += size``).
+4. **v lies in a walk** ``[lo, hi)`` of ``vmap_pages_range_batched`` (free) with a batch
+   shift ``s``, ``hi <= N`` (lemma ``batch_walks_inside``: the walks are disjoint,
+   contiguous from 0, inside [0, N), with a shift in ``PAGE_SHIFT + 0..``); every page of
+   [0, N) lies in one (lemma ``batch_walks_tile``: none is empty and the last ends at N;
+   needed by e_trans, e_enc and errors_agree, which are about every page of the range).
+   Both need an iteration to end inside the array (lemma ``batch_order_inside``).
+5. **The walk's pages**: it is called with ``pages + idx`` at its first page, ``idx == lo``
+   (lemma ``batch_lock_step``: ``batch_end`` and ``map_addr`` in lock step with ``i`` and
+   ``idx``).
+6. **Run facts** (``run_facts``, assumed only by e_trans): if ``s > PAGE_SHIFT`` the walk is
+   made of iterations of order ``o = s - 12`` starting at ``lo + k * 2^o``, each physically
+   contiguous, inside the walk, its first pfn aligned to ``2^o``; ``v``, the step start
+   ``x`` and the slot start of a PMD block each lie in one (lemma ``batch_runs``, with
+   ``batch_order_run`` and ``chain_contiguous``).
+7. **Within a walk ``*nr`` advances with ``addr``**: a PTE step by its size, a PMD block by
+   512 (v8's ``*nr += 1 << (PMD_SHIFT - PAGE_SHIFT)``; ``vmap_try_huge_pmd`` maps only a
+   full 2M slot).  *By the structure of the code* (printed with every run); under seeded bug
+   M3 the model counts the lag (:func:`pmd_lag`), whose per-block run facts are run facts.
+8. **The batching scan** (index_bound): ``get_vmap_batch_order``'s reads at a free
+   iteration ``r < N``: any index, no lemma needed.
+9. **Seeded bug M5** (``i += 1U << shift``) ends the loop after its first batched
+   iteration; the model then has the single final walk over the whole range with that
+   iteration's shift (``N < 2^16``), and no run facts.  Not a lemma: the lemmas of facts 4-6
+   fail under M5, so nothing resting on them is PROVED; M5 is decided by replayed
+   counterexamples only.
+
+The obligations add (:mod:`equiv.vmap.obligations`): WF-block reads the entries of v's CONT
+group from the step covering v (:attr:`~equiv.vmap.paths.Leaf.entry_at`), which is sound
+because the group lies inside that step and no other write reaches it (the steps of a PTE
+loop follow each other; the walks are disjoint: lemma ``batch_walks_inside``); the flush
+range of the fast vmap path is lemma ``batch_flush_covers`` (both ends, wherever the loop is
+left, and the flush is reached: no walk is empty); the other paths flush
+``flush_cache_vmap(addr, end)`` by their code.
 """
 
 from __future__ import annotations

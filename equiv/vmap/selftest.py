@@ -1,4 +1,4 @@
-"""Mutation self-test of the page-table subject: every seeded bug (M1-M8, X1-X2) of
+"""Mutation self-test of the page-table subject: every seeded bug (M1-M8, X1-X6) of
 :data:`equiv.vmap.mutants.MUTANTS` on every cell of :data:`CELLS`, scored like the first
 subject's self-test (:mod:`equiv.selftest`, whose result types it reuses).
 
@@ -8,7 +8,7 @@ refuted (the finding), so a "kill" on vmap would mean nothing.  A cell is classi
 the mutant's expectation for the cell's path (:class:`equiv.selftest.Outcome`): a bug must be
 REFUTED on one of its expected obligations and on none of its ``not_reported`` ones (M7: the
 undefined behaviour, not a translation difference); a path where it cannot show, and every
-path of the equivalent control M8, must be PROVED.
+path of the equivalent controls M8 and X6, must be PROVED.
 """
 
 from __future__ import annotations
