@@ -164,6 +164,14 @@ class TestWhatRestsOnWhat:
         assert depends("flush_covers", "ioremap") == frozenset()
         assert depends("ub_ffs0", "vmap") == frozenset()
 
+    def test_m5_rests_on_its_own_lemma(self) -> None:
+        """Under M5 the local model has one walk over [0, N): its facts are
+        batch_one_iteration's, not the loop lemmas' (which M5 breaks)."""
+        m5 = apply(FIX, "mutant_batch_step_by_shift")
+        assert depends("frame", "vmap", m5) == {"hook_tiles", "batch_one_iteration"}
+        assert depends("flush_covers", "vmap", m5) == {"batch_one_iteration"}
+        assert "batch_one_iteration" not in depends("e_trans", "vmap", FIX)
+
 
 def _refuted(path: str, bound: int, mutant: str, obligation: str) -> VmapCounterexample:
     """The cell's verdict on ``obligation`` is REFUTED with a counterexample that replays."""

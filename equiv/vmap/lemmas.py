@@ -405,6 +405,49 @@ def _batch_order_run(inp: VmapInputs, rev: Revision) -> Lemma:
     )
 
 
+def _batch_one_iteration(inp: VmapInputs, rev: Revision) -> Lemma:
+    """Seeded bug M5 (``i += 1U << shift``), the facts its local model takes instead of the
+    walks' (:func:`equiv.vmap.local.fast_vmap`): the loop runs one iteration, issues no walk
+    in it, and is left (a break, or ``i`` past ``count``: the shift is at least 16 and the
+    array shorter than 2^16 pages for bounds below 128); then the final walk is [0, N) at
+    ``pages + 0`` with the first iteration's shift, and the flush covers [0, N)."""
+    st0 = BatchState.initial(inp.a)
+    it = batch_iteration(inp, rev, st0)
+    count = inp.count
+    left = _state_select(it.brk, it.mid, it.after)
+    issued, lo, hi = final_walk(inp, rev, left)
+    f_lo, f_hi = flush_range(inp, rev, left)
+    claim = bv.and_(
+        bv.not_(it.issued),
+        ops.implies(bv.not_(it.brk), bv.not_(bv.ult(it.after.i, count))),
+        issued,
+        bv.eq(lo, 0),
+        bv.eq(hi, count),
+        bv.eq(left.idx, 0),
+        bv.eq(left.prev, it.shift),
+        bv.eq(f_lo, 0),
+        bv.ule(count, f_hi),
+    )
+    return Lemma(
+        name="batch_one_iteration",
+        description="vmap_pages_range_batched with i += 1U << shift (M5): one iteration, then the "
+        "final walk over [0, N) with the first shift, and the flush covers [0, N)",
+        premise=True,
+        claim=claim,
+        free={},
+    )
+
+
+def _state_select(c: Cond, a: BatchState, b: BatchState) -> BatchState:
+    return BatchState(
+        i=bv.ite(c, a.i, b.i),
+        idx=bv.ite(c, a.idx, b.idx),
+        prev=bv.ite(c, a.prev, b.prev),
+        bend=bv.ite(c, a.bend, b.bend),
+        map_addr=bv.ite(c, a.map_addr, b.map_addr),
+    )
+
+
 def _batch_order_inside(inp: VmapInputs, rev: Revision) -> Lemma:
     """The iteration at index i (i < count) ends inside the array: i + 2^order <= count
     (the part of ``batch_order_run`` the walks' lemmas need)."""
@@ -460,6 +503,7 @@ LEMMAS: dict[str, Callable[[VmapInputs, str, Revision], Lemma]] = {
     "batch_lock_step": lambda inp, path, rev: _batch_lock_step(inp, rev),
     "batch_order_run": lambda inp, path, rev: _batch_order_run(inp, rev),
     "batch_order_inside": lambda inp, path, rev: _batch_order_inside(inp, rev),
+    "batch_one_iteration": lambda inp, path, rev: _batch_one_iteration(inp, rev),
     "chain_contiguous": lambda inp, path, rev: _chain_contiguous(inp),
     "batch_runs": lambda inp, path, rev: _batch_runs(inp, rev),
     "batch_walks_inside": lambda inp, path, rev: _batch_walks(inp, rev, cover=False),
@@ -516,20 +560,36 @@ EXTRA: dict[str, frozenset[str] | None] = {
 }
 #: the lemmas of the obligations that do not rest on the facts
 GLOBAL: dict[str, frozenset[str]] = {
-    "flush_covers": frozenset({"batch_flush_covers", "batch_order_inside"}),
+    "flush_covers": frozenset({"batch_flush_covers", "batch_order_inside", "batch_one_iteration"}),
     "ub_ffs0": frozenset(),
 }
 
+#: seeded bug M5 (``i += 1U << shift``): the local model has one walk over [0, N) instead of
+#: the walks of the loop (its facts rest on ``batch_one_iteration``, no run facts); the
+#: path's other lemmas still run (and fail: M5 breaks the lock step), nothing rests on them
+M5_FACTS: tuple[str, ...] = ("hook_tiles", "batch_one_iteration")
 
-def depends(obligation: str, path: str) -> frozenset[str]:
-    """The lemmas ``obligation``'s local proof on ``path`` rests on."""
-    on_path = frozenset(PATH_LEMMAS[path])
+
+def _m5(path: str, rev: Revision | None) -> bool:
+    return path == "vmap" and rev is not None and rev.batch_step == "shift"
+
+
+def path_lemmas(path: str, rev: Revision | None = None) -> tuple[str, ...]:
+    """The lemmas of ``path`` (revision ``rev``), in the order they are proved."""
+    return (*PATH_LEMMAS[path], "batch_one_iteration") if _m5(path, rev) else PATH_LEMMAS[path]
+
+
+def depends(obligation: str, path: str, rev: Revision | None = None) -> frozenset[str]:
+    """The lemmas ``obligation``'s local proof on ``path`` (revision ``rev``) rests on."""
+    m5 = _m5(path, rev)
+    facts = frozenset(M5_FACTS if m5 else FACTS[path])
+    on_path = facts if m5 else frozenset(PATH_LEMMAS[path])
     extra = EXTRA.get(obligation, frozenset())
     if extra is None:
         return GLOBAL[obligation] & on_path
-    return (frozenset(FACTS[path]) | extra) & on_path
+    return (facts | extra) & on_path
 
 
 def lemmas(inp: VmapInputs, path: str, rev: Revision) -> list[Lemma]:
     """The lemmas of ``path``, in a fixed order."""
-    return [LEMMAS[n](inp, path, rev) for n in PATH_LEMMAS[path]]
+    return [LEMMAS[n](inp, path, rev) for n in path_lemmas(path, rev)]

@@ -54,9 +54,8 @@ every lemma it rests on is; docs/vmap-trust.md has the same list as a table):
    iteration ``r < N``: any index, no lemma needed.
 9. **Seeded bug M5** (``i += 1U << shift``) ends the loop after its first batched
    iteration; the model then has the single final walk over the whole range with that
-   iteration's shift (``N < 2^16``), and no run facts.  Not a lemma: the lemmas of facts 4-6
-   fail under M5, so nothing resting on them is PROVED; M5 is decided by replayed
-   counterexamples only.
+   iteration's shift (``N < 2^16``), and no run facts: lemma ``batch_one_iteration``
+   (instead of facts 4-6, whose lemmas M5 breaks; :data:`equiv.vmap.lemmas.M5_FACTS`).
 
 The obligations add (:mod:`equiv.vmap.obligations`): WF-block reads the entries of v's CONT
 group from the step covering v (:attr:`~equiv.vmap.paths.Leaf.entry_at`), which is sound
@@ -122,6 +121,9 @@ class LocalObs:
     #: facts about the runs of the batching loop's walks (vmap, lemma ``batch_runs``), kept
     #: apart from ``facts``: only the obligations that rest on that lemma assume them
     run_facts: Cond = True
+    #: the run facts without the PA alignment of the iterations: only for a search for
+    #: candidates when the run facts' lemmas fail (what is found is replayed)
+    contig_facts: Cond = True
 
 
 class Fresh:
@@ -411,6 +413,7 @@ def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
         block_slot=mc(a.block_slot, b.block_slot),
         facts=mc(a.facts, b.facts),
         run_facts=mc(a.run_facts, b.run_facts),
+        contig_facts=mc(a.contig_facts, b.contig_facts),
         free={**a.free, **b.free},
         shift=bv.ite(c, a.shift, b.shift),
     )
@@ -527,16 +530,19 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
     size_o = ops.pow2(order, OFF, nbits)
 
-    def in_run(p: Val) -> Cond:
+    def in_run(p: Val, aligned: bool = True) -> Cond:
         """p's iteration ``[r, r + 2^o)`` of the walk (r = lo + k * 2^o) is physically
         contiguous, ends inside the walk, and its first pfn is aligned to 2^o (lemma
-        ``batch_runs``)."""
+        ``batch_runs``; without ``aligned``, the facts a seeded bug that drops the
+        alignment clamp still keeps: a search for candidates only)."""
         r = lo + ((p - lo) & ~(size_o - 1))
         rs = pg.seg(r)
         return ops.implies(
             batched,
             bv.and_(
-                bv.eq(pg.seg(p).off, rs.off), ops.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size_o, hi)
+                bv.eq(pg.seg(p).off, rs.off),
+                ops.is_aligned_dyn(rs.pfn(r), order) if aligned else True,
+                bv.ule(r + size_o, hi),
             ),
         )
 
@@ -558,7 +564,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         first = first_bo.order + arch.PAGE_SHIFT
         walk = bv.and_(bv.eq(lo, 0), bv.eq(hi, inp.count), bv.eq(shift, first), bv.ult(inp.count, 1 << 16))
 
-        def in_run(p: Val) -> Cond:
+        def in_run(p: Val, aligned: bool = True) -> Cond:
             return True
 
     s_addr, s_next = slot_of(inp, v, lo, hi, 9)
@@ -606,6 +612,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
     facts = bv.and_(walk, ops.implies(bv.not_(pmd), step))
     run_facts = bv.and_(in_run(v), pmd_facts, ops.implies(bv.not_(pmd), in_run(x)), *lag_facts)
+    contig_facts = bv.and_(in_run(v, False), ops.implies(bv.not_(pmd), in_run(x, False)))
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
     end = bv.ite(pmd, s_next, x + leaf_step.npages)
@@ -626,6 +633,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         block_slot=pmd,
         facts=facts,
         run_facts=run_facts,
+        contig_facts=contig_facts,
         free=dict(fresh.made),
         shift=shift,
     )
