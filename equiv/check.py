@@ -565,7 +565,7 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
                                 z3.BitVecVal(v, term.size()))]
     fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
     L = problem.scenario.layout
-    mem = [z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)),
+    mem = [z3.Array("mem0.pages", z3.BitVecSort(64), z3.BitVecSort(8 * L.size)),
            z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
     fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
     fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)

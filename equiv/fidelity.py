@@ -327,6 +327,18 @@ def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, stat
                 fast = state.mem.read(pfn_of(sc, g, cv, tv))
                 cases.append(({"c": ci, "t": ti}, slow.bits != fast.bits))
             groups.append(_Group(present, tuple(cases)))
+        if role.name == "outside":
+            # the struct pages below the first pfn: those between start_pfn and the start
+            # after the altmap reservation (at most nr_pages of them) and the one before
+            # start_pfn, named as the compounds below the first one
+            cases = []
+            for j in range(1, MAX_COMPOUNDS * sc.stride + 2):
+                cv = z3.BitVecVal(-((j + sc.stride - 1) // sc.stride), 64)
+                tv = z3.BitVecVal(-j % sc.stride, 64)
+                slow = slow_mem.read(cv, tv)
+                fast = state.mem.read(pfn_of(sc, g, cv, tv))
+                cases.append(({"c": cv.as_long(), "t": tv.as_long()}, slow.bits != fast.bits))
+            groups.append(_Group(z3.BoolVal(True), tuple(cases)))
         obs.append((f"{role.name}_equal", groups))
     return obs
 

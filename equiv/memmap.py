@@ -286,6 +286,8 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
     dedup = sc.can_optimize_static and stride > VMEMMAP_RESERVE_NR * p
     g = geometry(sc, inp) if dedup else None
     reserve = VMEMMAP_RESERVE_NR * p
+    if g is not None and not bv.is_sym(g.start):
+        return _concrete_namer(sc, inp, g)
 
     def in_compound(c: Val, t: Val) -> Val:
         """Tail ``t < 2^order`` of compound ``c`` (terms shared with compound_nr_pages)."""
@@ -310,6 +312,31 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
         return bv.ite(bv.ult(t, stride), in_compound(c, t), n)
 
     return name
+
+
+def _concrete_namer(sc: Scenario, inp: Inputs, g: Geometry) -> Namer:
+    """:func:`vmemmap_namer` on plain integers (the replay names every struct page of an
+    order-18 compound: the same function, without building bit-vector terms)."""
+    order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
+    reserve = VMEMMAP_RESERVE_NR * p
+    first, ncomp = int(g.start), int(g.ncompounds)  # type: ignore[call-overload]
+    dedup: dict[int, bool] = {}
+
+    def name(c: Val, t: Val) -> Val:
+        n = ((int(c) << order) + int(t)) & M64  # type: ignore[call-overload]
+        cc, tt = n >> order, n & (stride - 1)
+        if cc < ncomp and tt >= reserve:
+            d = dedup.get(cc)
+            if d is None:
+                d = dedup[cc] = bool(deduplicated(sc, inp, CBV((first + (cc << order)) & M64, 64)))
+            if d:
+                n = (cc << order) | p | (tt & (p - 1))
+        return CBV(n, 64)
+
+    return name
+
+
+M64 = (1 << 64) - 1
 
 
 def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:

@@ -33,7 +33,8 @@ class Mutant:
     #: edited slow path, checked against the base slow path (``knobs`` then unused)
     compare: str | None = None
     #: the struct page a counterexample must name, where the bug writes outside the range:
-    #: "end_pfn" (the struct page right after it) or "before_start" (one before its first pfn)
+    #: "end_pfn" (the struct page right after it), "past_end" (one of the compound after it)
+    #: or "before_start" (the one before its first pfn)
     page: str | None = None
 
     def apply(self, rev: Revision) -> Revision:
@@ -252,7 +253,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "template heads loop runs one compound past the range (`pfn <= end_pfn`): the struct "
            "pages of the compound after the range are overwritten (caught on the outside role)",
            {"heads_loop_end_delta": 1}, "x86_64-default",
-           _always("flags", "_mapcount", "folio.pgmap"), page="end_pfn"),
+           _always("flags", "_mapcount", "folio.pgmap"), page="past_end"),
     # ---- writes outside the range (issue 13: one name per struct page) --------------------
     Mutant("mutant_tail_loop_one_past_end",
            "template tail loop runs `pfn <= head_pfn + nr_pages`: in the last compound the "

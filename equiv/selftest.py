@@ -160,11 +160,14 @@ class SelfTestResult:
 
 def names_page(cx: Counterexample, page: str) -> bool:
     """Does ``cx`` name the struct page ``page`` ("end_pfn": the one right after the range,
-    "before_start": the one before its first pfn)?"""
+    "past_end": one of the compound after it, "before_start": the one before its first
+    pfn)?"""
     start, nr = cx.inputs.get("start_pfn"), cx.inputs.get("nr_pages")
     if cx.role != "outside" or cx.pfn is None or isinstance(start, bool) or isinstance(nr, bool) \
             or start is None or nr is None:
         return False
+    if page == "past_end":
+        return 0 <= cx.pfn - (start + nr) < 1 << 18
     want = start + nr if page == "end_pfn" else start - 1
     return cx.pfn == want & ((1 << 64) - 1)
 

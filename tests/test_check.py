@@ -9,10 +9,10 @@ from equiv import bv
 from equiv.check import Verdict, check_cell, worst
 from equiv.config import DEFAULT
 from equiv.loops import Ctx, block_loop
-from equiv.memmap import Inputs, MemoryType, Scenario, geometry
+from equiv.memmap import Inputs, MemoryType, Scenario, compound_frame, geometry
 from equiv.obligations import build_cell
 from equiv.page_model import Layout, Memory
-from equiv.slow_path import heads_owner, memmap_init_zone_device
+from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS
 
 L = Layout.from_config(DEFAULT)
@@ -80,18 +80,24 @@ def _cascade(write_next: bool):  # type: ignore[no-untyped-def]
             prev = bv.ite(bv.eq(c, 0), c, c - 1)
             return m.write(c, zero, m.read(prev, zero)), carry
 
-        out, _ = block_loop(ctx, "cascade", mem, zero, g.ncompounds, (), body, heads_owner())
+        out, _ = block_loop(ctx, "cascade", mem, zero, g.ncompounds, (), body, compound_frame(sc, g))
         return out
 
     return fast
 
 
 def test_lemma_catches_writes_outside_the_block() -> None:
-    """frame-write fails; the cell is not PROVED although the summary alone would say so."""
+    """frame-write fails; the cell is not PROVED although the summary alone would say so.
+    The last iteration copies a head onto the struct page of end_pfn: the out-of-frame
+    store is replayed and REFUTED with that page, the loop and the iteration named."""
     res = check_cell(cell(0, _cascade(write_next=True)))
     lemma = next(o for o in res.obligations if o.name == "cascade:frame-write")
-    assert lemma.verdict is not Verdict.PROVED
-    assert res.verdict is not Verdict.PROVED
+    assert lemma.verdict is Verdict.REFUTED and res.verdict is Verdict.REFUTED
+    cx = lemma.counterexample
+    assert cx is not None and cx.role == "outside" and cx.frame is not None
+    assert cx.pfn == cx.inputs["start_pfn"] + cx.inputs["nr_pages"]  # type: ignore[operator]
+    assert "of cascade writes the struct page of pfn" in cx.frame and "end_pfn" in cx.frame
+    assert {"flags", "_mapcount"} <= {n for d in cx.diffs for n in d.names}
 
 
 def test_lemma_catches_reads_outside_the_block() -> None:
@@ -120,7 +126,7 @@ def test_lemma_catches_a_drifting_template() -> None:
             return m.write(c, zero, t), (t,)
 
         out, _ = block_loop(ctx, "drift", mem, zero + 1, g.ncompounds, (seed,), body,
-                            heads_owner())
+                            compound_frame(sc, g))
         return out
 
     res = check_cell(cell(0, fast))

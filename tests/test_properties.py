@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from equiv.bv import CBV
 from equiv.config import PRESETS
 from equiv.loops import Ctx
-from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, slot_of
+from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, vmemmap_namer
 from equiv.obligations import CellProblem, build_cell
 from equiv.page_model import Layout
-from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
+from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS, fast_path
 
 CONFIGS = sorted(PRESETS)
@@ -56,7 +56,8 @@ def run_concrete(pt: dict[str, object], fast: bool):  # type: ignore[no-untyped-
 
 @given(points())
 def test_fast_equals_slow_concretely(pt: dict[str, object]) -> None:
-    """Every struct page of the range, two compounds past it, and the bitmap are equal."""
+    """Every struct page of the range, two compounds past it, every struct page either
+    path wrote (wherever it is), and the bitmap are equal."""
     sc, inp, slow = run_concrete(pt, fast=False)
     _, _, fast = run_concrete(pt, fast=True)
     g = geometry(sc, inp)
@@ -64,6 +65,8 @@ def test_fast_equals_slow_concretely(pt: dict[str, object]) -> None:
         for t in range(sc.stride):
             k = (CBV(c, 64), CBV(t, 64))
             assert int(slow.read(*k).bits) == int(fast.read(*k).bits), (c, t)  # type: ignore[call-overload]
+    for n in set(slow.pages) | set(fast.pages):  # type: ignore[attr-defined]
+        assert int(slow.load(CBV(n, 64)).bits) == int(fast.load(CBV(n, 64)).bits), n  # type: ignore[call-overload]
     for b in range(int(inp.start_pfn) >> 9, ((int(inp.start_pfn) + int(inp.nr_pages)) >> 9) + 2):  # type: ignore[call-overload]
         assert int(slow.read_pb(CBV(b, 64))) == int(fast.read_pb(CBV(b, 64)))  # type: ignore[call-overload]
 
@@ -90,15 +93,14 @@ def evaluate(problem: CellProblem, pt: dict[str, object], term: z3.ExprRef,
              (inp.mobility_disabled, z3.BoolVal(pt["mobility_disabled"])),  # type: ignore[list-item]
              (inp.tracepoint_on, z3.BoolVal(False))]  # type: ignore[list-item]
     subs += [(z3.BitVec(k, 64), z3.BitVecVal(v, 64)) for k, v in idx.items()]
-    cs = z3.BitVec("cs_", 128)
-    c, s = z3.Extract(127, 64, cs), z3.Extract(63, 0, cs)
-    byte = z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) + 7 * c + 13 * s)  # type: ignore[arg-type]
+    key = z3.BitVec("key_", 64)
+    byte = z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) + 13 * key)  # type: ignore[arg-type]
     byte = z3.If(byte == 0, z3.BitVecVal(0xA5, 8), byte)
-    pages = z3.Lambda([cs], z3.Concat(*([byte] * L.size)))
+    pages = z3.Lambda([key], z3.Concat(*([byte] * L.size)))
     b = z3.BitVec("b_", 64)
     pbs = z3.Lambda([b], z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) ^ b))  # type: ignore[arg-type]
     idx_s = z3.BitVecSort(64)
-    subs += [(z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)), pages),
+    subs += [(z3.Array("mem0.pages", idx_s, z3.BitVecSort(8 * L.size)), pages),
              (z3.Array("mem0.pageblock", idx_s, z3.BitVecSort(8)), pbs)]
     out = z3.substitute(term, *subs)
     early = z3.Or(*[z3.Var(0, idx_s) == e for e in pt["early"]]) if pt["early"] else z3.BoolVal(False)  # type: ignore[attr-defined]
@@ -120,13 +122,96 @@ def test_symbolic_matches_concrete(pt: dict[str, object], data: st.DataObject) -
     t = data.draw(st.integers(0, sc.stride - 1))
     ob = problem.observations[0]
     assert ob.slow is not None and ob.fast is not None
-    _, opt = compound_nr_pages(sc, inp, CBV(int(g.start) + (c << sc.order), 64))  # type: ignore[call-overload]
-    slot = slot_of(sc, opt, CBV(t, 64))
-    want_slow = int(slow.read(CBV(c, 64), slot).bits)  # type: ignore[call-overload]
-    want_fast = int(fast.read(CBV(c, 64), slot).bits)  # type: ignore[call-overload]
+    want_slow = int(slow.read(CBV(c, 64), CBV(t, 64)).bits)  # type: ignore[call-overload]
+    want_fast = int(fast.read(CBV(c, 64), CBV(t, 64)).bits)  # type: ignore[call-overload]
     assert evaluate(problem, pt, ob.slow.bits, {"c": c, "t": t}) == want_slow
     assert evaluate(problem, pt, ob.fast.bits, {"c": c, "t": t}) == want_fast
     pb = problem.observations[-1]
     bnum = data.draw(st.integers(max(0, (pt["start_pfn"] >> 9) - 1), (pt["start_pfn"] >> 9) + 3))  # type: ignore[operator]
     assert pb.slow_cell is not None and pb.fast_cell is not None
     assert evaluate(problem, pt, pb.slow_cell, {"pageblock.b": bnum}) == int(slow.read_pb(CBV(bnum, 64)))  # type: ignore[call-overload]
+
+
+# ---- one name per struct page (equiv.page_model.Memory's invariant) ------------------------
+
+M64 = (1 << 64) - 1
+
+
+@st.composite
+def geometries(draw: st.DrawFn) -> dict[str, object]:
+    """Random geometries with deduplicated compounds likely: 64-byte struct pages (P = 64)
+    at orders 7..10, early sections and altmaps sometimes."""
+    order = draw(st.integers(0, 10))
+    stride = 1 << order
+    ncomp = draw(st.integers(1, 3))
+    altmap = draw(st.one_of(st.none(), st.tuples(st.integers(0, 3), st.integers(0, 3))))
+    return {"order": order, "start_pfn": draw(st.integers(0, 1 << 12)) * stride,
+            "nr_pages": ncomp * stride, "altmap": altmap,
+            "early": frozenset(draw(st.sets(st.integers(0, 8), max_size=2))),
+            "config": draw(st.sampled_from(["x86_64-default", "arm64-4k", "x86_64-kmsan"]))}
+
+
+def kernel_storage(sc: Scenario, g_start: int, ncomp: int, dedup_head: object, pfn: int,
+                   vmemmap_base: int) -> int:
+    """Where the bytes of ``pfn_to_page(pfn)`` are, computed the kernel's way: the struct
+    page's vmemmap address, and for a compound whose vmemmap is deduplicated every vmemmap
+    page past the first two mapped onto the second (Documentation/mm/vmemmap_dedup.rst)."""
+    size, page = sc.layout.size, sc.layout.config.page_size
+    addr = (vmemmap_base + pfn * size) & M64
+    rel = (pfn - g_start) & M64
+    if rel >= ncomp << sc.order:
+        return addr  # not a compound of this range: its own memmap
+    head = g_start + ((rel >> sc.order) << sc.order)
+    v0 = vmemmap_base + head * size
+    if dedup_head(head) and (addr - v0) // page >= 2:  # type: ignore[operator]
+        return v0 + page + (addr - v0) % page
+    return addr
+
+
+@given(geometries())
+def test_one_name_per_struct_page(pt: dict[str, object]) -> None:
+    """For every (compound, tail) a path can form - inside its compound, past its end,
+    before its start, in the compounds around the range - the model's storage key, as an
+    address ``vmemmap_base + (first pfn + key) * sizeof(struct page)``, is where the kernel's
+    ``pfn_to_page()`` store lands after the vmemmap deduplication; and the z3 namer gives
+    the same key as the concrete one."""
+    L = Layout.from_config(PRESETS[pt["config"]])  # type: ignore[index]
+    sc = Scenario(L, MemoryType.FS_DAX, pt["order"])  # type: ignore[arg-type]
+    inp = concrete_inputs(L, start_pfn=pt["start_pfn"], nr_pages=pt["nr_pages"],  # type: ignore[arg-type]
+                          altmap=pt["altmap"], early=pt["early"])  # type: ignore[arg-type]
+    g = geometry(sc, inp)
+    first, ncomp = int(g.start), int(g.ncompounds)  # type: ignore[call-overload]
+    base = int(inp.vmemmap_base)  # type: ignore[call-overload]
+    shift = L.config.pfn_section_shift
+
+    def dedup(head: int) -> bool:
+        return (sc.can_optimize_static and pt["altmap"] is None
+                and (head >> shift) not in pt["early"])  # type: ignore[operator]
+
+    name = vmemmap_namer(sc, inp)
+    p = sc.per_vmemmap_page
+    stride = sc.stride
+    ts = sorted({0, 1, 2, 3, p - 1, p, 2 * p - 1, 2 * p, 2 * p + 1, 3 * p + 5, stride - 1,
+                 stride, stride + 1, 2 * stride + 2 * p + 3, -1, -stride, -stride - 1})
+    for c in (-1, 0, 1, ncomp - 1, ncomp, ncomp + 1):
+        for t in ts:
+            pfn = (first + c * stride + t) & M64
+            key = int(name(CBV(c & M64, 64), CBV(t & M64, 64)))  # type: ignore[call-overload]
+            got = (base + ((first + key) & M64) * L.size) & M64
+            assert got == kernel_storage(sc, first, ncomp, dedup, pfn, base), (c, t)
+            inp_z = _z3_inputs(L, pt)
+            zkey = z3.simplify(vmemmap_namer(sc, inp_z)(z3.BitVecVal(c & M64, 64), z3.BitVecVal(t & M64, 64)))
+            assert z3.is_bv_value(zkey) and zkey.as_long() == key, (c, t)
+
+
+def _z3_inputs(L: Layout, pt: dict[str, object]):  # type: ignore[no-untyped-def]
+    """The concrete point of ``pt`` as z3 numerals (so the symbolic namer folds to a value)."""
+    from attrs import evolve
+
+    inp = concrete_inputs(L, start_pfn=pt["start_pfn"], nr_pages=pt["nr_pages"],  # type: ignore[arg-type]
+                          altmap=pt["altmap"], early=pt["early"])  # type: ignore[arg-type]
+    vals = {k: z3.BitVecVal(int(getattr(inp, k)), 64) for k in  # type: ignore[call-overload]
+            ("start_pfn", "nr_pages", "altmap_reserve", "altmap_free")}
+    early = pt["early"]
+    return evolve(inp, **vals, altmap_valid=z3.BoolVal(pt["altmap"] is not None),
+                  early_section=lambda nr: z3.BoolVal(z3.simplify(nr).as_long() in early))  # type: ignore[operator]

@@ -120,13 +120,16 @@ class TestMinimalCounterexample:
         assert (cx.inputs["start_pfn"], cx.inputs["nid"]) == (0, 0)  # small values preferred
 
     def test_inputs_that_matter_are_not_marked(self) -> None:
-        """One past the end: which page is outside depends on nr_pages, and the difference
-        is the initial garbage, so memory matters too."""
+        """The first head written one struct page before the range: what it holds depends
+        on nid and pgmap and on the garbage it replaced (memory matters); where it is, one
+        page before the first pfn, does not depend on start_pfn."""
         res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 0,
-                                mutant="mutant_heads_loop_one_past_end", obligation="outside_equal"))
-        (cx,) = [o.counterexample for o in res.obligations if o.counterexample]
+                                mutant="mutant_first_head_before_range", obligation="outside_equal"))
+        (cx,) = [o.counterexample for o in res.obligations
+                 if o.counterexample and o.name == "outside_equal"]
         assert cx is not None
-        assert "nr_pages" not in cx.irrelevant and "initial_memory" not in cx.irrelevant
+        assert "nid" not in cx.irrelevant and "pgmap" not in cx.irrelevant
+        assert "initial_memory" not in cx.irrelevant
         assert "start_pfn" in cx.irrelevant
 
     def test_text_marks_them(self) -> None:

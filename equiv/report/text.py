@@ -175,6 +175,9 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
             if ob.verdict is not Verdict.PROVED and ob.kind == "page":
                 out.append("    reproduce:")
                 out += command_lines(repro_command(run, c, ob.name), "      ")
+            elif ob.verdict is Verdict.REFUTED:  # a loop lemma: with its whole cell
+                out.append("    reproduce:")
+                out += command_lines(repro_command(run, c), "      ")
     return "\n".join(out) + "\n"
 
 
