@@ -278,6 +278,19 @@ class TestSourceDerivedProof:
         assert 0 == dict(refuted[0].index)["t"]
         assert "flags" in {n for d in refuted[0].diffs for n in d.names}
 
+    def test_a_write_below_the_range_is_refuted(self, linux612: Path, tmp_path: Path) -> None:
+        """Each head written at pfn_to_page(pfn - 1): the first one lands below the first
+        pfn (an altmap page, or the struct page before start_pfn), which the outside role
+        observes; replayed, at a compound below the first one."""
+        root = _mutated(linux612, tmp_path, "mm/mm_init.c",
+                        "pfn += pfns_per_compound) {\n\t\tstruct page *page = pfn_to_page(pfn);",
+                        "pfn += pfns_per_compound) {\n\t\tstruct page *page = pfn_to_page(pfn - 1);")
+        st = setup(KernelTree.load(root), CFG, MODELS["v6.12.y"])
+        cell = check_fidelity_cell(st, None, 1)
+        outside = next(r for r in cell.roles if r.name == "outside_equal")
+        assert Verdict.REFUTED == outside.verdict
+        assert dict(outside.index)["c"] >= 1 << 63  # below the first compound
+
     def test_612_release_model_is_refuted_by_the_text(self, tree612: KernelTree) -> None:
         """Finding: --compare v6.12 writes the 2026 folio fields and compound_info encoding
         into page[1]; the 6.12 text does not."""
