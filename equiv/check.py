@@ -35,7 +35,7 @@ from equiv.cache import Cache, query_key
 from equiv.counterexample import Counterexample, replay, replay_frame
 from equiv.errors import InternalMismatch
 from equiv.loops import Lemma
-from equiv.memmap import geometry, key_compound
+from equiv.memmap import geometry, key_compound, key_slot
 from equiv.obligations import CellProblem, Observation
 from equiv.page_model import PB_BITS, Atom
 from equiv.slow_path import compound_nr_pages
@@ -466,7 +466,7 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
     (:func:`~equiv.counterexample.replay_frame`): an iteration that writes outside its frame
     and leaves a struct page different is REFUTED with that page; one whose write leaves no
     difference, and any other lemma, is UNKNOWN (the summary is unjustified)."""
-    frame = [lm for lm in members if lm.kind == "frame-write" and lm.key is not None]
+    frame = [lm for lm in members if lm.kind in ("frame-write", "frame-bound") and lm.k is not None]
     if frame:
         inp, sc = problem.inputs, problem.scenario
         g = geometry(sc, inp)
@@ -474,11 +474,17 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
         ks = {"k": [lm.k for lm in frame if lm.k is not None]}
         # look first for a store outside the range's compounds (the memmap of whatever lies
         # there), then for any out-of-frame store; each model is replayed concretely
-        outside = z3.Or(*(z3.And(z3.Not(lm.formula),
-                                 z3.UGE(key_compound(sc, lm.key), g.ncompounds))  # type: ignore[arg-type]
-                          for lm in frame if lm.key is not None))
+        keyed = [lm for lm in frame if lm.key is not None]
+
+        def beyond(key: z3.BitVecRef) -> z3.BoolRef:
+            """The key lies past the range's compounds, or past its own compound's end."""
+            return z3.Or(z3.UGE(key_compound(sc, key), g.ncompounds),  # type: ignore[arg-type]
+                         z3.UGE(key_slot(sc, key), sc.stride))  # type: ignore[arg-type]
+
+        outside = z3.Or(*(z3.And(z3.Not(lm.formula), beyond(lm.key))  # type: ignore[arg-type]
+                          for lm in keyed)) if keyed else None
         reason = ""
-        for focus in (outside, None):
+        for focus in ((outside, None) if outside is not None else (None,)):
             if focus is not None:
                 s.push()
                 s.add(focus)
@@ -494,8 +500,8 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
             if not failed:
                 continue
             # the store outside the range first, if the model has one
-            failed.sort(key=lambda lm: not z3.is_true(model.eval(
-                z3.UGE(key_compound(sc, lm.key), g.ncompounds), model_completion=True)))  # type: ignore[arg-type]
+            failed.sort(key=lambda lm: lm.key is None or not z3.is_true(
+                model.eval(beyond(lm.key), model_completion=True)))
             got = replay_frame(problem, failed[0], model)
             if isinstance(got, Counterexample):
                 return ObligationResult(name, "lemma", "lemma", Verdict.REFUTED,
@@ -565,7 +571,7 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
                                 z3.BitVecVal(v, term.size()))]
     fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
     L = problem.scenario.layout
-    mem = [z3.Array("mem0.pages", z3.BitVecSort(64), z3.BitVecSort(8 * L.size)),
+    mem = [z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)),
            z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
     fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
     fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)

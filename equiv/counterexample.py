@@ -48,8 +48,8 @@ class InitialMemory:
     gave explicitly, and the value of every other one (None: each read evaluated alone, all
     recorded in the tuples)."""
 
-    #: (compound, slot, struct page bytes as an int): the storage key ``(compound << order)
-    #: + slot`` split at the compound size (compound wraps below the first pfn)
+    #: (compound, slot, struct page bytes as an int): the storage key (compounds below the
+    #: first pfn wrap modulo 2^64)
     pages: tuple[tuple[int, int, int], ...]
     pages_default: int | None
     pageblock: tuple[tuple[int, int], ...]  # (bitmap cell, bits)
@@ -195,12 +195,12 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
     """Concrete inputs from ``model``: a factory, the scalar values for the report, the
     early_section answers the replay asked for, and (after the replay) the initial memory
     it read.  ``track``: see :func:`concrete_factory`."""
-    inp, L, order = problem.inputs, problem.scenario.layout, problem.scenario.order
+    inp, L = problem.inputs, problem.scenario.layout
     scalars: dict[str, int | bool] = {}
     for name in Inputs.SCALARS:
         v = model.eval(getattr(inp, name), model_completion=True)
         scalars[name] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(64),
+    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(128),
                                          z3.BitVecSort(8 * L.size)))
     pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS)))
     early_seen: dict[int, bool] = {}
@@ -213,10 +213,10 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
 
     def memory() -> InitialMemory:
         return InitialMemory(
-            tuple(sorted((k >> order, k & ((1 << order) - 1), v) for k, v in pages.entries.items())),
+            tuple(sorted((k >> 64, k & ((1 << 64) - 1), v) for k, v in pages.entries.items())),
             pages.default, tuple(sorted(pbs.entries.items())), pbs.default)
 
-    factory = concrete_factory(L, scalars, early, lambda n: pages(n, 64), lambda b: pbs(b, 64),
+    factory = concrete_factory(L, scalars, early, lambda n: pages(n, 128), lambda b: pbs(b, 64),
                                track)
     return factory, scalars, early_seen, memory
 
@@ -327,47 +327,63 @@ def _where(pfn: int, start_pfn: int, first: int, end: int) -> str:
 
 
 def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Counterexample | str:
-    """A refuted frame-write lemma, replayed: iteration ``lemma.k`` of ``lemma.loop`` may
-    write storage key ``lemma.key`` outside its frame.  Both paths run concretely on the
+    """A refuted frame-write (or frame-bound) lemma, replayed: iteration ``lemma.k`` of
+    ``lemma.loop`` may write storage key ``lemma.key`` outside its frame (or lies outside
+    the range its loop may write).  Both paths run concretely on the
     model's inputs; if the struct page at that key (or, failing that, any struct page or
     bitmap cell) ends up different, that is the counterexample.  Otherwise the reason the
     summary cannot be trusted, in words (the caller reports UNKNOWN)."""
-    assert lemma.k is not None and lemma.key is not None
+    assert lemma.k is not None
     sc, L = problem.scenario, problem.scenario.layout
     k = model.eval(lemma.k, model_completion=True).as_long()
-    n = model.eval(lemma.key, model_completion=True).as_long()
+    # frame-bound: no store named; the first struct page left different is reported
+    n = -1 if lemma.key is None else model.eval(lemma.key, model_completion=True).as_long()
+    if n >= 0:  # a loop index past its compound names (c, t >= 2^order): the same page as
+        m64 = (1 << 64) - 1
+        c_n, t_n = n >> 64, n & m64
+        t_s = t_n - (1 << 64) if t_n >> 63 else t_n
+        n = (((c_n + (t_s >> sc.order)) & m64) << 64) | (t_s & (sc.stride - 1))
     # provenance for the struct page written out of frame and for the pages templates are
     # taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without, and
     # is run again with provenance for a page that turns out to be the one to report
-    mask = sc.stride - 1
+    m64 = (1 << 64) - 1
     wanted = {n}
 
+    def pfn_at(key: int) -> int:
+        return (first + ((key >> 64) << sc.order) + (key & m64)) & m64
+
+
     def track(key: int) -> bool:
-        return key in wanted or key & mask < 3
+        return key in wanted or key & m64 < 3
 
     for _ in range(2):
         factory, scalars, early_seen, memory = concrete_inputs(problem, model, track)
         probe = factory()
         g = geometry(sc, probe)
         start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)  # type: ignore[call-overload]
-        top = int(g.ncompounds) << sc.order  # type: ignore[call-overload]
+        ncomp = int(g.ncompounds)  # type: ignore[call-overload]
         slow = memmap_init_zone_device(Ctx(False), sc, factory())
         fst = problem.fast(Ctx(False), sc, factory())
         assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
-        pfn_n = (first + n) & ((1 << 64) - 1)
-        what = (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
-                f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
-        differ = [key for key in [n, *sorted(set(slow.pages) | set(fst.pages))]
-                  if _differ(slow.load(CBV(key, 64)), fst.load(CBV(key, 64)))]
+        if n < 0:
+            what = (f"iteration {k} of {lemma.loop} runs outside the range it may write: "
+                    f"{lemma.text}")
+        else:
+            pfn_n = pfn_at(n)
+            what = (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
+                    f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
+        keys = sorted(set(slow.pages) | set(fst.pages))
+        differ = [key for key in ([n, *keys] if n >= 0 else keys)
+                  if _differ(slow.load(CBV(key, 128)), fst.load(CBV(key, 128)))]
         if differ and differ[0] not in wanted and not track(differ[0]):
             wanted.add(differ[0])  # replay once more, with this page's provenance
             continue
         if differ:
             key = differ[0]
-            sp, fp = slow.load(CBV(key, 64)), fst.load(CBV(key, 64))
-            c, t = key >> sc.order, key & mask
-            role = ("outside" if key >= top else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
-            pfn = (first + key) & ((1 << 64) - 1)
+            sp, fp = slow.load(CBV(key, 128)), fst.load(CBV(key, 128))
+            c, t = key >> 64, key & m64
+            role = ("outside" if c >= ncomp else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
+            pfn = pfn_at(key)
             diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
             note = what if key == n else (f"{what}; the first struct page left different is "
                                           f"pfn {pfn:#x} ({_where(pfn, start_pfn, first, end)})")
@@ -394,7 +410,7 @@ def recorded_factory(L: Layout, order: int, cx: Counterexample) -> Callable[[], 
     """Concrete inputs from a recorded counterexample's values alone (no solver).  Reading a
     struct page, bitmap cell or section the record does not cover raises
     :class:`~equiv.errors.InternalMismatch`."""
-    pages = {((c << order) + s) & ((1 << 64) - 1): v for c, s, v in cx.memory.pages}
+    pages = {(c << 64) | s: v for c, s, v in cx.memory.pages}
     cells = dict(cx.memory.pageblock)
 
     def pick(table: dict[Any, int], key: Any, default: int | None, what: str) -> int:

@@ -51,6 +51,7 @@ from equiv.memmap import (
     assumptions,
     geometry,
     pfn_of,
+    pfn_of_key,
     symbolic_inputs,
 )
 from equiv.obligations import roles_for
@@ -162,7 +163,7 @@ def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.Array
     pages = z3.Array("mem0.bypfn", z3.BitVecSort(64), z3.BitVecSort(8 * L.size))
     pb = z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
     g = geometry(sc, inp)
-    mem = SymMemory(lambda n: PageState(bits=z3.Select(pages, g.start + n)),  # type: ignore[operator]
+    mem = SymMemory(lambda n: PageState(bits=z3.Select(pages, pfn_of_key(sc, g, n))),
                     lambda b: z3.Select(pb, b))
     return evolve(inp, mem=mem), early, pages, pb
 
@@ -529,7 +530,7 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
                        mem=ConcreteMemory(lambda n: cpage(0), lambda b: CBV(0, PB_BITS)),
                        **vals)  # type: ignore[arg-type]
         g = geometry(sc, probe)
-        mem = ConcreteMemory(lambda n: cpage((int(g.start) + n) & ((1 << 64) - 1)),  # type: ignore[call-overload]
+        mem = ConcreteMemory(lambda n: cpage(int(pfn_of_key(sc, g, CBV(n, 128)))),  # type: ignore[call-overload]
                              lambda b: CBV(cell_at(int(b)), PB_BITS))  # type: ignore[call-overload]
         return evolve(probe, mem=mem)
 

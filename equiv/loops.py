@@ -20,7 +20,9 @@ each is recorded in :attr:`Ctx.lemmas` and proved with the obligations that use 
 * ``frame-read``: what the body writes into block ``k`` and carries out depends only on
   block ``k`` of its input memory (so earlier iterations cannot influence it);
 * ``carry-step``: ``carry_out(body(inv(k), k)) == inv(k + 1)`` (induction step; the base
-  case holds by definition of ``inv``).
+  case holds by definition of ``inv``);
+* ``frame-bound`` (where the owner has a ``bound``): iteration ``k`` is one the range allows
+  (a heads loop ends at the range's last compound, whatever bound the loop computed).
 
 Together they give, by induction on ``k``, that the loop's final memory equals the summary
 for every trip count, which is what lets order 18 (262,144 tails) cost what order 2 costs.
@@ -65,6 +67,11 @@ class Owner:
 
     page: Callable[[Val], tuple[Cond, Val]]
     pb: Callable[[Val], tuple[Cond, Val]]
+    #: which iterations may exist at all (the range the loop may write, independent of the
+    #: bound the loop under test computes), checked as the ``frame-bound`` lemma
+    bound: Callable[[Val], Cond] | None = None
+    #: that range in words, for a report
+    bound_text: str = ""
 
 
 def never(*_: Val) -> tuple[Cond, Val]:
@@ -84,6 +91,8 @@ class Lemma:
     #: model names the iteration and the struct page it wrote out of its frame)
     k: z3.BitVecRef | None = None
     key: z3.BitVecRef | None = None
+    #: frame-bound: the range the iterations must stay in, in words
+    text: str = ""
 
     @property
     def formula(self) -> z3.BoolRef:
@@ -303,7 +312,7 @@ class _SymLoop:
             # iteration k on a read-logging view of the entry memory; then observe its
             # output at a fresh index of block k (those reads are logged too)
             tracker = self.tracker(k)
-            n2, b2 = ctx.fresh(f"{name}.n"), ctx.fresh(f"{name}.b")
+            n2, b2 = ctx.fresh(f"{name}.n", 128), ctx.fresh(f"{name}.b")
             m_k, c_k = self.at(k)
             with ctx.assuming(self.in_range(k)):
                 if not _is_false(owner.page(n2)[0]):
@@ -320,6 +329,9 @@ class _SymLoop:
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(n))) for pc, n in tracker.log),
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
             ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w), k, n2))
+            if owner.bound is not None:
+                ctx.lemmas.append(Lemma(name, "frame-bound", premise, _bool(owner.bound(k)), k,
+                                        text=owner.bound_text))
             ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads), k))
             if self.carry0:
                 step = _carry_eq(c_k, self.run(self.mem, self.carry0, k)[1])

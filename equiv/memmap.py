@@ -240,29 +240,24 @@ def _small_const(t: Val, bound: int) -> bool:
     return z3.is_bv_value(t) and t.as_long() < bound  # type: ignore[union-attr]
 
 
+#: Width of a storage key: the compound (64 bits) and the slot in it (64 bits, < 2^order).
+KEY_BITS = 128
+M64 = (1 << 64) - 1
+
+
 def join_key(sc: Scenario, c: Val, s: Val) -> Val:
-    """``(c << order) | s`` for a slot ``s < 2^order``, built as a bit concatenation (the
-    storage key split at the compound size, which solvers decide without adders)."""
-    o = sc.order
-    if o == 0:
-        return c
-    return bv.concat(bv.extract(c, 63 - o, 0), bv.extract(s, o - 1, 0))
+    """The storage key of slot ``s < 2^order`` of compound ``c``: ``c ++ s`` (128 bits)."""
+    return bv.concat(c, s)
 
 
 def key_compound(sc: Scenario, n: Val) -> Val:
-    """``n >> order``: the compound of storage key ``n``."""
-    o = sc.order
-    if o == 0:
-        return n
-    return bv.concat(bv.const_like(n, 0, o), bv.extract(n, 63, o))
+    """The compound of storage key ``n``."""
+    return bv.extract(n, 127, 64)
 
 
 def key_slot(sc: Scenario, n: Val) -> Val:
-    """``n & (2^order - 1)``: the slot of storage key ``n`` in its compound."""
-    o = sc.order
-    if o == 0:
-        return bv.const_like(n, 0)
-    return bv.concat(bv.const_like(n, 0, 64 - o), bv.extract(n, o - 1, 0))
+    """The slot of storage key ``n`` in its compound (below ``2^order``)."""
+    return bv.extract(n, 63, 0)
 
 
 def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
@@ -270,73 +265,97 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
     ``pfn_to_page()`` reaches memory through the vmemmap as ``memremap_pages()`` populated
     it (``vmemmap_populate_compound_pages``, Documentation/mm/vmemmap_dedup.rst).
 
-    Invariant (tested in tests/test_properties.py): ``vmemmap_base + (first + key) *
-    sizeof(struct page)`` is the physical struct page ``vmemmap_base + pfn * sizeof(struct
-    page)`` reaches, the deduplicated vmemmap pages of a compound all mapping its second
-    vmemmap page.  Struct pages outside the range's compounds are never aliased (their
-    memmap belongs to whatever memory lies there).
+    The key is the pair ``(c', s')`` with ``c' << order + s' == (c << order) + t`` and
+    ``0 <= s' < 2^order`` (``t`` read as signed: ``t == 2^order`` is compound ``c + 1``'s
+    head, ``t == -1`` compound ``c - 1``'s last tail), then, in a deduplicated compound of
+    the range, a slot ``s' >= 2P`` folded onto ``P + s' % P``.  So every struct page has
+    one key whichever compound a path counted it from.  Compound numbers are 64-bit: the
+    key tells apart pfns ``2^64`` apart, which no path forms (pfns are below
+    ``2^MAX_PHYSMEM_BITS``).
 
-    ``(c, t)`` with ``t`` outside ``[0, 2^order)`` (a loop past its compound, a write
-    before it) is renamed ``(n >> order, n mod 2^order)`` with ``n = (c << order) + t``
-    first: the same struct page has the same key whichever compound a path counted it
-    from.  (One exception, for solver speed, noted in the code: a symbolic ``t`` past its
-    compound is not folded, which only a store outside its loop's frame can reach.)
+    Invariant (tested in tests/test_properties.py): ``vmemmap_base + (first + (c' <<
+    order) + s') * sizeof(struct page)`` is the struct page ``vmemmap_base + pfn *
+    sizeof(struct page)`` reaches, the deduplicated vmemmap pages of a compound all mapping
+    its second vmemmap page.  Struct pages outside the range's compounds are never aliased
+    (their memmap belongs to whatever memory lies there).
+
+    One exception, for solver speed: a symbolic ``t`` (a loop's index) is named in
+    compound ``c`` as it is; past the compound's end that is a key with a slot ``>=
+    2^order``, which names no struct page.  Such a store or load is outside its loop's
+    frame (``tail_frame`` owns slots below ``2^order`` only), so the frame lemma fails, no
+    page role is PROVED, and the concrete replay (exact names) decides.
     """
     order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
     dedup = sc.can_optimize_static and stride > VMEMMAP_RESERVE_NR * p
     g = geometry(sc, inp) if dedup else None
     reserve = VMEMMAP_RESERVE_NR * p
-    if g is not None and not bv.is_sym(g.start):
+    if not bv.is_sym(inp.start_pfn):
         return _concrete_namer(sc, inp, g)
 
+    opt_of: dict[int, tuple[Val, Cond]] = {}  # compound term id -> (term, deduplicated)
+
+    def compound_dedup(c: Val) -> Cond:
+        assert g is not None
+        hit = opt_of.get(c.get_id())  # type: ignore[union-attr]
+        if hit is None:
+            head = pfn_of(sc, g, c, bv.const_like(c, 0))  # the term compound_nr_pages() uses
+            hit = opt_of[c.get_id()] = (  # type: ignore[union-attr]
+                c, bv.and_(bv.ult(c, g.ncompounds), deduplicated(sc, inp, head)))
+        return hit[1]
+
     def in_compound(c: Val, t: Val) -> Val:
-        """Tail ``t < 2^order`` of compound ``c`` (terms shared with compound_nr_pages)."""
-        plain = join_key(sc, c, t)
+        """Slot ``t < 2^order`` of compound ``c`` (terms shared with compound_nr_pages)."""
         if g is None or _small_const(t, reserve):
-            return plain
-        head = pfn_of(sc, g, c, bv.const_like(c, 0))  # the term compound_nr_pages() uses
-        opt = bv.and_(bv.ult(c, g.ncompounds), deduplicated(sc, inp, head),
-                      bv.not_(bv.ult(t, reserve)))
-        return bv.ite(opt, join_key(sc, c, (t & (p - 1)) | p), plain)
+            return join_key(sc, c, t)
+        opt = bv.and_(compound_dedup(c), bv.not_(bv.ult(t, reserve)))
+        return join_key(sc, c, bv.ite(opt, (t & (p - 1)) | p, t))
+
+    memo: dict[tuple[int, int], tuple[Val, Val, Val]] = {}  # holds the terms: ids stay unique
 
     def name(c: Val, t: Val) -> Val:
+        key = (c.get_id(), t.get_id())  # type: ignore[union-attr]
+        hit = memo.get(key)
+        if hit is None:
+            hit = memo[key] = (c, t, _name(c, t))
+        return hit[2]
+
+    def _name(c: Val, t: Val) -> Val:
         if _small_const(t, stride):
             return in_compound(c, t)
-        n = (c << order) + t
-        exact = in_compound(key_compound(sc, n), key_slot(sc, n))
-        if not bv.is_sym(t) or z3.is_bv_value(t):
-            return exact
-        # a symbolic t is a loop's index: past its compound the key is left unfolded.  Such
-        # a store is outside the loop's frame (equiv.memmap.tail_frame) whatever its key,
-        # so the frame lemma fails and the concrete replay (exact names) decides.
-        return bv.ite(bv.ult(t, stride), in_compound(c, t), n)
+        if not z3.is_bv_value(t):
+            # a loop's index: named in its compound even past the compound's end, where
+            # the key has a slot >= 2^order that no canonical key has; tail_frame owns no
+            # such slot, so the store fails the frame lemma and the concrete replay
+            # (exact names) decides
+            return in_compound(c, t)
+        c2 = c + (t >> order)  # z3's >> shifts arithmetically: t is read as signed
+        return in_compound(c2, t & (stride - 1))
 
     return name
 
 
-def _concrete_namer(sc: Scenario, inp: Inputs, g: Geometry) -> Namer:
+def _concrete_namer(sc: Scenario, inp: Inputs, g: Geometry | None) -> Namer:
     """:func:`vmemmap_namer` on plain integers (the replay names every struct page of an
     order-18 compound: the same function, without building bit-vector terms)."""
     order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
     reserve = VMEMMAP_RESERVE_NR * p
-    first, ncomp = int(g.start), int(g.ncompounds)  # type: ignore[call-overload]
+    first = 0 if g is None else int(g.start)  # type: ignore[call-overload]
+    ncomp = 0 if g is None else int(g.ncompounds)  # type: ignore[call-overload]
     dedup: dict[int, bool] = {}
 
     def name(c: Val, t: Val) -> Val:
-        n = ((int(c) << order) + int(t)) & M64  # type: ignore[call-overload]
-        cc, tt = n >> order, n & (stride - 1)
-        if cc < ncomp and tt >= reserve:
+        ts = int(t)  # type: ignore[call-overload]
+        ts = ts - (1 << 64) if ts >> 63 else ts
+        cc, ss = (int(c) + (ts >> order)) & M64, ts & (stride - 1)  # type: ignore[call-overload]
+        if cc < ncomp and ss >= reserve:
             d = dedup.get(cc)
             if d is None:
                 d = dedup[cc] = bool(deduplicated(sc, inp, CBV((first + (cc << order)) & M64, 64)))
             if d:
-                n = (cc << order) | p | (tt & (p - 1))
-        return CBV(n, 64)
+                ss = p | (ss & (p - 1))
+        return CBV((cc << 64) | ss, KEY_BITS)
 
     return name
-
-
-M64 = (1 << 64) - 1
 
 
 def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:
@@ -344,9 +363,9 @@ def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:
     return evolve(inp, mem=inp.mem.named(vmemmap_namer(sc, inp)))
 
 
-def pfn_of_key(g: Geometry, n: Val) -> Val:
+def pfn_of_key(sc: Scenario, g: Geometry, n: Val) -> Val:
     """The pfn of storage key ``n`` (for an aliased key: the pfn whose storage it is)."""
-    return g.start + n
+    return pfn_of(sc, g, key_compound(sc, n), key_slot(sc, n))
 
 
 def ctx_for(inp: Inputs) -> Ctx:
@@ -369,7 +388,8 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
     size = layout.size
 
     def initial(n: int) -> PageState:
-        byte = (garbage + 13 * n) & 0xFF or 0xA5
+        c, s = n >> 64, n & ((1 << 64) - 1)
+        byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
         return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
                          origin=((),) * size,
                          events=CBV(0, 16) if layout.config.tracks_events else None)
@@ -407,19 +427,24 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
 
 def compound_frame(sc: Scenario, g: Geometry,
                    pb: Callable[[Val], tuple[Cond, Val]] = never) -> Owner:
-    """Iteration ``c`` of a loop over the range's compounds owns compound ``c``'s struct pages."""
+    """Iteration ``c`` of a loop over the range's compounds owns compound ``c``'s struct
+    pages, and only ``c`` below the number of compounds of the range exist (the
+    ``frame-bound`` lemma)."""
 
     def page(n: Val) -> tuple[Cond, Val]:
-        c = key_compound(sc, n)
-        return bv.ult(c, g.ncompounds), c
+        return True, key_compound(sc, n)
 
-    return Owner(page=page, pb=pb)
+    # "below the number of compounds of the range" is the frame-bound lemma: in the
+    # summary's ownership it would only repeat the loop's own bound in every read
+    return Owner(page=page, pb=pb, bound=lambda c: bv.ult(c, g.ncompounds),
+                 bound_text="the compounds of the range (c < the number of compounds)")
 
 
 def tail_frame(sc: Scenario, c: Val, pb: Callable[[Val], tuple[Cond, Val]] = never) -> Owner:
     """Iteration ``t`` of a loop over compound ``c``'s tails owns the struct page of pfn
     ``head(c) + t``, for ``t < 2^order``."""
     def page(n: Val) -> tuple[Cond, Val]:
-        return bv.eq(key_compound(sc, n), c), key_slot(sc, n)
+        k = key_slot(sc, n)
+        return bv.and_(bv.eq(key_compound(sc, n), c), bv.ult(k, sc.stride)), k
 
     return Owner(page=page, pb=pb)

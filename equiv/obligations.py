@@ -154,12 +154,10 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
             cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
         else:
             # outside: every struct page not in a compound of the range, by its one name
-            # (before the first pfn, the altmap-reserved ones included, and from the end of
-            # the last compound on); never aliased by the vmemmap deduplication
-            # (compounds counted modulo 2^(64 - order): those below the first pfn wrap)
+            # (before the first pfn, the altmap-reserved ones included: compounds below 0
+            # wrap; and from the end of the last compound on); never deduplicated
             n = join_key(sc, c, t)
-            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds),  # type: ignore[arg-type]
-                          z3.ULT(c, 1 << (64 - sc.order)) if sc.order else z3.BoolVal(True))
+            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))  # type: ignore[arg-type]
             obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.load(n), fast_mem.load(n)))
             continue
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, t),

@@ -437,9 +437,9 @@ Namer = Callable[[Val, Val], Val]
 class Memory:
     """Persistent view of the memmap and the pageblock bitmap.
 
-    **One name per struct page.**  Memory is indexed by a single 64-bit *storage key*: the
-    index, relative to the loop's first pfn, of the struct page whose bytes are stored
-    (``key = pfn - first pfn``, two's complement below it), after the vmemmap's
+    **One name per struct page.**  Memory is indexed by a single *storage key*, ``compound
+    ++ slot`` with the slot below the compound size: the struct page whose bytes are stored,
+    counted from the loop's first pfn (compounds below it negative), after the vmemmap's
     deduplication (:func:`equiv.memmap.vmemmap_namer`).  Invariant: two stores that reach
     the same bytes in the kernel (``vmemmap_base + pfn * sizeof(struct page)`` followed
     through the deduplicated vmemmap mapping) use the same key in the model, two that reach
@@ -517,10 +517,10 @@ class SymMemory(Memory):
 
     @classmethod
     def fresh(cls, name: str, nwords: int, events: bool = False) -> SymMemory:
-        """Arbitrary memory: an uninterpreted array of struct pages indexed by the 64-bit
-        storage key (so every query is plain SMT-LIB QF_AUFBV that any solver reads), and
-        one array of bitmap cells.  It has no namer until the inputs attach the vmemmap."""
-        arr = z3.Array(f"{name}.pages", z3.BitVecSort(64), z3.BitVecSort(64 * nwords))
+        """Arbitrary memory: an uninterpreted array of struct pages indexed by the 128-bit
+        storage key ``compound ++ slot`` (so every query is plain SMT-LIB QF_AUFBV that any
+        solver reads), and one array of bitmap cells.  It has no namer until the inputs attach the vmemmap."""
+        arr = z3.Array(f"{name}.pages", z3.BitVecSort(128), z3.BitVecSort(64 * nwords))
         pb = z3.Array(f"{name}.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
         ev = z3.BitVecVal(0, 16) if events else None  # the event trace starts empty
         return cls(lambda n: PageState(bits=z3.Select(arr, n), events=ev),

@@ -139,5 +139,6 @@ def test_every_lemma_of_the_real_paths_is_proved() -> None:
     """The loop summaries of v11 and the slow path are justified at order 2."""
     res = check_cell(cell())
     lemmas = [o for o in res.obligations if o.kind == "lemma"]
-    assert {o.name.split(":")[1] for o in lemmas} == {"frame-write", "frame-read", "carry-step"}
+    assert {o.name.split(":")[1] for o in lemmas} == {"frame-write", "frame-read", "frame-bound",
+                                                     "carry-step"}
     assert all(o.verdict is Verdict.PROVED for o in lemmas)

@@ -66,7 +66,7 @@ def test_fast_equals_slow_concretely(pt: dict[str, object]) -> None:
             k = (CBV(c, 64), CBV(t, 64))
             assert int(slow.read(*k).bits) == int(fast.read(*k).bits), (c, t)  # type: ignore[call-overload]
     for n in set(slow.pages) | set(fast.pages):  # type: ignore[attr-defined]
-        assert int(slow.load(CBV(n, 64)).bits) == int(fast.load(CBV(n, 64)).bits), n  # type: ignore[call-overload]
+        assert int(slow.load(CBV(n, 128)).bits) == int(fast.load(CBV(n, 128)).bits), n  # type: ignore[call-overload]
     for b in range(int(inp.start_pfn) >> 9, ((int(inp.start_pfn) + int(inp.nr_pages)) >> 9) + 2):  # type: ignore[call-overload]
         assert int(slow.read_pb(CBV(b, 64))) == int(fast.read_pb(CBV(b, 64)))  # type: ignore[call-overload]
 
@@ -93,14 +93,15 @@ def evaluate(problem: CellProblem, pt: dict[str, object], term: z3.ExprRef,
              (inp.mobility_disabled, z3.BoolVal(pt["mobility_disabled"])),  # type: ignore[list-item]
              (inp.tracepoint_on, z3.BoolVal(False))]  # type: ignore[list-item]
     subs += [(z3.BitVec(k, 64), z3.BitVecVal(v, 64)) for k, v in idx.items()]
-    key = z3.BitVec("key_", 64)
-    byte = z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) + 13 * key)  # type: ignore[arg-type]
+    cs = z3.BitVec("cs_", 128)
+    c, s = z3.Extract(127, 64, cs), z3.Extract(63, 0, cs)
+    byte = z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) + 7 * c + 13 * s)  # type: ignore[arg-type]
     byte = z3.If(byte == 0, z3.BitVecVal(0xA5, 8), byte)
-    pages = z3.Lambda([key], z3.Concat(*([byte] * L.size)))
+    pages = z3.Lambda([cs], z3.Concat(*([byte] * L.size)))
     b = z3.BitVec("b_", 64)
     pbs = z3.Lambda([b], z3.Extract(7, 0, z3.BitVecVal(pt["garbage"], 64) ^ b))  # type: ignore[arg-type]
     idx_s = z3.BitVecSort(64)
-    subs += [(z3.Array("mem0.pages", idx_s, z3.BitVecSort(8 * L.size)), pages),
+    subs += [(z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)), pages),
              (z3.Array("mem0.pageblock", idx_s, z3.BitVecSort(8)), pbs)]
     out = z3.substitute(term, *subs)
     early = z3.Or(*[z3.Var(0, idx_s) == e for e in pt["early"]]) if pt["early"] else z3.BoolVal(False)  # type: ignore[attr-defined]
@@ -173,8 +174,9 @@ def test_one_name_per_struct_page(pt: dict[str, object]) -> None:
     """For every (compound, tail) a path can form - inside its compound, past its end,
     before its start, in the compounds around the range - the model's storage key, as an
     address ``vmemmap_base + (first pfn + key) * sizeof(struct page)``, is where the kernel's
-    ``pfn_to_page()`` store lands after the vmemmap deduplication; and the z3 namer gives
-    the same key as the concrete one."""
+    ``pfn_to_page()`` store lands after the vmemmap deduplication (the key ``(c', s')``
+    read as pfn ``first + (c' << order) + s'``); and the z3 namer gives the same key as
+    the concrete one."""
     L = Layout.from_config(PRESETS[pt["config"]])  # type: ignore[index]
     sc = Scenario(L, MemoryType.FS_DAX, pt["order"])  # type: ignore[arg-type]
     inp = concrete_inputs(L, start_pfn=pt["start_pfn"], nr_pages=pt["nr_pages"],  # type: ignore[arg-type]
@@ -197,7 +199,8 @@ def test_one_name_per_struct_page(pt: dict[str, object]) -> None:
         for t in ts:
             pfn = (first + c * stride + t) & M64
             key = int(name(CBV(c & M64, 64), CBV(t & M64, 64)))  # type: ignore[call-overload]
-            got = (base + ((first + key) & M64) * L.size) & M64
+            assert key & M64 < stride
+            got = (base + ((first + ((key >> 64) << sc.order) + (key & M64)) & M64) * L.size) & M64
             assert got == kernel_storage(sc, first, ncomp, dedup, pfn, base), (c, t)
             inp_z = _z3_inputs(L, pt)
             zkey = z3.simplify(vmemmap_namer(sc, inp_z)(z3.BitVecVal(c & M64, 64), z3.BitVecVal(t & M64, 64)))
