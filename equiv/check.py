@@ -5,7 +5,7 @@ Order of work for one cell (fresh solver, fixed order, per-query timeout):
 1. **Vacuity.**  The assumptions, together with every role constraint, must be satisfiable;
    otherwise every obligation is VACUOUS (a failure, never a success).
 2. **Loop lemmas.**  All lemmas at once; if that is not UNSAT, one query per loop and kind
-   (frame-write, frame-read, carry-step).  A
+   (frame-write, frame-read, frame-bound, carry-step).  A
    refuted frame-write lemma is replayed: the iteration's out-of-frame write that leaves a
    struct page different is REFUTED with that page (which loop, which iteration, which pfn
    and whose memmap it is); otherwise UNKNOWN.

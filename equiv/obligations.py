@@ -10,7 +10,7 @@ A cell compares the final memory of the slow path (:mod:`equiv.slow_path`) and a
   layout's atoms (:attr:`~equiv.page_model.Layout.atoms`, which partition every byte of
   struct page including padding), of slow == fast; obligations are thereby derived from the
   layout table, never from a list of field names.
-* one per **loop lemma** (frame-write, frame-read, carry-step) of every loop summary either
+* one per **loop lemma** (frame-write, frame-read, frame-bound, carry-step) of every loop summary either
   path used (:mod:`equiv.loops`).  A page-role proof is only as good as these.
 """
 

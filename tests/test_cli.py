@@ -27,7 +27,7 @@ class TestExitCodes:
         """All obligations proved: exit 0."""
         code, out, _ = run("--types", "GENERIC", "--orders", "0-1", "--jobs", "1")
         assert code == 0
-        assert "(2 cells)" in out and "26 proved" in out
+        assert "(2 cells)" in out and "30 proved" in out
 
     def test_refuted_is_1(self) -> None:
         """A counterexample: exit 1."""

@@ -243,7 +243,7 @@ class TestJunit:
             assert "_refcount" in res.message
             assert res.text.startswith("Example (")
             assert "reproduce: python -m equiv.proofs --config x86_64-default" in res.text
-        assert (18, 3, 0) == (suites[0].tests, suites[0].failures, suites[0].errors)
+        assert (20, 3, 0) == (suites[0].tests, suites[0].failures, suites[0].errors)
         assert all(c.time is None for c in cases)
         assert {"config": "x86_64-default", "revision": "v11"}.items() <= \
             {p.name: p.value for p in suites[0].properties()}.items()
@@ -342,7 +342,7 @@ class TestMarkdown:
         obligation with the counterexample in a code block and the reproduce command."""
         md = refuted[1]["markdown"]
         assert md.startswith("## equiv REFUTED: config `x86_64-default`, revision `v11`")
-        assert "**18 obligations (1 cell): 15 proved, 3 refuted**" in md
+        assert "**20 obligations (1 cell): 17 proved, 3 refuted**" in md
         assert "| order | GENERIC |\n| ---: | :---: |\n| 2 | **REFUTED** |" in md
         assert "<summary>Configuration, modelling choices and assumptions</summary>" in md
         assert 4 == md.count("<details>") == md.count("</details>")

@@ -256,6 +256,11 @@ LEMMA_RULES: dict[str, tuple[str, str]] = {
         "Loop summary lemma (frame-read): what iteration k writes into its block and carries "
         "to the next iteration depends only on block k of the memory it starts from, so "
         "earlier iterations cannot influence it."),
+    "frame-bound": (
+        "A loop runs only over the range it may write",
+        "Loop summary lemma (frame-bound): every iteration of a heads loop is a compound of "
+        "the range (c below the number of compounds), whatever end the loop computes; an "
+        "iteration past it writes the memmap of whatever follows the device."),
     "carry-step": (
         "The template after iteration k is one step from the seed",
         "Loop summary lemma (carry-step): the induction step of the template loop; the "
