@@ -476,15 +476,20 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
         # there), then for any out-of-frame store; each model is replayed concretely
         keyed = [lm for lm in frame if lm.key is not None]
 
-        def beyond(key: z3.BitVecRef) -> z3.BoolRef:
-            """The key lies past the range's compounds, or past its own compound's end."""
-            return z3.Or(z3.UGE(key_compound(sc, key), g.ncompounds),  # type: ignore[arg-type]
-                         z3.UGE(key_slot(sc, key), sc.stride))  # type: ignore[arg-type]
+        def past_range(key: z3.BitVecRef) -> z3.BoolRef:
+            """The struct page the key names lies outside the range's compounds (a key of
+            a loop index past its compound counts from the compound it reaches)."""
+            c = key_compound(sc, key) + z3.LShR(key_slot(sc, key), sc.order)  # type: ignore[operator]
+            return z3.UGE(c, g.ncompounds)  # type: ignore[arg-type]
 
-        outside = z3.Or(*(z3.And(z3.Not(lm.formula), beyond(lm.key))  # type: ignore[arg-type]
-                          for lm in keyed)) if keyed else None
+        def beyond(key: z3.BitVecRef) -> z3.BoolRef:
+            """... or at least past the end of its own compound."""
+            return z3.Or(past_range(key), z3.UGE(key_slot(sc, key), sc.stride))  # type: ignore[arg-type]
+
+        focuses = [z3.Or(*(z3.And(z3.Not(lm.formula), where(lm.key))  # type: ignore[arg-type]
+                           for lm in keyed)) for where in (past_range, beyond)] if keyed else []
         reason = ""
-        for focus in ((outside, None) if outside is not None else (None,)):
+        for focus in (*focuses, None):
             if focus is not None:
                 s.push()
                 s.add(focus)
@@ -500,8 +505,13 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
             if not failed:
                 continue
             # the store outside the range first, if the model has one
-            failed.sort(key=lambda lm: lm.key is None or not z3.is_true(
-                model.eval(beyond(lm.key), model_completion=True)))
+            def rank(lm: Lemma, m: z3.ModelRef = model) -> tuple[bool, bool]:
+                if lm.key is None:
+                    return True, True
+                return (not z3.is_true(m.eval(past_range(lm.key), model_completion=True)),
+                        not z3.is_true(m.eval(beyond(lm.key), model_completion=True)))
+
+            failed.sort(key=rank)
             got = replay_frame(problem, failed[0], model)
             if isinstance(got, Counterexample):
                 return ObligationResult(name, "lemma", "lemma", Verdict.REFUTED,

@@ -360,13 +360,17 @@ def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
 
     With ``ctx``, the exit is recorded (``ctx.exits``) so the checker can show that the path
     reaches its end under the assumptions (a proof about a path that always returns early
-    would be vacuous).
+    would be vacuous), and the rest runs under the path condition ``!cond`` (the loop
+    lemmas of the rest assume it).
     """
     if isinstance(cond, bool):
         return mem if cond else rest()
-    if ctx is not None:
-        ctx.exits.append((ctx.path, cond))
-    return sym_ite_mem(cond, mem, rest())
+    if ctx is None:
+        return sym_ite_mem(cond, mem, rest())
+    ctx.exits.append((ctx.path, cond))
+    with ctx.assuming(bv.not_(cond)):  # what follows the return runs only without it
+        after = rest()
+    return sym_ite_mem(cond, mem, after)
 
 
 def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, *,
