@@ -8,13 +8,17 @@ compound all live in the second one), and ``enum memory_type`` of include/linux/
 
 Memory naming (:func:`vmemmap_namer`): a path names a struct page as ``pfn_to_page()`` does,
 by its pfn, written ``(c, t)``: tail ``t`` of compound ``c`` counted from the loop's first
-pfn.  The memory stores it under one *storage key*, ``n = (c << order) + t`` (the pfn minus
-the loop's first pfn, two's complement below it), except that in a deduplicated compound of
-the range tail ``t >= 2P`` lives in the storage of tail ``P + t % P`` (``P`` struct pages per
-vmemmap page: every vmemmap page past the first two maps the second one).  So every struct
-page has exactly one name, whatever ``(c, t)`` a path forms (``(c, 2^order)`` is ``(c + 1,
-0)``), and the key is the struct page's address ``vmemmap_base + pfn * sizeof(struct page)``
-followed through the deduplicated mapping, divided by the struct page size.
+pfn.  The memory stores it under one *storage key*, the pair ``(c', s')`` with ``s'`` below
+the compound size and ``(c' << order) + s' == (c << order) + t`` (compounds below the first
+pfn negative), except that in a deduplicated compound of the range tail ``s' >= 2P`` lives in
+the storage of tail ``P + s' % P`` (``P`` struct pages per vmemmap page: every vmemmap page
+past the first two maps the second one).  So every struct page has exactly one name,
+whatever ``(c, t)`` a path forms (``(c, 2^order)`` is ``(c + 1, 0)``), and the key is the
+struct page's address ``vmemmap_base + pfn * sizeof(struct page)`` followed through the
+deduplicated mapping.
+
+The frame condition every loop summary rests on is written here too (``compound_frame``,
+``tail_frame``): which struct pages an iteration may touch, in the kernel's terms.
 """
 
 from __future__ import annotations
