@@ -79,6 +79,11 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "follows the device (elsewhere it writes the next head, initialised again after)",
            {}, "x86_64-default", _from_order(1, "flags", "compound_info"),
            compare="slow-tail-loop-one-past", page="end_pfn"),
+    Mutant("mutant_slow_heads_loop_one_past",
+           "memmap_init_zone_device's heads loop runs `pfn <= end_pfn` in the slow path: the "
+           "compound after the range is initialised (its head at end_pfn)",
+           {}, "x86_64-default", _always("flags", "_mapcount", "folio.pgmap"),
+           compare="slow-heads-loop-one-past", page="past_end"),
     Mutant("harmless_slow_helper_split",
            "the v5 helper split itself (zone_device_page_init_slow at both call sites): "
            "no functional change",

@@ -375,23 +375,26 @@ def early_return(cond: Cond, mem: Memory, rest: Callable[[], Memory],
 
 def memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, *,
                             init: InitFn = init_zone_device_page,
-                            tail_fn: TailFn | None = None, tail_end_delta: int = 0) -> Memory:
+                            tail_fn: TailFn | None = None, tail_end_delta: int = 0,
+                            heads_end_delta: int = 0) -> Memory:
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c, v7.3-rc1).
 
     ``WARN_ON_ONCE(!pgmap || zone_idx != ZONE_DEVICE)`` returns before anything is written.
-    ``init`` (the per-page init at both call sites) and ``tail_fn`` (the tail loop body) are
-    replaced only by the slow-path variants of :mod:`equiv.slow_variants`.  The memmap is
+    ``init`` (the per-page init at both call sites), ``tail_fn`` (the tail loop body) and the
+    loops' ends (``tail_end_delta``, ``heads_end_delta``) are changed only by the slow-path
+    variants of :mod:`equiv.slow_variants`.  The memmap is
     seen through the vmemmap as ``memremap_pages()`` populated it before the call
     (:func:`~equiv.memmap.with_vmemmap`).
     """
     inp = with_vmemmap(sc, inp)
     return early_return(bv.eq(inp.pgmap, 0), inp.mem,
                         lambda: _memmap_init_zone_device(ctx, sc, inp, init, tail_fn,
-                                                         tail_end_delta), ctx)
+                                                         tail_end_delta, heads_end_delta), ctx)
 
 
 def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
-                             tail_fn: TailFn | None, tail_end_delta: int = 0) -> Memory:
+                             tail_fn: TailFn | None, tail_end_delta: int = 0,
+                             heads_end_delta: int = 0) -> Memory:
     g = geometry(sc, inp)
     mem = inp.mem
     step = tail_fn or tail_step(init)
@@ -405,6 +408,7 @@ def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
         return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt, step, tail_end_delta), carry
 
     zero = bv.const_like(g.start, 0)
-    out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, g.ncompounds, (), head,
+    end = g.ncompounds + heads_end_delta if heads_end_delta else g.ncompounds
+    out, _ = block_loop(ctx, "memmap_init_zone_device.heads", mem, zero, end, (), head,
                         compound_frame(sc, g))
     return pageblock_migratetype_init_range(ctx, sc, inp, out, g.start, g.nr_pages)

@@ -93,13 +93,15 @@ def zone_device_page_init_slow(sc: Scenario, inp: Inputs, page: PageState, pfn: 
     return reset_refcount_unless(sc, inp, page, f"{step}: set_page_count(page, 0)")
 
 
-def _generic_path(init: InitFn, tail_fn: TailFn | None = None, tail_end_delta: int = 0) -> PathFn:
+def _generic_path(init: InitFn, tail_fn: TailFn | None = None, tail_end_delta: int = 0,
+                  heads_end_delta: int = 0) -> PathFn:
     """The base slow path with another per-page init (both call sites) and, optionally,
-    another tail-loop body in memmap_init_compound or another end of its tail loop."""
+    another tail-loop body in memmap_init_compound or another end of its loops."""
 
     def run(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
         return memmap_init_zone_device(ctx, sc, inp, init=init, tail_fn=tail_fn,
-                                       tail_end_delta=tail_end_delta)
+                                       tail_end_delta=tail_end_delta,
+                                       heads_end_delta=heads_end_delta)
 
     return run
 
@@ -263,6 +265,9 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
     Comparison("slow-tail-loop-one-past", "seeded bug: memmap_init_compound's tail loop runs "
                "`pfn <= head_pfn + nr_pages`, one struct page past its compound", "seeded bug",
                _generic_path(init_zone_device_page, tail_end_delta=1)),
+    Comparison("slow-heads-loop-one-past", "seeded bug: memmap_init_zone_device's heads loop "
+               "runs `pfn <= end_pfn`, one compound past the range", "seeded bug",
+               _generic_path(init_zone_device_page, heads_end_delta=1)),
     Comparison("v6.12", "mm/mm_init.c of v6.12: per-page pageblock migratetype, PRIVATE/COHERENT "
                "refcount 0, prep_compound_head inside the tail loop, no early-section test",
                "differences expected", _path_612,
