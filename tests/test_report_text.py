@@ -47,7 +47,7 @@ class TestMailText:
     def test_summary_line_comes_first(self) -> None:
         _, out, _ = run(*MUTANT, "--no-times")
         first = out.splitlines()[0]
-        assert first == "18 obligations (1 cell): 15 proved, 3 refuted"
+        assert first == "20 obligations (1 cell): 17 proved, 3 refuted"
         assert out.splitlines()[1] == "smallest order with a counterexample: 2"
 
     def test_differing_field_names_view_offset_and_both_values(self) -> None:

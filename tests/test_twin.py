@@ -149,7 +149,7 @@ def compare(name: str, ptype: int, order: int, **kw) -> None:  # type: ignore[no
         for c in range(ncomp + 1):
             for s in range(1 << order):
                 want = tw.page(c, s)
-                got = int(mem.read(CBV(c, 64), CBV(s, 64)).bits).to_bytes(size, "little")
+                got = int(mem.load(CBV((c << 64) | s, 128)).bits).to_bytes(size, "little")  # raw slot
                 assert got == want, (f"{path} compound {c} slot {s}:\n model {got.hex()}\n twin  "
                                      f"{want.hex()}")
         for b in range((start >> 9) - 1, ((start + nr) >> 9) + 2):
