@@ -110,7 +110,7 @@ class TestCompound:
     def test_deduplicated_tails_alias(self) -> None:
         """Order 9, optimised: tail 200 reads the struct page stored in slot 64 + 200 % 64,
         which a store to tail 72 or 200 reaches alike (one name per struct page)."""
-        sc, mem = run_slow(9, start_pfn=0x40000, nr_pages=512)
+        _sc, mem = run_slow(9, start_pfn=0x40000, nr_pages=512)
         assert int(mem.key(CBV(0, 64), CBV(200, 64))) == 64 + 200 % 64  # type: ignore[call-overload]
         assert int(mem.key(CBV(0, 64), CBV(72, 64))) == 64 + 200 % 64  # type: ignore[call-overload]
         assert mem.read(CBV(0, 64), CBV(200, 64)) is mem.read(CBV(0, 64), CBV(72, 64))
