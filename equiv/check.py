@@ -37,7 +37,7 @@ from equiv.errors import InternalMismatch
 from equiv.loops import Lemma
 from equiv.memmap import geometry, key_compound, key_slot
 from equiv.obligations import CellProblem, Observation
-from equiv.page_model import PB_BITS, Atom
+from equiv.page_model import KEY_BITS, PB_BITS, Atom
 from equiv.slow_path import compound_nr_pages
 from equiv.solvers import decide, smtlib
 
@@ -581,7 +581,7 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
                                 z3.BitVecVal(v, term.size()))]
     fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
     L = problem.scenario.layout
-    mem = [z3.Array("mem0.pages", z3.BitVecSort(128), z3.BitVecSort(8 * L.size)),
+    mem = [z3.Array("mem0.pages", z3.BitVecSort(KEY_BITS), z3.BitVecSort(8 * L.size)),
            z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
     fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
     fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)

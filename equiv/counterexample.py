@@ -21,9 +21,9 @@ from attrs import frozen
 from equiv.bv import CBV
 from equiv.errors import InternalMismatch
 from equiv.loops import Ctx, Lemma
-from equiv.memmap import Inputs, Scenario, geometry, pfn_of
+from equiv.memmap import Inputs, Scenario, geometry, pfn_of, pfn_of_key, vmemmap_namer
 from equiv.obligations import ROLES, CellProblem, FastFn, Observation
-from equiv.page_model import PB_BITS, Chain, ConcreteMemory, Layout, PageState
+from equiv.page_model import KEY_BITS, PB_BITS, Chain, ConcreteMemory, Layout, PageState
 from equiv.slow_path import memmap_init_zone_device
 
 
@@ -200,7 +200,7 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
     for name in Inputs.SCALARS:
         v = model.eval(getattr(inp, name), model_completion=True)
         scalars[name] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(128),
+    pages = _ArrayInterp(model, z3.Array("mem0.pages", z3.BitVecSort(KEY_BITS),
                                          z3.BitVecSort(8 * L.size)))
     pbs = _ArrayInterp(model, z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS)))
     early_seen: dict[int, bool] = {}
@@ -216,7 +216,7 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
             tuple(sorted((k >> 64, k & ((1 << 64) - 1), v) for k, v in pages.entries.items())),
             pages.default, tuple(sorted(pbs.entries.items())), pbs.default)
 
-    factory = concrete_factory(L, scalars, early, lambda n: pages(n, 128), lambda b: pbs(b, 64),
+    factory = concrete_factory(L, scalars, early, lambda n: pages(n, KEY_BITS), lambda b: pbs(b, 64),
                                track)
     return factory, scalars, early_seen, memory
 
@@ -338,20 +338,14 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
     k = model.eval(lemma.k, model_completion=True).as_long()
     # frame-bound: no store named; the first struct page left different is reported
     n = -1 if lemma.key is None else model.eval(lemma.key, model_completion=True).as_long()
-    if n >= 0:  # a loop index past its compound names (c, t >= 2^order): the same page as
-        m64 = (1 << 64) - 1
-        c_n, t_n = n >> 64, n & m64
-        t_s = t_n - (1 << 64) if t_n >> 63 else t_n
-        n = (((c_n + (t_s >> sc.order)) & m64) << 64) | (t_s & (sc.stride - 1))
+    m64 = (1 << 64) - 1
+    if n >= 0:  # a loop index past its compound names (c, t >= 2^order): rename it exactly
+        probe = concrete_inputs(problem, model)[0]()
+        n = int(vmemmap_namer(sc, probe)(CBV(n >> 64, 64), CBV(n & m64, 64)))  # type: ignore[call-overload]
     # provenance for the struct page written out of frame and for the pages templates are
     # taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without, and
     # is run again with provenance for a page that turns out to be the one to report
-    m64 = (1 << 64) - 1
     wanted = {n}
-
-    def pfn_at(key: int) -> int:
-        return (first + ((key >> 64) << sc.order) + (key & m64)) & m64
-
 
     def track(key: int) -> bool:
         return key in wanted or key & m64 < 3
@@ -369,21 +363,21 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
             what = (f"iteration {k} of {lemma.loop} runs outside the range it may write: "
                     f"{lemma.text}")
         else:
-            pfn_n = pfn_at(n)
+            pfn_n = int(pfn_of_key(sc, g, CBV(n, KEY_BITS)))
             what = (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
                     f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
         keys = sorted(set(slow.pages) | set(fst.pages))
         differ = [key for key in ([n, *keys] if n >= 0 else keys)
-                  if _differ(slow.load(CBV(key, 128)), fst.load(CBV(key, 128)))]
+                  if _differ(slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS)))]
         if differ and differ[0] not in wanted and not track(differ[0]):
             wanted.add(differ[0])  # replay once more, with this page's provenance
             continue
         if differ:
             key = differ[0]
-            sp, fp = slow.load(CBV(key, 128)), fst.load(CBV(key, 128))
+            sp, fp = slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS))
             c, t = key >> 64, key & m64
             role = ("outside" if c >= ncomp else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
-            pfn = pfn_at(key)
+            pfn = int(pfn_of_key(sc, g, CBV(key, KEY_BITS)))
             diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
             note = what if key == n else (f"{what}; the first struct page left different is "
                                           f"pfn {pfn:#x} ({_where(pfn, start_pfn, first, end)})")

@@ -44,6 +44,7 @@ from attrs import frozen
 from equiv import bv
 from equiv.bv import CBV, Cond, Val
 from equiv.page_model import (
+    KEY_BITS,
     ConcreteMemory,
     Memory,
     PageState,
@@ -312,7 +313,7 @@ class _SymLoop:
             # iteration k on a read-logging view of the entry memory; then observe its
             # output at a fresh index of block k (those reads are logged too)
             tracker = self.tracker(k)
-            n2, b2 = ctx.fresh(f"{name}.n", 128), ctx.fresh(f"{name}.b")
+            n2, b2 = ctx.fresh(f"{name}.n", KEY_BITS), ctx.fresh(f"{name}.b")
             m_k, c_k = self.at(k)
             with ctx.assuming(self.in_range(k)):
                 if not _is_false(owner.page(n2)[0]):

@@ -32,7 +32,7 @@ from attrs import evolve, frozen
 from equiv import bv
 from equiv.bv import CBV, Cond, Val
 from equiv.loops import Ctx, Owner, never
-from equiv.page_model import Layout, Memory, Namer, SymMemory
+from equiv.page_model import KEY_BITS, Layout, Memory, Namer, SymMemory
 
 
 class MemoryType(enum.IntEnum):
@@ -244,8 +244,6 @@ def _small_const(t: Val, bound: int) -> bool:
     return z3.is_bv_value(t) and t.as_long() < bound  # type: ignore[union-attr]
 
 
-#: Width of a storage key: the compound (64 bits) and the slot in it (64 bits, < 2^order).
-KEY_BITS = 128
 M64 = (1 << 64) - 1
 
 

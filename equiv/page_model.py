@@ -432,6 +432,9 @@ PB_BITS = 8
 
 #: ``(compound, tail) -> storage key``: how a path's ``pfn_to_page()`` reaches memory.
 Namer = Callable[[Val, Val], Val]
+#: Width of a storage key: the compound (64 bits) and the slot in it (64 bits, below the
+#: compound size); see :func:`equiv.memmap.vmemmap_namer`.
+KEY_BITS = 128
 
 
 class Memory:
@@ -520,7 +523,7 @@ class SymMemory(Memory):
         """Arbitrary memory: an uninterpreted array of struct pages indexed by the 128-bit
         storage key ``compound ++ slot`` (so every query is plain SMT-LIB QF_AUFBV that any
         solver reads), and one array of bitmap cells.  It has no namer until the inputs attach the vmemmap."""
-        arr = z3.Array(f"{name}.pages", z3.BitVecSort(128), z3.BitVecSort(64 * nwords))
+        arr = z3.Array(f"{name}.pages", z3.BitVecSort(KEY_BITS), z3.BitVecSort(64 * nwords))
         pb = z3.Array(f"{name}.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
         ev = z3.BitVecVal(0, 16) if events else None  # the event trace starts empty
         return cls(lambda n: PageState(bits=z3.Select(arr, n), events=ev),

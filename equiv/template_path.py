@@ -330,24 +330,23 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     if v.set_head_when == "first":
         mem = set_head(sc, mem, c)
     one = bv.const_like(c, 1)
-    s1 = one
     if v.tail1_from_template:
-        page, _ = init_from_template(sc, inp, v, mem.read(c, s1), head_tmpl, pfn_of(sc, g, c, one),
+        page, _ = init_from_template(sc, inp, v, mem.read(c, one), head_tmpl, pfn_of(sc, g, c, one),
                                      "head template")
     else:
-        page = slow_init(sc, inp, rev, mem.read(c, s1), pfn_of(sc, g, c, one))
+        page = slow_init(sc, inp, rev, mem.read(c, one), pfn_of(sc, g, c, one))
     early_seed = page
     if v.tail1_prep_compound_tail:
         page = prep_compound_tail(sc, page, head_addr)
     if v.tail_refcount_reset:
         page = set_page_count(L, page, 0, "memmap_init_compound: set_page_count(page, 0)", inp)
-    mem = mem.write(c, s1, page)
+    mem = mem.write(c, one, page)
     if v.tail_seed == "after_prep_compound_head" and v.prep_compound_head:
         mem = prep_compound_head(sc, inp, g, mem, c)
     seeds = {
-        "after_tail_init": lambda: mem.read(c, s1),
+        "after_tail_init": lambda: mem.read(c, one),
         "before_prep_compound_tail": lambda: early_seed,
-        "after_prep_compound_head": lambda: mem.read(c, s1),
+        "after_prep_compound_head": lambda: mem.read(c, one),
         "head_template": lambda: head_tmpl,
     }
     tmpl = seeds[v.tail_seed]().noted(

@@ -172,6 +172,7 @@ BROKEN_LEMMAS = [
     ("mutant_no_pfn_align_clamp", "vmap", 3, "batch_order_run"),
     ("mutant_batch_step_by_shift", "vmap", 3, "batch_lock_step"),
     ("mutant_batch_step_by_shift", "vmap", 3, "batch_runs"),
+    ("mutant_batch_step_by_shift", "vmap", 2, "batch_walks_inside"),
     ("mutant_final_walk_to_batch_end", "vmap", 1, "batch_walks_tile"),
     ("mutant_flush_to_batch_end", "vmap", 1, "batch_flush_covers"),
     ("mutant_flush_from_map_addr", "vmap", 2, "batch_flush_covers"),

@@ -59,6 +59,7 @@ from equiv.vmap.paths import (
     final_walk,
     flush_range,
     get_vmap_batch_order,
+    state_select,
     va_low,
 )
 from equiv.vmap.revisions import Revision
@@ -414,7 +415,7 @@ def _batch_one_iteration(inp: VmapInputs, rev: Revision) -> Lemma:
     st0 = BatchState.initial(inp.a)
     it = batch_iteration(inp, rev, st0)
     count = inp.count
-    left = _state_select(it.brk, it.mid, it.after)
+    left = state_select(it.brk, it.mid, it.after)
     issued, lo, hi = final_walk(inp, rev, left)
     f_lo, f_hi = flush_range(inp, rev, left)
     claim = bv.and_(
@@ -435,16 +436,6 @@ def _batch_one_iteration(inp: VmapInputs, rev: Revision) -> Lemma:
         premise=True,
         claim=claim,
         free={},
-    )
-
-
-def _state_select(c: Cond, a: BatchState, b: BatchState) -> BatchState:
-    return BatchState(
-        i=bv.ite(c, a.i, b.i),
-        idx=bv.ite(c, a.idx, b.idx),
-        prev=bv.ite(c, a.prev, b.prev),
-        bend=bv.ite(c, a.bend, b.bend),
-        map_addr=bv.ite(c, a.map_addr, b.map_addr),
     )
 
 

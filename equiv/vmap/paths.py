@@ -1021,7 +1021,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
         )
         go = bv.and_(run, bv.not_(it.brk))
         # the loop left (or never entered) keeps its state; a break keeps the walk's update
-        nxt = _state_select(go, it.after, _state_select(run, it.mid, st))
+        nxt = state_select(go, it.after, state_select(run, it.mid, st))
         st = evolve(nxt, bend=nxt.i) if lock else nxt
         live = go
     ended = bv.not_(bv.and_(live, bv.ult(st.i, count)))
@@ -1033,7 +1033,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
     )
 
 
-def _state_select(c: Cond, a: BatchState, b: BatchState) -> BatchState:
+def state_select(c: Cond, a: BatchState, b: BatchState) -> BatchState:
     """``c ? a : b`` variable by variable."""
     return BatchState(
         i=bv.ite(c, a.i, b.i),
