@@ -13,7 +13,6 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from equiv.check import Verdict
 from equiv.copy_primitive import (
     CHOICES,
     FRAMES,
@@ -25,6 +24,7 @@ from equiv.copy_primitive import (
     render_copy_summary,
     render_ordering_table,
 )
+from equiv.engine.verdict import Verdict
 
 
 def main() -> int:

@@ -11,7 +11,7 @@ from the test cache (~/.cache/equiv/linux-source-6.12/linux-source-6.12), unpack
 Figure to reach: under 60 s wall on 2 cores; the count of trusted helpers is printed so it
 can be watched falling over time.  Measured on 2 cores: 184.5 s before the interpreter's
 joins kept path conditions small and each query was specialised to its role's constraint
-(equiv.cinterp.join_guards, equiv.fidelity.specialise); about 11 s after (orders 0..4: 1.9,
+(equiv.source.cinterp.join_guards, equiv.source.fidelity.specialise); about 11 s after (orders 0..4: 1.9,
 2.5, 3.8, 4.3, 7.9 s per cell with 2 jobs; 0.9, 1.3, 1.8, 2.2, 3.7 s alone).
 """
 
@@ -28,8 +28,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.config import PRESETS
-from equiv.fidelity import MAX_ORDER, MODELS, FidelityCell, check_fidelity_cell, setup
-from equiv.ktree import FILES, MAKEFILE, KernelTree
+from equiv.linux.ktree import FILES, MAKEFILE, KernelTree
+from equiv.source.fidelity import MAX_ORDER, MODELS, FidelityCell, check_fidelity_cell, setup
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 

@@ -19,7 +19,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from equiv.check import Verdict, clear_answers
+from equiv.engine.query import clear_answers
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell, run_matrix
 from equiv.memmap import MemoryType
 

@@ -17,8 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from equiv.check import Verdict
 from equiv.config import PRESETS
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from equiv.check import Verdict
+from equiv.engine.solvers import SOLVERS
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
-from equiv.solvers import SOLVERS
 
 
 def main() -> int:

@@ -75,8 +75,8 @@ def _unrolled(order: int) -> tuple[float, str]:
 
 
 def _concrete(order: int) -> tuple[float, str]:
-    from equiv.bv import CBV
     from equiv.config import preset
+    from equiv.engine.bv import CBV
     from equiv.loops import Ctx
     from equiv.memmap import MemoryType, Scenario, concrete_inputs
     from equiv.page_model import Layout

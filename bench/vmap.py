@@ -27,9 +27,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import z3
 
-from equiv.check import CellResult, Verdict
+from equiv.engine.query import default_backend
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
 from equiv.vmap import MAX_SEG_ORDER, bound_description, check
-from equiv.vmap.solve import default_backend
 
 
 def shapes(bound: int) -> int:

@@ -21,117 +21,22 @@ loops.  UNKNOWN (timeouts included) is never success.
 
 from __future__ import annotations
 
-import enum
-import os
-import re
-import tempfile
 import time
-from typing import Any
 
 import z3
-from attrs import Factory, define, evolve, frozen
+from attrs import evolve
 
-from equiv.cache import Cache, query_key
 from equiv.counterexample import Counterexample, replay, replay_frame
-from equiv.errors import InternalMismatch
+from equiv.engine.cache import Cache
+from equiv.engine.errors import InternalMismatch
+from equiv.engine.query import Session, check, conj, dump_unknown
+from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.verdict import Verdict, worst
 from equiv.loops import Lemma
 from equiv.memmap import geometry, key_compound, key_slot
 from equiv.obligations import CellProblem, Observation
 from equiv.page_model import KEY_BITS, PB_BITS, Atom
 from equiv.slow_path import compound_nr_pages
-from equiv.solvers import decide, smtlib
-
-
-class Verdict(enum.Enum):
-    """Outcome of an obligation.  Only PROVED is success."""
-
-    PROVED = "PROVED"
-    REFUTED = "REFUTED"
-    UNKNOWN = "UNKNOWN"
-    VACUOUS = "VACUOUS"
-
-
-#: Severity order used to summarise several verdicts into one.
-_RANK = {Verdict.PROVED: 0, Verdict.VACUOUS: 1, Verdict.UNKNOWN: 2, Verdict.REFUTED: 3}
-
-
-def worst(verdicts: list[Verdict]) -> Verdict:
-    """The summary verdict: REFUTED > UNKNOWN > VACUOUS > PROVED."""
-    return max(verdicts, key=_RANK.__getitem__, default=Verdict.PROVED)
-
-
-@frozen
-class ObligationResult:
-    """Result of one obligation (a page role or a loop lemma)."""
-
-    name: str
-    kind: str  # "page" or "lemma"
-    role: str
-    verdict: Verdict
-    seconds: float
-    counterexample: Counterexample | None = None
-    reason: str = ""
-    #: what was shown satisfiable before PROVED was claimed (assumptions with this role,
-    #: each path reaching its end)
-    coverage: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {"obligation": self.name, "kind": self.kind, "role": self.role,
-                "verdict": self.verdict.value, "seconds": round(self.seconds, 4),
-                "reason": self.reason or None, "coverage": list(self.coverage),
-                "counterexample": None if self.counterexample is None
-                else self.counterexample.to_json()}
-
-
-@frozen
-class CellResult:
-    """Result of one matrix cell."""
-
-    config: str
-    revision: str
-    ptype: str
-    order: int
-    verdict: Verdict
-    seconds: float
-    obligations: tuple[ObligationResult, ...]
-    assumptions: tuple[str, ...]
-    choices: tuple[str, ...]
-    hypothetical: bool
-    #: queries answered by an identical query decided earlier in this process
-    shared_queries: int = 0
-    #: proved by one proof with pgmap->type symbolic, covering every type of the order
-    all_types: bool = False
-    #: keys of the cached query answers the verdicts rest on (with a cache only)
-    query_keys: tuple[str, ...] = ()
-    #: taken from the result cache instead of being decided in this run
-    cached: bool = False
-
-    def to_cache(self) -> dict[str, Any]:
-        """Everything needed to rebuild this result (the cache's cell payload)."""
-        obs = []
-        for ob in self.obligations:
-            d = ob.to_json()
-            if ob.counterexample is not None:
-                d["section_shift"] = getattr(ob.counterexample, "section_shift", 0)
-            obs.append(d)
-        return {"config": self.config, "revision": self.revision, "ptype": self.ptype,
-                "order": self.order, "verdict": self.verdict.value, "seconds": self.seconds,
-                "obligations": obs, "assumptions": list(self.assumptions),
-                "choices": list(self.choices), "hypothetical": self.hypothetical,
-                "all_types": self.all_types, "query_keys": list(self.query_keys)}
-
-    @classmethod
-    def from_cache(cls, d: dict[str, Any]) -> CellResult:
-        """The inverse of :meth:`to_cache`, marked ``cached``."""
-        obs = tuple(ObligationResult(
-            o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]), o["seconds"],
-            None if o["counterexample"] is None else
-            Counterexample.from_json(o["counterexample"], o.get("section_shift", 0)),
-            o["reason"] or "", tuple(o["coverage"])) for o in d["obligations"])
-        return cls(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
-                   d["seconds"], obs, tuple(d["assumptions"]), tuple(d["choices"]),
-                   d["hypothetical"], all_types=d["all_types"],
-                   query_keys=tuple(d["query_keys"]), cached=True)
 
 
 def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
@@ -151,129 +56,6 @@ def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
     for _, a in problem.assumptions:
         s.add(a)
     return s
-
-
-#: Decided queries of this process, keyed by the AST ids of their assertions.  z3 hash-conses
-#: terms, so two cells whose queries are the same formula (e.g. FS_DAX and PRIVATE, which
-#: share the refcount policy) share the answer.  Only answers that need no model are kept
-#: (UNSAT, and SAT of vacuity checks); the ASTs are kept alive so an id is never reused.
-_ANSWERS: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
-
-
-def clear_answers() -> None:
-    """Forget every shared answer (benchmarks measure cold queries with this)."""
-    _ANSWERS.clear()
-
-
-_R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
-
-
-@define
-class Session:
-    """How one cell's queries are decided, and what they left behind (one per
-    :func:`check_cell`; the answers shared between cells are :data:`_ANSWERS`)."""
-
-    #: solver(s) deciding queries: z3, cvc5, bitwuzla or all
-    mode: str = "z3"
-    #: z3 resource limit per query (-1: none)
-    budget: int = -1
-    timeout_ms: int = 60_000
-    #: directory for --dump-smt (None: no dump), and the cell's file prefix
-    dump_dir: str | None = None
-    dump_prefix: str = ""
-    #: the on-disk result cache
-    cache: Cache | None = None
-    #: why the last query came out unknown (solver disagreement, ...)
-    note: str = ""
-    #: cache keys of the queries posed, in order
-    keys: list[str] = Factory(list)
-    #: answers taken from :data:`_ANSWERS`
-    shared: int = 0
-
-
-def _conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
-    """A conjunction with no 0- or 1-ary ``and`` (which some SMT-LIB readers reject)."""
-    return z3.BoolVal(True) if not fs else fs[0] if len(fs) == 1 else z3.And(*fs)
-
-
-def _dump_query(ses: Session, terms: list[z3.BoolRef], name: str) -> None:
-    directory, prefix = ses.dump_dir, ses.dump_prefix
-    if directory is None:
-        return
-    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prefix}-{name}")
-    os.makedirs(directory, exist_ok=True)
-    with open(os.path.join(directory, safe + ".smt2"), "w") as f:
-        meaning = ("sat means it is satisfiable (not vacuous)" if name.startswith(("vacuity", "reach"))
-                   else "unsat means the obligation holds")
-        f.write(f"; equiv query {prefix} {name}: {meaning}\n")
-        f.write(smtlib(terms))
-
-
-def _check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
-           name: str = "query") -> z3.CheckSatResult:
-    """Decide ``s``'s assertions (plus ``extra``) with the selected solver(s), answered from
-    :data:`_ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
-
-    With a second solver, a SAT answer is also asked of z3 (its model is what gets replayed);
-    solvers that disagree make the answer unknown, with the reason in ``ses.note``.
-    """
-    terms = [*s.assertions(), *extra]
-    _dump_query(ses, terms, name)
-    ses.note = ""
-    # the budget and solver are part of the key: a verdict never depends on what ran before
-    key = (ses.budget, ses.mode, *(t.get_id() for t in terms))
-    store, qkey = ses.cache, ""
-    if store is not None:  # the cell's verdicts rest on this query's answer: list its key
-        qkey = query_key(smtlib(terms), ses.mode, None if ses.budget < 0 else ses.budget)
-        ses.keys.append(qkey)
-    hit = _ANSWERS.get(key)
-    if hit is not None:
-        ses.shared += 1
-        if store is not None:  # decided earlier in this process, maybe for another cache
-            store.put("query", qkey, {"answer": str(hit[0])})
-        return hit[0]
-    mode = ses.mode
-    if store is not None:
-        got = store.get("query", qkey)
-        answer = got.get("answer") if isinstance(got, dict) else None
-        # a cached "sat" is used only where no model is needed (vacuity, reach)
-        if answer == "unsat" or (answer == "sat" and keep_sat):
-            r = _R[answer]
-            _ANSWERS[key] = (r, terms)
-            return r
-    if mode == "z3":
-        r = s.check(*extra)
-    else:
-        answers: dict[str, str] = {}
-        if mode == "all":
-            answers["z3"] = str(s.check(*extra))
-        for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
-            answers[other] = decide(other, terms, ses.timeout_ms)
-        if mode != "all" and answers[mode] == "sat":
-            answers["z3"] = str(s.check(*extra))  # for the model the replay needs
-        seen = set(answers.values())
-        said = ", ".join(f"{k} {v}" for k, v in answers.items())
-        if {"sat", "unsat"} <= seen:
-            ses.note = f"solvers disagree: {said}"
-            r = z3.unknown
-        elif "unknown" in seen:
-            ses.note = f"a solver gave up: {said}"
-            r = z3.unknown
-        else:
-            r = _R[seen.pop()]
-    if r == z3.unsat or (keep_sat and r == z3.sat):
-        _ANSWERS[key] = (r, terms)
-    if store is not None and r != z3.unknown:  # never cache unknown
-        store.put("query", qkey, {"answer": str(r)})
-    return r
-
-
-def _dump(s: z3.Solver, tag: str) -> str:
-    """Write an undecided query (same SMT-LIB as --dump-smt) to a temporary file; its path."""
-    fd, path = tempfile.mkstemp(prefix=f"equiv-unknown-{tag}-", suffix=".smt2")
-    with os.fdopen(fd, "w") as f:
-        f.write(smtlib(list(s.assertions())))
-    return path
 
 
 def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
@@ -338,7 +120,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         minimise: for each counterexample, find which inputs do not matter and whether it
             is the only one (:func:`_minimise`); the self-test skips this.
         cache: the on-disk result cache: decided queries are looked up and stored by the
-            hash of their SMT-LIB text (:mod:`equiv.cache`), or None.
+            hash of their SMT-LIB text (:mod:`equiv.engine.cache`), or None.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -366,7 +148,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     vacuous: dict[str, str] = {}
     for ob in problem.observations:
         t0 = time.perf_counter()
-        r = _check(ses, s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
+        r = check(ses, s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
         if r != z3.sat:
             vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
                                      else f"vacuity check: {ses.note or s.reason_unknown()}")
@@ -378,7 +160,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         return done()
     # ... and each path must run to its end for some input allowed by the assumptions
     for path, cond in problem.reach.items():
-        r = _check(ses, s, cond, keep_sat=True, name=f"reach-{path}")
+        r = check(ses, s, cond, keep_sat=True, name=f"reach-{path}")
         if r != z3.sat:
             why = (f"the {path} path never reaches its end under the assumptions (it always "
                    "returns early)" if r == z3.unsat else f"reach check: {ses.note or s.reason_unknown()}")
@@ -398,8 +180,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
     s = solver_for(problem, timeout_ms, rlimit=rlimit)
     t0 = time.perf_counter()
-    s.add(z3.Not(_conj([lm.formula for lm in problem.lemmas])))
-    r = _check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
+    s.add(z3.Not(conj([lm.formula for lm in problem.lemmas])))
+    r = check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
     for n in dict.fromkeys(names) if r == z3.unsat else ():
         results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
@@ -407,8 +189,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         members = [lm for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
         t0 = time.perf_counter()
         s = solver_for(problem, timeout_ms, rlimit=rlimit)
-        s.add(z3.Not(_conj([lm.formula for lm in members])))
-        r1 = _check(ses, s, name=f"lemma-{n}")
+        s.add(z3.Not(conj([lm.formula for lm in members])))
+        r1 = check(ses, s, name=f"lemma-{n}")
         if r1 == z3.unsat:
             results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED,
                                             time.perf_counter() - t0))
@@ -419,7 +201,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         else:
             results.append(ObligationResult(
                 n, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
-                reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                reason=f"{ses.note or s.reason_unknown()}; query: {dump_unknown(s, cell_tag)}"))
 
     # 3. page roles
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
@@ -429,7 +211,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
-        r1 = _check(ses, s, name=f"role-{ob.role.name}")
+        r1 = check(ses, s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
@@ -456,7 +238,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
                 time.perf_counter() - t0,
-                reason=f"{ses.note or s.reason_unknown()}; query: {_dump(s, cell_tag)}"))
+                reason=f"{ses.note or s.reason_unknown()}; query: {dump_unknown(s, cell_tag)}"))
     return done()
 
 

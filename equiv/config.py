@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from attrs import evolve, field, frozen
 
-from equiv.errors import ConfigError, lookup
+from equiv.engine.errors import ConfigError, lookup
 
 
 @frozen(kw_only=True)
@@ -74,6 +74,16 @@ class Config:
     def tracks_events(self) -> bool:
         """Are page_ref_set events modelled (DEBUG_PAGE_REF and asked for)?"""
         return self.DEBUG_PAGE_REF and self.observe_events
+
+    @property
+    def hypothetical_note(self) -> str:
+        """What "hypothetical" means here (reports print it with a hypothetical config)."""
+        return "no ZONE_DEVICE kernel builds this"
+
+    @property
+    def header_note(self) -> str:
+        """The note after the config's name in a text report's header."""
+        return "+ page_ref_set events observed" if self.tracks_events else ""
 
     @property
     def MAX_NR_ZONES(self) -> int:

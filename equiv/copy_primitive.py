@@ -82,8 +82,8 @@ from functools import lru_cache
 import z3
 from attrs import frozen
 
-from equiv.check import Verdict
-from equiv.errors import InputError, InternalMismatch
+from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.verdict import Verdict
 
 __all__ = [
     "ALIGNMENTS", "CHOICES", "FRAMES", "MUTANTS", "PUBLICATIONS", "REVISIONS", "SERIES_ARGUMENT",

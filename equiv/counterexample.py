@@ -5,7 +5,7 @@ sections are early, and the initial bytes of every struct page it cares about). 
 counterexample is reported, :func:`replay` runs both paths on those values in the concrete
 domain (plain ints; loops really iterate over every page, no summaries) and compares the
 observed struct page.  The difference must be exactly the one the solver predicted; if it is
-not, :class:`~equiv.errors.InternalMismatch` is raised, since that would mean the model or the
+not, :class:`~equiv.engine.errors.InternalMismatch` is raised, since that would mean the model or the
 loop summaries are wrong.  The concrete run also records which modelled step last wrote each
 byte (provenance).
 """
@@ -18,8 +18,8 @@ from typing import Any
 import z3
 from attrs import frozen
 
-from equiv.bv import CBV
-from equiv.errors import InternalMismatch
+from equiv.engine.bv import CBV
+from equiv.engine.errors import InternalMismatch
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario, geometry, pfn_of, pfn_of_key, vmemmap_namer
 from equiv.obligations import ROLES, CellProblem, FastFn, Observation
@@ -131,6 +131,16 @@ class Counterexample:
                 for d in self.diffs
             ],
         }
+
+    def to_cache(self) -> dict[str, Any]:
+        """The result cache's payload: the JSON plus the section shift it does not carry."""
+        return {**self.to_json(), "section_shift": self.section_shift}
+
+    @classmethod
+    def from_cache(cls, doc: dict[str, Any], *_: object) -> Counterexample:
+        """The inverse of :meth:`to_cache` (a
+        :data:`~equiv.engine.results.CounterexampleLoader`)."""
+        return cls.from_json(doc, doc.get("section_shift", 0))
 
 
 class _ArrayInterp:
@@ -403,7 +413,7 @@ def _differ(a: PageState, b: PageState) -> bool:
 def recorded_factory(L: Layout, order: int, cx: Counterexample) -> Callable[[], Inputs]:
     """Concrete inputs from a recorded counterexample's values alone (no solver).  Reading a
     struct page, bitmap cell or section the record does not cover raises
-    :class:`~equiv.errors.InternalMismatch`."""
+    :class:`~equiv.engine.errors.InternalMismatch`."""
     pages = {(c << 64) | s: v for c, s, v in cx.memory.pages}
     cells = dict(cx.memory.pageblock)
 

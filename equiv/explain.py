@@ -14,7 +14,7 @@ from __future__ import annotations
 import z3
 from attrs import frozen
 
-from equiv.check import CellResult, Verdict, prefer_small, solver_for
+from equiv.check import prefer_small, solver_for
 from equiv.counterexample import (
     Counterexample,
     FieldDiff,
@@ -22,7 +22,9 @@ from equiv.counterexample import (
     recorded_factory,
     run_concrete,
 )
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, cell_paths
 from equiv.obligations import build_cell
 from equiv.page_model import Layout, PageState, View

@@ -41,8 +41,8 @@ from contextlib import contextmanager
 import z3
 from attrs import frozen
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
 from equiv.page_model import (
     KEY_BITS,
     ConcreteMemory,

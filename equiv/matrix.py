@@ -1,23 +1,24 @@
-"""Running a matrix of cells: in worker processes or on a Dask cluster, through the result
-cache, with a wall-clock backstop, and always with deterministic result order."""
+"""The zone-device subject's cells: what a cell is (:class:`CellSpec`), what it compares
+(:func:`cell_paths`, :func:`resolve`), how one is built and checked (:func:`run_cell`,
+:func:`run_group`) and the matrix of them (:func:`run_matrix`, on the engine's
+:func:`~equiv.engine.runner.run_cached`)."""
 
 from __future__ import annotations
 
-import multiprocessing
 import os
 import time
-from collections.abc import Callable, Sequence
-from concurrent.futures import TimeoutError as FuturesTimeout
-from concurrent.futures import as_completed
-from typing import TypeVar
+from collections.abc import Callable
+from typing import Any
 
-import z3
 from attrs import asdict, evolve, frozen
 
-from equiv.cache import TOOL_VERSION, Cache, cell_key
-from equiv.check import CellResult, ObligationResult, Verdict, check_cell, worst
+from equiv.check import check_cell
 from equiv.config import Config, preset
-from equiv.errors import InputError
+from equiv.counterexample import Counterexample
+from equiv.engine.cache import Cache
+from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.runner import run_cached
+from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType, Scenario
 from equiv.mutants import MUTANTS
 from equiv.obligations import FastFn, build_cell
@@ -25,8 +26,6 @@ from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
 from equiv.template_path import Revision, fast_path, revision
-
-S = TypeVar("S")  # a cell's description, whatever the subject
 
 
 @frozen
@@ -46,7 +45,7 @@ class CellSpec:
     obligation: str | None = None
     #: explain counterexamples (irrelevant inputs, uniqueness); the self-test skips it
     minimise: bool = True
-    #: directory of the result cache (:mod:`equiv.cache`), or None for no cache
+    #: directory of the result cache (:mod:`equiv.engine.cache`), or None for no cache
     cache_dir: str | None = None
 
     def description(self) -> dict[str, object]:
@@ -59,69 +58,6 @@ class CellSpec:
                 "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
                 "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
                 "solver": self.solver, "rlimit": self.rlimit}
-
-
-@frozen
-class SubjectConfig:
-    """What a report says about the configuration of a subject without kernel configs (the
-    same attributes of :class:`~equiv.config.Config` the reports read)."""
-
-    name: str
-    description: str = ""
-    assumed: tuple[str, ...] = ()
-    hypothetical: bool = False
-    tracks_events: bool = False
-
-
-@frozen
-class RunResult:
-    """A whole run of one subject and configuration: what was asked, the environment, and
-    every cell in matrix order.  The reports read only this (and the cells)."""
-
-    config: Config | SubjectConfig
-    revision: str
-    mutant: str | None
-    cells: tuple[CellResult, ...]
-    wall_seconds: float
-    jobs: int
-    layout_note: str
-    choices: tuple[str, ...]
-    assumptions: tuple[str, ...]
-    #: the budget options of the run, repeated in reproduce commands ("" for defaults)
-    budget_args: str = ""
-    #: how the configuration was chosen on the command line (for reproduce commands)
-    config_arg: str = ""
-    revision_summary: str = ""
-    #: the subject (:mod:`equiv.subjects`), and what its runs compare
-    subject: str = "zone-device"
-    title: str = "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path"
-    mutant_description: str = ""
-    #: the matrix's columns and rows, and the options that select one of each
-    column_label: str = "pgmap type"
-    row_label: str = "order"
-    column_option: str = "--types"
-    row_option: str = "--orders"
-    #: who decided the queries (``--solver``: z3, cvc5, bitwuzla or all)
-    solver: str = "z3"
-    #: where another subject's obligations are located in SARIF: the kernel file, and the
-    #: function of each matrix column (zone-device locates each role itself, in mm/mm_init.c)
-    kernel_file: str = "mm/mm_init.c"
-    #: the kernel tree the locations refer to (SARIF's base directory)
-    kernel_base: str = "v7.3-rc1 (the series' base)"
-    column_functions: tuple[tuple[str, str], ...] = ()
-    z3_version: str = z3.get_version_string()
-    tool_version: str = TOOL_VERSION
-
-    @property
-    def solver_version(self) -> str:
-        """The solver(s) with versions, as reports print them."""
-        from equiv.solvers import version
-
-        return version(self.solver)
-
-    @property
-    def verdict(self) -> Verdict:
-        return worst([c.verdict for c in self.cells])
 
 
 def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
@@ -211,32 +147,25 @@ def backstop_cell(spec: CellSpec, seconds: float, why: str) -> CellResult:
                       spec.order, Verdict.UNKNOWN, seconds, (ob,), (), (), cfg.hypothetical)
 
 
-def _cached_cells(cache: Cache, specs: list[CellSpec]) -> list[CellResult] | None:
-    """Every cell of a group from the cache, or None.  A cell entry counts only if every
-    query answer it lists is in the cache too, and valid."""
-    out = []
-    for sp in specs:
-        got = cache.get("cell", cell_key(sp.description()))
-        if got is None:
-            return None
-        try:
-            cell = CellResult.from_cache(got)
-        except (KeyError, TypeError, ValueError):
-            cache.problems.append(f"ignored a cache entry of another shape for {sp.description()}")
-            return None
-        answers = [cache.get("query", k) for k in cell.query_keys]
-        if not answers or any(not isinstance(a, dict) or a.get("answer") not in ("sat", "unsat")
-                              for a in answers):
-            return None
-        out.append(cell)
-    return out
+def _describe(spec: CellSpec) -> dict[str, object] | None:
+    """A cell's cache key (None for a cell that bypasses the cache, e.g. with --dump-smt)."""
+    return None if spec.cache_dir is None else spec.description()
+
+
+def _load(spec: CellSpec, payload: dict[str, Any]) -> CellResult:
+    """A cached cell; one that rests on no cached query answer is not used."""
+    cell = CellResult.from_cache(payload, Counterexample.from_cache)
+    if not cell.query_keys:
+        raise ValueError("it lists no query answer")
+    return cell
 
 
 def run_matrix(specs: list[CellSpec], jobs: int | None = None,
                on_done: Callable[[int], None] | None = None, *, cache: Cache | None = None,
                backstop_s: float | None = None, scheduler: str | None = None
                ) -> tuple[list[CellResult], float, int]:
-    """Run ``specs``; results in the order of ``specs`` whatever order groups finish in.
+    """Run ``specs``; results in the order of ``specs`` whatever order groups finish in
+    (:func:`equiv.engine.runner.run_cached`).
 
     The cells of one (config, revision, mutant, order) go to the same worker.
 
@@ -259,7 +188,6 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None,
         of jobs used.
     """
     jobs = max(1, jobs or os.cpu_count() or 1)
-    t0 = time.perf_counter()
     if cache is not None:
         specs = [evolve(sp, cache_dir=str(cache.root)) if sp.dump_smt is None else sp
                  for sp in specs]
@@ -267,101 +195,7 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None,
     for i, sp in enumerate(specs):
         cfg = sp.config if isinstance(sp.config, str) else sp.config.name
         groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(i)
-    results: list[CellResult | None] = [None] * len(specs)
-
-    def finish(idx: list[int], res: list[CellResult]) -> None:
-        for i, r in zip(idx, res, strict=True):
-            results[i] = r
-            if cache is not None and not r.cached and specs[i].cache_dir is not None and \
-                    all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
-                cache.put("cell", cell_key(specs[i].description()), r.to_cache())
-        if on_done is not None:
-            on_done(len(idx))
-
-    pending: list[list[int]] = []
-    for idx in groups.values():
-        hit = _cached_cells(cache, [specs[i] for i in idx]) if cache is not None else None
-        if hit is None or any(specs[i].cache_dir is None for i in idx):
-            pending.append(idx)
-        else:
-            finish(idx, hit)
-    run_groups(specs, pending, run_group, backstop_cell, finish, jobs=jobs,
-               backstop_s=backstop_s, scheduler=scheduler)
-    return [r for r in results if r is not None], time.perf_counter() - t0, jobs
-
-
-def run_groups(specs: Sequence[S], pending: list[list[int]],
-               group: Callable[[list[S]], list[CellResult]],
-               stopped: Callable[[S, float, str], CellResult],
-               finish: Callable[[list[int], list[CellResult]], None], *, jobs: int,
-               backstop_s: float | None = None, scheduler: str | None = None) -> None:
-    """Run groups of cells of any subject: here, in local workers, or on a Dask cluster.
-
-    Args:
-        specs: every cell's description (anything ``group`` takes; picklable for workers).
-        pending: the groups to run, as index lists into ``specs``.
-        group: runs one group's cells (in a worker), results in the group's order.
-        stopped: the result of a cell whose worker was killed at the backstop.
-        finish: called in this process with each group's indices and results.
-        jobs: worker processes; one job (or one group) without a backstop runs here.
-        backstop_s: wall-clock limit per group (needs worker processes).
-        scheduler: a Dask distributed scheduler's address.
-    """
-    if scheduler is not None:
-        _run_dask(scheduler, specs, pending, finish, group)
-    elif (jobs == 1 or len(pending) == 1) and backstop_s is None:
-        for idx in pending:
-            finish(idx, group([specs[i] for i in idx]))
-    elif pending:
-        _run_pool(specs, pending, finish, jobs, backstop_s, group, stopped)
-
-
-def _run_pool(specs: Sequence[S], pending: list[list[int]],
-              finish: Callable[[list[int], list[CellResult]], None], jobs: int,
-              backstop_s: float | None, group: Callable[[list[S]], list[CellResult]],
-              stopped: Callable[[S, float, str], CellResult]) -> None:
-    """Local worker processes (pebble: a worker past its group's backstop is killed)."""
-    from pebble import ProcessPool
-
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
-        futures = {pool.schedule(group, args=([specs[i] for i in idx],),
-                                 timeout=backstop_s): idx for idx in pending}
-        try:
-            for fut in as_completed(futures):
-                idx = futures[fut]
-                try:
-                    res = fut.result()
-                except FuturesTimeout:
-                    why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
-                           "worker was killed")
-                    res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
-                finish(idx, res)
-        except BaseException:  # a failed group or ^C: do not start the groups still queued
-            for fut in futures:
-                fut.cancel()
-            raise
-
-
-def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
-              finish: Callable[[list[int], list[CellResult]], None],
-              group: Callable[[list[S]], list[CellResult]]) -> None:
-    """The groups as tasks on a Dask distributed cluster; results come back to this process
-    (which alone writes cell entries to the cache)."""
-    try:
-        from distributed import Client
-        from distributed import as_completed as dask_completed
-    except ImportError:
-        raise InputError("--scheduler needs the distributed extra: pip install "
-                         "'equiv[distributed]'") from None
-    try:
-        client = Client(address, timeout="10s")
-    except OSError as e:
-        raise InputError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
-    try:
-        futures = {client.submit(group, [specs[i] for i in idx], pure=False): tuple(idx)
-                   for idx in pending}
-        for fut in dask_completed(list(futures)):
-            finish(list(futures[fut]), fut.result())
-    finally:
-        client.close()
+    cells, wall = run_cached(specs, list(groups.values()), group=run_group, stopped=backstop_cell,
+                             describe=_describe, load=_load, cache=cache, jobs=jobs,
+                             on_done=on_done, backstop_s=backstop_s, scheduler=scheduler)
+    return cells, wall, jobs

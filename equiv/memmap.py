@@ -29,8 +29,8 @@ from collections.abc import Callable
 import z3
 from attrs import evolve, frozen
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
 from equiv.loops import Ctx, Owner, never
 from equiv.page_model import KEY_BITS, Layout, Memory, Namer, SymMemory
 
@@ -450,3 +450,17 @@ def tail_frame(sc: Scenario, c: Val, pb: Callable[[Val], tuple[Cond, Val]] = nev
         return bv.and_(bv.eq(key_compound(sc, n), c), bv.ult(k, sc.stride)), k
 
     return Owner(page=page, pb=pb)
+
+
+#: How each input is named in a report (kernel terms), in the order they are listed.
+INPUT_NAMES = {
+    "start_pfn": "start_pfn", "nr_pages": "nr_pages", "nid": "nid", "pgmap": "pgmap",
+    "pgmap_type": "pgmap->type", "altmap_valid": "altmap", "altmap_reserve": "altmap->reserve",
+    "altmap_free": "altmap->free", "vmemmap_base": "vmemmap_base", "page_offset": "PAGE_OFFSET",
+    "mobility_disabled": "page_group_by_mobility_disabled",
+    "tracepoint_on": "page_ref_set tracepoint on",
+}
+#: Pseudo-inputs a counterexample can also be independent of.
+PSEUDO_INPUTS = {"page": "which compound / tail shows it",
+                 "initial_memory": "initial struct page contents",
+                 "early_sections": "which sections are early"}

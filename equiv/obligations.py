@@ -21,7 +21,7 @@ from collections.abc import Callable
 import z3
 from attrs import frozen
 
-from equiv import bv
+from equiv.engine import bv
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario, assumptions, geometry, join_key, pfn_of, symbolic_inputs
 from equiv.page_model import Atom, Memory, PageState

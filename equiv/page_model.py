@@ -31,10 +31,10 @@ from typing import Any
 import z3
 from attrs import field, frozen
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
 from equiv.config import Config
-from equiv.errors import ConfigError, WidthError
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.errors import ConfigError, WidthError
 
 # ----------------------------------------------------------------------------------------
 # page->flags

@@ -17,17 +17,15 @@ import os
 import sys
 from typing import NoReturn, TextIO
 
-from equiv.cache import Cache
-from equiv.cache import default_dir as default_cache_dir
-from equiv.check import Verdict, worst
-from equiv.errors import EquivError, InputError
-from equiv.report import FORMATS, render_runs
-from equiv.report.emit import write_tests
-from equiv.solvers import DEFAULT_RLIMIT
-from equiv.subjects import SUBJECTS, RunContext, Subject, selected
+from equiv.engine.cache import Cache
+from equiv.engine.cache import default_dir as default_cache_dir
+from equiv.engine.errors import EquivError, InputError
+from equiv.engine.solvers import DEFAULT_RLIMIT
+from equiv.engine.subject import RunContext, Subject
+from equiv.engine.verdict import EXIT_INPUT, exit_code
+from equiv.report import FORMATS, render_runs, render_selftest, write_tests
+from equiv.subjects import REGISTRY, every, selected
 
-EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
-EXIT_INPUT = 3
 #: default wall-clock limit per group of cells, seconds
 DEFAULT_BACKSTOP_S = 900.0
 
@@ -48,7 +46,7 @@ def _parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--subject", default="zone-device",
-                   help=f"what to prove: {', '.join(SUBJECTS)}, or all (default zone-device)")
+                   help=f"what to prove: {', '.join(REGISTRY)}, or all (default zone-device)")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
                         "bug survives or an equivalent control is reported")
@@ -108,16 +106,15 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--list", action="store_true",
                    help="list each subject's configs, revisions (with their assumptions), "
                         "types, obligations and mutants")
-    for make in SUBJECTS.values():
-        make().add_arguments(p)
+    for s in every():
+        s.add_arguments(p)
     return p
 
 
 def _own_options(args: argparse.Namespace, subjects: list[Subject]) -> None:
     """Refuse a subject's own option (or a subject-specific name) given for another subject."""
     names = {s.name for s in subjects}
-    for make in SUBJECTS.values():
-        s = make()
+    for s in every():
         if s.name in names:
             continue
         for opt, default in s.own_options.items():
@@ -128,7 +125,7 @@ def _own_options(args: argparse.Namespace, subjects: list[Subject]) -> None:
         for opt in ("revision", "mutant", "obligation"):
             if getattr(args, opt) is not None:
                 raise InputError(f"--{opt} names differ per subject: give one --subject "
-                                 f"(valid: {', '.join(SUBJECTS)}) with --{opt}")
+                                 f"(valid: {', '.join(REGISTRY)}) with --{opt}")
 
 
 def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -201,7 +198,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
         if args.self_test:
             results = [s.self_test(args.jobs) for s in subjects]
-            _emit(args, "\n".join(st.render() for st in results) + "\n", out)
+            _emit(args, "\n".join(render_selftest(st) for st in results) + "\n", out)
             return 0 if all(st.ok for st in results) else 1
         for s in subjects:
             code = s.special(args, out, lambda text: _emit(args, text, out))
@@ -217,7 +214,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
             for problem in dict.fromkeys(cache.problems):
                 err.write(f"equiv: cache: {problem}\n")
         times = not args.no_times
-        code = EXIT[worst([r.verdict for r in runs])]
+        code = exit_code(r.verdict for r in runs)
         if args.emit_tests is not None:
             written = [path for r in runs for path in write_tests(r, args.emit_tests)]
             err.write(f"equiv: wrote {len(written)} test file{'s' * (len(written) != 1)} to "

@@ -19,19 +19,18 @@ code      outcome           meaning
 
 A bug mutant is *killed* if it is killed on at least one cell and survives on none.  The
 self-test is ``ok`` when no cell survived, was caught on the wrong field, or was falsely
-reported.  Returns data and a rendered table; it prints nothing.
+reported (:mod:`equiv.engine.selftest`).  Returns data; it prints nothing.
 """
 
 from __future__ import annotations
 
-import enum
 from collections.abc import Iterable
 
-from attrs import frozen
-
-from equiv.check import CellResult, Verdict
 from equiv.counterexample import Counterexample
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.engine.results import CellResult
+from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS, Mutant
@@ -42,120 +41,9 @@ CELLS: tuple[tuple[MemoryType, int], ...] = (
     (MemoryType.GENERIC, 2), (MemoryType.PRIVATE, 9))
 
 
-class Outcome(enum.Enum):
-    """How one cell of one mutant came out; the value is the code in the kill matrix."""
-
-    KILLED = "K"
-    WRONG_FIELD = "WRONG"
-    SURVIVED = "SURV"
-    NOT_APPLICABLE = "-"
-    OK = "ok"
-    FALSE_REPORT = "FALSE"
-
-    @property
-    def failure(self) -> bool:
-        return self in (Outcome.WRONG_FIELD, Outcome.SURVIVED, Outcome.FALSE_REPORT)
-
-
 def is_equivalent(m: Mutant) -> bool:
     """An equivalent-mutant control (named ``harmless_*``): must be PROVED on every cell."""
     return m.name.startswith("harmless_")
-
-
-@frozen
-class CellOutcome:
-    """One (type, order) cell of one mutant."""
-
-    ptype: MemoryType
-    order: int
-    outcome: Outcome
-    verdict: Verdict
-    #: the fields of which one must be reported, or None (must be PROVED)
-    expected: tuple[str, ...] | None
-    #: every field name the counterexamples of the cell report (sorted)
-    reported: tuple[str, ...]
-    seconds: float
-
-
-@frozen
-class MutantRow:
-    """One mutant: its cells, in :data:`CELLS` order."""
-
-    name: str
-    config: str
-    equivalent: bool
-    cells: tuple[CellOutcome, ...]
-
-    @property
-    def killed(self) -> bool:
-        """A bug mutant killed on at least one cell and surviving on none."""
-        outs = [c.outcome for c in self.cells]
-        return (not self.equivalent and Outcome.KILLED in outs
-                and Outcome.SURVIVED not in outs)
-
-    @property
-    def failures(self) -> tuple[CellOutcome, ...]:
-        return tuple(c for c in self.cells if c.outcome.failure)
-
-    @property
-    def status(self) -> str:
-        """One word for the row: killed / SURVIVED / equivalent / FALSE-REPORT / WRONG-FIELD."""
-        outs = {c.outcome for c in self.cells}
-        if Outcome.FALSE_REPORT in outs:
-            return "FALSE-REPORT"
-        if Outcome.SURVIVED in outs or (not self.equivalent and Outcome.KILLED not in outs):
-            return "SURVIVED"
-        if Outcome.WRONG_FIELD in outs:
-            return "WRONG-FIELD"
-        return "equivalent" if self.equivalent else "killed"
-
-
-@frozen
-class SelfTestResult:
-    """The kill matrix of a self-test run."""
-
-    cells: tuple[tuple[MemoryType, int], ...]
-    rows: tuple[MutantRow, ...]
-    wall_seconds: float
-    jobs: int
-
-    @property
-    def bugs(self) -> tuple[MutantRow, ...]:
-        return tuple(r for r in self.rows if not r.equivalent)
-
-    @property
-    def controls(self) -> tuple[MutantRow, ...]:
-        return tuple(r for r in self.rows if r.equivalent)
-
-    @property
-    def killed(self) -> tuple[MutantRow, ...]:
-        return tuple(r for r in self.bugs if r.killed)
-
-    @property
-    def kill_rate(self) -> float:
-        """Killed bug mutants over all bug mutants (1.0 when there are none)."""
-        return len(self.killed) / len(self.bugs) if self.bugs else 1.0
-
-    def count(self, outcome: Outcome) -> int:
-        """How many cells (over every mutant) came out ``outcome``."""
-        return sum(c.outcome is outcome for r in self.rows for c in r.cells)
-
-    @property
-    def ok(self) -> bool:
-        """No cell survived, was caught on the wrong field, or was falsely reported."""
-        return not any(r.failures for r in self.rows)
-
-    def summary(self) -> str:
-        """One line: kill rate and false reports (formatted by :mod:`equiv.report`)."""
-        from equiv.report import selftest_summary
-
-        return selftest_summary(self)
-
-    def render(self) -> str:
-        """The kill matrix and the summary (formatted by :mod:`equiv.report`)."""
-        from equiv.report import render_selftest
-
-        return render_selftest(self)
 
 
 def names_page(cx: Counterexample, page: str) -> bool:
@@ -221,9 +109,9 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
             res = next(it)
             want = m.expect(t, o)
             outcome, reported = classify(want, eq, res, m.page if want is not None else None)
-            outs.append(CellOutcome(t, o, outcome, res.verdict, want, reported, res.seconds))
+            outs.append(CellOutcome(t.name, o, outcome, res.verdict, want, reported, res.seconds))
         rows.append(MutantRow(n, m.config, eq, tuple(outs)))
-    return SelfTestResult(cell_list, tuple(rows), wall, used)
+    return SelfTestResult(tuple((t.name, o) for t, o in cell_list), tuple(rows), wall, used)
 
 
 __all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "classify",

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.loops import Carry, Ctx, Owner, block_loop, never
 from equiv.memmap import (
     MIGRATE_MOVABLE,

@@ -28,9 +28,9 @@ from collections.abc import Callable
 
 from attrs import evolve, field, frozen
 
-from equiv import bv
-from equiv.bv import Cond, Val
-from equiv.errors import InputError, lookup
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
+from equiv.engine.errors import InputError, lookup
 from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import (
     Geometry,

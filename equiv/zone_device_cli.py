@@ -1,59 +1,52 @@
-"""The zone-device subject on the command line: its options, its special modes (--btf,
---copy-primitive, --linux, --explain) and its proof runs.
+"""The zone-device subject's front: its options, its special modes (--btf,
+--copy-primitive, --linux, --explain), its proof runs, and its registration
+(:data:`SUBJECT`, named in :mod:`equiv.subjects`).
 
 The subject itself is the top-level model (:mod:`equiv.page_model`, :mod:`equiv.slow_path`,
 :mod:`equiv.template_path`, ...); this module only turns parsed options into
-:class:`~equiv.matrix.CellSpec` cells and :class:`~equiv.matrix.RunResult` runs
-(registered in :mod:`equiv.subjects`).
+:class:`~equiv.matrix.CellSpec` cells and :class:`~equiv.engine.results.RunResult` runs.
+Importing it loads no model: the command line builds its parser from every subject's
+options, and only the subject that runs imports its model (inside the functions below).
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from attrs import evolve
 
-from equiv import solvers
-from equiv.btf import Btf
-from equiv.check import Verdict, worst
 from equiv.config import PRESETS, Config, preset
-from equiv.copy_primitive import (
-    copy_matrix,
-    copy_summary,
-    ordering_table,
-    render_copy_summary,
-    render_ordering_table,
-)
-from equiv.errors import InputError, lookup, parse_ranges
-from equiv.explain import explain, lookup_field
-from equiv.kconfig import from_kconfig
-from equiv.layout_check import check_layout
-from equiv.matrix import COMPARE, CellSpec, RunResult, layout_note, resolve, run_cell, run_matrix
-from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS
-from equiv.obligations import ROLES, roles_for
-from equiv.page_model import Layout
-from equiv.report import render_explain, render_layout_json, render_layout_text
-from equiv.report.progress import progress
-from equiv.selftest import self_test
-from equiv.slow_variants import COMPARISONS, comparison
-from equiv.solvers import DEFAULT_RLIMIT
-from equiv.subjects import RunContext
-from equiv.template_path import REVISIONS, revision
+from equiv.engine import solvers
+from equiv.engine.errors import InputError, lookup, parse_ranges
+from equiv.engine.selftest import SelfTestResult
+from equiv.engine.solvers import DEFAULT_RLIMIT
+from equiv.engine.subject import RunContext, Subject
+from equiv.engine.verdict import EXIT, exit_code
 
-#: page obligations --obligation can select (one per role of equiv.obligations.ROLES)
-OBLIGATIONS = {f"{r}_equal": r for r in ROLES}
+if TYPE_CHECKING:
+    from equiv.engine.results import RunResult
+    from equiv.matrix import CellSpec
+
 DEFAULT_REVISION = "v11"
 #: the options only this subject has, with their defaults (other subjects refuse them)
 OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
                "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
                "types": "all", "orders": "all", "explain": None}
-#: the --solver choices, the default first (every query can go to any of them: equiv.solvers)
+#: the --solver choices, the default first (every query can go to any of them: equiv.engine.solvers)
 SOLVERS = (*solvers.SOLVERS, "all")
 
-__all__ = ["add_arguments", "list_lines", "runs", "self_test", "special"]
+__all__ = ["OWN_OPTIONS", "SOLVERS", "SUBJECT", "add_arguments", "list_lines", "runs",
+           "self_test", "special"]
+
+
+def obligations() -> dict[str, str]:
+    """The page obligations --obligation can select: ``<role>_equal`` -> role, one per role
+    of :data:`equiv.obligations.ROLES`."""
+    from equiv.obligations import ROLES
+
+    return {f"{r}_equal": r for r in ROLES}
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -68,7 +61,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "settle come from the arch preset and are printed as assumed")
     g.add_argument("--compare", default=None, metavar="NAME",
                    help="instead of a fast path, compare a slow-path variant with the base slow "
-                        f"path ({', '.join(COMPARISONS)}): refactors claimed 'no functional "
+                        "path (names: see --list): refactors claimed 'no functional "
                         "change', or an older kernel (differences listed as counterexamples)")
     g.add_argument("--observe-events", action="store_true",
                    help="also compare the page_ref_set tracepoint events (needs a DEBUG_PAGE_REF "
@@ -99,19 +92,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "proved or not")
 
 
-def _types(spec: str) -> list[MemoryType]:
-    if spec == "all":
-        return list(MemoryType)
-    out = []
-    valid = ", ".join(t.name for t in MemoryType)
-    for name in spec.split(","):
-        key = name.strip().upper().removeprefix("MEMORY_DEVICE_")
-        if key not in MemoryType.__members__:
-            raise InputError(f"unknown pgmap type {name.strip()!r}; valid: {valid}, all")
-        out.append(MemoryType[key])
-    return list(dict.fromkeys(out))
-
-
 def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
     if spec == "all":
         return list(range(max_order + 1))
@@ -127,6 +107,12 @@ def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
 def list_lines() -> list[str]:
     """``--list`` for this subject: configs, revisions with their assumptions, comparisons,
     pgmap types, seeded bugs."""
+    from equiv.matrix import layout_note
+    from equiv.memmap import MemoryType
+    from equiv.mutants import MUTANTS
+    from equiv.slow_variants import COMPARISONS
+    from equiv.template_path import REVISIONS
+
     out = ["configs:"]
     out += [f"  {name}{' (hypothetical)' if cfg.hypothetical else ''}: {layout_note(cfg)}"
             for name, cfg in PRESETS.items()]
@@ -137,7 +123,7 @@ def list_lines() -> list[str]:
     out.append("comparisons (--compare):")
     out += [f"  {c.name} ({c.claim}): {c.summary}" for c in COMPARISONS.values()]
     out.append("pgmap types: " + ", ".join(t.name for t in MemoryType))
-    out.append("obligations (--obligation): " + ", ".join(OBLIGATIONS))
+    out.append("obligations (--obligation): " + ", ".join(obligations()))
     out.append("mutants (seeded-bug controls):")
     out += [f"  {m.name} [{m.config}]: {m.description}" for m in MUTANTS.values()]
     return out
@@ -145,6 +131,8 @@ def list_lines() -> list[str]:
 
 def _configs(args: argparse.Namespace) -> list[Config]:
     if args.kconfig is not None:
+        from equiv.config import from_kconfig
+
         configs = [from_kconfig(args.kconfig)]
     elif args.config == "all":
         configs = list(PRESETS.values())
@@ -170,22 +158,37 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
     """The modes that are not a proof matrix (--linux, --btf, --copy-primitive, --explain):
     run one and return its exit code, or None when none was asked for."""
     if args.linux is not None:
-        from equiv.linux_cli import run_linux
+        from equiv.source.cli import run_linux
+
         return run_linux(args, _one(_configs(args), "--linux"), out)
     if args.btf is not None:
+        from equiv.linux.btf import Btf
+        from equiv.page_model import Layout
+        from equiv.source.layout_check import check_layout
+        from equiv.source.present import render_layout_json, render_layout_text
+
         rep = check_layout(Layout.from_config(_one(_configs(args), "--btf")),
                            Btf.from_file(args.btf))
         emit(render_layout_json(rep) if args.format == "json" else render_layout_text(rep))
         return 0 if rep.ok else 1
     if args.copy_primitive:
+        from equiv.copy_primitive import copy_matrix, copy_summary, ordering_table
+        from equiv.copy_report import render_copy_summary, render_ordering_table
+
         results = copy_matrix()
         emit("byte equality with memcpy (sizes 56..96, every dst/src alignment):\n"
              + render_copy_summary(copy_summary(results)) + "\n\n"
              "publication of a non-temporally copied struct page (simplified x86-TSO "
              "with non-temporal stores):\n"
              + render_ordering_table(ordering_table(), witnesses=args.verbose) + "\n")
-        return max(_EXIT[r.verdict] for r in results)
+        return max(EXIT[r.verdict] for r in results)
     if args.explain is not None:
+        from equiv.explain import explain, lookup_field
+        from equiv.matrix import run_cell
+        from equiv.memmap import MemoryType
+        from equiv.page_model import Layout
+        from equiv.present import render_explain
+
         specs, _, _ = _specs(args)
         if len(specs) != 1:
             raise InputError("--explain traces one cell: give one config, one pgmap type "
@@ -194,15 +197,20 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
         lookup_field(Layout.from_config(_configs(args)[0]), args.explain)
         ex = explain(specs[0], args.explain, run_cell(specs[0]))
         emit(render_explain(ex))
-        return _EXIT[worst([r.verdict for r in ex.rows])]
+        return exit_code(r.verdict for r in ex.rows)
     return None
-
-
-_EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 
 
 def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config, list[int]]], str]:
     """The cells the options ask for, per configuration, and the revision's name."""
+    from equiv.matrix import COMPARE, CellSpec, resolve
+    from equiv.memmap import parse_types
+    from equiv.mutants import MUTANTS
+    from equiv.obligations import roles_for
+    from equiv.slow_variants import comparison
+    from equiv.template_path import revision
+
+    OBLIGATIONS = obligations()
     configs = _configs(args)
     if args.compare is not None:
         comparison(args.compare)
@@ -216,7 +224,7 @@ def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config,
         lookup(MUTANTS, args.mutant, "mutant")
     if args.obligation is not None:
         lookup(OBLIGATIONS, args.obligation, "obligation")
-    types = _types(args.types)
+    types = parse_types(args.types)
     per_config = [(cfg, _orders(args.orders, cfg.max_order, all_configs=len(configs) > 1))
                   for cfg in configs]
     if args.obligation is not None:
@@ -236,6 +244,12 @@ def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config,
 
 def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     """The proof matrix the options ask for: one run per configuration."""
+    from equiv.engine.results import RunResult
+    from equiv.matrix import layout_note, resolve, run_matrix
+    from equiv.mutants import MUTANTS
+    from equiv.present import PRESENTER
+    from equiv.report.progress import progress
+
     specs, per_config, rev_name = _specs(args)
     rev, _ = resolve(rev_name)
     with progress(len(specs), ctx.err, enabled=not ctx.quiet) as advance:
@@ -245,6 +259,10 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     for cfg, _ in per_config:
         mine = tuple(c for c in cells if c.config == cfg.name)
         out.append(RunResult(
+            subject="zone-device", presenter=PRESENTER,
+            title="ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path",
+            column_label="pgmap type", row_label="order", column_option="--types",
+            row_option="--orders", kernel_base="v7.3-rc1 (the series' base)",
             config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
             wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
             choices=rev.assumptions, budget_args=ctx.budget_args,
@@ -254,3 +272,18 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}",
             solver=args.solver or SOLVERS[0]))
     return out
+
+
+def self_test(jobs: int | None) -> SelfTestResult:
+    """The seeded-bug controls (:func:`equiv.selftest.self_test`)."""
+    from equiv.selftest import self_test as run_self_test
+
+    return run_self_test(jobs)
+
+
+SUBJECT = Subject(
+    name="zone-device",
+    summary="ZONE_DEVICE memmap init: struct page template copies (v1..v11) against the "
+            "v7.3-rc1 slow path",
+    add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
+    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS)

@@ -1,4 +1,4 @@
-"""Tests of the raw BTF reader and struct flattening (equiv.btf)."""
+"""Tests of the raw BTF reader and struct flattening (equiv.linux.btf)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from equiv.btf import Btf, BtfBuilder, BtfError, Kind, Member
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.linux.btf import Btf, BtfBuilder, BtfError, Kind, Member
 
 VMLINUX = "/sys/kernel/btf/vmlinux"
 

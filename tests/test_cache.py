@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from equiv.cache import Cache, cell_key, query_key
-from equiv.check import Verdict
+from equiv.engine.cache import Cache, cell_key, query_key
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 from equiv.proofs import main
@@ -145,7 +145,7 @@ class TestCache:
     def test_tool_change_invalidates_cells(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 0)]
         run_matrix(specs, 1, cache=Cache(str(tmp_path)))
-        import equiv.cache as cache_mod
+        import equiv.engine.cache as cache_mod
         monkeypatch.setattr(cache_mod, "source_fingerprint", lambda: "edited sources")
         again, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
         assert not again[0].cached

@@ -5,9 +5,10 @@ from __future__ import annotations
 import z3
 from attrs import evolve
 
-from equiv import bv
-from equiv.check import Verdict, check_cell, worst
+from equiv.check import check_cell
 from equiv.config import DEFAULT
+from equiv.engine import bv
+from equiv.engine.verdict import Verdict, worst
 from equiv.loops import Ctx, block_loop
 from equiv.memmap import Inputs, MemoryType, Scenario, compound_frame, geometry
 from equiv.obligations import build_cell

@@ -6,7 +6,7 @@ import io
 
 import pytest
 
-from equiv.check import Verdict
+from equiv.engine.verdict import Verdict
 from equiv.matrix import COMPARE, CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main

@@ -8,13 +8,13 @@ import os
 
 import pytest
 
-from equiv.btf import BtfBuilder
 from equiv.config import PRESETS
-from equiv.errors import InputError
-from equiv.kconfig import from_kconfig
-from equiv.layout_check import check_layout
+from equiv.engine.errors import InputError
+from equiv.linux.btf import BtfBuilder
+from equiv.linux.kconfig import from_kconfig
 from equiv.page_model import Layout
 from equiv.proofs import main
+from equiv.source.layout_check import check_layout
 
 LIVE_BTF = "/sys/kernel/btf/vmlinux"
 LIVE_CONFIG = "/proc/config.gz"
@@ -162,7 +162,7 @@ class TestBtfLayoutCheck:
     def test_model_matches_its_own_btf(self, name: str) -> None:
         """A BTF blob built from the model's layout matches it field for field."""
         L = Layout.from_config(PRESETS[name])
-        from equiv.btf import Btf
+        from equiv.linux.btf import Btf
 
         rep = check_layout(L, Btf.from_bytes(btf_from_layout(L)))
         assert rep.ok, [r for r in rep.rows if r.verdict != "MATCH"]

@@ -8,7 +8,6 @@ import random
 
 import pytest
 
-from equiv.check import Verdict
 from equiv.copy_primitive import (
     ALIGNMENTS,
     MUTANTS,
@@ -31,7 +30,8 @@ from equiv.copy_primitive import (
     render_ordering_table,
     writer_program,
 )
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.engine.verdict import Verdict
 
 Matrix = dict[tuple[str, int, int, int], CopyResult]
 CELLS = [(r, c, da, sa) for r in REVISIONS for c in SIZES for da in ALIGNMENTS for sa in ALIGNMENTS]

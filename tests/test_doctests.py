@@ -6,11 +6,11 @@ import doctest
 
 import pytest
 
-import equiv.bv
-import equiv.errors
+import equiv.engine.bv
+import equiv.engine.errors
 
 
-@pytest.mark.parametrize("module", [equiv.bv, equiv.errors])
+@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ import pytest
 from jsonschema import Draft4Validator, Draft202012Validator
 from junitparser import Error, Failure, JUnitXml
 
-from equiv.check import Verdict
+from equiv.engine.verdict import Verdict
 from equiv.memmap import Inputs, MemoryType
 from equiv.obligations import ROLES
 from equiv.proofs import main

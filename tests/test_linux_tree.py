@@ -17,15 +17,15 @@ from pathlib import Path
 import pytest
 import z3
 
-from equiv.check import Verdict
-from equiv.cinterp import Oracle, join_guards
 from equiv.config import PRESETS
-from equiv.drift import drift_report
-from equiv.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup, specialise
-from equiv.ktree import FILES, MAKEFILE, KernelTree, macro_env
+from equiv.engine.verdict import Verdict
+from equiv.linux.ktree import FILES, MAKEFILE, KernelTree, macro_env
 from equiv.page_model import Layout
 from equiv.proofs import main
-from equiv.src_layout import compare_with_model, source_structs
+from equiv.source.cinterp import Oracle, join_guards
+from equiv.source.drift import drift_report
+from equiv.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup, specialise
+from equiv.source.src_layout import compare_with_model, source_structs
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 TOP = "linux-source-6.12"

@@ -6,15 +6,17 @@ from __future__ import annotations
 import pytest
 from attrs import fields
 
-from equiv.check import CellResult, ObligationResult, Verdict
 from equiv.config import PRESETS
 from equiv.counterexample import Counterexample, FieldDiff, InitialMemory
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
 from equiv.selftest import CELLS as SELFTEST_CELLS
-from equiv.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult, classify, self_test
+from equiv.selftest import classify, self_test
 from equiv.template_path import REVISIONS, FastVariant
 
 #: (type, order) cells each control is checked on: order 0/1 (no template tails), 2 (every

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from equiv.check import CellResult, Verdict
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.selftest import names_page

@@ -6,7 +6,7 @@ import pytest
 from attrs import evolve
 
 from equiv.config import DEFAULT, Config
-from equiv.errors import ConfigError
+from equiv.engine.errors import ConfigError
 from equiv.page_model import FlagsLayout, Layout
 
 

@@ -8,7 +8,8 @@ import time
 import pytest
 
 from equiv import matrix
-from equiv.check import CellResult, Verdict
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 from equiv.proofs import main

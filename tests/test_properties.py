@@ -9,8 +9,8 @@ import z3
 from hypothesis import given
 from hypothesis import strategies as st
 
-from equiv.bv import CBV
 from equiv.config import PRESETS
+from equiv.engine.bv import CBV
 from equiv.loops import Ctx
 from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, vmemmap_namer
 from equiv.obligations import CellProblem, build_cell

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 
-from equiv.check import Verdict
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main

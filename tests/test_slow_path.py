@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from attrs import evolve
 
-from equiv.bv import CBV
 from equiv.config import DEFAULT, HEAD_ENCODING, WANT_VIRTUAL
+from equiv.engine.bv import CBV
 from equiv.loops import Ctx
 from equiv.memmap import MemoryType, Scenario, concrete_inputs, with_vmemmap
 from equiv.page_model import Layout, PageState

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from equiv import check
-from equiv.check import Verdict
+from equiv.engine import query as check
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main
@@ -56,7 +56,7 @@ def test_dump_smt_writes_rerunnable_queries(tmp_path: Path) -> None:
     files = sorted(tmp_path.glob("*.smt2"))
     names = {f.name.split("-o2-")[1] for f in files}
     assert {"lemmas.smt2", "role-head.smt2", "role-tail.smt2", "vacuity-head.smt2"} <= names
-    from equiv.solvers import check_bitwuzla
+    from equiv.engine.solvers import check_bitwuzla
 
     for f in files:
         text = f.read_text().replace("(check-sat)\n", "")

@@ -5,9 +5,10 @@ from __future__ import annotations
 import pytest
 from attrs import evolve
 
-from equiv.check import Verdict, check_cell
+from equiv.check import check_cell
 from equiv.config import DEFAULT, PRESETS
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType, Scenario
 from equiv.obligations import build_cell

@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from equiv.bv import CBV
 from equiv.config import DEFAULT, PRESETS, Config
+from equiv.engine.bv import CBV
 from equiv.loops import Ctx
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import Layout

@@ -3,7 +3,8 @@ induction proves on small ranges and refutes a seeded bug the same way."""
 
 from __future__ import annotations
 
-from equiv.check import Verdict, check_cell
+from equiv.check import check_cell
+from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, cell_paths
 from equiv.memmap import MemoryType
 from equiv.obligations import build_cell

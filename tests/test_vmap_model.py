@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from equiv.bv import CBV
-from equiv.check import CellResult, ObligationResult, Verdict
-from equiv.report.vmap import counterexample_lines
+from equiv.engine.bv import CBV
+from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.verdict import Verdict
 from equiv.vmap import (
     DEFAULT_REVISION,
     MUTANTS,
@@ -28,6 +28,7 @@ from equiv.vmap.counterexample import build, replay
 from equiv.vmap.mutants import apply, by_label
 from equiv.vmap.obligations import for_path, violations
 from equiv.vmap.paths import Unroll, observe
+from equiv.vmap.present import counterexample_lines
 from equiv.vmap.revisions import Revision
 
 PK = 0x0068000000000703  # arm64 PAGE_KERNEL

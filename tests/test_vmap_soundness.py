@@ -12,11 +12,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_vmap_model import _agree, _facts_fail_at
 
-from equiv.bv import CBV
-from equiv.check import CellResult, Verdict
+from equiv.engine.bv import CBV
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
 from equiv.vmap import REVISIONS, ConcreteCase, VmapCounterexample, check, twin
 from equiv.vmap import arch as A
-from equiv.vmap.check import _Cell
+from equiv.vmap.cell import _Cell
 from equiv.vmap.counterexample import replay
 from equiv.vmap.lemmas import FACTS, LEMMAS, PATH_LEMMAS, depends
 from equiv.vmap.mutants import MUTANTS, apply
@@ -227,7 +228,7 @@ class TestRefutedOnTheVmapPath:
 @pytest.mark.slow
 def test_new_lemmas_are_proved_on_the_unmodified_revisions() -> None:
     """batch_walks_inside, batch_walks_tile and batch_flush_covers hold on v8 (bound 1)."""
-    from equiv.vmap.check import check_cell
+    from equiv.vmap.cell import check_cell
 
     r = check_cell("vmap", 1, evolve(REVISIONS["v8"]))
     for name in ("batch_walks_inside", "batch_walks_tile", "batch_flush_covers", "batch_runs"):

@@ -134,7 +134,7 @@ def test_all_subjects_start_with_the_whole_answer() -> None:
 def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) -> None:
     """A warm run gives the same report from the cache; a cached counterexample that no
     longer reproduces is ignored (said on stderr) and the cell is decided again."""
-    from equiv.cache import Cache, cell_key
+    from equiv.engine.cache import Cache, cell_key
     from equiv.vmap.cli import _description
 
     argv = ("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet", "--no-times",

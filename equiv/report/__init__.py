@@ -1,18 +1,20 @@
 """Rendering results: the only package that formats output.  Checks return data; these
 modules turn it into text for a mail or a log (:mod:`.text`), Markdown for a pull request
 (:mod:`.markdown`), machine-readable formats - JSON, JUnit XML, SARIF 2.1.0 (:mod:`.machine`)
-- and the tables of the auxiliary checks (:mod:`.tables`).  ``times=False`` drops every
+- and the self-test's kill matrix (:mod:`.tables`).  Subject-free: whatever is a subject's
+own (counterexamples, rule ids, locations, emitted tests) comes from the run's
+:class:`~equiv.engine.subject.Presenter`.  ``times=False`` drops every
 volatile field (timings, versions) so golden files can pin the format."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 
-from equiv.errors import InputError
-from equiv.matrix import RunResult
+from equiv.engine.errors import InputError
+from equiv.engine.results import RunResult
 from equiv.report.machine import (
     JSON_SCHEMA,
-    SUBJECT,
     records,
     render_json,
     render_json_many,
@@ -22,14 +24,8 @@ from equiv.report.machine import (
     sarif_log,
 )
 from equiv.report.markdown import render_markdown, render_markdown_many
-from equiv.report.tables import (
-    render_layout_json,
-    render_layout_text,
-    render_selftest,
-    selftest_summary,
-)
+from equiv.report.tables import render_selftest, selftest_summary
 from equiv.report.text import (
-    render_explain,
     render_text,
     render_text_many,
     repro_command,
@@ -68,8 +64,32 @@ def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
     raise InputError(f"unknown report format {fmt!r}; valid: {', '.join(FORMATS)}")
 
 
-__all__ = ["FORMATS", "JSON_SCHEMA", "SUBJECT", "records", "render_explain", "render_json",
-           "render_json_many", "render_junit", "render_layout_json", "render_layout_text", "render_markdown",
-           "render_markdown_many", "render_runs", "render_sarif", "render_selftest",
-           "render_text", "repro_command", "reproduce", "sarif_log", "selftest_summary",
-           "summary_line"]
+def write_tests(run: RunResult, directory: str) -> list[str]:
+    """Write the tests of every counterexample of ``run`` (``--emit-tests``: the files its
+    subject's presenter makes) into ``directory`` (created if missing).
+
+    Returns:
+        The paths written, in matrix order.
+
+    Raises:
+        InputError: ``directory`` cannot be created or written; the message names it.
+    """
+    files = run.presenter.emitted_files(run)
+    paths: list[str] = []
+    try:
+        os.makedirs(directory, exist_ok=True)
+        for name, text in files:
+            path = os.path.join(directory, name)
+            with open(path, "w") as f:
+                f.write(text)
+            paths.append(path)
+    except OSError as e:
+        raise InputError(f"cannot write --emit-tests {directory!r}: "
+                         f"{e.strerror or e}") from None
+    return paths
+
+
+__all__ = ["FORMATS", "JSON_SCHEMA", "records", "render_json", "render_json_many",
+           "render_junit", "render_markdown", "render_markdown_many", "render_runs",
+           "render_sarif", "render_selftest", "render_text", "repro_command", "reproduce",
+           "sarif_log", "selftest_summary", "summary_line", "write_tests"]

@@ -8,8 +8,9 @@
   obligation; REFUTED is a ``<failure>``, UNKNOWN and VACUOUS are an ``<error>``.
 * **SARIF** (:func:`render_sarif`): OASIS *Static Analysis Results Interchange Format (SARIF)
   Version 2.1.0* (errata 01), as plain dicts: one SARIF run per run, one rule per obligation
-  kind (page role or loop lemma), one result per obligation not proved, located at the
-  kernel function of ``mm/mm_init.c`` (v7.3-rc1) that initialises the page in question.
+  kind (the subject's rules), one result per obligation not proved, located at the kernel
+  function the subject names (for zone-device: the function of ``mm/mm_init.c``, v7.3-rc1,
+  that initialises the page in question).
 
 ``times=False`` drops every volatile field (timings, versions) so that the output of two runs
 can be compared byte for byte.
@@ -24,20 +25,16 @@ from typing import Any
 
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
-from equiv.check import CellResult, ObligationResult, Verdict, worst
-from equiv.counterexample import Counterexample
-from equiv.matrix import RunResult
-from equiv.obligations import ROLES
-from equiv.report.text import counterexample_lines, repro_command, summary_line
+from equiv.engine.results import CellResult, ObligationResult, RunResult
+from equiv.engine.verdict import Verdict, worst
+from equiv.report.text import WIDTH, repro_command, summary_line
 
 JSON_SCHEMA = "equiv.proofs/2"
-SUBJECT = "zone-device-memmap"
 
 
 def _subject_id(run: RunResult) -> str:
-    """The subject's name in machine-readable output (``zone-device-memmap`` for the first
-    subject, as in schema 2; the registry name otherwise)."""
-    return SUBJECT if run.subject == "zone-device" else run.subject
+    """The subject's name in machine-readable output (its presenter's ``report_id``)."""
+    return run.presenter.report_id
 
 
 def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | None:
@@ -45,25 +42,8 @@ def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | N
     obligation alone (with the lemmas it rests on), a loop lemma with its whole cell."""
     if ob.verdict is Verdict.PROVED:
         return None
-    one = ob.kind == "page" or (run.subject != "zone-device" and ob.kind != "lemma")
+    one = run.presenter.repro_alone(ob)
     return repro_command(run, cell, ob.name) if one else repro_command(run, cell)
-
-
-def differences(cx: object) -> str:
-    """One line naming the page and every differing field with its slow and fast value
-    (another subject's counterexample: its first report lines, joined)."""
-    if not isinstance(cx, Counterexample):
-        return " ".join(line.strip() for line in counterexample_lines(cx, 10_000)[:4])
-    if cx.pfn is None:
-        where = f"pageblock bitmap cell {cx.index['b']:#x}"
-    else:
-        t = cx.index["t"]
-        where = (f"compound {cx.index['c']}, {'head' if t == 0 else f'tail {t}'} "
-                 f"(pfn {cx.pfn:#x})")
-    fields = "; ".join(
-        f"{d.names[0]} ({'not memory' if d.size == 0 else f'offset {d.offset}+{d.size}'}): "
-        f"slow {d.slow:#x}, fast {d.fast:#x}" for d in cx.diffs)
-    return f"{where}: {fields}"
 
 
 def _where(run: RunResult, cell: CellResult) -> str:
@@ -144,7 +124,7 @@ def junit_classname(run: RunResult, cell: CellResult) -> str:
     """``equiv.<config>.<revision>.<pgmap type>.order<N>`` (the mutant, if any, after the
     revision; another subject's column and row, e.g. ``vmap.bound2``)."""
     parts = ["equiv", run.config.name, run.revision, *([run.mutant] if run.mutant else []),
-             cell.ptype.removeprefix("MEMORY_DEVICE_"), f"{run.row_label}{cell.order}"]
+             run.presenter.column_name(cell.ptype), f"{run.row_label}{cell.order}"]
     return ".".join(_junit_name(p) for p in parts)
 
 
@@ -153,9 +133,9 @@ def _testcase(run: RunResult, cell: CellResult, ob: ObligationResult, times: boo
     cmd = reproduce(run, cell, ob)
     if ob.verdict is Verdict.REFUTED:
         cx = ob.counterexample
-        msg = differences(cx) if cx is not None else "refuted"
+        msg = run.presenter.one_line(cx) if cx is not None else "refuted"
         res: Failure | Error = Failure(f"{ob.name} refuted: {msg}", "REFUTED")
-        lines = counterexample_lines(cx) if cx is not None else []
+        lines = run.presenter.counterexample_lines(cx, WIDTH) if cx is not None else []
     elif ob.verdict is not Verdict.PROVED:
         reason = ob.reason or ob.verdict.value.lower()
         res = Error(f"{ob.name} {ob.verdict.value.lower()}: {reason}", ob.verdict.value)
@@ -217,140 +197,13 @@ SARIF_VERSION = "2.1.0"
 #: The OASIS SARIF 2.1.0 (errata 01) schema, the value of a log's ``$schema``.
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                     "sarif-schema-2.1.0.json")
-#: The kernel file every result points into, relative to the ``KERNELSRC`` base (a kernel
-#: source tree at v7.3-rc1, the base of the series).
-KERNEL_FILE = "mm/mm_init.c"
 KERNEL_URI_BASE = "KERNELSRC"
 
-#: Which function of mm/mm_init.c (Linux v7.3-rc1, the series' base) initialises the struct
-#: page (or bitmap cell) of each page role; the one place this mapping is kept.
-#:
-#: * the head of every compound: ``memmap_init_zone_device()``'s loop calls
-#:   ``__init_zone_device_page()`` on it; a struct page past the range is (not) written by
-#:   that same loop;
-#: * tails 1, 2 and t >= 3: ``memmap_init_compound()`` (its tail loop, ``prep_compound_tail``,
-#:   ``prep_compound_head`` for page[1] / page[2]);
-#: * the pageblock bitmap cell: ``memmap_init_zone_device()``'s call of
-#:   ``pageblock_migratetype_init_range()``.
-#:
-#: Loop lemmas are located at the function of their loop, the prefix of the lemma's name
-#: (``memmap_init_compound.template_tails:frame-write`` -> ``memmap_init_compound``).
-ROLE_FUNCTIONS: dict[str, str] = {
-    "head": "memmap_init_zone_device",
-    "tail1": "memmap_init_compound",
-    "tail2": "memmap_init_compound",
-    "tail": "memmap_init_compound",
-    "outside": "memmap_init_zone_device",
-    "pageblock": "memmap_init_zone_device",
-}
-
-#: The loop lemmas (:mod:`equiv.loops`): SARIF rule short and full descriptions.
-LEMMA_RULES: dict[str, tuple[str, str]] = {
-    "frame-write": (
-        "A loop iteration writes only its own pages",
-        "Loop summary lemma (frame-write): iteration k of the loop changes no struct page or "
-        "bitmap cell outside its own block k; without it the loop summary, and every page "
-        "proof resting on it, is unsound."),
-    "frame-read": (
-        "A loop iteration reads only its own pages",
-        "Loop summary lemma (frame-read): what iteration k writes into its block and carries "
-        "to the next iteration depends only on block k of the memory it starts from, so "
-        "earlier iterations cannot influence it."),
-    "frame-bound": (
-        "A loop runs only over the range it may write",
-        "Loop summary lemma (frame-bound): every iteration of a heads loop is a compound of "
-        "the range (c below the number of compounds), whatever end the loop computes; an "
-        "iteration past it writes the memmap of whatever follows the device."),
-    "carry-step": (
-        "The template after iteration k is one step from the seed",
-        "Loop summary lemma (carry-step): the induction step of the template loop; the "
-        "template carried out of iteration k equals the candidate invariant for k + 1 (what "
-        "one step from the seed gives)."),
-}
-
-
-def _location(run: RunResult, cell: CellResult, ob: ObligationResult) -> tuple[str, str]:
-    """(kernel file, function) an obligation is located at: another subject's run names the
-    file and the function of each column (:attr:`RunResult.column_functions`)."""
-    if run.subject != "zone-device":
-        return run.kernel_file, dict(run.column_functions).get(cell.ptype, cell.ptype)
-    return KERNEL_FILE, kernel_function(ob)
-
-
-def _subject_rules(runs: Sequence[RunResult]) -> list[dict[str, Any]]:
-    """Rules of the other subjects' obligations, named as the obligations are."""
-    seen: dict[str, dict[str, Any]] = {}
-    for run in runs:
-        if run.subject == "zone-device":
-            continue
-        for c in run.cells:
-            for ob in c.obligations:
-                seen.setdefault(ob.name, {
-                    "id": ob.name, "name": ob.name,
-                    "shortDescription": {"text": f"{run.subject}: {ob.name} ({ob.kind})"},
-                    "defaultConfiguration": {"level": "error"},
-                    "properties": {"kind": ob.kind, "subject": run.subject}})
-    return list(seen.values())
-
-
-def kernel_function(ob: ObligationResult) -> str:
-    """The mm/mm_init.c function an obligation is located at (see :data:`ROLE_FUNCTIONS`)."""
-    if ob.kind == "lemma":
-        name = ob.name.split(":", 1)[0]
-        return name.split(".", 1)[0].split(" ", 1)[0]
-    return ROLE_FUNCTIONS[ob.role]
-
-
-def rule_id(ob: ObligationResult, subject: str = "zone-device") -> str:
-    """The SARIF rule of an obligation: its name for a page role (``tail1_equal``), its kind
-    for a loop lemma (``frame-write``); another subject's obligation: its name."""
-    if subject != "zone-device":
-        return ob.name
-    return ob.name.rsplit(":", 1)[-1] if ob.kind == "lemma" else f"{ob.role}_equal"
-
-
-#: What each page role's rule is about, for its short description (default: the role name).
-_ROLE_SHORT = {"head": "every head page", "tail1": "tail page 1 (folio overlay)",
-               "tail2": "tail page 2 (_deferred_list)", "tail": "every tail page t >= 3",
-               "outside": "struct pages past the range (unchanged)",
-               "pageblock": "every pageblock bitmap cell"}
-
-
-def sarif_rules() -> list[dict[str, Any]]:
-    """One ``reportingDescriptor`` per obligation kind: every page role, every lemma kind."""
-    rules: list[dict[str, Any]] = []
-    for role in ROLES.values():
-        rules.append({
-            "id": f"{role.name}_equal",
-            "name": "".join(p.capitalize() for p in f"{role.name}_equal".split("_")),
-            "shortDescription": {"text": f"Fast path leaves {_ROLE_SHORT.get(role.name, role.name)} "
-                                         "as the slow path does"},
-            "fullDescription": {"text": f"Page-role obligation: for the {role.description}, "
-                                        "every byte after memmap_init_zone_device() (every "
-                                        "field under every union view, and the padding) is "
-                                        "the same on the template fast path as on the slow "
-                                        "path, for all inputs allowed by the assumptions."},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"kind": "page", "kernel_function": ROLE_FUNCTIONS[role.name]},
-        })
-    for kind, (short, full) in LEMMA_RULES.items():
-        rules.append({
-            "id": kind,
-            "name": "".join(p.capitalize() for p in kind.split("-")),
-            "shortDescription": {"text": short},
-            "fullDescription": {"text": full},
-            "defaultConfiguration": {"level": "error"},
-            "properties": {"kind": "lemma"},
-        })
-    return rules
-
-
 def _sarif_message(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
-    role = ROLES.get(ob.role)
-    what = role.description if role else "loop summary lemma"
+    what = run.presenter.about(ob)
     head = f"{ob.name} {ob.verdict.value} for {_where(run, cell)}: {what}."
     cx = ob.counterexample
-    body = (f" Differs at {differences(cx)}." if cx is not None
+    body = (f" Differs at {run.presenter.one_line(cx)}." if cx is not None
             else f" {ob.reason}." if ob.reason else "")
     cmd = reproduce(run, cell, ob)
     return head + body + (f" Reproduce: {cmd}" if cmd else "")
@@ -364,8 +217,8 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
         for ob in c.obligations:
             if ob.verdict is Verdict.PROVED:
                 continue
-            rid = rule_id(ob, run.subject)
-            file, function = _location(run, c, ob)
+            rid = run.presenter.rule_id(ob)
+            file, function = run.presenter.location(c, ob)
             results.append({
                 "ruleId": rid,
                 "ruleIndex": index[rid],
@@ -420,7 +273,13 @@ def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
         times: include the tool version (volatile).
         exit_code: the process exit code, recorded in each run's invocation (or omitted).
     """
-    rules = sarif_rules() + _subject_rules(runs)
+    rules: list[dict[str, Any]] = []
+    by_presenter: dict[int, tuple[Any, list[RunResult]]] = {}
+    for r in runs:  # each subject's rules once, in the order the runs come
+        by_presenter.setdefault(id(r.presenter), (r.presenter, []))[1].append(r)
+    for presenter, its_runs in by_presenter.values():
+        ids = {rule["id"] for rule in rules}
+        rules += [rule for rule in presenter.sarif_rules(its_runs) if rule["id"] not in ids]
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION,
             "runs": [_sarif_run(r, rules, times=times, exit_code=exit_code,
                                 automation=len(runs) > 1) for r in runs]}

@@ -12,11 +12,10 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from equiv.check import Verdict, worst
-from equiv.matrix import RunResult
-from equiv.obligations import ROLES
+from equiv.engine.results import RunResult
+from equiv.engine.verdict import Verdict, worst
 from equiv.report.machine import reproduce
-from equiv.report.text import counterexample_lines, summary_line, title
+from equiv.report.text import WIDTH, summary_line, title
 
 #: At most this many non-proved obligations are detailed per run (a GitHub comment holds
 #: 65,536 characters); the rest are counted, and are all in the text and JSON reports.
@@ -41,7 +40,7 @@ def _matrix(run: RunResult) -> list[str]:
     types = list(dict.fromkeys(c.ptype for c in run.cells))
     orders = sorted({c.order for c in run.cells})
     by = {(c.ptype, c.order): c for c in run.cells}
-    out = [f"| {run.row_label} | " + " | ".join(t.removeprefix("MEMORY_DEVICE_") for t in types)
+    out = [f"| {run.row_label} | " + " | ".join(run.presenter.column_name(t) for t in types)
            + " |",
            "| ---: |" + " :---: |" * len(types)]
     for o in orders:
@@ -51,14 +50,14 @@ def _matrix(run: RunResult) -> list[str]:
             row.append("-" if c is None else _verdict(c.verdict) + ("\\*" if c.all_types else ""))
         out.append(f"| {o} | " + " | ".join(row) + " |")
     if any(c.all_types for c in run.cells):
-        out += ["", "\\* proved once for every pgmap type of the order (`pgmap->type` a "
-                    "symbolic input)"]
+        out += ["", "\\* " + run.presenter.all_columns_note("markdown", True)]
     return out
 
 
 def _assumed(run: RunResult) -> list[str]:
     out = ["<details>", "<summary>Configuration, modelling choices and assumptions</summary>", ""]
-    hyp = " **hypothetical: no ZONE_DEVICE kernel builds this**" if run.config.hypothetical else ""
+    hyp = (f" **hypothetical: {run.config.hypothetical_note}**" if run.config.hypothetical
+           else "")
     desc = f": {run.config.description}" if run.config.description else ""
     out.append(f"- config `{run.config.name}`{hyp}{desc}")
     if run.layout_note:
@@ -82,13 +81,13 @@ def _details(run: RunResult, *, max_details: int) -> list[str]:
         return []
     out = ["", f"#### Not proved ({len(bad)})"]
     for c, ob in bad[:max_details]:
-        role = ROLES.get(ob.role)
-        what = role.description if role else "loop summary lemma"
+        what = run.presenter.about(ob)
         out += ["", "<details>",
                 f"<summary><b>{ob.verdict.value}</b> {_code(ob.name)}: "
                 f"{html.escape(c.ptype)} {run.row_label} {c.order} ({html.escape(what)})</summary>",
                 ""]
-        lines = (counterexample_lines(ob.counterexample) if ob.counterexample is not None
+        lines = (run.presenter.counterexample_lines(ob.counterexample, WIDTH)
+                 if ob.counterexample is not None
                  else [ob.reason or ob.verdict.value.lower()])
         out += ["```text", *lines, "```"]
         cmd = reproduce(run, c, ob)

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import json
 
-from equiv.layout_check import LayoutReport
-from equiv.selftest import Outcome, SelfTestResult
+from equiv.engine.selftest import Outcome, SelfTestResult
+from equiv.source.layout_check import LayoutReport
 
 
 def render_layout_text(rep: LayoutReport) -> str:
@@ -58,7 +58,7 @@ def selftest_summary(st: SelfTestResult) -> str:
 
 def render_selftest(st: SelfTestResult) -> str:
     """The kill matrix (mutant rows x cell columns, one code per cell) and the summary."""
-    heads = [f"{t.name}/{o}" for t, o in st.cells]
+    heads = [f"{t}/{o}" for t, o in st.cells]
     name_w = max([len("mutant"), *(len(r.name) for r in st.rows)])
     widths = [max(len(h), len("FALSE")) for h in heads]
     cfg_w = max([len("config"), *(len(r.config) for r in st.rows)])
@@ -85,7 +85,7 @@ def render_selftest(st: SelfTestResult) -> str:
         for r, c in fails:
             want = "PROVED" if c.expected is None else "one of " + ", ".join(c.expected)
             got = c.verdict.value + (f" on {', '.join(c.reported)}" if c.reported else "")
-            out.append(f"{c.outcome.value} {r.name} {c.ptype.name}/{c.order}: "
+            out.append(f"{c.outcome.value} {r.name} {c.ptype}/{c.order}: "
                        f"expected {want}; got {got}")
     out.append("")
     out.append(selftest_summary(st))

@@ -2,25 +2,19 @@
 
 Every line is at most :data:`WIDTH` (72) columns, with no colour and no box drawing.  The
 summary line comes first; then what was checked (config, revision, assumptions), the matrix
-(pgmap type x order), and for every obligation not proved: its inputs (those whose value
-does not matter marked), the differing fields (kernel name, union view, offset, slow and
-fast value) with the chain of modelled steps that wrote each side, and one shell command
-that reproduces exactly that obligation.
+(columns x rows, e.g. pgmap type x order), and for every obligation not proved: its reason
+or its counterexample (in the subject's words: the run's
+:class:`~equiv.engine.subject.Presenter`), and one shell command that reproduces exactly
+that obligation.
 """
 
 from __future__ import annotations
 
 import textwrap
 from collections.abc import Sequence
-from functools import partial
 
-from equiv.check import CellResult, ObligationResult, Verdict, worst
-from equiv.counterexample import Counterexample, FieldDiff
-from equiv.explain import Explanation
-from equiv.matrix import RunResult
-from equiv.memmap import MemoryType
-from equiv.obligations import ROLES
-from equiv.page_model import Chain
+from equiv.engine.results import CellResult, ObligationResult, RunResult
+from equiv.engine.verdict import Verdict, worst
 
 #: Column limit of every line of the text report (mail: 72).
 WIDTH = 72
@@ -49,9 +43,8 @@ def summary_line(run: RunResult) -> str:
 def repro_command(run: RunResult, cell: CellResult, obligation: str | None = None) -> str:
     """One command line that re-runs exactly this cell (and, given ``obligation``, only that
     obligation and the loop lemmas it rests on)."""
-    ptype = cell.ptype.removeprefix("MEMORY_DEVICE_")
-    cfg = run.config_arg if run.subject != "zone-device" else \
-        run.config_arg or f"--config {run.config.name}"
+    ptype = run.presenter.column_name(cell.ptype)
+    cfg = run.config_arg
     what = (f"--compare {run.revision.split(':')[1]}" if run.revision.startswith("compare:")
             else f"--revision {run.revision}")
     cmd = (f"python -m equiv.proofs {cfg} {what} {run.column_option} {ptype} "
@@ -96,9 +89,9 @@ def _header(run: RunResult, times: bool) -> list[str]:
     out: list[str] = []
     head = f"equiv {run.tool_version} ({run.solver_version})" if times else "equiv"
     out += wrap(f"{head}: {title(run)}")
-    hyp = " [HYPOTHETICAL: no ZONE_DEVICE kernel builds this]" if run.config.hypothetical else ""
-    ev = " (+ page_ref_set events observed)" if run.config.tracks_events else ""
-    out += wrap(f"config {run.config.name}{hyp}{ev}")
+    hyp = f" [HYPOTHETICAL: {run.config.hypothetical_note}]" if run.config.hypothetical else ""
+    note = f" ({run.config.header_note})" if run.config.header_note else ""
+    out += wrap(f"config {run.config.name}{hyp}{note}")
     if run.config.description:
         out += wrap(run.config.description, "  ", "    ")
     if run.layout_note:
@@ -124,7 +117,7 @@ def _matrix(run: RunResult, times: bool) -> list[str]:
     orders = sorted({c.order for c in run.cells})
     by = {(c.ptype, c.order): c for c in run.cells}
     width = 11
-    head = run.row_label[:5].ljust(7) + "".join(t.removeprefix("MEMORY_DEVICE_").ljust(width)
+    head = run.row_label[:5].ljust(7) + "".join(run.presenter.column_name(t).ljust(width)
                                                for t in types)
     out = [(head.ljust(7 + width * len(types)) + ("   time" if times else "")).rstrip()]
     for o in orders:
@@ -157,10 +150,7 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     out.append("")
     out += _matrix(run, times)
     if any(c.all_types for c in run.cells):
-        out += wrap("= proved once for every pgmap type of the order (pgmap->type a symbolic "
-                    "input)" if times else
-                    "cells proved once for every pgmap type of their order (pgmap->type "
-                    "symbolic)")
+        out += wrap(run.presenter.all_columns_note("text", times))
     for c in run.cells:
         bad = [ob for ob in c.obligations if ob.verdict is not Verdict.PROVED]
         if not (verbose or bad):
@@ -171,8 +161,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
         out += wrap(f"{c.verdict.value}  {c.ptype} {run.row_label} {c.order} (config {run.config.name}"
                     f"{hyp}, revision {run.revision}{mut})")
         for ob in (c.obligations if verbose else bad):
-            out += obligation_lines(ob, times, "  ")
-            if ob.verdict is not Verdict.PROVED and ob.kind == "page":
+            out += obligation_lines(run, ob, times, "  ")
+            if ob.verdict is not Verdict.PROVED and run.presenter.repro_alone(ob):
                 out.append("    reproduce:")
                 out += command_lines(repro_command(run, c, ob.name), "      ")
             elif ob.verdict is Verdict.REFUTED:  # a loop lemma: with its whole cell
@@ -181,151 +171,23 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     return "\n".join(out) + "\n"
 
 
-def obligation_lines(ob: ObligationResult, times: bool, indent: str = "") -> list[str]:
+def obligation_lines(run: RunResult, ob: ObligationResult, times: bool,
+                     indent: str = "") -> list[str]:
     """One obligation: verdict, name, what it is about; reason, coverage, counterexample."""
     t = f" {ob.seconds:.3f}s" if times else ""
-    role = ROLES.get(ob.role)
     out = wrap(f"{ob.verdict.value} {ob.name}{t}", indent)
-    if role:
-        out += wrap(role.description, indent + "  ")
+    about = run.presenter.role_description(ob)
+    if about:
+        out += wrap(about, indent + "  ")
     if ob.reason:
         out += wrap(ob.reason, indent + "  ")
     if ob.coverage:
         out += wrap(f"shown satisfiable first: {'; '.join(ob.coverage)}", indent + "  ")
     if ob.counterexample is not None:
         pad = indent + "  "
-        out += [pad + line for line in counterexample_lines(ob.counterexample, WIDTH - len(pad))]
+        out += [pad + line for line in
+                run.presenter.counterexample_lines(ob.counterexample, WIDTH - len(pad))]
     return out
-
-
-#: How each input is named in a report (kernel terms), in the order they are listed.
-INPUT_NAMES = {
-    "start_pfn": "start_pfn", "nr_pages": "nr_pages", "nid": "nid", "pgmap": "pgmap",
-    "pgmap_type": "pgmap->type", "altmap_valid": "altmap", "altmap_reserve": "altmap->reserve",
-    "altmap_free": "altmap->free", "vmemmap_base": "vmemmap_base", "page_offset": "PAGE_OFFSET",
-    "mobility_disabled": "page_group_by_mobility_disabled",
-    "tracepoint_on": "page_ref_set tracepoint on",
-}
-#: Pseudo-inputs a counterexample can also be independent of.
-PSEUDO_INPUTS = {"page": "which compound / tail shows it",
-                 "initial_memory": "initial struct page contents",
-                 "early_sections": "which sections are early"}
-
-
-def _value(v: int | bool) -> str:
-    return ("true" if v else "false") if isinstance(v, bool) else hex(v)
-
-
-def _type_name(v: int | bool) -> str:
-    names = {t.value: t.kname for t in MemoryType}
-    return names.get(int(v), f"{int(v)} (not a memory type)")
-
-
-def chain_lines(chain: Chain, indent: str, width: int = WIDTH) -> list[str]:
-    """A provenance chain, one numbered step per line (oldest first)."""
-    if not chain:
-        return [indent + "initial memory (never written)"]
-    out: list[str] = []
-    for i, step in enumerate(chain, 1):
-        out += wrap(f"{i}. {step}", indent, indent + "   ", width)
-    return out
-
-
-def field_lines(d: FieldDiff, width: int = WIDTH) -> list[str]:
-    """A differing field: names (kernel name, then the other union views), offset, and for
-    each side its value and how it got it."""
-    where = "not memory" if d.size == 0 else f"offset {d.offset}, {d.size} byte{'s' * (d.size > 1)}"
-    out = wrap(f"field {d.names[0]} ({where})", width=width)
-    if len(d.names) > 1:
-        out += wrap("same bytes as: " + ", ".join(d.names[1:]), "  ", "    ", width)
-    digits = max(1, 2 * d.size)
-    for side, val, chains in (("slow", d.slow, d.slow_provenance),
-                              ("fast", d.fast, d.fast_provenance)):
-        out.append(f"  {side} value: {val:#0{digits + 2}x}")
-        for i, chain in enumerate(chains):
-            if len(chains) > 1:
-                out.append(f"    bytes written by chain {i + 1} of {len(chains)}:")
-            out += chain_lines(chain, "    ", width)
-    return out
-
-
-def counterexample_lines(cx: object, width: int = WIDTH) -> list[str]:
-    """A replayed counterexample as report lines (no indentation; at most ``width``
-    columns), Alive2-style: the example inputs, the page, then per differing field the slow
-    (source) and fast (target) value with the chain of modelled steps behind each.
-
-    Another subject's counterexample (a class of ``equiv.NAME``) is rendered by
-    ``equiv.report.NAME.counterexample_lines``."""
-    if not isinstance(cx, Counterexample):
-        import importlib
-
-        sub = type(cx).__module__.split(".")[1]
-        return importlib.import_module(f"equiv.report.{sub}").counterexample_lines(cx, width)  # type: ignore[no-any-return]
-    fill = partial(wrap, width=width)
-    out: list[str] = []
-    w = out.append
-    free = set(cx.irrelevant)
-    many = {"unique": "the only counterexample (any other input or page: no difference)",
-            "one of many": "one of many counterexamples",
-            "unknown": "unknown whether others exist"}[cx.multiplicity]
-    out += fill(f"Example ({many}):")
-    if free:
-        out += fill("* any other value gives the same difference", "  ")
-    for name, label in INPUT_NAMES.items():
-        if name not in cx.inputs:
-            continue
-        if name in ("altmap_reserve", "altmap_free") and not cx.inputs["altmap_valid"]:
-            continue
-        v = cx.inputs[name]
-        shown = (("present" if v else "none") if name == "altmap_valid" else
-                 _type_name(v) if name == "pgmap_type" else _value(v))
-        w(f"  {'*' if name in free else ' '} {label:32s} {shown}")
-    if cx.early_sections:
-        secs = ", ".join(f"{s:#x} {'yes' if e else 'no'}" for s, e in sorted(cx.early_sections.items()))
-        out += fill(f"{'*' if 'early_sections' in free else ' '} early sections: {secs}", "  ",
-                    "      ")
-    mem = "*" if "initial_memory" in free else " "
-    w(f"  {mem} initial struct page contents: "
-      f"{'any' if mem == '*' else 'arbitrary (see JSON)'}")
-    if cx.pfn is None:
-        w(f"  {'*' if 'page' in free else ' '} pageblock bitmap cell {cx.index['b']:#x}")
-    else:
-        what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
-        star = "*" if "page" in free else " "
-        out += fill(f"{star} page: compound {cx.index['c']}, {what} (pfn {cx.pfn:#x})", "  ",
-                    "      ")
-        if cx.seed_pfn is not None and cx.section_shift:
-            sh = cx.section_shift
-            out += fill(f"sections: pfn {cx.pfn:#x} is in section {cx.pfn >> sh:#x}; the "
-                        f"first head {cx.seed_pfn:#x} (template seed) in section "
-                        f"{cx.seed_pfn >> sh:#x}", "    ", "      ")
-    for d in cx.diffs:
-        out += field_lines(d, width)
-    w("replayed concretely through both paths: the difference reproduces")
-    return out
-
-
-def render_explain(ex: Explanation) -> str:
-    """``--explain FIELD``: per struct page role, the field's value on each side and the
-    chain of modelled steps that wrote it (also when the role is proved)."""
-    out = wrap(f"explain {ex.field}: config {ex.config}, revision {ex.revision}, {ex.ptype} "
-               f"order {ex.order}")
-    out += wrap("each role is run concretely on one input (its counterexample if refuted, "
-                "else a small input allowed by the assumptions); steps oldest first", "  ")
-    for r in ex.rows:
-        out.append("")
-        if "t" in r.index and r.role != "outside":
-            where = "head" if r.index["t"] == 0 else f"tail {r.index['t']}"
-        else:
-            where = f"slot {r.index.get('t', 0)}"
-        pfn = f", pfn {r.pfn:#x}" if r.pfn is not None else ""
-        out += wrap(f"{r.role} (compound {r.index.get('c', 0)}, {where}{pfn}): "
-                    f"{r.verdict.value}, {r.source} input")
-        shown = ", ".join(f"{INPUT_NAMES[k]} {_value(v)}" for k, v in r.inputs.items()
-                          if k in ("start_pfn", "nr_pages", "nid"))
-        out += wrap(f"input: {shown}", "  ", "    ")
-        out += ["  " + line for line in field_lines(r.field, WIDTH - 2)]
-    return "\n".join(out) + "\n"
 
 
 def render_text_many(runs: Sequence[RunResult], *, times: bool = True,

@@ -38,27 +38,42 @@ than arm64-4K.  The named choices are printed with every cell (``CellResult.choi
 
 Importing the package runs no solver.  Layout: ``arch`` (entries, hooks), ``inputs``,
 ``paths`` (the exact model, loops unrolled), ``local`` (the local model), ``lemmas``,
-``obligations``, ``twin`` (the concrete page-by-page twin), ``solve``, ``check``,
-``counterexample``, ``revisions``, ``mutants``, ``selftest``; the report lines are
-:mod:`equiv.report.vmap`.
+``obligations``, ``twin`` (the concrete page-by-page twin), ``cell`` (checking one cell),
+``counterexample``, ``revisions``, ``mutants``, ``selftest``, ``names`` (the option
+choices); the front (options, runs, registration) is :mod:`equiv.vmap.cli` and the report
+lines are :mod:`equiv.vmap.present`.
 """
 
 from __future__ import annotations
 
-from equiv.check import CellResult
-from equiv.selftest import SelfTestResult
-from equiv.vmap.check import CONFIG
-from equiv.vmap.counterexample import VmapCounterexample
-from equiv.vmap.inputs import MAX_SEG_ORDER, PATHS, ConcreteCase
-from equiv.vmap.mutants import MUTANTS, Mutant
-from equiv.vmap.obligations import OBLIGATIONS
-from equiv.vmap.revisions import DEFAULT_REVISION, REVISIONS, Revision
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from equiv.vmap.names import PATHS
+
+if TYPE_CHECKING:
+    from equiv.engine.results import CellResult
+    from equiv.engine.selftest import SelfTestResult
+
+#: The API's other names, each loaded from its module on first use (PEP 562): importing
+#: the package loads no model, so the command line can register the subject cheaply.
+_LAZY = {"CONFIG": "equiv.vmap.cell", "VmapCounterexample": "equiv.vmap.counterexample",
+         "MAX_SEG_ORDER": "equiv.vmap.inputs", "ConcreteCase": "equiv.vmap.inputs",
+         "MUTANTS": "equiv.vmap.mutants", "Mutant": "equiv.vmap.mutants",
+         "OBLIGATIONS": "equiv.vmap.obligations", "DEFAULT_REVISION": "equiv.vmap.revisions",
+         "REVISIONS": "equiv.vmap.revisions", "Revision": "equiv.vmap.revisions"}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'equiv.vmap' has no attribute {name!r}")
 
 
 def check(
     path: str,
     bound: int,
-    revision: str = DEFAULT_REVISION,
+    revision: str | None = None,
     mutant: str | None = None,
     timeout_ms: int = 60_000,
     rlimit: int | None = None,
@@ -73,7 +88,7 @@ def check(
             2^k pages, k in 0..9, at any pfn; vmalloc: chunks of 2^(shift-12) pages; ioremap
             is one contiguous range of any length and ignores it): see
             :func:`bound_description`.
-        revision: a key of :data:`REVISIONS`.
+        revision: a key of :data:`REVISIONS` (default :data:`DEFAULT_REVISION`).
         mutant: a key of :data:`MUTANTS` (a seeded bug applied to the revision), or None.
         timeout_ms: time limit of each solver query (UNKNOWN when it runs out).
         rlimit: z3 resource limit per query (z3 only).
@@ -88,9 +103,11 @@ def check(
     Raises:
         InputError: an unknown path, revision or mutant, or a bound below 1.
     """
-    from equiv.vmap.check import check as _check
+    from equiv.vmap.cell import check as _check
+    from equiv.vmap.revisions import DEFAULT_REVISION
 
-    return _check(path, bound, revision, mutant, timeout_ms, rlimit, solver, trylock)
+    return _check(path, bound, revision or DEFAULT_REVISION, mutant, timeout_ms, rlimit, solver,
+                  trylock)
 
 
 def self_test(jobs: int | None = None) -> SelfTestResult:
@@ -102,6 +119,8 @@ def self_test(jobs: int | None = None) -> SelfTestResult:
 
 def bound_description(bound: int | None) -> str:
     """What ``bound`` means, for every output that states it (None: a bound ``B``)."""
+    from equiv.vmap.inputs import MAX_SEG_ORDER
+
     n = "B" if bound is None else str(bound)
     pages = f"B x {1 << MAX_SEG_ORDER}" if bound is None else f"{bound << MAX_SEG_ORDER}"
     return (

@@ -25,8 +25,8 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.vmap import ops
 
 PAGE_SHIFT = 12

@@ -1,27 +1,25 @@
-"""The vmap subject on the command line: its options and its proof runs (registered in
-:mod:`equiv.subjects`).  The model is :mod:`equiv.vmap`; this module only turns parsed
-options into cells (:func:`equiv.vmap.check`) and :class:`~equiv.matrix.RunResult` runs."""
+"""The vmap subject's front: its options, its proof runs and its registration
+(:data:`SUBJECT`, named in :mod:`equiv.subjects`).  The model is :mod:`equiv.vmap`; this
+module only turns parsed options into cells (:class:`VmapCellSpec`, checked by
+:func:`equiv.vmap.cell`) and :class:`~equiv.engine.results.RunResult` runs.  Importing it
+loads no model (only :mod:`equiv.vmap.names`); the functions below import what they run.
+"""
 
 from __future__ import annotations
 
 import argparse
 import os
-import time
 from collections.abc import Callable
 from typing import Any, TextIO
 
-from attrs import evolve
+from attrs import evolve, frozen
 
-from equiv import vmap
-from equiv.cache import Cache, cell_key
-from equiv.check import CellResult, Verdict, worst
-from equiv.errors import InputError, lookup, parse_ranges
-from equiv.matrix import RunResult, SubjectConfig, run_groups
-from equiv.report.progress import progress
-from equiv.solvers import version
-from equiv.subjects import RunContext
-from equiv.vmap.check import from_cache, resolve, stopped_cell, to_cache
-from equiv.vmap.revisions import TRYLOCKS
+from equiv.engine.errors import InputError, lookup, parse_ranges
+from equiv.engine.results import CellResult, RunResult, SubjectConfig
+from equiv.engine.selftest import SelfTestResult
+from equiv.engine.subject import RunContext, Subject
+from equiv.engine.verdict import worst
+from equiv.vmap.names import PATHS, TRYLOCKS
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
 OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None, "trylock": None}
@@ -32,14 +30,15 @@ MIN_BOUND, MAX_BOUND = 1, 32
 #: queries in seconds where z3 takes minutes (bench/vmap.py)
 SOLVERS = ("bitwuzla", "z3")
 
-__all__ = ["OWN_OPTIONS", "add_arguments", "list_lines", "runs", "self_test", "special"]
+__all__ = ["OWN_OPTIONS", "SOLVERS", "SUBJECT", "VmapCellSpec", "add_arguments", "list_lines",
+           "runs", "self_test", "special"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The vmap options."""
     g = p.add_argument_group("vmap subject (--subject vmap)")
     g.add_argument(
-        "--paths", default="all", help=f"mapping paths: {', '.join(vmap.PATHS)} (comma list) or all"
+        "--paths", default="all", help=f"mapping paths: {', '.join(PATHS)} (comma list) or all"
     )
     g.add_argument(
         "--bounds",
@@ -65,11 +64,11 @@ def _fmt(bounds: tuple[int, ...]) -> str:
 
 def _paths(spec: str) -> list[str]:
     if spec == "all":
-        return list(vmap.PATHS)
+        return list(PATHS)
     out = []
     for name in spec.split(","):
-        if name.strip() not in vmap.PATHS:
-            raise InputError(f"unknown path {name.strip()!r}; valid: {', '.join(vmap.PATHS)}, all")
+        if name.strip() not in PATHS:
+            raise InputError(f"unknown path {name.strip()!r}; valid: {', '.join(PATHS)}, all")
         out.append(name.strip())
     return list(dict.fromkeys(out))
 
@@ -82,9 +81,11 @@ def _bounds(spec: str | None) -> list[int]:
 
 def list_lines() -> list[str]:
     """``--list`` for this subject."""
+    from equiv import vmap
+
     out = ["revisions:"]
     out += [f"  {name}: {rev.summary}" for name, rev in vmap.REVISIONS.items()]
-    out.append("paths: " + ", ".join(vmap.PATHS))
+    out.append("paths: " + ", ".join(PATHS))
     out.append(
         f"bounds (--bounds B, {MIN_BOUND}..{MAX_BOUND}; default {_fmt(DEFAULT_BOUNDS)}): "
         f"B = {vmap.bound_description(None)}"
@@ -100,58 +101,77 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
     return None
 
 
-def self_test(jobs: int | None) -> Any:
+def self_test(jobs: int | None) -> SelfTestResult:
     """The seeded-bug controls M1-M8 and X1-X6 (:func:`equiv.vmap.self_test`)."""
+    from equiv import vmap
+
     return vmap.self_test(jobs)
 
 
-#: one cell: path, bound, revision, mutant, timeout (ms), rlimit, obligation filter, solver,
-#: trylock choice
-Job = tuple[str, int, str, str | None, int, int | None, str | None, str, str | None]
+@frozen(kw_only=True)
+class VmapCellSpec:
+    """One cell of a vmap run (picklable, so it can be sent to a worker process)."""
+
+    path: str
+    bound: int
+    revision: str
+    mutant: str | None
+    timeout_ms: int
+    rlimit: int | None
+    #: check only this obligation (and the lemmas it rests on)
+    obligation: str | None
+    solver: str
+    #: the named trylock choice, or None for the revision's default
+    trylock: str | None
+
+    def description(self) -> dict[str, object]:
+        """What the cell's cached result is keyed by (with the tool's source fingerprint)."""
+        from equiv.engine.solvers import version
+
+        return {"subject": "vmap", "path": self.path, "bound": self.bound,
+                "revision": self.revision, "mutant": self.mutant, "timeout_ms": self.timeout_ms,
+                "rlimit": self.rlimit, "obligation": self.obligation,
+                "solver": version(self.solver), "trylock": self.trylock}
 
 
-def _cell(job: Job) -> CellResult:
-    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver, trylock = job
-    res = vmap.check(path, bound, rev, mutant, timeout_ms, rlimit, solver, trylock)
-    if obligation is not None:  # the obligation and the lemmas it rests on
-        kept = tuple(o for o in res.obligations if o.name == obligation or o.kind == "lemma")
-        res = evolve(res, obligations=kept, verdict=worst([o.verdict for o in kept]))
+def _cell(spec: VmapCellSpec) -> CellResult:
+    from equiv import vmap
+
+    res = vmap.check(spec.path, spec.bound, spec.revision, spec.mutant, spec.timeout_ms,
+                     spec.rlimit, spec.solver, spec.trylock)
+    if spec.obligation is not None:  # the obligation and the lemmas it rests on
+        kept = tuple(o for o in res.obligations if o.name == spec.obligation or o.kind == "lemma")
+        res = evolve(res, obligations=kept, verdict=worst(o.verdict for o in kept))
     return res
 
 
-def _description(job: Job) -> dict[str, object]:
-    """What a cell's cached result is keyed by (with the tool's source fingerprint)."""
-    path, bound, rev, mutant, timeout_ms, rlimit, obligation, solver, trylock = job
-    return {"subject": "vmap", "path": path, "bound": bound, "revision": rev, "mutant": mutant,
-            "timeout_ms": timeout_ms, "rlimit": rlimit, "obligation": obligation,
-            "solver": version(solver), "trylock": trylock}
+def _load(spec: VmapCellSpec, payload: dict[str, Any]) -> CellResult:
+    """A cached cell, its counterexamples replayed again."""
+    from equiv.vmap.cell import load_counterexample, resolve
+
+    rev = resolve(spec.revision, spec.mutant, spec.trylock)
+    return CellResult.from_cache(payload, load_counterexample(rev, spec.mutant))
 
 
-def _cached(cache: Cache, job: Job) -> CellResult | None:
-    """The cell from the cache, its counterexamples replayed again; None if absent or stale."""
-    got = cache.get("cell", cell_key(_description(job)))
-    if got is None:
-        return None
-    try:
-        return from_cache(got, resolve(job[2], job[3], job[8]), job[3])
-    except (KeyError, TypeError, ValueError) as e:
-        cache.problems.append(f"ignored a vmap cell entry ({e})")
-        return None
+def _group(specs: list[VmapCellSpec]) -> list[CellResult]:
+    """The cells of one group, in a worker (:func:`equiv.engine.runner.run_groups`)."""
+    return [_cell(sp) for sp in specs]
 
 
-def _group(jobs: list[Job]) -> list[CellResult]:
-    """The cells of one group, in a worker (:func:`equiv.matrix.run_groups`)."""
-    return [_cell(j) for j in jobs]
+def _stopped(spec: VmapCellSpec, seconds: float, why: str) -> CellResult:
+    """A cell whose worker was killed at the backstop (:func:`~equiv.vmap.cell.stopped_cell`)."""
+    from equiv.vmap.cell import stopped_cell
 
-
-def _stopped(job: Job, seconds: float, why: str) -> CellResult:
-    """A cell whose worker was killed at the backstop (:func:`~equiv.vmap.check.stopped_cell`)."""
-    path, bound, rev, mutant = job[:4]
-    return stopped_cell(path, bound, rev, mutant, seconds, why)
+    return stopped_cell(spec.path, spec.bound, spec.revision, spec.mutant, seconds, why)
 
 
 def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     """The vmap matrix (path x bound) the options ask for: one run."""
+    from equiv import vmap
+    from equiv.engine.runner import run_cached
+    from equiv.report.progress import progress
+    from equiv.vmap.present import PRESENTER
+
     rev = lookup(vmap.REVISIONS, args.revision or vmap.DEFAULT_REVISION, "vmap revision")
     if args.mutant is not None:
         lookup(vmap.MUTANTS, args.mutant, "vmap mutant")
@@ -164,43 +184,24 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     if args.dump_smt is not None:
         raise InputError("--dump-smt serves --subject zone-device; the vmap subject writes a "
                          "query to a file only when it comes out UNKNOWN (named in the report)")
-    jobs_list = [
-        (p, b, rev.name, args.mutant, args.timeout_ms, args.rlimit, args.obligation, solver,
-         args.trylock)
-        for b in bounds
-        for p in paths
-    ]
-    jobs = min(max(1, args.jobs or os.cpu_count() or 1), len(jobs_list))
-    t0 = time.perf_counter()
-    results: list[CellResult | None] = [None] * len(jobs_list)
-    cache = ctx.cache
-    with progress(len(jobs_list), ctx.err, enabled=not ctx.quiet) as advance:
-
-        def finish(idx: list[int], res: list[CellResult]) -> None:
-            for i, r in zip(idx, res, strict=True):
-                results[i] = r
-                if cache is not None and not r.cached and \
-                        all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
-                    cache.put("cell", cell_key(_description(jobs_list[i])), to_cache(r))
-            advance(len(idx))
-
-        pending = []
-        for i, job in enumerate(jobs_list):
-            hit = _cached(cache, job) if cache is not None else None
-            if hit is None:
-                pending.append([i])
-            else:
-                finish([i], [hit])
-        run_groups(jobs_list, pending, _group, _stopped, finish,
-                   jobs=jobs, backstop_s=args.backstop_s, scheduler=args.scheduler)
-    cells = [r for r in results if r is not None]
-    wall = time.perf_counter() - t0
+    specs = [VmapCellSpec(path=p, bound=b, revision=rev.name, mutant=args.mutant,
+                          timeout_ms=args.timeout_ms, rlimit=args.rlimit,
+                          obligation=args.obligation, solver=solver, trylock=args.trylock)
+             for b in bounds for p in paths]
+    jobs = min(max(1, args.jobs or os.cpu_count() or 1), len(specs))
+    with progress(len(specs), ctx.err, enabled=not ctx.quiet) as advance:
+        cells, wall = run_cached(specs, [[i] for i in range(len(specs))], group=_group,
+                                 stopped=_stopped, describe=VmapCellSpec.description,
+                                 load=_load, cache=ctx.cache, jobs=jobs, on_done=advance,
+                                 backstop_s=args.backstop_s, scheduler=args.scheduler)
     cfg = SubjectConfig(
         vmap.CONFIG,
         "arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G (../shared/reference/vmalloc.md section 1)",
     )
     return [
         RunResult(
+            subject="vmap",
+            presenter=PRESENTER,
             config=cfg,
             revision=rev.name,
             mutant=args.mutant,
@@ -213,7 +214,6 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             assumptions=next((c.assumptions for c in cells if c.assumptions), ()),
             revision_summary=rev.summary,
             mutant_description=vmap.MUTANTS[args.mutant].description if args.mutant else "",
-            subject="vmap",
             config_arg="--subject vmap" + (f" --trylock {args.trylock}" if args.trylock else ""),
             title="vmap/vmalloc/ioremap page tables (arm64 4K), per-page slow path vs batched fast path",
             column_label="path",
@@ -221,10 +221,14 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             column_option="--paths",
             row_option="--bounds",
             solver=solver,
-            kernel_file="mm/vmalloc.c",
             kernel_base="the 2026 mm tree the vmalloc series applies to (BASE-C, 00cc00cd1fb6)",
-            column_functions=(("ioremap", "vmap_page_range"),
-                              ("vmalloc", "__vmap_pages_range_noflush"),
-                              ("vmap", "vmap_pages_range_batched")),
         )
     ]
+
+
+SUBJECT = Subject(
+    name="vmap",
+    summary="batched vmap/vmalloc/ioremap page-table mapping (arm64 CONT_PTE / PMD) against "
+            "the per-page and per-chunk paths",
+    add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
+    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, rlimit_solvers=("z3",))

@@ -15,11 +15,11 @@ from typing import Any
 import z3
 from attrs import frozen
 
+from equiv.engine.query import Query
 from equiv.vmap import arch
 from equiv.vmap.inputs import ConcreteCase, VmapInputs
 from equiv.vmap.obligations import Violation, violations
 from equiv.vmap.revisions import Revision
-from equiv.vmap.solve import Query
 from equiv.vmap.twin import Run, run_fast, run_slow
 
 #: arm64 PAGE_KERNEL (PROT_NORMAL: PTE_TYPE_PAGE | PTE_AF | PTE_SHARED | PTE_WRITE | PTE_PXN |
@@ -97,11 +97,19 @@ class VmapCounterexample:
     #: which model proposed it: the local model, or the exact (unrolled) one
     found_by: str
     choices: tuple[str, ...] = ()
+    #: the revision's named trylock choice (:data:`equiv.vmap.revisions.TRYLOCKS`)
+    trylock: str = "succeeds"
 
     @property
     def va(self) -> int:
         """Kernel virtual address of the range start."""
         return arch.kernel_va(self.case.va)
+
+    def to_cache(self) -> dict[str, Any]:
+        """The result cache's payload: the concrete input, the page the solver pointed at
+        and the model that proposed it (the counterexample is replayed again on load:
+        :func:`equiv.vmap.cell.load_counterexample`)."""
+        return {"case": self.case.to_json(), "page": self.page, "found_by": self.found_by}
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -269,4 +277,5 @@ def build(
         ),
         found_by=found_by,
         choices=rev.choices,
+        trylock=rev.trylock,
     )

@@ -12,7 +12,7 @@ The initial table state S0 is given by oracles over table slots: whether a PUD t
 under a pgd entry, a PMD table under a pud entry, a PTE table under a pmd entry
 (precondition P1: no leaf maps any page of the range; an entry covering part of the range is
 none or a table), and the ``mmap_read_trylock`` outcome per slot (P4).  Symbolic inputs are
-z3 constants with stable dotted names; concrete inputs are :class:`equiv.bv.CBV` and plain
+z3 constants with stable dotted names; concrete inputs are :class:`equiv.engine.bv.CBV` and plain
 callables, so the same model runs on both.
 """
 
@@ -24,13 +24,13 @@ from typing import Any
 import z3
 from attrs import field, frozen
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
-from equiv.errors import WidthError
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.errors import WidthError
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS, SHIFT_BITS, VPN_BITS
+from equiv.vmap.names import PATHS as PATHS  # re-exported: the paths are the model's too
 
-PATHS = ("ioremap", "vmalloc", "vmap")
 #: largest segment order of a vmap page array (reference issue: k from 0 to 9)
 MAX_SEG_ORDER = 9
 #: vmalloc shifts vm_shift() can return on arm64-4K

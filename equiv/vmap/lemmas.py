@@ -45,8 +45,8 @@ from collections.abc import Callable
 import z3
 from attrs import frozen
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
 from equiv.vmap.inputs import VmapInputs

@@ -20,7 +20,7 @@ from typing import Any
 
 from attrs import evolve, frozen
 
-from equiv.errors import lookup
+from equiv.engine.errors import lookup
 from equiv.vmap.revisions import Revision
 
 

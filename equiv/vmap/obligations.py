@@ -12,8 +12,8 @@ from __future__ import annotations
 import z3
 from attrs import frozen
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.inputs import ConcreteCase, VmapInputs
 from equiv.vmap.local import LocalObs

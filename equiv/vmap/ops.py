@@ -1,11 +1,11 @@
-"""Dual-domain helpers the page-table subject needs beyond :mod:`equiv.bv`.
+"""Dual-domain helpers the page-table subject needs beyond :mod:`equiv.engine.bv`.
 
 Every helper takes and returns values of one domain: z3 terms (symbolic run) or
-:class:`equiv.bv.CBV` / Python ``bool`` (concrete run of the same model).  Pure functions,
+:class:`equiv.engine.bv.CBV` / Python ``bool`` (concrete run of the same model).  Pure functions,
 no subject knowledge; the kernel bit tricks they implement (``__ffs``, ``__fls``,
 ``ilog2``, ``IS_ALIGNED``) are named after their ``include/linux`` counterparts.
 
->>> from equiv.bv import CBV
+>>> from equiv.engine.bv import CBV
 >>> ffs(CBV(0x30, 36), CBV(0, 32))[0].value, fls(CBV(0x30, 36), 36).value
 (4, 5)
 >>> is_aligned(CBV(0x40, 36), 4), is_aligned(CBV(0x48, 36), 4)
@@ -21,8 +21,8 @@ from typing import Any, cast
 
 import z3
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
 
 
 def is_sym(x: object) -> bool:

@@ -1,14 +1,14 @@
 """The exact model: the slow and fast paths of ioremap, vmalloc and vmap, observed at one
 page, with every loop unrolled to a static bound.
 
-It is what :mod:`equiv.vmap.check` runs to search real counterexamples with few segments
+It is what :mod:`equiv.vmap.cell` runs to search real counterexamples with few segments
 when the local model (:mod:`equiv.vmap.local`, which proves) cannot, and what the property
 tests compare with the concrete twin page by page.  Whatever it finds is replayed on the
 twin before it is reported.  The kernel helpers here (``get_vmap_batch_order``, slot
 arithmetic) are shared with the local model.
 
 One program, two evaluators: every function here runs on z3 terms (a symbolic observed page
-and symbolic inputs) or on concrete :class:`equiv.bv.CBV` values.  A path is not run page by
+and symbolic inputs) or on concrete :class:`equiv.engine.bv.CBV` values.  A path is not run page by
 page; it is *observed*: for the observed page ``v`` it computes the leaf the path leaves
 covering ``v`` and the facts the obligations need about the steps around it.  Because ``v``
 is symbolic over the whole range, one query covers every page.
@@ -47,8 +47,8 @@ from typing import Any, TypeAlias
 
 from attrs import evolve, fields, frozen
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import (
     IDX_BITS,
@@ -85,7 +85,7 @@ class Unroll:
 
     @classmethod
     def initial(cls, path: str, bound: int, rev: Revision) -> Unroll:
-        """First guess; :func:`equiv.vmap.check.check` grows a bound that does not suffice."""
+        """First guess; :func:`equiv.vmap.cell.check` grows a bound that does not suffice."""
         batch = (16 if not rev.shift_filter or not rev.pfn_clamp else 6) * bound + 2
         steps = (12 if rev.hook.natural_align else 7) + (2 * bound if path != "ioremap" else 0)
         return cls(batch=batch, slots=bound + 2, steps=steps)

@@ -14,11 +14,9 @@ from __future__ import annotations
 
 from attrs import evolve, field, frozen
 
-from equiv.errors import lookup
+from equiv.engine.errors import lookup
 from equiv.vmap.arch import Hook
-
-#: the named choice of POST-C1's mmap_read_trylock (:attr:`Revision.trylock`), default first
-TRYLOCKS = ("succeeds", "oracle")
+from equiv.vmap.names import TRYLOCKS as TRYLOCKS  # re-exported with the revisions
 
 #: choices every revision shares (printed with every result)
 COMMON_CHOICES: tuple[str, ...] = (

@@ -1,11 +1,11 @@
 """Mutation self-test of the page-table subject: every seeded bug (M1-M8, X1-X6) of
 :data:`equiv.vmap.mutants.MUTANTS` on every cell of :data:`CELLS`, scored like the first
-subject's self-test (:mod:`equiv.selftest`, whose result types it reuses).
+subject's self-test (the result types of :mod:`equiv.engine.selftest`).
 
 The base revision is ``v8-fix`` (the latest revision with the fix of
 docs/findings/vmap-multi-cont-crosses-runs.md): on ``v8`` itself the vmap path is already
 refuted (the finding), so a "kill" on vmap would mean nothing.  A cell is classified against
-the mutant's expectation for the cell's path (:class:`equiv.selftest.Outcome`): a bug must be
+the mutant's expectation for the cell's path (:class:`equiv.engine.selftest.Outcome`): a bug must be
 REFUTED on one of its expected obligations and on none of its ``not_reported`` ones (M7: the
 undefined behaviour, not a translation difference); a path where it cannot show, and every
 path of the equivalent controls M8 and X6, must be PROVED.
@@ -13,32 +13,24 @@ path of the equivalent controls M8 and X6, must be PROVED.
 
 from __future__ import annotations
 
-import enum
 import os
 import time
 
-from equiv.check import CellResult, Verdict
-from equiv.errors import InputError
-from equiv.matrix import run_groups
-from equiv.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
-from equiv.vmap.check import check, stopped_cell
+from equiv.engine.errors import InputError
+from equiv.engine.results import CellResult
+from equiv.engine.runner import run_groups
+from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
+from equiv.engine.verdict import Verdict
+from equiv.vmap.cell import check, stopped_cell
 from equiv.vmap.mutants import MUTANTS, Mutant
 
 #: the base revision the seeded bugs are applied to
 BASE = "v8-fix"
 
 
-class VmapPath(enum.Enum):
-    """The paths as cell columns (``.name`` is what the kill matrix prints)."""
-
-    ioremap = "ioremap"
-    vmalloc = "vmalloc"
-    vmap = "vmap"
-
-
 #: (path, bound) cells every mutant is checked on: vmap needs 3 segments for M5 (two runs
 #: after the first batch), vmalloc 2 chunks for M3 (a PMD block, then a later slot)
-CELLS: tuple[tuple[VmapPath, int], ...] = ((VmapPath.ioremap, 1), (VmapPath.vmalloc, 2), (VmapPath.vmap, 3))
+CELLS: tuple[tuple[str, int], ...] = (("ioremap", 1), ("vmalloc", 2), ("vmap", 3))
 
 
 def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str, ...]]:
@@ -57,7 +49,7 @@ def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str,
 
 
 def _group(jobs: list[tuple[str, str, int, int]]) -> list[CellResult]:
-    """Check the cells of one group (in a worker of :func:`equiv.matrix.run_groups`)."""
+    """Check the cells of one group (in a worker of :func:`equiv.engine.runner.run_groups`)."""
     return [check(path, bound, BASE, name, timeout_ms, None) for name, path, bound, timeout_ms in jobs]
 
 
@@ -70,7 +62,7 @@ def self_test(
     jobs: int | None = None,
     *,
     names: list[str] | None = None,
-    cells: tuple[tuple[VmapPath, int], ...] = CELLS,
+    cells: tuple[tuple[str, int], ...] = CELLS,
     timeout_ms: int = 60_000,
 ) -> SelfTestResult:
     """Run the mutation self-test.
@@ -88,7 +80,7 @@ def self_test(
     unknown = [n for n in chosen if n not in MUTANTS]
     if unknown:
         raise InputError(f"unknown vmap mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
-    work = [(n, p.value, b, timeout_ms) for n in chosen for p, b in cells]
+    work = [(n, p, b, timeout_ms) for n in chosen for p, b in cells]
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
     done: list[CellResult | None] = [None] * len(work)
@@ -107,20 +99,20 @@ def self_test(
         outs = []
         for p, b in cells:
             res = next(it)
-            outcome, reported = classify(m, p.value, res)
+            outcome, reported = classify(m, p, res)
             outs.append(
                 CellOutcome(
-                    p,  # type: ignore[arg-type]  # a path where the first subject has a pgmap type
+                    p,
                     b,
                     outcome,
                     res.verdict,
-                    m.expected(p.value),
+                    m.expected(p),
                     reported,
                     res.seconds,
                 )
             )
         rows.append(MutantRow(f"{m.label} {n}", "arm64-4k", m.equivalent, tuple(outs)))
-    return SelfTestResult(cells, rows, wall, jobs)  # type: ignore[arg-type]
+    return SelfTestResult(cells, tuple(rows), wall, jobs)
 
 
-__all__ = ["BASE", "CELLS", "VmapPath", "classify", "self_test"]
+__all__ = ["BASE", "CELLS", "classify", "self_test"]

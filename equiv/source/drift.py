@@ -6,7 +6,7 @@ Each modelled function is reduced to its *effects* in kernel terms: one line per
 preprocessor conditionals resolved for the configuration, and statements with no effect on
 memory (``cond_resched()``, ``pr_debug()``, ``BUILD_BUG_ON()``, ``fallthrough``) left out.  The
 effects of the tree are compared with the effects each model mirrors
-(:mod:`equiv.drift_tables`, kept beside the hand-written paths and checked against a real
+(:mod:`equiv.source.drift_tables`, kept beside the hand-written paths and checked against a real
 tree by the source-derived proof): ``matches``, ``differs`` (with the first differing
 statement on each side and its line in the tree) or ``missing``.  Structs and enums are
 compared by member offsets and enumerator values.
@@ -18,10 +18,10 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
-from equiv.drift_tables import TABLES
-from equiv.ktree import KernelTree, MacroEnv, Node, active_children, enum_values, text
+from equiv.linux.ktree import KernelTree, MacroEnv, Node, active_children, enum_values, text
 from equiv.page_model import Layout
-from equiv.src_layout import SrcStruct, compare_with_model
+from equiv.source.drift_tables import TABLES
+from equiv.source.src_layout import SrcStruct, compare_with_model
 
 #: statements that do not change memory and are left out of the effects
 QUIET = ("cond_resched(", "pr_debug(", "BUILD_BUG_ON(", "fallthrough", "VM_BUG_ON")
@@ -88,7 +88,7 @@ def _effects(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
 
 
 def _stmt(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
-    from equiv.ktree import _Body
+    from equiv.linux.ktree import _Body
 
     yield from _effects(src, _Body([node]), env)  # type: ignore[arg-type]
 

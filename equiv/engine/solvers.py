@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import z3
 
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
 
 SOLVERS = ("z3", "cvc5", "bitwuzla")
 LOGIC = "QF_AUFBV"

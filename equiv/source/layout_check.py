@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from attrs import frozen
 
-from equiv.btf import Btf, Member
+from equiv.linux.btf import Btf, Member
 from equiv.page_model import Layout, View
 
 #: model view name -> kernel member paths to try, in order (first is the model's own name)
@@ -79,7 +79,7 @@ def check_layout(layout: Layout, btf: Btf) -> LayoutReport:
     """Compare ``layout`` with the kernel's ``struct page`` and ``struct folio`` in ``btf``.
 
     Raises:
-        equiv.btf.BtfError: the blob has no struct page or struct folio.
+        equiv.linux.btf.BtfError: the blob has no struct page or struct folio.
     """
     page = btf.members("page", expand=EXPAND_PAGE)
     folio = btf.members("folio", expand=EXPAND_FOLIO)

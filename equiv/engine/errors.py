@@ -38,7 +38,7 @@ def lookup(table: Mapping[str, T], name: str, what: str, more: str = "") -> T:
     >>> lookup({"a": 1}, "b", "thing")
     Traceback (most recent call last):
     ...
-    equiv.errors.InputError: unknown thing 'b'; valid: a
+    equiv.engine.errors.InputError: unknown thing 'b'; valid: a
     """
     try:
         return table[name]
@@ -64,7 +64,7 @@ def parse_ranges(spec: str, lo: int, hi: int, option: str, what: str, why: str =
     >>> parse_ranges("9", 0, 8, "--bounds", "bound")
     Traceback (most recent call last):
     ...
-    equiv.errors.InputError: bound 9 out of range; valid: 0..8
+    equiv.engine.errors.InputError: bound 9 out of range; valid: 0..8
     """
     out: list[int] = []
     try:

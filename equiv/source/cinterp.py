@@ -1,10 +1,10 @@
 """A small symbolic interpreter for the C of the ZONE_DEVICE memmap initialisation.
 
-It runs kernel functions from a tree's own text (:mod:`equiv.ktree`) over the model's
-:class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.bv` (z3 terms for
+It runs kernel functions from a tree's own text (:mod:`equiv.linux.ktree`) over the model's
+:class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.engine.bv` (z3 terms for
 proofs, plain integers for replaying a counterexample).  Supported C: declarations,
 assignments (``=``, ``|=``, ``&=``, ``+=``, ``-=``) to locals and to struct fields through the
-tree's own struct layout (:mod:`equiv.src_layout`), calls to other interpreted functions and
+tree's own struct layout (:mod:`equiv.source.src_layout`), calls to other interpreted functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
 ``for`` loops (unrolled; a loop must end within :data:`MAX_TRIPS` iterations on every
 feasible path, else the run is refused), ``return``/``break``/``continue``, casts, ``sizeof``,
@@ -36,13 +36,22 @@ from collections.abc import Callable, Iterator
 import z3
 from attrs import evolve, frozen
 
-from equiv import bv
-from equiv.bv import CBV, Cond, Val
-from equiv.errors import EquivError
-from equiv.ktree import Definition, KernelTree, MacroEnv, Node, active_children, enum_values, parser, text
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.errors import EquivError
+from equiv.linux.ktree import (
+    Definition,
+    KernelTree,
+    MacroEnv,
+    Node,
+    active_children,
+    enum_values,
+    parser,
+    text,
+)
 from equiv.memmap import Inputs, Scenario
 from equiv.page_model import PageState, ite_page
-from equiv.src_layout import SUBFIELDS, SrcStruct
+from equiv.source.src_layout import SUBFIELDS, SrcStruct
 
 #: Most iterations of one loop on one path.
 MAX_TRIPS = 300
@@ -273,7 +282,7 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("zone_idx", "ZONE_DEVICE (the zone passed is the ZONE_DEVICE zone)"),
     _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
        "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
-       "(mm/page_alloc.c is not read; equiv/slow_v612y.py)"),
+       "(mm/page_alloc.c is not read; equiv/source/slow_v612y.py)"),
     _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
        "bitmap cell (mm/page_alloc.c is not read)"),
     _t("pageblock_align", "ALIGN(pfn, pageblock_nr_pages)"),
@@ -1280,7 +1289,7 @@ class Interp:
                 raise InterpError(f"{name} on a non-memmap pointer")
             assert p.idx is not None
             from equiv.slow_path import init_pageblock_migratetype
-            from equiv.slow_v612y import set_pageblock_migratetype_612
+            from equiv.source.slow_v612y import set_pageblock_migratetype_612
             b = bv.lshr(p.idx, self.cfg.PAGEBLOCK_ORDER)
             key = self._pb_key(state, b)
             old = state.pb[key][1] if key in state.pb else self.inp.mem.read_pb(b)

@@ -4,8 +4,8 @@ For one kernel tree, one configuration and one modelled version (:data:`MODELS`)
 (pgmap type, or all five at once with ``pgmap->type`` symbolic; compound order) runs
 
 * the hand-written slow path of that version (:mod:`equiv.slow_path` for v7.3-rc1,
-  :mod:`equiv.slow_v612y` for 6.12.y, or a named ``--compare`` variant), and
-* ``memmap_init_zone_device()`` interpreted from the tree's text (:mod:`equiv.cinterp`),
+  :mod:`equiv.source.slow_v612y` for 6.12.y, or a named ``--compare`` variant), and
+* ``memmap_init_zone_device()`` interpreted from the tree's text (:mod:`equiv.source.cinterp`),
 
 on the same symbolic inputs: start pfn, number of pages, node, ``pgmap`` pointer and type,
 altmap, early sections, vmemmap/direct-map bases, and the initial contents of every struct
@@ -34,14 +34,13 @@ from concurrent.futures import ProcessPoolExecutor
 import z3
 from attrs import evolve, frozen
 
-from equiv import bv
-from equiv.bv import CBV, Val
-from equiv.check import Verdict, worst
-from equiv.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
 from equiv.config import Config
 from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
-from equiv.errors import InputError, InternalMismatch
-from equiv.ktree import KernelTree, MacroEnv, macro_env
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Val
+from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.verdict import Verdict, worst
+from equiv.linux.ktree import KernelTree, MacroEnv, macro_env
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import (
     Geometry,
@@ -57,8 +56,9 @@ from equiv.memmap import (
 from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState, SymMemory
 from equiv.slow_path import memmap_init_zone_device
-from equiv.slow_v612y import layout_612, path_612y
-from equiv.src_layout import SrcStruct, source_structs
+from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
+from equiv.source.slow_v612y import layout_612, path_612y
+from equiv.source.src_layout import SrcStruct, source_structs
 
 MAX_COMPOUNDS = 4
 MAX_ORDER = 4
@@ -89,7 +89,7 @@ def _compare_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
 MODELS: dict[str, Model] = {m.name: m for m in (
     Model("v7.3-rc1", "7.3", "the base slow path (equiv/slow_path.py)", memmap_init_zone_device,
           _same_layout),
-    Model("v6.12.y", "6.12", "6.12 stable, 6.12.117 (equiv/slow_v612y.py)", path_612y, layout_612),
+    Model("v6.12.y", "6.12", "6.12 stable, 6.12.117 (equiv/source/slow_v612y.py)", path_612y, layout_612),
     Model("v6.12", "6.12", "--compare v6.12: the v6.12 release as recalled in the reference "
           "(equiv/slow_variants.py)", _compare_612, _same_layout),
 )}

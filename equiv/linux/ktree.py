@@ -26,7 +26,7 @@ import tree_sitter_c as tsc
 from attrs import field, frozen
 
 from equiv.config import Config
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
 
 #: The files the model mirrors, relative to the tree's root.
 FILES = (

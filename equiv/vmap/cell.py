@@ -14,7 +14,7 @@ Order of work (fresh queries, fixed order, a time limit per query):
      candidate may not reproduce: then the exact model (:mod:`equiv.vmap.paths`, loops
      unrolled, no free variables) searches for a counterexample with at most
      :data:`EXACT_BOUND` segments; what it finds is replayed too.  An exact-model answer that
-     does not reproduce is an internal error (:class:`~equiv.errors.InternalMismatch`).
+     does not reproduce is an internal error (:class:`~equiv.engine.errors.InternalMismatch`).
    * UNSAT with a lemma not proved: the lemma's own counterexample and the exact model are
      tried as above; if neither gives a replayed counterexample, UNKNOWN.
    * Undecided (time limit): UNKNOWN, the query written to an ``.smt2`` file.
@@ -33,10 +33,12 @@ from typing import Any
 import z3
 from attrs import evolve
 
-from equiv import bv
-from equiv.bv import Cond
-from equiv.check import CellResult, ObligationResult, Verdict, worst
-from equiv.errors import InputError, InternalMismatch
+from equiv.engine import bv
+from equiv.engine.bv import Cond
+from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.query import SAT, UNKNOWN, UNSAT, Query, default_backend
+from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.verdict import Verdict, worst
 from equiv.vmap import local, paths
 from equiv.vmap.arch import IDX_BITS
 from equiv.vmap.counterexample import (
@@ -52,7 +54,6 @@ from equiv.vmap.inputs import PATHS, ConcreteCase, VmapInputs, assumptions, symb
 from equiv.vmap.lemmas import RUNS, Lemma, depends, lemmas
 from equiv.vmap.obligations import OBLIGATIONS, claim, for_path
 from equiv.vmap.revisions import COMMON_CHOICES, TRYLOCKS, Revision, revision
-from equiv.vmap.solve import SAT, UNKNOWN, UNSAT, Query, default_backend
 
 CONFIG = "arm64-4k"
 #: extra named assumptions over the cell's symbolic inputs (tests: a contradiction -> VACUOUS)
@@ -293,7 +294,7 @@ class _Cell:
                 Verdict.REFUTED,
                 time.perf_counter() - t0,
                 # the subject's own counterexample type (to_json, counterexample_lines in
-                # equiv.report.vmap): ObligationResult is typed for the first subject's
+                # equiv.vmap.present): ObligationResult is typed for the first subject's
                 cx,  # type: ignore[arg-type]
                 reason="undefined behaviour" if name == "ub_ffs0" else "",
             )
@@ -463,7 +464,7 @@ def check(
     solver: str | None = None,
     trylock: str | None = None,
 ) -> CellResult:
-    """The API entry point (see :func:`equiv.vmap.check`)."""
+    """The API entry point (see :func:`equiv.vmap.cell`)."""
     rev = resolve(revision_name, mutant, trylock)
     return check_cell(path, bound, rev, mutant, timeout_ms=timeout_ms, rlimit=rlimit, solver=solver)
 
@@ -493,40 +494,22 @@ def stopped_cell(path: str, bound: int, revision_name: str, mutant: str | None, 
                       path, bound, Verdict.UNKNOWN, seconds, (ob,), (), (), False)
 
 
-def to_cache(res: CellResult) -> dict[str, Any]:
-    """A cell result as a cache payload: each counterexample as its concrete input, the
-    page the solver pointed at and the model that proposed it (it is replayed on load)."""
-    d = res.to_cache()
-    for o, ob in zip(d["obligations"], res.obligations, strict=True):
-        cx = ob.counterexample
-        if isinstance(cx, VmapCounterexample):
-            o["counterexample"] = {"case": cx.case.to_json(), "page": cx.page, "found_by": cx.found_by}
-    return d
+def load_counterexample(rev: Revision, mutant: str | None
+                        ) -> Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], VmapCounterexample]:
+    """The loader of cached counterexamples (:meth:`VmapCounterexample.to_cache`) of a
+    cell of ``rev`` with ``mutant``: each one is replayed on the concrete twin again and
+    rebuilt from the replay, so a cached one is as checked as a fresh one.  The loader
+    raises ValueError when a counterexample no longer shows."""
+
+    def load(c: dict[str, Any], ob: dict[str, Any], cell: dict[str, Any]) -> VmapCounterexample:
+        rp = replay(ConcreteCase.from_json(c["case"]), rev, ob["obligation"])
+        if not rp.violations:
+            raise ValueError(f"cached counterexample of {ob['obligation']} does not replay")
+        return build(rp, obligation=ob["obligation"], rev=rev, mutant=mutant, bound=cell["order"],
+                     page=c["page"], found_by=c["found_by"])
+
+    return load
 
 
-def from_cache(d: dict[str, Any], rev: Revision, mutant: str | None) -> CellResult:
-    """The inverse of :func:`to_cache`: every counterexample is replayed on the concrete
-    twin again and rebuilt from the replay, so a cached one is as checked as a fresh one.
-
-    Raises:
-        ValueError: the entry does not have this shape, or a counterexample no longer shows.
-    """
-    obs = []
-    for o in d["obligations"]:
-        cx = None
-        if o["counterexample"] is not None:
-            c = o["counterexample"]
-            rp = replay(ConcreteCase.from_json(c["case"]), rev, o["obligation"])
-            if not rp.violations:
-                raise ValueError(f"cached counterexample of {o['obligation']} does not replay")
-            cx = build(rp, obligation=o["obligation"], rev=rev, mutant=mutant, bound=d["order"],
-                       page=c["page"], found_by=c["found_by"])
-        obs.append(ObligationResult(o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]),
-                                    o["seconds"], cx, o["reason"] or "", tuple(o["coverage"])))
-    return CellResult(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
-                      d["seconds"], tuple(obs), tuple(d["assumptions"]), tuple(d["choices"]),
-                      d["hypothetical"], cached=True)
-
-
-__all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell", "from_cache",
-           "resolve", "stopped_cell", "to_cache"]
+__all__ = ["CONFIG", "EXACT_BOUND", "VmapCounterexample", "check", "check_cell",
+           "load_counterexample", "resolve", "stopped_cell"]

@@ -1,5 +1,6 @@
-"""Report lines of a page-table (vmap subject) counterexample, for the text, Markdown and
-JUnit renderers.
+"""How the vmap subject reads in the reports (:data:`PRESENTER`): the lines of a page-table
+counterexample for the text, Markdown and JUnit renderers, SARIF locations (the
+mm/vmalloc.c function of each path) and the pytest files ``--emit-tests`` writes.
 
 Alive2-like: what was checked, the inputs (the page array as segments, the virtual range,
 the protection, the initial table state), then for the page where it goes wrong the slow and
@@ -14,8 +15,10 @@ import json
 import re
 import textwrap
 
-from equiv.check import CellResult, Verdict
-from equiv.matrix import RunResult
+from equiv.engine.results import CellResult, ObligationResult, RunResult
+from equiv.engine.results import Counterexample as AnyCounterexample
+from equiv.engine.subject import Presenter
+from equiv.engine.verdict import Verdict
 from equiv.report.text import command_lines, repro_command
 from equiv.vmap.arch import PAGE_SHIFT, kernel_va
 from equiv.vmap.counterexample import LeafView, VmapCounterexample
@@ -159,8 +162,6 @@ def emitted_files(run: RunResult) -> list[tuple[str, str]]:
 def pytest_source(run: RunResult, cell: CellResult, obligation: str, cx: VmapCounterexample) -> str:
     """A pytest file that replays ``cx``'s input concretely through both paths of the twin
     (no solver) and asserts the recorded violations."""
-    trylock = next((c.split("trylock=")[1].split("'")[1] for c in run.choices
-                    if c.startswith("this run: trylock=")), None)
     cmd = repro_command(run, cell, obligation)
     doc = "\n".join([
         *textwrap.wrap(f"Reproduce equiv's counterexample to {obligation} on the {cx.path} path, "
@@ -184,13 +185,13 @@ from __future__ import annotations
 
 import json
 
-from equiv.vmap.check import resolve
+from equiv.vmap.cell import resolve
 from equiv.vmap.counterexample import replay
 from equiv.vmap.inputs import ConcreteCase
 
 REVISION = {run.revision!r}
 MUTANT = {run.mutant!r}
-TRYLOCK = {trylock!r}
+TRYLOCK = {cx.trylock!r}
 OBLIGATION = {obligation!r}
 #: the input as equiv recorded it (ConcreteCase.to_json())
 CASE = ConcreteCase.from_json(json.loads(r"""{case}"""))
@@ -205,3 +206,32 @@ def test_{re.sub(r"[^a-z0-9]+", "_", obligation.lower())}_diverges() -> None:
     assert len(details) == N_VIOLATIONS, details[:8]
     assert set(SHOWN) <= set(details), details[:8]
 '''
+
+
+class VmapPresenter(Presenter):
+    """The vmap subject's :class:`~equiv.engine.subject.Presenter`: obligations are their
+    own SARIF rules, located at the mm/vmalloc.c function of the cell's path."""
+
+    report_id = "vmap"
+    kernel_file = "mm/vmalloc.c"
+    column_functions = (("ioremap", "vmap_page_range"),
+                        ("vmalloc", "__vmap_pages_range_noflush"),
+                        ("vmap", "vmap_pages_range_batched"))
+
+    def counterexample_lines(self, cx: AnyCounterexample, width: int) -> list[str]:
+        assert isinstance(cx, VmapCounterexample)
+        return counterexample_lines(cx, width)
+
+    def about(self, ob: ObligationResult) -> str:
+        from equiv.vmap.obligations import OBLIGATIONS
+
+        claim = OBLIGATIONS.get(ob.name)
+        return claim.description if claim else "loop summary lemma" if ob.kind == "lemma" \
+            else ob.kind
+
+    def emitted_files(self, run: RunResult) -> list[tuple[str, str]]:
+        return emitted_files(run)
+
+
+#: what every vmap run hands the reports
+PRESENTER = VmapPresenter()

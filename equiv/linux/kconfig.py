@@ -16,7 +16,7 @@ from pathlib import Path
 from attrs import evolve
 
 from equiv.config import ARM64_4K, DEFAULT, Config
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
 
 #: Boolean symbols read as-is (``=y`` or ``=m`` is true; absent or "is not set" is false).
 BOOL_SYMBOLS = (

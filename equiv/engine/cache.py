@@ -49,7 +49,7 @@ def source_fingerprint() -> str:
     """SHA-256 over the tool's own Python sources: a cell entry made by other code is never
     used (the queries a cell poses are a function of the sources and its description)."""
     h = hashlib.sha256(TOOL_VERSION.encode())
-    root = Path(__file__).parent
+    root = Path(__file__).parent.parent  # the whole equiv package, not only the engine
     for p in sorted(root.rglob("*.py")):
         h.update(str(p.relative_to(root)).encode() + b"\0" + p.read_bytes() + b"\0")
     return h.hexdigest()

@@ -3,7 +3,7 @@
 Prints, in this order: the drift report (every modelled function, struct and enum located in
 the tree by file and line, and compared with what the model mirrors), the struct page /
 folio layout computed from the tree's mm_types.h against the model's, then the source-derived
-proof (:mod:`equiv.fidelity`), its cells in ``--jobs`` worker processes (default: every
+proof (:mod:`equiv.source.fidelity`), its cells in ``--jobs`` worker processes (default: every
 core).  Exit codes as for proofs: 0 no drift and every obligation proved; 1 drift or a
 counterexample; 2 unknown or vacuous; 3 bad input.
 """
@@ -14,16 +14,16 @@ import argparse
 import os
 from typing import TextIO
 
-from equiv.check import Verdict
 from equiv.config import Config
-from equiv.drift import drift_report
-from equiv.errors import InputError
-from equiv.fidelity import MAX_ORDER, MODELS, model_for, run_fidelity, setup
-from equiv.ktree import KernelTree
+from equiv.engine.errors import InputError
+from equiv.engine.verdict import Verdict
+from equiv.linux.ktree import KernelTree
 from equiv.memmap import MemoryType
 from equiv.page_model import Layout
-from equiv.report.fidelity import render_linux_json, render_linux_text
-from equiv.src_layout import compare_with_model
+from equiv.source.drift import drift_report
+from equiv.source.fidelity import MAX_ORDER, MODELS, model_for, run_fidelity, setup
+from equiv.source.present import render_linux_json, render_linux_text
+from equiv.source.src_layout import compare_with_model
 
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 

@@ -1,9 +1,9 @@
 """The effects each hand-written model mirrors, per modelled function, in kernel terms.
 
-One tuple of normalised statements per function (see :func:`equiv.drift.effects` for the
+One tuple of normalised statements per function (see :func:`equiv.source.drift.effects` for the
 normalisation).  They are kept beside the hand-written paths and change with them:
 
-* ``v6.12.y`` is :mod:`equiv.slow_v612y` (6.12.117).  The source-derived proof checks the hand
+* ``v6.12.y`` is :mod:`equiv.source.slow_v612y` (6.12.117).  The source-derived proof checks the hand
   path against the text these lines were read from (Debian linux-source-6.12,
   6.12.117-1~deb12u1), so the table, the text and the hand path agree.
 * ``v6.12`` is ``--compare v6.12`` (:func:`equiv.slow_variants._path_612`): the v6.12 release

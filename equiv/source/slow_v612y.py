@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from attrs import evolve
 
-from equiv import bv
-from equiv.bv import Cond, Val
+from equiv.engine import bv
+from equiv.engine.bv import Cond, Val
 from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import (
     Inputs,

@@ -1,6 +1,6 @@
 """struct page / struct folio layout computed from a kernel tree's include/linux/mm_types.h.
 
-For one configuration (:func:`equiv.ktree.macro_env`), the members of ``struct page`` and
+For one configuration (:func:`equiv.linux.ktree.macro_env`), the members of ``struct page`` and
 ``struct folio`` are laid out with the C rules for LP64 (each member at the next multiple of
 its alignment, unions at offset 0 of their own, anonymous structs and unions flattened into
 their parent's names, the struct padded to its alignment, ``_struct_page_alignment`` =
@@ -9,7 +9,7 @@ sized from :data:`TYPES` (trusted: the headers that define them are not read).
 
 :func:`compare_with_model` lists, for every view of the model's
 :class:`~equiv.page_model.Layout`, whether the tree puts a member of that name at the same
-offset and size (the BTF check, :mod:`equiv.layout_check`, does the same against a built
+offset and size (the BTF check, :mod:`equiv.source.layout_check`, does the same against a built
 kernel).
 """
 
@@ -19,8 +19,8 @@ import re
 
 from attrs import frozen
 
-from equiv.errors import InputError
-from equiv.ktree import Definition, KernelTree, MacroEnv, Node, active_children, text
+from equiv.engine.errors import InputError
+from equiv.linux.ktree import Definition, KernelTree, MacroEnv, Node, active_children, text
 from equiv.page_model import Layout
 
 #: sizeof / alignof of the member types struct page and folio use (LP64), trusted.

@@ -7,10 +7,10 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from equiv.cinterp import TRUSTED
-from equiv.drift import DriftReport
-from equiv.fidelity import MAX_COMPOUNDS, FidelityRun
-from equiv.src_layout import SrcLayoutReport
+from equiv.source.cinterp import TRUSTED
+from equiv.source.drift import DriftReport
+from equiv.source.fidelity import MAX_COMPOUNDS, FidelityRun
+from equiv.source.src_layout import SrcLayoutReport
 
 
 def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | None,

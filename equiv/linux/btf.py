@@ -33,7 +33,7 @@ from enum import IntEnum
 
 from attrs import frozen
 
-from equiv.errors import InputError
+from equiv.engine.errors import InputError
 
 MAGIC = 0xEB9F
 HDR_LEN = 24

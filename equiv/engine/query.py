@@ -1,0 +1,259 @@
+"""Deciding a query: the engine's two query layers.
+
+* :class:`Session` and :func:`check` (the zone-device subject's): a query is the assertions of
+  a ``z3.Solver`` (plus extra terms), decided by z3 with a deterministic resource budget
+  (rlimit), or by cvc5 / Bitwuzla / all three through SMT-LIB; answers that need no model
+  are shared in-process (:data:`_ANSWERS`, a documented process-wide memo) and, with a
+  cache, on disk.  The caller keeps the ``z3.Solver`` to steer and read its model.
+* :class:`Query` (the vmap subject's): one SMT-LIB script decided by Bitwuzla by default
+  (z3 as the fallback, and whenever an rlimit is asked for), with :meth:`Query.prefer`
+  steps and :meth:`Query.value` reads of the model evaluated by the solver that decided.
+
+Why two: the first keeps a live z3 solver (push/pop over shared assertions, models read with
+z3's evaluator, queries hash-consed by AST id for sharing); the second owns a Bitwuzla
+instance built from text, whose models must be read through Bitwuzla's own parser.  One
+API over both is a later step; until then each subject uses exactly one, and both live
+here.  UNKNOWN is never turned into an answer by either.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+
+import z3
+from attrs import Factory, define
+
+from equiv.engine.cache import Cache, query_key
+from equiv.engine.solvers import available, decide, smtlib
+
+#: Decided queries of this process, keyed by the AST ids of their assertions.  z3 hash-conses
+#: terms, so two cells whose queries are the same formula (e.g. FS_DAX and PRIVATE, which
+#: share the refcount policy) share the answer.  Only answers that need no model are kept
+#: (UNSAT, and SAT of vacuity checks); the ASTs are kept alive so an id is never reused.
+_ANSWERS: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
+
+
+def clear_answers() -> None:
+    """Forget every shared answer (benchmarks measure cold queries with this)."""
+    _ANSWERS.clear()
+
+
+_R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
+
+
+@define
+class Session:
+    """How one cell's queries are decided, and what they left behind (one per
+    :func:`check_cell`; the answers shared between cells are :data:`_ANSWERS`)."""
+
+    #: solver(s) deciding queries: z3, cvc5, bitwuzla or all
+    mode: str = "z3"
+    #: z3 resource limit per query (-1: none)
+    budget: int = -1
+    timeout_ms: int = 60_000
+    #: directory for --dump-smt (None: no dump), and the cell's file prefix
+    dump_dir: str | None = None
+    dump_prefix: str = ""
+    #: the on-disk result cache
+    cache: Cache | None = None
+    #: why the last query came out unknown (solver disagreement, ...)
+    note: str = ""
+    #: cache keys of the queries posed, in order
+    keys: list[str] = Factory(list)
+    #: answers taken from :data:`_ANSWERS`
+    shared: int = 0
+
+
+def conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
+    """A conjunction with no 0- or 1-ary ``and`` (which some SMT-LIB readers reject)."""
+    return z3.BoolVal(True) if not fs else fs[0] if len(fs) == 1 else z3.And(*fs)
+
+
+def _dump_query(ses: Session, terms: list[z3.BoolRef], name: str) -> None:
+    directory, prefix = ses.dump_dir, ses.dump_prefix
+    if directory is None:
+        return
+    safe = re.sub(r"[^A-Za-z0-9_.-]+", "_", f"{prefix}-{name}")
+    os.makedirs(directory, exist_ok=True)
+    with open(os.path.join(directory, safe + ".smt2"), "w") as f:
+        meaning = ("sat means it is satisfiable (not vacuous)" if name.startswith(("vacuity", "reach"))
+                   else "unsat means the obligation holds")
+        f.write(f"; equiv query {prefix} {name}: {meaning}\n")
+        f.write(smtlib(terms))
+
+
+def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
+           name: str = "query") -> z3.CheckSatResult:
+    """Decide ``s``'s assertions (plus ``extra``) with the selected solver(s), answered from
+    :data:`_ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
+
+    With a second solver, a SAT answer is also asked of z3 (its model is what gets replayed);
+    solvers that disagree make the answer unknown, with the reason in ``ses.note``.
+    """
+    terms = [*s.assertions(), *extra]
+    _dump_query(ses, terms, name)
+    ses.note = ""
+    # the budget and solver are part of the key: a verdict never depends on what ran before
+    key = (ses.budget, ses.mode, *(t.get_id() for t in terms))
+    store, qkey = ses.cache, ""
+    if store is not None:  # the cell's verdicts rest on this query's answer: list its key
+        qkey = query_key(smtlib(terms), ses.mode, None if ses.budget < 0 else ses.budget)
+        ses.keys.append(qkey)
+    hit = _ANSWERS.get(key)
+    if hit is not None:
+        ses.shared += 1
+        if store is not None:  # decided earlier in this process, maybe for another cache
+            store.put("query", qkey, {"answer": str(hit[0])})
+        return hit[0]
+    mode = ses.mode
+    if store is not None:
+        got = store.get("query", qkey)
+        answer = got.get("answer") if isinstance(got, dict) else None
+        # a cached "sat" is used only where no model is needed (vacuity, reach)
+        if answer == "unsat" or (answer == "sat" and keep_sat):
+            r = _R[answer]
+            _ANSWERS[key] = (r, terms)
+            return r
+    if mode == "z3":
+        r = s.check(*extra)
+    else:
+        answers: dict[str, str] = {}
+        if mode == "all":
+            answers["z3"] = str(s.check(*extra))
+        for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
+            answers[other] = decide(other, terms, ses.timeout_ms)
+        if mode != "all" and answers[mode] == "sat":
+            answers["z3"] = str(s.check(*extra))  # for the model the replay needs
+        seen = set(answers.values())
+        said = ", ".join(f"{k} {v}" for k, v in answers.items())
+        if {"sat", "unsat"} <= seen:
+            ses.note = f"solvers disagree: {said}"
+            r = z3.unknown
+        elif "unknown" in seen:
+            ses.note = f"a solver gave up: {said}"
+            r = z3.unknown
+        else:
+            r = _R[seen.pop()]
+    if r == z3.unsat or (keep_sat and r == z3.sat):
+        _ANSWERS[key] = (r, terms)
+    if store is not None and r != z3.unknown:  # never cache unknown
+        store.put("query", qkey, {"answer": str(r)})
+    return r
+
+
+def dump_unknown(s: z3.Solver, tag: str) -> str:
+    """Write an undecided query (same SMT-LIB as --dump-smt) to a temporary file; its path."""
+    fd, path = tempfile.mkstemp(prefix=f"equiv-unknown-{tag}-", suffix=".smt2")
+    with os.fdopen(fd, "w") as f:
+        f.write(smtlib(list(s.assertions())))
+    return path
+
+
+
+SAT, UNSAT, UNKNOWN = "sat", "unsat", "unknown"
+
+
+def default_backend(rlimit: int | None = None) -> str:
+    """Bitwuzla when installed and no z3 resource limit is asked for, else z3."""
+    return "bitwuzla" if rlimit is None and available("bitwuzla") else "z3"
+
+
+class Query:
+    """One query: assertions, then :meth:`check`, then optional :meth:`prefer` steps and
+    :meth:`value` reads of the model.
+
+    Args:
+        assertions: the conjunction to decide.
+        timeout_ms: wall-clock budget of each check.
+        backend: "bitwuzla" or "z3".
+        rlimit: z3 resource limit per check (z3 only).
+        mention: terms whose values will be read or that preferences will mention (they are
+            declared in the script even if the assertions do not use them).
+    """
+
+    def __init__(
+        self,
+        assertions: list[z3.BoolRef],
+        *,
+        timeout_ms: int,
+        backend: str = "bitwuzla",
+        rlimit: int | None = None,
+        mention: list[z3.ExprRef] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.timeout_ms = timeout_ms
+        extra = [t == t for t in (mention or [])]
+        self.assertions = [*assertions, *extra]
+        self.result = UNKNOWN
+        self.reason = ""
+        if backend == "z3":
+            self._z3 = z3.SolverFor("QF_UFBV")
+            self._z3.set("timeout", timeout_ms)
+            if rlimit is not None:
+                self._z3.set("rlimit", rlimit)
+            self._z3.add(*self.assertions)
+            return
+        import bitwuzla
+
+        self._bz = bitwuzla
+        self._tm = bitwuzla.TermManager()
+        opts = bitwuzla.Options()
+        opts.set(bitwuzla.Option.TIME_LIMIT_PER, timeout_ms)
+        opts.set(bitwuzla.Option.PRODUCE_MODELS, True)
+        self._parser = bitwuzla.Parser(self._tm, opts)
+        err = self._parser.parse(smtlib(self.assertions, check=False), True, False)
+        if err:
+            raise RuntimeError(f"bitwuzla could not parse the query: {err}")
+        self._solver = self._parser.bitwuzla()
+
+    def check(self) -> str:
+        """Decide; the answer is also kept in :attr:`result`."""
+        if self.backend == "z3":
+            r = self._z3.check()
+            self.result = SAT if r == z3.sat else UNSAT if r == z3.unsat else UNKNOWN
+            if self.result == UNKNOWN:
+                self.reason = self._z3.reason_unknown()
+            return self.result
+        r = self._solver.check_sat()
+        self.result = {self._bz.Result.SAT: SAT, self._bz.Result.UNSAT: UNSAT}.get(r, UNKNOWN)
+        if self.result == UNKNOWN:
+            self.reason = f"bitwuzla gave up (time limit {self.timeout_ms} ms)"
+        return self.result
+
+    def prefer(self, cond: z3.BoolRef) -> bool:
+        """Keep ``cond`` if the query stays SAT with it (steering towards readable models);
+        the model is then one satisfying every kept preference."""
+        if self.backend == "z3":
+            self._z3.push()
+            self._z3.add(cond)
+            if self._z3.check() == z3.sat:
+                return True
+            self._z3.pop()
+            self._z3.check()
+            return False
+        self._solver.push(1)
+        self._solver.assert_formula(self._term(cond))
+        if self._solver.check_sat() == self._bz.Result.SAT:
+            return True
+        self._solver.pop(1)
+        self._solver.check_sat()
+        return False
+
+    def _term(self, t: z3.ExprRef) -> object:
+        return self._parser.parse_term(t.sexpr())
+
+    def value(self, t: z3.ExprRef) -> int | bool:
+        """The model's value of ``t`` (after a SAT check)."""
+        if self.backend == "z3":
+            v = self._z3.model().eval(t, model_completion=True)
+            return bool(z3.is_true(v)) if z3.is_bool(t) else v.as_long()
+        val = self._solver.get_value(self._term(t))
+        if z3.is_bool(t):
+            return bool(val.is_true())
+        return int(val.value(10))
+
+    def smt2(self) -> str:
+        """The query as SMT-LIB 2 (for the file written on UNKNOWN)."""
+        return smtlib(self.assertions)

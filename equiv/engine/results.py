@@ -1,0 +1,203 @@
+"""Result records, shared by every subject: one obligation, one matrix cell, one run.
+
+A subject's checks return :class:`CellResult`\\ s (each a tuple of
+:class:`ObligationResult`); its command-line front puts them into a :class:`RunResult`
+together with what the reports need to say about it (titles, labels, the configuration's
+:class:`ConfigSummary` and the subject's :class:`~equiv.engine.subject.Presenter`).  The
+reports (:mod:`equiv.report`) read only these records.
+
+A cell sits in a matrix of columns x rows: for the zone-device subject the pgmap type and
+the compound order, for vmap the mapping path and the bound.  The fields keep their first
+subject's names (``ptype``, ``order``; in JSON ``pgmap_type`` and ``order``) so that the
+JSON schema stays as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol
+
+import z3
+from attrs import field, frozen
+
+from equiv.engine.cache import TOOL_VERSION
+from equiv.engine.verdict import Verdict, worst
+
+if TYPE_CHECKING:
+    from equiv.engine.subject import Presenter
+
+
+class Counterexample(Protocol):
+    """What the engine needs of a subject's counterexample: its JSON (the report schema's
+    ``counterexample`` object) and its cache payload (enough to rebuild and replay it)."""
+
+    def to_json(self) -> dict[str, Any]: ...
+
+    def to_cache(self) -> dict[str, Any]: ...
+
+
+@frozen
+class ObligationResult:
+    """Result of one obligation (a page role, a loop lemma, or another subject's claim)."""
+
+    name: str
+    kind: str  # "page", "lemma", or another subject's kind ("cell" for a stopped cell)
+    role: str
+    verdict: Verdict
+    seconds: float
+    counterexample: Counterexample | None = None
+    reason: str = ""
+    #: what was shown satisfiable before PROVED was claimed (assumptions with this role,
+    #: each path reaching its end)
+    coverage: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {"obligation": self.name, "kind": self.kind, "role": self.role,
+                "verdict": self.verdict.value, "seconds": round(self.seconds, 4),
+                "reason": self.reason or None, "coverage": list(self.coverage),
+                "counterexample": None if self.counterexample is None
+                else self.counterexample.to_json()}
+
+
+#: Rebuilds a counterexample from its cache payload, given the obligation's cache record
+#: (for its name) and the cell's; raises KeyError, TypeError or ValueError when it cannot.
+CounterexampleLoader = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Counterexample]
+
+
+@frozen
+class CellResult:
+    """Result of one matrix cell (column ``ptype``, row ``order``)."""
+
+    config: str
+    revision: str
+    ptype: str
+    order: int
+    verdict: Verdict
+    seconds: float
+    obligations: tuple[ObligationResult, ...]
+    assumptions: tuple[str, ...]
+    choices: tuple[str, ...]
+    hypothetical: bool
+    #: queries answered by an identical query decided earlier in this process
+    shared_queries: int = 0
+    #: proved by one proof with the column symbolic, covering every column of the row
+    all_types: bool = False
+    #: keys of the cached query answers the verdicts rest on (with a cache only)
+    query_keys: tuple[str, ...] = ()
+    #: taken from the result cache instead of being decided in this run
+    cached: bool = False
+
+    def to_cache(self) -> dict[str, Any]:
+        """Everything needed to rebuild this result (the cache's cell payload); each
+        counterexample as its own :meth:`Counterexample.to_cache`."""
+        obs = []
+        for ob in self.obligations:
+            d = ob.to_json()
+            if ob.counterexample is not None:
+                d["counterexample"] = ob.counterexample.to_cache()
+            obs.append(d)
+        return {"config": self.config, "revision": self.revision, "ptype": self.ptype,
+                "order": self.order, "verdict": self.verdict.value, "seconds": self.seconds,
+                "obligations": obs, "assumptions": list(self.assumptions),
+                "choices": list(self.choices), "hypothetical": self.hypothetical,
+                "all_types": self.all_types, "query_keys": list(self.query_keys)}
+
+    @classmethod
+    def from_cache(cls, d: dict[str, Any], load: CounterexampleLoader) -> CellResult:
+        """The inverse of :meth:`to_cache`, marked ``cached``; ``load`` rebuilds each
+        counterexample (the subject's own: it may replay it again)."""
+        obs = tuple(ObligationResult(
+            o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]), o["seconds"],
+            None if o["counterexample"] is None else load(o["counterexample"], o, d),
+            o["reason"] or "", tuple(o["coverage"])) for o in d["obligations"])
+        return cls(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
+                   d["seconds"], obs, tuple(d["assumptions"]), tuple(d["choices"]),
+                   d["hypothetical"], all_types=d["all_types"],
+                   query_keys=tuple(d["query_keys"]), cached=True)
+
+
+class ConfigSummary(Protocol):
+    """What a report says about a run's configuration (a subject's kernel configuration
+    class provides these attributes, or the subject uses :class:`SubjectConfig`)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def description(self) -> str: ...
+    @property
+    def assumed(self) -> tuple[str, ...]: ...
+    @property
+    def hypothetical(self) -> bool: ...
+    #: what "hypothetical" means for this subject, e.g. "no ZONE_DEVICE kernel builds this"
+    @property
+    def hypothetical_note(self) -> str: ...
+    #: a note after the configuration's name in the text header ("" for none)
+    @property
+    def header_note(self) -> str: ...
+
+
+@frozen
+class SubjectConfig:
+    """A :class:`ConfigSummary` for a subject without kernel configurations."""
+
+    name: str
+    description: str = ""
+    assumed: tuple[str, ...] = ()
+    hypothetical: bool = False
+    hypothetical_note: str = "a hypothetical configuration"
+    header_note: str = ""
+
+
+@frozen(kw_only=True)
+class RunResult:
+    """A whole run of one subject and configuration: what was asked, the environment, and
+    every cell in matrix order.  The reports read only this (and the cells); every field
+    that names the subject's terms is given by the subject (no defaults)."""
+
+    #: the subject's registry name (:mod:`equiv.subjects`)
+    subject: str
+    #: how the subject's details are shown (counterexamples, rules, locations, tests)
+    presenter: Presenter = field(repr=False)
+    config: ConfigSummary
+    revision: str
+    mutant: str | None
+    cells: tuple[CellResult, ...]
+    wall_seconds: float
+    jobs: int
+    layout_note: str
+    choices: tuple[str, ...]
+    assumptions: tuple[str, ...]
+    #: what the run compares, e.g. "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast path"
+    title: str
+    #: the matrix's columns and rows, and the options that select one of each
+    column_label: str
+    row_label: str
+    column_option: str
+    row_option: str
+    #: how the configuration is chosen on the command line (for reproduce commands)
+    config_arg: str
+    #: who decided the queries (``--solver``)
+    solver: str
+    #: the kernel tree the SARIF locations refer to (SARIF's base directory)
+    kernel_base: str
+    #: the budget options of the run, repeated in reproduce commands ("" for defaults)
+    budget_args: str = ""
+    revision_summary: str = ""
+    mutant_description: str = ""
+    z3_version: str = z3.get_version_string()
+    tool_version: str = TOOL_VERSION
+
+    @property
+    def solver_version(self) -> str:
+        """The solver(s) with versions, as reports print them."""
+        from equiv.engine.solvers import version
+
+        return version(self.solver)
+
+    @property
+    def verdict(self) -> Verdict:
+        return worst(c.verdict for c in self.cells)
+
+
+__all__ = ["CellResult", "ConfigSummary", "Counterexample", "CounterexampleLoader",
+           "ObligationResult", "RunResult", "SubjectConfig"]

@@ -1,0 +1,189 @@
+"""Running cells of any subject: here, in local worker processes or on a Dask cluster,
+through the result cache, with a wall-clock backstop, and always with deterministic result
+order.
+
+A subject describes each cell by a picklable spec and gives three functions: one that runs
+a group of cells (in a worker), one that makes the result of a cell whose worker was killed
+at the backstop, and, for the cache, the spec's description (its cache key) and a loader of
+a cached cell.  :func:`run_cached` is the one cache-then-run loop every subject uses;
+:func:`run_groups` runs what the cache did not answer.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import TimeoutError as FuturesTimeout
+from concurrent.futures import as_completed
+from typing import Any, TypeVar
+
+from equiv.engine.cache import Cache, cell_key
+from equiv.engine.errors import InputError
+from equiv.engine.results import CellResult
+from equiv.engine.verdict import Verdict
+
+S = TypeVar("S")  # a cell's description, whatever the subject
+
+
+def _cached_group(cache: Cache, specs: Sequence[S], describe: Callable[[S], dict[str, object]],
+                  load: Callable[[S, dict[str, Any]], CellResult]) -> list[CellResult] | None:
+    """Every cell of a group from the cache, or None.  A cell entry counts only if it loads
+    and every query answer it lists is in the cache too, and valid."""
+    out = []
+    for sp in specs:
+        got = cache.get("cell", cell_key(describe(sp)))
+        if got is None:
+            return None
+        try:
+            cell = load(sp, got)
+        except (KeyError, TypeError, ValueError) as e:
+            cache.problems.append(f"ignored a cell entry that does not load ({e or type(e).__name__})")
+            return None
+        answers = [cache.get("query", k) for k in cell.query_keys]
+        if any(not isinstance(a, dict) or a.get("answer") not in ("sat", "unsat")
+               for a in answers):
+            return None
+        out.append(cell)
+    return out
+
+
+def run_cached(specs: Sequence[S], groups: list[list[int]], *,
+               group: Callable[[list[S]], list[CellResult]],
+               stopped: Callable[[S, float, str], CellResult],
+               describe: Callable[[S], dict[str, object] | None],
+               load: Callable[[S, dict[str, Any]], CellResult],
+               cache: Cache | None, jobs: int,
+               on_done: Callable[[int], None] | None = None,
+               backstop_s: float | None = None, scheduler: str | None = None
+               ) -> tuple[list[CellResult], float]:
+    """Run ``specs`` through the result cache; results in the order of ``specs``.
+
+    Args:
+        specs: every cell's description (picklable for workers).
+        groups: index lists into ``specs``: the cells of a group run together (in one
+            worker), and are taken from the cache only all together.
+        group: runs one group's cells (in a worker), results in the group's order.
+        stopped: the result of a cell whose worker was killed at the backstop.
+        describe: what a cell's result depends on (its cache key), or None for a cell that
+            is neither looked up nor stored.
+        load: rebuilds a cell from its cache payload (raising KeyError, TypeError or
+            ValueError on another shape, which is reported and recomputed).
+        cache: the result cache, or None.  Cells without an UNKNOWN obligation are stored
+            after the run, by this process only.
+        jobs: worker processes.
+        on_done: called here with the number of cells of each group as that group finishes.
+        backstop_s: wall-clock limit per group; a worker past it is killed and its cells
+            come from ``stopped`` (needs worker processes).
+        scheduler: a Dask distributed scheduler's address.
+
+    Returns:
+        The cell results in the order of ``specs`` and the wall time in seconds.
+    """
+    t0 = time.perf_counter()
+    results: list[CellResult | None] = [None] * len(specs)
+    keys = [describe(sp) for sp in specs]
+
+    def finish(idx: list[int], res: list[CellResult]) -> None:
+        for i, r in zip(idx, res, strict=True):
+            results[i] = r
+            key = keys[i]
+            if cache is not None and key is not None and not r.cached and \
+                    all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
+                cache.put("cell", cell_key(key), r.to_cache())
+        if on_done is not None:
+            on_done(len(idx))
+
+    pending: list[list[int]] = []
+    for idx in groups:
+        hit = None
+        if cache is not None and all(keys[i] is not None for i in idx):
+            hit = _cached_group(cache, [specs[i] for i in idx],
+                                lambda sp: describe(sp) or {}, load)
+        if hit is None:
+            pending.append(idx)
+        else:
+            finish(idx, hit)
+    run_groups(specs, pending, group, stopped, finish, jobs=jobs, backstop_s=backstop_s,
+               scheduler=scheduler)
+    return [r for r in results if r is not None], time.perf_counter() - t0
+
+
+def run_groups(specs: Sequence[S], pending: list[list[int]],
+               group: Callable[[list[S]], list[CellResult]],
+               stopped: Callable[[S, float, str], CellResult],
+               finish: Callable[[list[int], list[CellResult]], None], *, jobs: int,
+               backstop_s: float | None = None, scheduler: str | None = None) -> None:
+    """Run groups of cells of any subject: here, in local workers, or on a Dask cluster.
+
+    Args:
+        specs: every cell's description (anything ``group`` takes; picklable for workers).
+        pending: the groups to run, as index lists into ``specs``.
+        group: runs one group's cells (in a worker), results in the group's order.
+        stopped: the result of a cell whose worker was killed at the backstop.
+        finish: called in this process with each group's indices and results.
+        jobs: worker processes; one job (or one group) without a backstop runs here.
+        backstop_s: wall-clock limit per group (needs worker processes).
+        scheduler: a Dask distributed scheduler's address.
+    """
+    if scheduler is not None:
+        _run_dask(scheduler, specs, pending, finish, group)
+    elif (jobs == 1 or len(pending) == 1) and backstop_s is None:
+        for idx in pending:
+            finish(idx, group([specs[i] for i in idx]))
+    elif pending:
+        _run_pool(specs, pending, finish, jobs, backstop_s, group, stopped)
+
+
+def _run_pool(specs: Sequence[S], pending: list[list[int]],
+              finish: Callable[[list[int], list[CellResult]], None], jobs: int,
+              backstop_s: float | None, group: Callable[[list[S]], list[CellResult]],
+              stopped: Callable[[S, float, str], CellResult]) -> None:
+    """Local worker processes (pebble: a worker past its group's backstop is killed)."""
+    from pebble import ProcessPool
+
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
+        futures = {pool.schedule(group, args=([specs[i] for i in idx],),
+                                 timeout=backstop_s): idx for idx in pending}
+        try:
+            for fut in as_completed(futures):
+                idx = futures[fut]
+                try:
+                    res = fut.result()
+                except FuturesTimeout:
+                    why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
+                           "worker was killed")
+                    res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
+                finish(idx, res)
+        except BaseException:  # a failed group or ^C: do not start the groups still queued
+            for fut in futures:
+                fut.cancel()
+            raise
+
+
+def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
+              finish: Callable[[list[int], list[CellResult]], None],
+              group: Callable[[list[S]], list[CellResult]]) -> None:
+    """The groups as tasks on a Dask distributed cluster; results come back to this process
+    (which alone writes cell entries to the cache)."""
+    try:
+        from distributed import Client
+        from distributed import as_completed as dask_completed
+    except ImportError:
+        raise InputError("--scheduler needs the distributed extra: pip install "
+                         "'equiv[distributed]'") from None
+    try:
+        client = Client(address, timeout="10s")
+    except OSError as e:
+        raise InputError(f"cannot reach the Dask scheduler at {address!r}: {e}") from None
+    try:
+        futures = {client.submit(group, [specs[i] for i in idx], pure=False): tuple(idx)
+                   for idx in pending}
+        for fut in dask_completed(list(futures)):
+            finish(list(futures[fut]), fut.result())
+    finally:
+        client.close()
+
+
+__all__ = ["run_cached", "run_groups"]
