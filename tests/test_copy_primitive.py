@@ -8,10 +8,10 @@ import random
 
 import pytest
 
+from equiv.copy_ordering import PUBLICATIONS, ordering_row, ordering_table, writer_program
 from equiv.copy_primitive import (
     ALIGNMENTS,
     MUTANTS,
-    PUBLICATIONS,
     REVISIONS,
     SIZES,
     CopyPlan,
@@ -22,14 +22,10 @@ from equiv.copy_primitive import (
     copy_summary,
     memcpy_flushcache_nt_safe,
     memcpy_flushcache_v11,
-    ordering_row,
-    ordering_table,
     prove_cell,
     prove_plan,
-    render_copy_summary,
-    render_ordering_table,
-    writer_program,
 )
+from equiv.copy_report import render_copy_summary, render_ordering_table
 from equiv.engine.errors import InputError
 from equiv.engine.verdict import Verdict
 
