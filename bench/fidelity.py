@@ -28,8 +28,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.config import PRESETS
-from equiv.linux.ktree import FILES, MAKEFILE, KernelTree
+from equiv.linux.ktree import MAKEFILE
 from equiv.source.fidelity import MAX_ORDER, MODELS, FidelityCell, check_fidelity_cell, setup
+from equiv.source.files import FILES, load_tree
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 
@@ -50,7 +51,7 @@ def _tree() -> Path:
 
 
 def _cell(root: str, order: int) -> FidelityCell:
-    st = setup(KernelTree.load(root), PRESETS["x86_64-default"], MODELS["v6.12.y"])
+    st = setup(load_tree(root), PRESETS["x86_64-default"], MODELS["v6.12.y"])
     return check_fidelity_cell(st, None, order)
 
 

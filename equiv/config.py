@@ -5,14 +5,15 @@ constants that a .config cannot settle (``SECTION_SIZE_BITS``, ``MAX_PHYSMEM_BIT
 ``pageblock_order``, ``KASAN_TAG_KERNEL``, ``WANT_PAGE_VIRTUAL``).  Sources: mm/Kconfig,
 arch/x86/Kconfig, arch/arm64/Kconfig and include/linux/page-flags-layout.h as summarised in
 ../shared/reference/zone_device.md §5.  Arch defaults marked [M] there are taken as given
-and every run prints them (``Config.assumed``).
+and every run prints them (``Config.assumed``).  :func:`from_kconfig` builds one from a
+kernel .config (read by :mod:`equiv.linux.kconfig`) on the arch preset's constants.
 """
 
 from __future__ import annotations
 
 from attrs import evolve, field, frozen
 
-from equiv.engine.errors import ConfigError, lookup
+from equiv.engine.errors import ConfigError, InputError, lookup
 
 
 @frozen(kw_only=True)
@@ -204,3 +205,89 @@ def preset(name: str) -> Config:
         InputError: unknown name; the message lists the valid ones.
     """
     return lookup(PRESETS, name, "config", ", all")
+
+
+# ---- from a kernel .config ----------------------------------------------------------------
+
+#: Boolean symbols :func:`from_kconfig` reads as-is (``=y`` or ``=m`` is true; absent or
+#: "is not set" is false).
+KCONFIG_BOOLS = (
+    "SPARSEMEM_VMEMMAP", "NUMA", "NUMA_BALANCING", "KASAN_SW_TAGS", "KASAN_HW_TAGS", "KMSAN",
+    "MEMCG", "SLAB_OBJ_EXT", "LRU_GEN", "MMU", "MEMORY_FAILURE", "PAGE_IDLE_FLAG",
+    "PAGE_MAPCOUNT", "MM_ID", "HUGETLB_PAGE_OPTIMIZE_VMEMMAP", "ARCH_WANT_OPTIMIZE_DAX_VMEMMAP",
+    "HAVE_ALIGNED_STRUCT_PAGE", "DEBUG_PAGE_REF", "ZONE_DMA", "ZONE_DMA32", "ZONE_DEVICE",
+)
+
+
+def _kconfig_int(sym: dict[str, str], name: str, path: str) -> int | None:
+    v = sym.get(name)
+    if v is None:
+        return None
+    try:
+        return int(v, 0)
+    except ValueError:
+        raise InputError(f"--kconfig {path!r}: CONFIG_{name}={v!r} is not a number") from None
+
+
+def _kconfig_page_shift(sym: dict[str, str], path: str) -> int:
+    shift = _kconfig_int(sym, "PAGE_SHIFT", path)
+    if shift is not None:
+        return shift
+    for size, shift in (("4KB", 12), ("16KB", 14), ("64KB", 16)):
+        if f"PAGE_SIZE_{size}" in sym:
+            return shift
+    for size, shift in (("4K", 12), ("16K", 14), ("64K", 16)):
+        if f"ARM64_{size}_PAGES" in sym:
+            return shift
+    return 12
+
+
+def from_kconfig(path: str) -> Config:
+    """Build the configuration of the kernel whose .config is at ``path`` (plain or gzip,
+    e.g. /proc/config.gz; read by :func:`equiv.linux.kconfig.read`).
+
+    The symbols a .config settles (``CONFIG_NUMA``, ``CONFIG_NODES_SHIFT``, ``CONFIG_NR_CPUS``,
+    the KASAN/KMSAN/MEMCG/LRU_GEN/... switches, the page size, ``CONFIG_ILLEGAL_POINTER_VALUE``)
+    are read; arch constants that live in headers, not in Kconfig (``SECTION_SIZE_BITS``,
+    ``MAX_PHYSMEM_BITS``, ``pageblock_order``, ``KASAN_TAG_KERNEL``, ``WANT_PAGE_VIRTUAL``)
+    come from the arch preset (:data:`DEFAULT` for x86_64, :data:`ARM64_4K` for arm64) and
+    are listed in :attr:`Config.assumed`, which every report prints.
+
+    Raises:
+        InputError: unreadable file, not a .config, an unsupported arch, or a configuration
+            the model rejects (see :meth:`Config.validate`).
+    """
+    from equiv.linux import kconfig  # not at the top: this module is loaded for every run
+
+    sym = kconfig.read(path)
+    if not sym:
+        raise InputError(f"--kconfig {path!r} has no CONFIG_ lines; pass a kernel .config "
+                         "(plain or gzip, e.g. /proc/config.gz)")
+    if "X86_64" in sym:
+        base = DEFAULT
+    elif "ARM64" in sym:
+        base = ARM64_4K
+    else:
+        arch = next((a for a in ("X86_32", "ARM", "RISCV", "PPC64", "S390") if a in sym), "unknown")
+        raise InputError(f"--kconfig {path!r}: arch {arch} is not modelled; valid: x86_64, arm64")
+    shift = _kconfig_page_shift(sym, path)
+    values: dict[str, object] = {s: s in sym and sym[s] in ("y", "m") for s in KCONFIG_BOOLS}
+    values["BITS_PER_LONG"] = 64 if "64BIT" in sym else 32
+    values["PAGE_SHIFT"] = shift
+    values["NODES_SHIFT"] = (_kconfig_int(sym, "NODES_SHIFT", path) or 0) if values["NUMA"] else 0
+    values["NR_CPUS"] = (_kconfig_int(sym, "NR_CPUS", path) or 1) if "SMP" in sym else 1
+    values["POISON_POINTER_DELTA"] = _kconfig_int(sym, "ILLEGAL_POINTER_VALUE", path) or 0
+    assumed = list(base.assumed)
+    if base.arch == "arm64":
+        values["PAGEBLOCK_ORDER"] = shift - 3
+        values["SECTION_SIZE_BITS"] = 29 if shift == 16 else 27
+    if base.arch == "x86_64" and _kconfig_int(sym, "PGTABLE_LEVELS", path) == 5:
+        assumed = [a for a in assumed if not a.startswith("MAX_PHYSMEM_BITS")]
+        assumed.append("MAX_PHYSMEM_BITS=52 when 5-level paging is enabled at boot (unused: "
+                       "section bits are not in page->flags under VMEMMAP) [M]")
+    cfg = evolve(base, name=path, description=f"from {path} (arch {base.arch})",
+                 assumed=tuple(assumed), **values)  # type: ignore[arg-type]
+    try:
+        return cfg.validate()
+    except InputError as e:
+        raise InputError(f"--kconfig {path!r}: {e}") from None

@@ -31,6 +31,7 @@ from attrs import evolve, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.errors import InputError
 from equiv.loops import Ctx, Owner, never
 from equiv.page_model import KEY_BITS, Layout, Memory, Namer, SymMemory
 
@@ -47,6 +48,29 @@ class MemoryType(enum.IntEnum):
     @property
     def kname(self) -> str:
         return f"MEMORY_DEVICE_{self.name}"
+
+
+def parse_types(spec: str) -> list[MemoryType]:
+    """The pgmap types of a ``--types`` value: ``all`` (every type, in enum order) or a comma
+    list of names (``GENERIC`` or ``MEMORY_DEVICE_GENERIC``, any case), in order, without
+    repeats.
+
+    >>> [t.name for t in parse_types("generic,MEMORY_DEVICE_FS_DAX,generic")]
+    ['GENERIC', 'FS_DAX']
+
+    Raises:
+        InputError: an unknown name; the message lists the valid ones.
+    """
+    if spec == "all":
+        return list(MemoryType)
+    out: list[MemoryType] = []
+    valid = ", ".join(t.name for t in MemoryType)
+    for name in spec.split(","):
+        key = name.strip().upper().removeprefix("MEMORY_DEVICE_")
+        if key not in MemoryType.__members__:
+            raise InputError(f"unknown pgmap type {name.strip()!r}; valid: {valid}, all")
+        out.append(MemoryType[key])
+    return list(dict.fromkeys(out))
 
 
 #: ``VMEMMAP_RESERVE_NR`` (include/linux/mm.h).

@@ -8,10 +8,9 @@ import os
 
 import pytest
 
-from equiv.config import PRESETS
+from equiv.config import PRESETS, from_kconfig
 from equiv.engine.errors import InputError
 from equiv.linux.btf import BtfBuilder
-from equiv.linux.kconfig import from_kconfig
 from equiv.page_model import Layout
 from equiv.proofs import main
 from equiv.source.layout_check import check_layout

@@ -19,12 +19,13 @@ import z3
 
 from equiv.config import PRESETS
 from equiv.engine.verdict import Verdict
-from equiv.linux.ktree import FILES, MAKEFILE, KernelTree, macro_env
+from equiv.linux.ktree import MAKEFILE, KernelTree
 from equiv.page_model import Layout
 from equiv.proofs import main
 from equiv.source.cinterp import Oracle, join_guards
 from equiv.source.drift import drift_report
 from equiv.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup, specialise
+from equiv.source.files import FILES, load_tree, macro_env
 from equiv.source.src_layout import compare_with_model, source_structs
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
@@ -73,7 +74,7 @@ def linux612() -> Path:
 
 @pytest.fixture(scope="session")
 def tree612(linux612: Path) -> KernelTree:
-    return KernelTree.load(linux612)
+    return load_tree(linux612)
 
 
 def _mutated(src: Path, dst: Path, file: str, old: str, new: str) -> Path:
@@ -129,7 +130,7 @@ class TestDrift:
         root = _mutated(linux612, tmp_path, "mm/mm_init.c",
                         "\t\tset_page_count(page, 0);\n\n\t\t/*\n\t\t * The first tail",
                         "\t\tset_page_count(page, 1);\n\n\t\t/*\n\t\t * The first tail")
-        t = KernelTree.load(root)
+        t = load_tree(root)
         st = setup(t, CFG, MODELS["v6.12.y"])
         rep = drift_report(t, st.env, "v6.12.y", CFG.name, None, None)
         bad = [r for r in rep.rows if r.verdict != "matches"]
@@ -260,7 +261,7 @@ class TestSourceDerivedProof:
         root = _mutated(linux612, tmp_path, "mm/mm_init.c",
                         "\t\tset_page_count(page, 0);\n\n\t\t/*\n\t\t * The first tail",
                         "\t\tset_page_count(page, 1);\n\n\t\t/*\n\t\t * The first tail")
-        st = setup(KernelTree.load(root), CFG, MODELS["v6.12.y"])
+        st = setup(load_tree(root), CFG, MODELS["v6.12.y"])
         cell = check_fidelity_cell(st, None, 1)
         assert Verdict.REFUTED == cell.verdict
         tail1 = next(r for r in cell.roles if r.name == "tail1_equal")
@@ -271,7 +272,7 @@ class TestSourceDerivedProof:
         page after it; only outside_equal is refuted, at tail 0 past the range, replayed."""
         root = _mutated(linux612, tmp_path, "mm/mm_init.c", "pfn < end_pfn; pfn++)",
                         "pfn <= end_pfn; pfn++)")
-        st = setup(KernelTree.load(root), CFG, MODELS["v6.12.y"])
+        st = setup(load_tree(root), CFG, MODELS["v6.12.y"])
         cell = check_fidelity_cell(st, None, 1)
         refuted = [r for r in cell.roles if r.verdict == Verdict.REFUTED]
         assert ["outside_equal"] == [r.name for r in refuted]
@@ -285,7 +286,7 @@ class TestSourceDerivedProof:
         root = _mutated(linux612, tmp_path, "mm/mm_init.c",
                         "pfn += pfns_per_compound) {\n\t\tstruct page *page = pfn_to_page(pfn);",
                         "pfn += pfns_per_compound) {\n\t\tstruct page *page = pfn_to_page(pfn - 1);")
-        st = setup(KernelTree.load(root), CFG, MODELS["v6.12.y"])
+        st = setup(load_tree(root), CFG, MODELS["v6.12.y"])
         cell = check_fidelity_cell(st, None, 1)
         outside = next(r for r in cell.roles if r.name == "outside_equal")
         assert Verdict.REFUTED == outside.verdict

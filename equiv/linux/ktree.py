@@ -1,43 +1,36 @@
-"""Reading a kernel source tree: the files the model mirrors, parsed with tree-sitter-c.
+"""Reading a kernel source tree: the files a caller names, parsed with tree-sitter-c.
 
 ``--linux PATH`` names a kernel tree (a checkout or an unpacked tarball).  Of it, only the
-files the model mirrors are read (:data:`FILES`); each is parsed with tree-sitter's C grammar,
+files the caller names are read (:meth:`KernelTree.load` takes the list; the zone-device
+subject's is :data:`equiv.source.files.FILES`); each is parsed with tree-sitter's C grammar,
 which tolerates the kernel's macros (``__meminit``, ``__ref``, ``static_assert`` at file
 scope, ...) without a preprocessor run.  Preprocessor conditionals (``#ifdef``, ``#if``,
 ``#else``, ``#elif``) are kept in the syntax tree and resolved here against a
-:class:`MacroEnv` built from the configuration model, so "the definition of
-``page_cpupid_reset_last`` for this config" is one of several in mm.h, picked by its
-``#if`` chain.
+:class:`MacroEnv` the caller builds from its configuration (the zone-device one:
+:func:`equiv.source.files.macro_env`), so "the definition of ``page_cpupid_reset_last`` for
+this config" is one of several in mm.h, picked by its ``#if`` chain.
 
 What is indexed: function definitions, function-like and object-like ``#define``\\ s,
 ``struct``/``union`` definitions and ``enum`` definitions, each with its file, line and the
 preprocessor conditions around it.
+
+No subject knowledge lives here: which files to read and which macros a configuration
+defines are parameters.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
 
 import tree_sitter as ts
 import tree_sitter_c as tsc
-from attrs import field, frozen
+from attrs import define, field, frozen, setters
 
-from equiv.config import Config
 from equiv.engine.errors import InputError
 
-#: The files the model mirrors, relative to the tree's root.
-FILES = (
-    "mm/mm_init.c",
-    "mm/internal.h",
-    "include/linux/mm.h",
-    "include/linux/mm_types.h",
-    "include/linux/page_ref.h",
-    "include/linux/page-flags.h",
-    "include/linux/memremap.h",
-)
 #: Read too when present: the version numbers.
 MAKEFILE = "Makefile"
 
@@ -55,67 +48,37 @@ def text(src: bytes, node: Node) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
 
 
-@frozen
+@define
 class MacroEnv:
     """Which preprocessor macros are defined, and their values, for one configuration.
 
     ``values`` holds every macro that is defined (value 1 for a plain ``CONFIG_X=y``);
-    a name not in it is undefined.  ``known`` lists the names the configuration model
-    decides (defined or not); conditions that test any other macro are resolved as
-    undefined and recorded in ``assumed_undefined`` (printed with every report).
+    a name not in it is undefined.  ``known`` lists the names the caller's configuration
+    decides (defined or not).  Both are fixed at construction.
+
+    Mutable on purpose: ``assumed_undefined`` grows on read.  Every :meth:`defined` (and so
+    :meth:`value`) of a name outside ``known`` and ``values`` resolves it as undefined and
+    adds it there, so after a pass over the tree the set holds every macro whose value was
+    assumed rather than decided (the drift report prints it).  It is a record of this
+    environment's reads, not a process-wide memo: build one environment per run, read the
+    set after the pass, and note that a copy sent to a worker process grows there only.
     """
 
-    values: dict[str, int]
-    known: frozenset[str]
+    values: dict[str, int] = field(on_setattr=setters.frozen)
+    known: frozenset[str] = field(on_setattr=setters.frozen)
+    #: grows on read: the names tested but not decided by the configuration
     assumed_undefined: set[str] = field(factory=set, eq=False)
 
     def defined(self, name: str) -> bool:
+        """Is ``name`` defined?  A name the configuration does not decide is taken as
+        undefined and recorded in ``assumed_undefined``."""
         if name not in self.known and name not in self.values:
             self.assumed_undefined.add(name)
         return name in self.values
 
     def value(self, name: str) -> int:
+        """The value of ``name`` (0 when undefined, as cpp does)."""
         return self.values.get(name, 0) if self.defined(name) else 0
-
-
-def macro_env(cfg: Config) -> MacroEnv:
-    """The macros the model's configuration decides (CONFIG_* symbols, arch macros, and the
-    derived macros of page-flags-layout.h / mm.h such as ``SECTION_IN_PAGE_FLAGS``)."""
-    from equiv.page_model import FlagsLayout
-
-    fl = FlagsLayout.from_config(cfg)
-    flags = {
-        "CONFIG_64BIT": cfg.BITS_PER_LONG == 64, "CONFIG_MMU": cfg.MMU,
-        "CONFIG_SPARSEMEM": True, "CONFIG_SPARSEMEM_VMEMMAP": cfg.SPARSEMEM_VMEMMAP,
-        "CONFIG_SPARSEMEM_CLASSIC": not cfg.SPARSEMEM_VMEMMAP,
-        "CONFIG_NUMA": cfg.NUMA, "CONFIG_NUMA_BALANCING": cfg.NUMA_BALANCING,
-        "CONFIG_KASAN_SW_TAGS": cfg.KASAN_SW_TAGS, "CONFIG_KASAN_HW_TAGS": cfg.KASAN_HW_TAGS,
-        "CONFIG_KMSAN": cfg.KMSAN, "CONFIG_MEMCG": cfg.MEMCG, "CONFIG_SLAB_OBJ_EXT": cfg.SLAB_OBJ_EXT,
-        "CONFIG_LRU_GEN": cfg.LRU_GEN, "CONFIG_MEMORY_FAILURE": cfg.MEMORY_FAILURE,
-        "CONFIG_PAGE_IDLE_FLAG": cfg.PAGE_IDLE_FLAG, "CONFIG_PAGE_MAPCOUNT": cfg.PAGE_MAPCOUNT,
-        "CONFIG_MM_ID": cfg.MM_ID, "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP":
-            cfg.HUGETLB_PAGE_OPTIMIZE_VMEMMAP,
-        "CONFIG_ARCH_WANT_OPTIMIZE_DAX_VMEMMAP": cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP,
-        "CONFIG_HAVE_ALIGNED_STRUCT_PAGE": cfg.HAVE_ALIGNED_STRUCT_PAGE,
-        "CONFIG_DEBUG_PAGE_REF": cfg.DEBUG_PAGE_REF, "CONFIG_ZONE_DMA": cfg.ZONE_DMA,
-        "CONFIG_ZONE_DMA32": cfg.ZONE_DMA32, "CONFIG_ZONE_DEVICE": cfg.ZONE_DEVICE,
-        "CONFIG_MEMORY_HOTPLUG": True, "CONFIG_HIGHMEM": False,
-        "WANT_PAGE_VIRTUAL": cfg.WANT_PAGE_VIRTUAL,
-        "SECTION_IN_PAGE_FLAGS": cfg.section_in_page_flags,
-        "LAST_CPUPID_NOT_IN_PAGE_FLAGS": fl.last_cpupid_not_in_page_flags,
-        "NODE_NOT_IN_PAGE_FLAGS": fl.node_not_in_page_flags,
-        "CONFIG_DEBUG_VM": False, "CONFIG_DEBUG_VM_PGFLAGS": False,
-        "CONFIG_TRANSPARENT_HUGEPAGE": True, "CONFIG_ARCH_USES_PG_ARCH_2": False,
-        "CONFIG_ARCH_USES_PG_ARCH_3": False, "CONFIG_ARCH_USES_PG_UNCACHED": False,
-        "CONFIG_DEFERRED_STRUCT_PAGE_INIT": False, "CONFIG_HUGETLB_PAGE": True,
-        "CONFIG_MEMORY_HOTREMOVE": True, "CONFIG_DEVICE_PRIVATE": True,
-        "CONFIG_PCI_P2PDMA": True, "CONFIG_FS_DAX": True,
-        "__GENERATING_BOUNDS_H": False, "__ASSEMBLY__": False, "__KERNEL__": True,
-    }
-    values = {k: 1 for k, on in flags.items() if on}
-    values["BITS_PER_LONG"] = cfg.BITS_PER_LONG
-    values["MAX_NR_ZONES"] = cfg.MAX_NR_ZONES
-    return MacroEnv(values=values, known=frozenset(flags) | {"BITS_PER_LONG", "MAX_NR_ZONES"})
 
 
 # ---- preprocessor conditions ------------------------------------------------------------
@@ -305,11 +268,12 @@ class KernelTree:
     missing_files: tuple[str, ...]
 
     @classmethod
-    def load(cls, root: str | Path) -> KernelTree:
-        """Parse the mirrored files of the tree at ``root``.
+    def load(cls, root: str | Path, files: Sequence[str]) -> KernelTree:
+        """Parse ``files`` (paths relative to the root) of the tree at ``root``; those
+        absent are listed in ``missing_files``.  The version is read from its Makefile.
 
         Raises:
-            InputError: ``root`` is not a directory or holds none of the mirrored files.
+            InputError: ``root`` is not a directory or holds none of ``files``.
         """
         path = Path(root)
         if not path.is_dir():
@@ -317,14 +281,14 @@ class KernelTree:
                              "source tree (the folder holding mm/ and include/)")
         sources: dict[str, bytes] = {}
         missing = []
-        for f in FILES:
+        for f in files:
             p = path / f
             if p.is_file():
                 sources[f] = p.read_bytes()
             else:
                 missing.append(f)
         if not sources:
-            raise InputError(f"--linux {root!r} holds none of {', '.join(FILES)}; give the root "
+            raise InputError(f"--linux {root!r} holds none of {', '.join(files)}; give the root "
                              "of a kernel source tree")
         defs: dict[str, list[Definition]] = {}
         for f, src in sources.items():
@@ -427,5 +391,5 @@ def _enum_expr(expr: str, known: dict[str, int]) -> int:
     return -1  # not needed by the model; marked as unknown
 
 
-__all__ = ["FILES", "Definition", "KernelTree", "MacroEnv", "active_children", "enum_values",
-           "eval_condition", "macro_env", "parser", "taken_branch", "text"]
+__all__ = ["MAKEFILE", "Definition", "KernelTree", "MacroEnv", "active_children", "enum_values",
+           "eval_condition", "parser", "taken_branch", "text"]

@@ -1,44 +1,9 @@
-"""Tables of the auxiliary checks: the BTF layout check and the seeded-bug self-test."""
+"""Tables of the seeded-bug self-test.  (The BTF layout check is zone-device tooling: its
+tables are in :mod:`equiv.source.present`.)"""
 
 from __future__ import annotations
 
-import json
-
 from equiv.engine.selftest import Outcome, SelfTestResult
-from equiv.source.layout_check import LayoutReport
-
-
-def render_layout_text(rep: LayoutReport) -> str:
-    """The BTF layout check as a table: model vs kernel offset and size, verdict per field."""
-    out = [f"layout check: model config {rep.config} vs BTF {rep.btf}",
-           f"{'struct':6s} {'field (model name)':40s} {'kernel name':22s} {'model':>9s} "
-           f"{'kernel':>9s}  verdict"]
-    for r in rep.rows:
-        k = "-" if r.kernel_offset is None else f"{r.kernel_offset}+{r.kernel_size}"
-        out.append(f"{r.struct:6s} {r.model_name:40s} {(r.kernel_name or '-'):22s} "
-                   f"{f'{r.model_offset}+{r.model_size}':>9s} {k:>9s}  {r.verdict}")
-    bad = [r for r in rep.rows if r.verdict != "MATCH"]
-    if rep.unnamed:
-        out.append("kernel views of struct page the model does not name (same bytes, other "
-                   "union members): " + ", ".join(f"{m.path}@{m.offset}" for m in rep.unnamed))
-    for m in rep.uncovered:
-        out.append(f"UNCOVERED kernel field {m.path}@{m.offset}+{m.size}: beyond the model's "
-                   "struct page")
-    out.append(f"{len(rep.rows)} fields checked: {len(rep.rows) - len(bad)} match, "
-               f"{len(bad)} differ" + (f", {len(rep.uncovered)} uncovered" if rep.uncovered else ""))
-    return "\n".join(out) + "\n"
-
-
-def render_layout_json(rep: LayoutReport) -> str:
-    """The BTF layout check as JSON."""
-    doc = {"schema": "equiv.layout/1", "config": rep.config, "btf": rep.btf, "ok": rep.ok,
-           "fields": [{"struct": r.struct, "model_name": r.model_name,
-                       "kernel_name": r.kernel_name, "model_offset": r.model_offset,
-                       "model_size": r.model_size, "kernel_offset": r.kernel_offset,
-                       "kernel_size": r.kernel_size, "verdict": r.verdict} for r in rep.rows],
-           "unnamed_kernel_views": [m.path for m in rep.unnamed],
-           "uncovered": [m.path for m in rep.uncovered]}
-    return json.dumps(doc, indent=2) + "\n"
 
 
 def selftest_summary(st: SelfTestResult) -> str:

@@ -40,7 +40,7 @@ from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.verdict import Verdict, worst
-from equiv.linux.ktree import KernelTree, MacroEnv, macro_env
+from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import (
     Geometry,
@@ -57,6 +57,7 @@ from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState, SymMemory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
+from equiv.source.files import load_tree, macro_env
 from equiv.source.slow_v612y import layout_612, path_612y
 from equiv.source.src_layout import SrcStruct, source_structs
 
@@ -604,7 +605,7 @@ def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, o
                  timeout_ms: int) -> FidelityCell:
     """One cell in a worker process (the tree is parsed again there: tree-sitter trees do not
     cross processes)."""
-    return check_fidelity_cell(setup(KernelTree.load(root), cfg, MODELS[model]), ptype, order,
+    return check_fidelity_cell(setup(load_tree(root), cfg, MODELS[model]), ptype, order,
                                timeout_ms=timeout_ms)
 
 

@@ -1,6 +1,6 @@
 """struct page / struct folio layout computed from a kernel tree's include/linux/mm_types.h.
 
-For one configuration (:func:`equiv.linux.ktree.macro_env`), the members of ``struct page`` and
+For one configuration (:func:`equiv.source.files.macro_env`), the members of ``struct page`` and
 ``struct folio`` are laid out with the C rules for LP64 (each member at the next multiple of
 its alignment, unions at offset 0 of their own, anonymous structs and unions flattened into
 their parent's names, the struct padded to its alignment, ``_struct_page_alignment`` =
