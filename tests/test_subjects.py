@@ -6,7 +6,8 @@ from __future__ import annotations
 import io
 
 from equiv.proofs import main
-from equiv.subjects import SUBJECTS, subject
+from equiv.subjects import REGISTRY as SUBJECTS
+from equiv.subjects import subject
 
 
 def run(*argv: str) -> tuple[int, str, str]:

@@ -84,8 +84,8 @@ class Presenter:
     (:attr:`column_functions`); a counterexample prints as its JSON.
     """
 
-    #: the subject's name in machine-readable output (JSON, SARIF properties)
-    report_id: str = "subject"
+    #: the subject's name in machine-readable output (JSON); "" for its registry name
+    report_id: str = ""
     #: the kernel file SARIF results point into (relative to the kernel tree's root)
     kernel_file: str = ""
     #: the kernel function of each matrix column, for SARIF locations

@@ -33,8 +33,9 @@ JSON_SCHEMA = "equiv.proofs/2"
 
 
 def _subject_id(run: RunResult) -> str:
-    """The subject's name in machine-readable output (its presenter's ``report_id``)."""
-    return run.presenter.report_id
+    """The subject's name in machine-readable output (its presenter's ``report_id``, or its
+    registry name)."""
+    return run.presenter.report_id or run.subject
 
 
 def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | None:
