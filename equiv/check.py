@@ -74,19 +74,19 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
     preferred at most 1, then 0; ``t`` at most 3)."""
     inp, stride = problem.inputs, problem.scenario.stride
     prefs: list[z3.BoolRef] = [
-        z3.Not(inp.altmap_valid),  # type: ignore[arg-type]
+        z3.Not(inp.altmap_valid),
         # a deduplicated vmemmap writes only 128 struct pages per compound: a cheap replay
         *([optimised] if isinstance(optimised, z3.BoolRef) else []),
-        z3.ULE(inp.nr_pages, 2 * stride), z3.ULE(inp.nr_pages, stride),  # type: ignore[arg-type]
-        z3.Not(inp.mobility_disabled),  # type: ignore[arg-type]
+        z3.ULE(inp.nr_pages, 2 * stride), z3.ULE(inp.nr_pages, stride),
+        z3.Not(inp.mobility_disabled),
     ]
     for name in ("c", "k"):
         for v in indices.get(name, []):
             prefs += [z3.ULE(v, 1), v == 0]
     for v in indices.get("t", []):
         prefs += [z3.ULE(v, 3)]
-    prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULT(inp.start_pfn, 1 << 16),  # type: ignore[arg-type]
-              inp.start_pfn == 0, z3.ULE(inp.nid, 1),  # type: ignore[arg-type]
+    prefs += [z3.ULT(inp.start_pfn, 1 << 22), z3.ULT(inp.start_pfn, 1 << 16),
+              inp.start_pfn == 0, z3.ULE(inp.nid, 1),
               # canonical values for inputs that rarely matter: stable, readable reports
               inp.altmap_reserve == 0, inp.altmap_free == 0,
               inp.pgmap == 0xFFFF888100000000,
@@ -261,14 +261,14 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
         def past_range(key: z3.BitVecRef) -> z3.BoolRef:
             """The struct page the key names lies outside the range's compounds (a key of
             a loop index past its compound counts from the compound it reaches)."""
-            c = key_compound(sc, key) + z3.LShR(key_slot(sc, key), sc.order)  # type: ignore[operator]
-            return z3.UGE(c, g.ncompounds)  # type: ignore[arg-type]
+            c = key_compound(sc, key) + z3.LShR(key_slot(sc, key), sc.order)
+            return z3.UGE(c, g.ncompounds)
 
         def beyond(key: z3.BitVecRef) -> z3.BoolRef:
             """... or at least past the end of its own compound."""
-            return z3.Or(past_range(key), z3.UGE(key_slot(sc, key), sc.stride))  # type: ignore[arg-type]
+            return z3.Or(past_range(key), z3.UGE(key_slot(sc, key), sc.stride))
 
-        focuses = [z3.Or(*(z3.And(z3.Not(lm.formula), where(lm.key))  # type: ignore[arg-type]
+        focuses = [z3.Or(*(z3.And(z3.Not(lm.formula), where(lm.key))
                            for lm in keyed)) for where in (past_range, beyond)] if keyed else []
         reason = ""
         for focus in (*focuses, None):

@@ -479,6 +479,8 @@ def _solver(timeout_ms: int, *, frame: bool = False) -> z3.Solver:
 FRAMES = ("window", "all")
 
 
+# process-wide memo of decided store sequences (pure: the answer depends only on the
+# arguments)
 @lru_cache(maxsize=4096)
 def _decide(stores: tuple[Store, ...], cnt: int, frame: str,
             timeout_ms: int) -> tuple[Verdict, int | None]:

@@ -192,8 +192,8 @@ def concrete_factory(L: Layout, scalars: dict[str, int | bool], early: Callable[
         vals: dict[str, Any] = {k: (v if isinstance(v, bool) else
                                     CBV(v, 32 if k == "pgmap_type" else 64))
                                 for k, v in scalars.items()}
-        mem = ConcreteMemory(initial, lambda b: CBV(pageblock(int(b)), PB_BITS))  # type: ignore[call-overload]
-        return Inputs(early_section=lambda nr: early(int(nr)), mem=mem, **vals)  # type: ignore[call-overload]
+        mem = ConcreteMemory(initial, lambda b: CBV(pageblock(int(b)), PB_BITS))
+        return Inputs(early_section=lambda nr: early(int(nr)), mem=mem, **vals)
 
     return factory
 
@@ -253,11 +253,11 @@ def run_concrete(sc: Scenario, fast: FastFn, factory: Callable[[], Inputs],
     fst = fast(Ctx(False), sc, factory())
     if "b" in index:
         b = CBV(index["b"], 64)
-        return ConcreteRun(int(slow.read_pb(b)), int(fst.read_pb(b)), None, None)  # type: ignore[call-overload]
+        return ConcreteRun(int(slow.read_pb(b)), int(fst.read_pb(b)), None, None)
     g = geometry(sc, factory())
     c, t = CBV(index["c"], 64), CBV(index["t"], 64)
-    return ConcreteRun(slow.read(c, t), fst.read(c, t), int(pfn_of(sc, g, c, t)),  # type: ignore[call-overload]
-                       int(g.start))  # type: ignore[call-overload]
+    return ConcreteRun(slow.read(c, t), fst.read(c, t), int(pfn_of(sc, g, c, t)),
+                       int(g.start))
 
 
 def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[FieldDiff, ...]:
@@ -270,7 +270,7 @@ def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[Fie
                                               (step,), (step,)),)
     sp, fp = run.slow, run.fast
     assert sp.origin is not None and fp.origin is not None
-    sb, fb = int(sp.bits), int(fp.bits)  # type: ignore[call-overload]
+    sb, fb = int(sp.bits), int(fp.bits)
     diffs: list[FieldDiff] = []
     for atom in L.atoms:
         lo, hi = atom.offset, atom.offset + atom.size
@@ -280,7 +280,7 @@ def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[Fie
             diffs.append(FieldDiff(lo, atom.size, tuple(atom.names_for(page_index)), sv, fv,
                                    _chains(sp.origin, lo, hi), _chains(fp.origin, lo, hi)))
     if sp.events is not None and fp.events is not None:
-        se, fe = int(sp.events), int(fp.events)  # type: ignore[call-overload]
+        se, fe = int(sp.events), int(fp.events)
         if se != fe:
             diffs.append(FieldDiff(L.size, 0, ("page_ref_set tracepoint events (observable, not "
                                                "memory)",), se, fe,
@@ -310,12 +310,12 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
         assert ob.fast is not None and isinstance(run.slow, PageState) \
             and isinstance(run.fast, PageState)
         for side, conc, symb in (("slow", run.slow, ob.slow), ("fast", run.fast, ob.fast)):
-            if int(conc.bits) != model.eval(symb.bits, model_completion=True).as_long():  # type: ignore[call-overload]
+            if int(conc.bits) != model.eval(symb.bits, model_completion=True).as_long():
                 raise InternalMismatch(
                     f"replay of {ob.role.name} ({index}) does not reproduce: concrete and "
                     f"symbolic evaluation disagree on the {side} path")
             if conc.events is not None and symb.events is not None and \
-                    int(conc.events) != model.eval(symb.events, model_completion=True).as_long():  # type: ignore[call-overload]
+                    int(conc.events) != model.eval(symb.events, model_completion=True).as_long():
                 raise InternalMismatch(f"replay of {ob.role.name}: page_ref_set event counts "
                                        f"differ between the concrete and symbolic {side} path")
     diffs = page_diffs(L, ob.role.page_index, run)
@@ -351,7 +351,7 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
     m64 = (1 << 64) - 1
     if n >= 0:  # a loop index past its compound names (c, t >= 2^order): rename it exactly
         probe = concrete_inputs(problem, model)[0]()
-        n = int(vmemmap_namer(sc, probe)(CBV(n >> 64, 64), CBV(n & m64, 64)))  # type: ignore[call-overload]
+        n = int(vmemmap_namer(sc, probe)(CBV(n >> 64, 64), CBV(n & m64, 64)))
     # provenance for the struct page written out of frame and for the pages templates are
     # taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without, and
     # is run again with provenance for a page that turns out to be the one to report
@@ -364,8 +364,8 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
         factory, scalars, early_seen, memory = concrete_inputs(problem, model, track)
         probe = factory()
         g = geometry(sc, probe)
-        start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)  # type: ignore[call-overload]
-        ncomp = int(g.ncompounds)  # type: ignore[call-overload]
+        start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)
+        ncomp = int(g.ncompounds)
         slow = memmap_init_zone_device(Ctx(False), sc, factory())
         fst = problem.fast(Ctx(False), sc, factory())
         assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
@@ -395,7 +395,7 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
                                   memory(), seed_pfn=first,
                                   section_shift=L.config.pfn_section_shift, frame=note)
         for b in sorted(set(slow.pb) | set(fst.pb)):
-            sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))  # type: ignore[call-overload]
+            sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))
             if sv != fv:
                 diffs = page_diffs(L, None, ConcreteRun(sv, fv, None, None))
                 return Counterexample("pageblock", scalars, {"b": b}, None, dict(early_seen), diffs,
@@ -406,8 +406,8 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
 
 
 def _differ(a: PageState, b: PageState) -> bool:
-    return int(a.bits) != int(b.bits) or (  # type: ignore[call-overload]
-        a.events is not None and b.events is not None and int(a.events) != int(b.events))  # type: ignore[call-overload]
+    return int(a.bits) != int(b.bits) or (
+        a.events is not None and b.events is not None and int(a.events) != int(b.events))
 
 
 def recorded_factory(L: Layout, order: int, cx: Counterexample) -> Callable[[], Inputs]:

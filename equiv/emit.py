@@ -512,7 +512,7 @@ def _page_part(L: Layout, cx: Counterexample, slow: PageState, fast: PageState,
     """The observed page's constants: its pfn, the slow path's words, the fast path's
     differing words."""
     assert cx.pfn is not None and slow.origin is not None
-    sb, fb = int(slow.bits), int(fast.bits)  # type: ignore[call-overload]
+    sb, fb = int(slow.bits), int(fast.bits)
     mask = (1 << 64) - 1
     what = "head" if cx.index["t"] == 0 else f"tail {cx.index['t']}"
     out = _c_comment(f"The observed struct page: compound {cx.index['c']}, {what}.")
@@ -546,7 +546,7 @@ def _page_checks(L: Layout, cx: Counterexample, slow: PageState, fast: PageState
                  diffs: list[FieldDiff]) -> list[str]:
     """The test body: one ``KUNIT_EXPECT_EQ`` per word of the observed struct page (with a
     message naming the fast path's value on the words where it differs)."""
-    sb, fb = int(slow.bits), int(fast.bits)  # type: ignore[call-overload]
+    sb, fb = int(slow.bits), int(fast.bits)
     mask = (1 << 64) - 1
     out = ["\tconst unsigned long *w;", "",
            "\tw = (const unsigned long *)equiv_init_range(test);",

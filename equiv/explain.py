@@ -6,7 +6,7 @@ concretely on one input and the chain of modelled kernel steps that wrote the fi
 is read off each side (:attr:`equiv.page_model.PageState.origin`).  The input is the
 counterexample where the role is refuted, otherwise a small input the solver gives for the
 assumptions and the role (steered like counterexamples, :func:`equiv.check.prefer_small`).
-Returns data; :func:`equiv.report.text.render_explain` formats it.
+Returns data; :func:`equiv.present.render_explain` formats it.
 """
 
 from __future__ import annotations
@@ -82,8 +82,8 @@ def _trace(L: Layout, view: View, role_index: int | None, slow: PageState,
               if n not in names]
     assert slow.origin is not None and fast.origin is not None
     return FieldDiff(view.offset, view.size, tuple(names),
-                     (int(slow.bits) >> (8 * lo)) & mask,  # type: ignore[call-overload]
-                     (int(fast.bits) >> (8 * lo)) & mask,  # type: ignore[call-overload]
+                     (int(slow.bits) >> (8 * lo)) & mask,
+                     (int(fast.bits) >> (8 * lo)) & mask,
                      tuple(dict.fromkeys(slow.origin[lo:hi])),
                      tuple(dict.fromkeys(fast.origin[lo:hi])))
 

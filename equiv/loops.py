@@ -171,9 +171,9 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
         it costs one more instantiation of the body, so it is built only when asked for).
     """
     if not ctx.symbolic:
-        k = int(lo)  # type: ignore[arg-type]
+        k = int(lo)
         carry = carry0
-        while k < int(hi):  # type: ignore[arg-type]
+        while k < int(hi):
             mem, carry = body(mem, carry, CBV(k, 64))
             k += 1
         final = carry
@@ -191,15 +191,15 @@ def _unrolled(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry,
     bound = ctx.unroll(name)
     carry = carry0
     for j in range(bound):
-        k = lo + j  # type: ignore[operator]
+        k = lo + j
         go = bv.ult(k, hi)
         with ctx.assuming(go):
             new_mem, new_carry = body(mem, carry, k)
         mem = sym_ite_mem(go, new_mem, mem)
         carry = _carry_ite(go, new_carry, carry)
-    end = lo + bound  # type: ignore[operator]
+    end = lo + bound
     ctx.unroll_bounds.append((f"loop {name} runs at most {bound} times [U: bounded unrolling]",
-                              z3.Or(z3.ULE(hi, end), z3.ULE(hi, lo))))  # type: ignore[arg-type]
+                              z3.Or(z3.ULE(hi, end), z3.ULE(hi, lo))))
     final = carry
     return mem, lambda: final
 

@@ -87,6 +87,8 @@ def run_cell(spec: CellSpec) -> CellResult:
     return evolve(res, seconds=time.perf_counter() - t0)
 
 
+#: Process-wide memo: one :class:`Cache` per directory and process (a worker keeps its
+#: handle across the cells it runs; the handle holds no verdict, only the path).
 _CACHES: dict[str, Cache] = {}
 
 
@@ -129,7 +131,7 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
     First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
     everything, it proves every type's cell.  Otherwise each type is checked alone, so
     verdicts and counterexamples are per type (cells that pose the same query, e.g. FS_DAX and
-    PRIVATE, then share the answer: see ``equiv.check._ANSWERS``).
+    PRIVATE, then share the answer: see ``equiv.engine.query._ANSWERS``).
     """
     if len(specs) > 1:
         shared = run_cell(evolve(specs[0], ptype=None))

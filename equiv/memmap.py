@@ -151,7 +151,7 @@ def symbolic_inputs(layout: Layout) -> tuple[Inputs, z3.FuncDeclRef]:
         page_offset=z3.BitVec("page_offset", 64),
         mobility_disabled=z3.Bool("mobility_disabled"),
         tracepoint_on=z3.Bool("tracepoint_on"),
-        early_section=lambda nr: early(nr),  # type: ignore[arg-type]
+        early_section=lambda nr: early(nr),
         mem=SymMemory.fresh("mem0", layout.nwords, events=layout.config.tracks_events),
     )
     return inp, early
@@ -173,30 +173,30 @@ def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
         ("range aligned to the compound size (memremap_pages/device-dax) [M]",
          z3.And(sp & (sc.stride - 1) == 0, nr & (sc.stride - 1) == 0)),
         ("nid < MAX_NUMNODES [R]",
-         z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),  # type: ignore[arg-type]
+         z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),
         ("pgmap is a non-NULL, 8-aligned pointer [R]",
-         z3.And(inp.pgmap != 0, inp.pgmap & 7 == 0)),  # type: ignore[operator]
+         z3.And(inp.pgmap != 0, inp.pgmap & 7 == 0)),
         ("altmap lies inside the range: reserve + free <= nr_pages [M]",
          z3.And(z3.ULE(inp.altmap_reserve, nr), z3.ULE(inp.altmap_free, nr),
-                z3.ULE(inp.altmap_reserve + inp.altmap_free, nr))),  # type: ignore[operator]
+                z3.ULE(inp.altmap_reserve + inp.altmap_free, nr))),
         ("vmemmap_base is PUD-aligned in the kernel half, no wrap over the memmap [M]",
-         z3.And(inp.vmemmap_base & ((1 << 30) - 1) == 0,  # type: ignore[operator]
+         z3.And(inp.vmemmap_base & ((1 << 30) - 1) == 0,
                 z3.UGE(inp.vmemmap_base, 0xFFFF800000000000),
                 z3.ULE(inp.vmemmap_base, 0xFFFFFE0000000000))),
         ("PAGE_OFFSET is PUD-aligned in the kernel half, direct map does not wrap [M]",
-         z3.And(inp.page_offset & ((1 << 30) - 1) == 0,  # type: ignore[operator]
+         z3.And(inp.page_offset & ((1 << 30) - 1) == 0,
                 z3.UGE(inp.page_offset, 0xFFFF800000000000),
                 z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
     ]
     pt = inp.pgmap_type
     if sc.ptype is None:
         out.append(("pgmap->type is one of the five memory types (any of them) [R]",
-                    z3.And(z3.UGE(pt, 1), z3.ULE(pt, 5))))  # type: ignore[arg-type]
+                    z3.And(z3.UGE(pt, 1), z3.ULE(pt, 5))))
     else:
-        out.append((f"pgmap->type == {sc.ptype.kname} [R]", pt == int(sc.ptype)))  # type: ignore[arg-type]
+        out.append((f"pgmap->type == {sc.ptype.kname} [R]", pt == int(sc.ptype)))
     if not cfg.DEBUG_PAGE_REF:
         out.append(("page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]",
-                    z3.Not(inp.tracepoint_on)))  # type: ignore[arg-type]
+                    z3.Not(inp.tracepoint_on)))
     return out
 
 
@@ -238,7 +238,7 @@ def page_addr(sc: Scenario, inp: Inputs, pfn: Val) -> Val:
     size = sc.layout.size
     if size & (size - 1) == 0:
         return inp.vmemmap_base + (pfn << bv.ilog2(size))
-    return inp.vmemmap_base + pfn * size  # type: ignore[operator]
+    return inp.vmemmap_base + pfn * size
 
 
 def va(sc: Scenario, inp: Inputs, pfn: Val) -> Val:
@@ -265,7 +265,7 @@ def _small_const(t: Val, bound: int) -> bool:
     """``t`` is a constant in ``[0, bound)`` (no deduplication can apply to it)."""
     if isinstance(t, CBV):
         return int(t) < bound
-    return z3.is_bv_value(t) and t.as_long() < bound  # type: ignore[union-attr]
+    return z3.is_bv_value(t) and t.as_long() < bound
 
 
 M64 = (1 << 64) - 1
@@ -365,14 +365,14 @@ def _concrete_namer(sc: Scenario, inp: Inputs, g: Geometry | None) -> Namer:
     order-18 compound: the same function, without building bit-vector terms)."""
     order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
     reserve = VMEMMAP_RESERVE_NR * p
-    first = 0 if g is None else int(g.start)  # type: ignore[call-overload]
-    ncomp = 0 if g is None else int(g.ncompounds)  # type: ignore[call-overload]
+    first = 0 if g is None else int(g.start)
+    ncomp = 0 if g is None else int(g.ncompounds)
     dedup: dict[int, bool] = {}
 
     def name(c: Val, t: Val) -> Val:
-        ts = int(t)  # type: ignore[call-overload]
+        ts = int(t)
         ts = ts - (1 << 64) if ts >> 63 else ts
-        cc, ss = (int(c) + (ts >> order)) & M64, ts & (stride - 1)  # type: ignore[call-overload]
+        cc, ss = (int(c) + (ts >> order)) & M64, ts & (stride - 1)
         if cc < ncomp and ss >= reserve:
             d = dedup.get(cc)
             if d is None:
@@ -429,7 +429,7 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
         altmap_valid=altmap is not None, altmap_reserve=v(altmap[0] if altmap else 0),
         altmap_free=v(altmap[1] if altmap else 0), vmemmap_base=v(vmemmap_base),
         page_offset=v(page_offset), mobility_disabled=mobility_disabled,
-        tracepoint_on=tracepoint_on, early_section=lambda nr: int(nr) in early,  # type: ignore[call-overload]
+        tracepoint_on=tracepoint_on, early_section=lambda nr: int(nr) in early,
         mem=ConcreteMemory(initial, lambda b: CBV((garbage ^ b) & 0xFF, PB_BITS)),
     )
 

@@ -143,9 +143,9 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
         if role.name == "pageblock":
             b = z3.BitVec("pageblock.b", 64)
             obs.append(Observation(role, {"b": b}, z3.BoolVal(True), None, None,
-                                   slow_mem.read_pb(b), fast_mem.read_pb(b)))  # type: ignore[arg-type]
+                                   slow_mem.read_pb(b), fast_mem.read_pb(b)))
             continue
-        in_range = z3.ULT(c, g.ncompounds)  # type: ignore[arg-type]
+        in_range = z3.ULT(c, g.ncompounds)
         fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
         _, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0)))
         if fixed is not None:
@@ -157,7 +157,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
             # (before the first pfn, the altmap-reserved ones included: compounds below 0
             # wrap; and from the end of the last compound on); never deduplicated
             n = join_key(sc, c, t)
-            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))  # type: ignore[arg-type]
+            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))
             obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.load(n), fast_mem.load(n)))
             continue
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, t),

@@ -639,14 +639,14 @@ class ConcreteMemory(Memory):
 
     def load(self, n: Val) -> PageState:
         self._live()
-        k = int(n)  # type: ignore[arg-type]
+        k = int(n)
         p = self.pages.get(k)
         return self.initial(k) if p is None else p
 
     def read_pb(self, b: Val) -> Val:
         self._live()
-        p = self.pb.get(int(b))  # type: ignore[arg-type]
-        return self.initial_pb(int(b)) if p is None else p  # type: ignore[arg-type]
+        p = self.pb.get(int(b))
+        return self.initial_pb(int(b)) if p is None else p
 
     def _next(self, namer: Namer | None = None) -> ConcreteMemory:
         self._live()
@@ -656,12 +656,12 @@ class ConcreteMemory(Memory):
 
     def store(self, n: Val, page: PageState) -> Memory:
         nxt = self._next()
-        nxt.pages[int(n)] = page  # type: ignore[arg-type]
+        nxt.pages[int(n)] = page
         return nxt
 
     def write_pb(self, b: Val, cell: Val) -> Memory:
         nxt = self._next()
-        nxt.pb[int(b)] = cell  # type: ignore[arg-type, assignment]
+        nxt.pb[int(b)] = cell
         return nxt
 
     def named(self, namer: Namer) -> Memory:

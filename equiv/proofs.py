@@ -24,7 +24,7 @@ from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
 from equiv.engine.verdict import EXIT_INPUT, exit_code
 from equiv.report import FORMATS, render_runs, render_selftest, write_tests
-from equiv.subjects import REGISTRY, every, selected
+from equiv.subjects import DEFAULT, REGISTRY, every, selected
 
 #: default wall-clock limit per group of cells, seconds
 DEFAULT_BACKSTOP_S = 900.0
@@ -45,8 +45,8 @@ def _parser() -> argparse.ArgumentParser:
         epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad input",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--subject", default="zone-device",
-                   help=f"what to prove: {', '.join(REGISTRY)}, or all (default zone-device)")
+    p.add_argument("--subject", default=DEFAULT,
+                   help=f"what to prove: {', '.join(REGISTRY)}, or all (default {DEFAULT})")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
                         "bug survives or an equivalent control is reported")

@@ -22,12 +22,15 @@ from equiv.engine.subject import Subject
 
 #: name -> the front module exposing ``SUBJECT`` (imported on use)
 REGISTRY: dict[str, str] = {"zone-device": "equiv.zone_device_cli", "vmap": "equiv.vmap.cli"}
+#: the subject a run proves without --subject (the first registered)
+DEFAULT = next(iter(REGISTRY))
 
 
 def subject(name: str) -> Subject:
     """The registered subject ``name``; an unknown name lists the valid ones."""
-    module: Subject = importlib.import_module(lookup(REGISTRY, name, "subject", more=", all")).SUBJECT
-    return module
+    front = importlib.import_module(lookup(REGISTRY, name, "subject", more=", all"))
+    registered: Subject = front.SUBJECT
+    return registered
 
 
 def every() -> list[Subject]:
@@ -40,4 +43,4 @@ def selected(name: str) -> list[Subject]:
     return every() if name == "all" else [subject(name)]
 
 
-__all__ = ["REGISTRY", "every", "selected", "subject"]
+__all__ = ["DEFAULT", "REGISTRY", "every", "selected", "subject"]

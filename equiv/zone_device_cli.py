@@ -160,7 +160,7 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
     if args.linux is not None:
         from equiv.source.cli import run_linux
 
-        return run_linux(args, _one(_configs(args), "--linux"), out)
+        return run_linux(args, _one(_configs(args), "--linux"), emit)
     if args.btf is not None:
         from equiv.linux.btf import Btf
         from equiv.page_model import Layout

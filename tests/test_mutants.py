@@ -15,6 +15,7 @@ from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
+from equiv.report import render_selftest
 from equiv.selftest import CELLS as SELFTEST_CELLS
 from equiv.selftest import classify, self_test
 from equiv.template_path import REVISIONS, FastVariant
@@ -262,7 +263,7 @@ def test_self_test_on_a_reduced_set() -> None:
                      "mutant_heads_loop_one_short": ["K", "K"],
                      "harmless_set_head_after_tails": ["ok", "ok"]}
     assert res.ok and res.kill_rate == 1.0 and len(res.killed) == 2 and len(res.controls) == 1
-    text = res.render()
+    text = render_selftest(res)
     assert text.splitlines()[0].split()[:3] == ["mutant", "GENERIC/0", "GENERIC/2"]
     killed_on = text.split("killed on (the expected names its counterexamples report):\n")[1]
     assert "  mutant_no_prep_compound_head: " in killed_on and "(1 cell)" in killed_on
@@ -286,7 +287,7 @@ def test_render_names_failures() -> None:
         row("harmless_c", True, Outcome.FALSE_REPORT, Verdict.UNKNOWN, None)), 0.0, 1)
     assert not res.ok and res.kill_rate == 0.5
     assert [r.status for r in res.rows] == ["SURVIVED", "killed", "FALSE-REPORT"]
-    lines = res.render().splitlines()
+    lines = render_selftest(res).splitlines()
     assert "SURV mutant_a GENERIC/0: expected one of flags; got PROVED" in lines
     assert "FALSE harmless_c GENERIC/0: expected PROVED; got UNKNOWN" in lines
     assert lines[-1] == ("self-test: 1 mutants killed of 2 (50%), 0 equivalent controls not "
@@ -303,7 +304,7 @@ def test_self_test_rejects_unknown_mutants() -> None:
 def test_full_self_test() -> None:
     """Every bug in the catalogue is killed on its field, every control stays proved."""
     res = self_test()
-    assert res.ok, res.render()
+    assert res.ok, render_selftest(res)
     assert len(res.bugs) >= 20 and res.kill_rate == 1.0
     assert res.count(Outcome.FALSE_REPORT) == 0
-    assert "mutants killed of" in res.render().splitlines()[-1]
+    assert "mutants killed of" in render_selftest(res).splitlines()[-1]

@@ -135,7 +135,7 @@ def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) ->
     """A warm run gives the same report from the cache; a cached counterexample that no
     longer reproduces is ignored (said on stderr) and the cell is decided again."""
     from equiv.engine.cache import Cache, cell_key
-    from equiv.vmap.cli import _description
+    from equiv.vmap.cli import VmapCellSpec
 
     argv = ("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet", "--no-times",
             "--jobs", "1", "--cache-dir", str(tmp_path))
@@ -145,7 +145,9 @@ def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) ->
     code, timed, _ = run(*(a for a in argv if a != "--no-times"))
     assert "1 job, 1 cell from the cache)" in " ".join(timed.split())
     cache = Cache(str(tmp_path))
-    key = cell_key(_description(("vmap", 2, "v8", None, 60_000, None, None, "bitwuzla", None)))
+    key = cell_key(VmapCellSpec(path="vmap", bound=2, revision="v8", mutant=None, timeout_ms=60_000,
+                                rlimit=None, obligation=None, solver="bitwuzla",
+                                trylock=None).description())
     entry = cache.get("cell", key)
     cx = next(o for o in entry["obligations"] if o["counterexample"])["counterexample"]
     cx["case"]["segments"] = [{"order": 0, "pfn": "0x1000"}]  # one page: nothing to show
@@ -153,7 +155,7 @@ def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) ->
     cache.put("cell", key, entry)
     code, again, err = run(*argv)
     assert code == 1 and again == cold
-    assert "ignored a vmap cell entry (cached counterexample of e_trans does not replay)" in err
+    assert "ignored a cell entry that does not load (cached counterexample of e_trans does not replay)" in err
 
 
 def test_one_obligation_gives_its_own_verdict() -> None:

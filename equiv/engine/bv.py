@@ -21,11 +21,13 @@ concrete domain and ``z3.BoolRef`` in the symbolic domain; :func:`ite` with a Py
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypeAlias
 
 import z3
 
-BV = z3.BitVecRef
-Bool = z3.BoolRef
+# z3 ships no type information: to the checker both are Any
+BV: TypeAlias = z3.BitVecRef
+Bool: TypeAlias = z3.BoolRef
 
 
 class CBV:
@@ -112,8 +114,8 @@ class CBV:
         return f"CBV({self.value:#x}, {self.width})"
 
 
-Val = BV | CBV
-Cond = Bool | bool
+Val: TypeAlias = BV | CBV
+Cond: TypeAlias = Bool | bool
 
 
 def is_sym(x: object) -> bool:
@@ -251,7 +253,7 @@ def ite(c: Cond, a: Val, b: Val) -> Val:
     """``c ? a : b``; with a Python bool no term is built."""
     if isinstance(c, bool):
         return a if c else b
-    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    w = a.size() if not isinstance(a, int) else b.size()
     return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 

@@ -24,6 +24,7 @@ import re
 from collections.abc import Iterator, Sequence
 from functools import cache
 from pathlib import Path
+from typing import Protocol
 
 import tree_sitter as ts
 import tree_sitter_c as tsc
@@ -46,6 +47,21 @@ def parser() -> ts.Parser:
 def text(src: bytes, node: Node) -> str:
     """The source text of ``node``."""
     return src[node.start_byte:node.end_byte].decode("utf-8", "replace")
+
+
+def child(node: Node, name: str) -> Node:
+    """The child of ``node`` in field ``name``, for a field the grammar always fills in a
+    node of this type (``child_by_field_name`` is None only for an absent optional field)."""
+    c = node.child_by_field_name(name)
+    assert c is not None, f"{node.type} without {name}"
+    return c
+
+
+class Parent(Protocol):
+    """Anything with children: a syntax node or the taken branch of a conditional."""
+
+    @property
+    def children(self) -> list[Node]: ...
 
 
 @define
@@ -98,37 +114,37 @@ def eval_condition(src: bytes, node: Node, env: MacroEnv) -> int:
     if t == "parenthesized_expression":
         return eval_condition(src, node.named_children[0], env)
     if t == "unary_expression":
-        op = text(src, node.child_by_field_name("operator"))
-        v = eval_condition(src, node.child_by_field_name("argument"), env)
+        op = text(src, child(node, "operator"))
+        v = eval_condition(src, child(node, "argument"), env)
         return {"!": int(not v), "-": -v, "~": ~v}[op]
     if t == "binary_expression":
-        op = text(src, node.child_by_field_name("operator"))
-        a = eval_condition(src, node.child_by_field_name("left"), env)
+        op = text(src, child(node, "operator"))
+        a = eval_condition(src, child(node, "left"), env)
         if op == "&&":
-            return int(bool(a) and bool(eval_condition(src, node.child_by_field_name("right"), env)))
+            return int(bool(a) and bool(eval_condition(src, child(node, "right"), env)))
         if op == "||":
-            return int(bool(a) or bool(eval_condition(src, node.child_by_field_name("right"), env)))
-        b = eval_condition(src, node.child_by_field_name("right"), env)
+            return int(bool(a) or bool(eval_condition(src, child(node, "right"), env)))
+        b = eval_condition(src, child(node, "right"), env)
         ops = {"==": a == b, "!=": a != b, "<": a < b, "<=": a <= b, ">": a > b, ">=": a >= b,
                "+": a + b, "-": a - b, "*": a * b, "&": a & b, "|": a | b}
         return int(ops[op])
     if t == "call_expression":
-        fn = text(src, node.child_by_field_name("function"))
-        args = node.child_by_field_name("arguments").named_children
+        fn = text(src, child(node, "function"))
+        args = child(node, "arguments").named_children
         if fn in ("IS_ENABLED", "IS_BUILTIN") and args:
             return int(env.defined(text(src, args[0])))
     raise InputError(f"cannot evaluate preprocessor condition {text(src, node)!r}; "
                      "valid: defined(X), IS_ENABLED(X), !, &&, ||, comparisons of macros")
 
 
-def active_children(src: bytes, node: Node, env: MacroEnv) -> Iterator[Node]:
+def active_children(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Node]:
     """The children of ``node`` with every preprocessor conditional replaced by the
     children of its branch taken under ``env`` (recursively)."""
     for c in node.children:
         if c.type in ("preproc_ifdef", "preproc_if"):
             body = taken_branch(src, c, env)
             if body is not None:
-                yield from active_children(src, body, env)  # type: ignore[arg-type]
+                yield from active_children(src, body, env)
         else:
             yield c
 
@@ -145,13 +161,13 @@ def taken_branch(src: bytes, node: Node, env: MacroEnv) -> _Body | None:
     cur: Node | None = node
     while cur is not None:
         if cur.type == "preproc_ifdef":
-            name = text(src, cur.child_by_field_name("name"))
+            name = text(src, child(cur, "name"))
             neg = cur.children[0].type == "#ifndef"
             take = env.defined(name) != neg
         elif cur.type in ("preproc_if", "preproc_elif"):
-            take = bool(eval_condition(src, cur.child_by_field_name("condition"), env))
+            take = bool(eval_condition(src, child(cur, "condition"), env))
         elif cur.type == "preproc_elifdef":
-            name = text(src, cur.child_by_field_name("name"))
+            name = text(src, child(cur, "name"))
             take = env.defined(name) != (cur.children[0].type == "#elifndef")
         else:  # preproc_else
             take = True
@@ -190,18 +206,18 @@ class Definition:
     def active(self, env: MacroEnv) -> bool:
         """Is this definition compiled under ``env``?"""
         for cond, idx in self.conds:
-            branch, k = cond, 0
+            branch: Node | None = cond
+            k = 0
             chosen = None
             while branch is not None:
                 t = branch.type
                 if t == "preproc_ifdef":
-                    name = text(self.src, branch.child_by_field_name("name"))
+                    name = text(self.src, child(branch, "name"))
                     take = env.defined(name) != (branch.children[0].type == "#ifndef")
                 elif t in ("preproc_if", "preproc_elif"):
-                    take = bool(eval_condition(self.src, branch.child_by_field_name("condition"),
-                                               env))
+                    take = bool(eval_condition(self.src, child(branch, "condition"), env))
                 elif t == "preproc_elifdef":
-                    name = text(self.src, branch.child_by_field_name("name"))
+                    name = text(self.src, child(branch, "name"))
                     take = env.defined(name) != (branch.children[0].type == "#elifndef")
                 else:
                     take = True
@@ -226,7 +242,7 @@ class Definition:
         while decl is not None and decl.type != "function_declarator":
             decl = decl.child_by_field_name("declarator")
         assert decl is not None
-        return [p for p in decl.child_by_field_name("parameters").named_children
+        return [p for p in child(decl, "parameters").named_children
                 if p.type == "parameter_declaration"]
 
     @property
@@ -339,27 +355,32 @@ def _index(file: str, src: bytes, node: Node,
             if name:
                 yield Definition("function", name, file, line, c, src, conds)
         elif t in ("preproc_function_def", "preproc_def"):
-            name = text(src, c.child_by_field_name("name"))
+            name = text(src, child(c, "name"))
             yield Definition("macro", name, file, line, c, src, conds)
         elif t in ("struct_specifier", "union_specifier", "enum_specifier") or (
                 t == "declaration" and c.child_by_field_name("type") is not None):
-            spec = c if t != "declaration" else c.child_by_field_name("type")
-            if spec.type in ("struct_specifier", "union_specifier", "enum_specifier") and \
-                    spec.child_by_field_name("body") is not None and \
-                    spec.child_by_field_name("name") is not None:
-                kind = "enum" if spec.type == "enum_specifier" else "struct"
-                yield Definition(kind, text(src, spec.child_by_field_name("name")), file,
-                                 spec.start_point[0] + 1, spec, src, conds)
+            d = _type_definition(file, src, c if t != "declaration" else child(c, "type"), conds)
+            if d is not None:
+                yield d
         elif t == "expression_statement" or t == "type_definition":
             for s in c.named_children:
-                if s.type in ("struct_specifier", "union_specifier", "enum_specifier") and \
-                        s.child_by_field_name("body") is not None and \
-                        s.child_by_field_name("name") is not None:
-                    kind = "enum" if s.type == "enum_specifier" else "struct"
-                    yield Definition(kind, text(src, s.child_by_field_name("name")), file,
-                                     s.start_point[0] + 1, s, src, conds)
+                d = _type_definition(file, src, s, conds)
+                if d is not None:
+                    yield d
         elif t == "ERROR":
             yield from _index(file, src, c, conds)
+
+
+def _type_definition(file: str, src: bytes, spec: Node,
+                     conds: tuple[tuple[Node, int], ...]) -> Definition | None:
+    """``spec`` as a definition if it is a struct, union or enum specifier with a body and a
+    name, else None."""
+    name = spec.child_by_field_name("name")
+    if spec.type not in ("struct_specifier", "union_specifier", "enum_specifier") or \
+            spec.child_by_field_name("body") is None or name is None:
+        return None
+    kind = "enum" if spec.type == "enum_specifier" else "struct"
+    return Definition(kind, text(src, name), file, spec.start_point[0] + 1, spec, src, conds)
 
 
 def enum_values(tree: KernelTree, name: str, env: MacroEnv) -> dict[str, int]:
@@ -370,10 +391,10 @@ def enum_values(tree: KernelTree, name: str, env: MacroEnv) -> dict[str, int]:
         raise InputError(f"enum {name} not found in {tree.root}")
     out: dict[str, int] = {}
     nxt = 0
-    for e in active_children(d.src, d.node.child_by_field_name("body"), env):
+    for e in active_children(d.src, child(d.node, "body"), env):
         if e.type != "enumerator":
             continue
-        ename = text(d.src, e.child_by_field_name("name"))
+        ename = text(d.src, child(e, "name"))
         v = e.child_by_field_name("value")
         if v is not None:
             vt = text(d.src, v).strip()
@@ -391,5 +412,5 @@ def _enum_expr(expr: str, known: dict[str, int]) -> int:
     return -1  # not needed by the model; marked as unknown
 
 
-__all__ = ["MAKEFILE", "Definition", "KernelTree", "MacroEnv", "active_children", "enum_values",
-           "eval_condition", "parser", "taken_branch", "text"]
+__all__ = ["MAKEFILE", "Definition", "KernelTree", "MacroEnv", "Parent", "active_children", "child",
+           "enum_values", "eval_condition", "parser", "taken_branch", "text"]

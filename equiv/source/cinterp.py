@@ -326,7 +326,7 @@ class Oracle:
 
     def constant_difference(self, a: Val, b: Val) -> int | None:
         """``a - b`` if it is one constant under the assumptions, else None."""
-        d = a - b  # type: ignore[operator]
+        d = a - b
         self.checks += 1
         if self.solver.check() != z3.sat:
             return None
@@ -417,7 +417,7 @@ class Interp:
         if self.psize & (self.psize - 1) == 0:
             a = base + (p.idx << bv.ilog2(self.psize))
         else:
-            a = base + p.idx * self.psize  # type: ignore[operator]
+            a = base + p.idx * self.psize
         return a + p.off if p.off else a
 
     def norm(self, idx: Val, off: int) -> tuple[Val, int]:
@@ -430,7 +430,7 @@ class Interp:
         if ct.endswith("*"):
             if isinstance(v, Ptr):
                 return evolve(v, ctype=ct[:-1].strip())
-            if isinstance(v, CInt) and not bv.is_sym(v.v) and int(v.v) == 0:  # type: ignore[call-overload]
+            if isinstance(v, CInt) and not bv.is_sym(v.v) and int(v.v) == 0:
                 return Ptr("null", ct[:-1].strip())
             raise InterpError(f"integer converted to pointer type {ctype}")
         if isinstance(v, Ptr):
@@ -590,7 +590,7 @@ class Interp:
                 nn = self._ite_cond(pcs, [p.nonnull if p.region == "obj" else False for p in ps])
                 return evolve(p0, nonnull=nn)
             if p0.region == "page" and all(p.region == "page" and p.off == p0.off for p in ps):
-                return evolve(p0, idx=self._ite_val(pcs, [p.idx for p in ps]))  # type: ignore[misc]
+                return evolve(p0, idx=self._ite_val(pcs, [p.idx for p in ps]))
             raise InterpError("pointers to different objects merged")
         if any(isinstance(v, Ptr) for v in vs):
             raise InterpError("pointer merged with an integer")
@@ -1012,7 +1012,7 @@ class Interp:
         if op == "-":
             return CInt(x - y, signed)
         if op == "*":
-            return CInt(x * y, signed)  # type: ignore[operator]
+            return CInt(x * y, signed)
         if op == "&":
             return CInt(x & y, signed)
         if op == "|":
@@ -1063,7 +1063,7 @@ class Interp:
                     raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on a non-pointer")
                 return state, self.member(base, fname, frame, node)
             state, loc = self.lvalue(frame, arg, state)
-            return state, self.member(self.address_of(loc), fname, frame, node)  # type: ignore[arg-type]
+            return state, self.member(self.address_of(loc), fname, frame, node)
         if t == "subscript_expression":
             state, base = self.expr(frame, node.child_by_field_name("argument"), state)
             state, iv = self.expr(frame, node.child_by_field_name("index"), state)
@@ -1427,7 +1427,7 @@ def _conjuncts(c: Cond) -> list[z3.BoolRef]:
 
 def _negate(c: z3.BoolRef) -> z3.BoolRef:
     """``!c``, with ``!!x`` written ``x`` (so a literal and its negation pair up by id)."""
-    return c.arg(0) if z3.is_not(c) else z3.Not(c)  # type: ignore[no-any-return]
+    return c.arg(0) if z3.is_not(c) else z3.Not(c)
 
 
 def _int_type(ct: str) -> tuple[int, bool]:
@@ -1465,16 +1465,16 @@ def _shl(x: Val, y: Val) -> Val:
     if isinstance(y, CBV):
         return x << y.value if y.value < 64 else bv.const_like(x, 0)
     if z3.is_bv_value(y):
-        return x << y.as_long()  # type: ignore[operator]
-    return x << y  # type: ignore[operator]
+        return x << y.as_long()
+    return x << y
 
 
 def _shr(x: Val, y: Val, signed: bool) -> Val:
     if isinstance(x, CBV):
-        n = int(y)  # type: ignore[call-overload]
+        n = int(y)
         v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
         return CBV(v >> n, 64)
-    return x >> y if signed else z3.LShR(x, y)  # type: ignore[operator]
+    return x >> y if signed else z3.LShR(x, y)
 
 
 def _slt(a: Val, b: Val) -> Cond:
@@ -1482,7 +1482,7 @@ def _slt(a: Val, b: Val) -> Cond:
         def s(v: int) -> int:
             return v - (1 << 64) if v >> 63 else v
         return s(a.value) < s(b.value)
-    return a < b  # type: ignore[operator, return-value]
+    return a < b  # type: ignore[operator]
 
 
 def _param_types(d: Definition) -> list[tuple[str, str]]:
@@ -1517,6 +1517,8 @@ def _declarator_name(src: bytes, d: Node) -> tuple[str, bool]:
     return text(src, d), ptr
 
 
+#: Process-wide memo: a macro body's parse tree by its text (pure: the same text always
+#: parses to the same tree), so each body is parsed once per process.
 _EXPR_CACHE: dict[str, tuple[Node, bytes]] = {}
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
-from typing import TextIO
+from collections.abc import Callable
 
 from equiv.config import Config
 from equiv.engine.errors import InputError, parse_ranges
@@ -46,8 +46,9 @@ def _types(spec: str) -> list[MemoryType | None]:
     return [None] if spec == "all" else types
 
 
-def run_linux(args: argparse.Namespace, cfg: Config, out: TextIO) -> int:
-    """Run ``--linux`` for one configuration; returns the exit code."""
+def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
+    """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
+    the standard output: the command line's writer).  Returns the exit code."""
     if args.format not in ("text", "json"):
         raise InputError(f"--linux reports in text or json, not --format {args.format!r}; "
                          "valid: text, json")
@@ -67,11 +68,7 @@ def run_linux(args: argparse.Namespace, cfg: Config, out: TextIO) -> int:
     times = not args.no_times
     text = (render_linux_json(drift, lay, run, times=times) if args.format == "json"
             else render_linux_text(drift, lay, run, times=times))
-    if args.output:
-        with open(args.output, "w") as f:
-            f.write(text)
-    else:
-        out.write(text)
+    emit(text)
     code = EXIT[run.verdict]
     if not drift.ok and code == 0:
         code = 1

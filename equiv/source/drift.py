@@ -18,7 +18,7 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
-from equiv.linux.ktree import KernelTree, MacroEnv, Node, active_children, enum_values, text
+from equiv.linux.ktree import KernelTree, MacroEnv, Node, Parent, active_children, child, enum_values, text
 from equiv.page_model import Layout
 from equiv.source.drift_tables import TABLES
 from equiv.source.src_layout import SrcStruct, compare_with_model
@@ -44,7 +44,7 @@ def effects(src: bytes, body: Node, env: MacroEnv) -> list[Effect]:
     return list(_effects(src, body, env))
 
 
-def _effects(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
+def _effects(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Effect]:
     for c in active_children(src, node, env):
         t = c.type
         line = c.start_point[0] + 1
@@ -58,22 +58,22 @@ def _effects(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
             if not s.startswith(QUIET) and s != ";":
                 yield Effect(s, line)
         elif t == "if_statement":
-            yield Effect(f"if {_norm(text(src, c.child_by_field_name('condition')))}", line)
-            yield from _stmt(src, c.child_by_field_name("consequence"), env)
+            yield Effect(f"if {_norm(text(src, child(c, 'condition')))}", line)
+            yield from _stmt(src, child(c, "consequence"), env)
             alt = c.child_by_field_name("alternative")
             if alt is not None:
                 yield Effect("else", alt.start_point[0] + 1)
                 yield from _stmt(src, alt.named_children[0], env)
             yield Effect("end if", c.end_point[0] + 1)
         elif t == "for_statement":
-            body = c.child_by_field_name("body")
+            body = child(c, "body")
             head = _norm(text(src, c)[:body.start_byte - c.start_byte])
             yield Effect(head, line)
             yield from _stmt(src, body, env)
             yield Effect("end for", c.end_point[0] + 1)
         elif t == "switch_statement":
-            yield Effect(f"switch {_norm(text(src, c.child_by_field_name('condition')))}", line)
-            for case in active_children(src, c.child_by_field_name("body"), env):
+            yield Effect(f"switch {_norm(text(src, child(c, 'condition')))}", line)
+            for case in active_children(src, child(c, "body"), env):
                 if case.type != "case_statement":
                     continue
                 label = case.child_by_field_name("value")
@@ -90,7 +90,7 @@ def _effects(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
 def _stmt(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
     from equiv.linux.ktree import _Body
 
-    yield from _effects(src, _Body([node]), env)  # type: ignore[arg-type]
+    yield from _effects(src, _Body([node]), env)
 
 
 @frozen

@@ -203,7 +203,7 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     sc = Scenario(L, ptype, order)
     inp, early, pages, pb = _inputs(sc)
     assume = [a for _, a in assumptions(sc, inp)]
-    assume.append(z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride))  # type: ignore[arg-type]
+    assume.append(z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride))
     roles: list[RoleResult] = []
     ptname = ptype.kname if ptype else "ALL"
 
@@ -320,8 +320,8 @@ def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, stat
         groups: list[_Group] = []
         for ci in range(MAX_COMPOUNDS + (role.name == "outside")):
             cv = z3.BitVecVal(ci, 64)
-            present = (z3.UGE(cv, g.ncompounds) if role.name == "outside"  # type: ignore[arg-type]
-                       else z3.ULT(cv, g.ncompounds))  # type: ignore[arg-type]
+            present = (z3.UGE(cv, g.ncompounds) if role.name == "outside"
+                       else z3.ULT(cv, g.ncompounds))
             cases = []
             for ti in ts:
                 tv = z3.BitVecVal(ti, 64)
@@ -527,28 +527,28 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
     def make() -> Inputs:
         vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
                 for k, v in scalars.items()}
-        probe = Inputs(early_section=lambda n: is_early(int(n)),  # type: ignore[call-overload]
+        probe = Inputs(early_section=lambda n: is_early(int(n)),
                        mem=ConcreteMemory(lambda n: cpage(0), lambda b: CBV(0, PB_BITS)),
-                       **vals)  # type: ignore[arg-type]
+                       **vals)
         g = geometry(sc, probe)
-        mem = ConcreteMemory(lambda n: cpage(int(pfn_of_key(sc, g, CBV(n, 128)))),  # type: ignore[call-overload]
-                             lambda b: CBV(cell_at(int(b)), PB_BITS))  # type: ignore[call-overload]
+        mem = ConcreteMemory(lambda n: cpage(int(pfn_of_key(sc, g, CBV(n, 128)))),
+                             lambda b: CBV(cell_at(int(b)), PB_BITS))
         return evolve(probe, mem=mem)
 
     hand = st.model.path(Ctx(False), sc, make())
     cinp = make()
-    _, state = _interp_run(st, sc, cinp, lambda pfn: cpage(int(pfn)), None)  # type: ignore[call-overload]
+    _, state = _interp_run(st, sc, cinp, lambda pfn: cpage(int(pfn)), None)
     if "b" in index:
         b = CBV(index["b"], 64)
-        sv, fv = int(hand.read_pb(b)), int(_read_pb(state, cinp, b))  # type: ignore[call-overload]
+        sv, fv = int(hand.read_pb(b)), int(_read_pb(state, cinp, b))
         run = ConcreteRun(sv, fv, None, None)
         pfn = None
     else:
         g = geometry(sc, cinp)
         cc, tt = CBV(index["c"], 64), CBV(index["t"], 64)
         pfn_v = pfn_of(sc, g, cc, tt)
-        run = ConcreteRun(hand.read(cc, tt), state.mem.read(pfn_v), int(pfn_v), None)  # type: ignore[arg-type, call-overload]
-        pfn = int(pfn_v)  # type: ignore[call-overload]
+        run = ConcreteRun(hand.read(cc, tt), state.mem.read(pfn_v), int(pfn_v), None)
+        pfn = int(pfn_v)
     page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     diffs = page_diffs(L, page_index, run)
     if not diffs:

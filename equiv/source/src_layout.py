@@ -20,7 +20,7 @@ import re
 from attrs import frozen
 
 from equiv.engine.errors import InputError
-from equiv.linux.ktree import Definition, KernelTree, MacroEnv, Node, active_children, text
+from equiv.linux.ktree import Definition, KernelTree, MacroEnv, Node, active_children, child, text
 from equiv.page_model import Layout
 
 #: sizeof / alignof of the member types struct page and folio use (LP64), trusted.
@@ -69,8 +69,7 @@ class SrcStruct:
 
 
 def _type_name(src: bytes, node: Node) -> str:
-    t = node.child_by_field_name("type")
-    s = " ".join(text(src, t).split())
+    s = " ".join(text(src, child(node, "type")).split())
     return s
 
 
@@ -102,7 +101,7 @@ class _Layouter:
         d = self.tree.find(name, self.env, "struct")
         if d is None:
             raise InputError(f"struct {name} not found in {self.tree.root}; is it a kernel tree?")
-        size, align, members = self._fields(d, d.node.child_by_field_name("body"),
+        size, align, members = self._fields(d, child(d.node, "body"),
                                             d.node.type == "union_specifier")
         if name == "page" and _page_aligned(d) and self.env.defined("CONFIG_HAVE_ALIGNED_STRUCT_PAGE"):
             align = max(align, 16)
@@ -132,10 +131,10 @@ class _Layouter:
                 continue
             t = f.child_by_field_name("type")
             declarators = f.children_by_field_name("declarator")
+            body_t = t.child_by_field_name("body") if t is not None else None
             if t is not None and t.type in ("struct_specifier", "union_specifier") and \
-                    t.child_by_field_name("body") is not None:
-                s, a, sub = self._fields(d, t.child_by_field_name("body"),
-                                         t.type == "union_specifier")
+                    body_t is not None:
+                s, a, sub = self._fields(d, body_t, t.type == "union_specifier")
                 s = _align(s, a)
                 prefix = ""
                 if declarators:

@@ -14,9 +14,9 @@ API (the lead's integration contract):
 * :data:`PATHS`, :data:`REVISIONS` (name -> :class:`~equiv.vmap.revisions.Revision`, with
   ``summary`` and the named ``choices``), :data:`DEFAULT_REVISION` (the latest the
   reference describes), :data:`MUTANTS` (name -> :class:`~equiv.vmap.mutants.Mutant`).
-* :func:`check` -> :class:`equiv.check.CellResult` (config ``arm64-4k``, ``ptype`` the path,
+* :func:`check` -> :class:`equiv.engine.results.CellResult` (config ``arm64-4k``, ``ptype`` the path,
   ``order`` the bound: the maximal number of segments of the page array).
-* :func:`self_test` -> :class:`equiv.selftest.SelfTestResult`; :func:`bound_description`.
+* :func:`self_test` -> :class:`equiv.engine.selftest.SelfTestResult`; :func:`bound_description`.
 
 Trust statement.  Proofs come from the *local* model (:mod:`equiv.vmap.local`): what the
 kernel loops did before the observed page (the step covering it, the walk covering it) is a

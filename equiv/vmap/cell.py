@@ -295,7 +295,7 @@ class _Cell:
                 time.perf_counter() - t0,
                 # the subject's own counterexample type (to_json, counterexample_lines in
                 # equiv.vmap.present): ObligationResult is typed for the first subject's
-                cx,  # type: ignore[arg-type]
+                cx,
                 reason="undefined behaviour" if name == "ub_ffs0" else "",
             )
 
