@@ -32,12 +32,13 @@ told apart stops the run (:class:`InterpError`), never silently aliases.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from functools import partial
 
 import z3
 from attrs import evolve, frozen
 
 from equiv.engine import bv
-from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import EquivError
 from equiv.linux.ktree import (
     Definition,
@@ -45,6 +46,7 @@ from equiv.linux.ktree import (
     MacroEnv,
     Node,
     active_children,
+    child,
     enum_values,
     parser,
     text,
@@ -137,12 +139,12 @@ class KeyCanon:
     def __init__(self, oracle: Oracle | None = None) -> None:
         self.oracle = oracle
         self.memo: dict[int, tuple[Val, Canon]] = {}
-        self.reps: list[Val] = []  # representative base terms
+        self.reps: list[BV] = []  # representative base terms
         self.alias: dict[int, tuple[int, int]] = {}  # base id -> (representative id, delta)
-        self.keep: list[Val] = []
+        self.keep: list[BV] = []
 
-    def _base(self, b: Val) -> tuple[int, int]:
-        bid = b.get_id()  # type: ignore[union-attr]
+    def _base(self, b: BV) -> tuple[int, int]:
+        bid = b.get_id()
         hit = self.alias.get(bid)
         if hit is not None:
             return hit
@@ -150,7 +152,7 @@ class KeyCanon:
         for r in self.reps:
             delta = self.oracle.constant_difference(b, r) if self.oracle is not None else None
             if delta is not None:
-                self.alias[bid] = (r.get_id(), delta)  # type: ignore[union-attr]
+                self.alias[bid] = (r.get_id(), delta)
                 return self.alias[bid]
         self.reps.append(b)
         self.alias[bid] = (bid, 0)
@@ -333,7 +335,8 @@ class Oracle:
         v = self.solver.model().eval(d, model_completion=True)
         self.checks += 1
         if self.solver.check(d != v) == z3.unsat:
-            return v.as_long()  # type: ignore[no-any-return]
+            delta: int = v.as_long()
+            return delta
         return None
 
     def feasible(self, c: Cond) -> bool:
@@ -348,7 +351,7 @@ class Oracle:
         r = self.solver.check(c)
         if r == z3.unknown:
             raise InterpError(f"feasibility of a path undecided: {self.solver.reason_unknown()}")
-        return r == z3.sat
+        return bool(r == z3.sat)
 
 
 class Outcome:
@@ -445,7 +448,10 @@ class Interp:
 
     def call(self, name: str, args: list[Value], state: State) -> tuple[State, Value | None]:
         """Call an interpreted (or trusted) function."""
-        return self._call(name, [lambda st, a=a: (st, a) for a in args], state, None)
+        def given(v: Value) -> Callable[[State], tuple[State, Value]]:
+            return lambda st: (st, v)
+
+        return self._call(name, [given(a) for a in args], state, None)
 
     # -- functions ---------------------------------------------------------------------------
 
@@ -501,7 +507,7 @@ class Interp:
     def _expand_macro(self, m: Definition, site: tuple[Frame, Node],
                       state: State) -> tuple[State, Value | None]:
         frame, call = site
-        args = call.child_by_field_name("arguments").named_children
+        args = child(call, "arguments").named_children
         params = m.params
         body = m.node.child_by_field_name("value")
         if body is None or len(params) != len(args):
@@ -570,7 +576,7 @@ class Interp:
     def _ite_pages(self, pcs: list[Cond], vals: list[PageState]) -> PageState:
         acc = vals[-1]
         for c, v in zip(reversed(pcs[:-1]), reversed(vals[:-1]), strict=True):
-            if v is acc or (self.symbolic and v.bits.eq(acc.bits)):  # type: ignore[union-attr]
+            if v is acc or (self.symbolic and not isinstance(v.bits, CBV) and v.bits.eq(acc.bits)):
                 continue
             acc = ite_page(c, v, acc)
         return acc
@@ -580,7 +586,7 @@ class Interp:
         if all(v is first for v in vs):
             return first
         if all(isinstance(v, Ptr) for v in vs):
-            ps: list[Ptr] = vs  # type: ignore[assignment]
+            ps = [v for v in vs if isinstance(v, Ptr)]  # all of them
             live = [p for p in ps if p.region != "null"]
             if not live:
                 return ps[0]
@@ -595,7 +601,7 @@ class Interp:
         if any(isinstance(v, Ptr) for v in vs):
             raise InterpError("pointer merged with an integer")
         if all(isinstance(v, CCond) for v in vs):
-            return CCond(self._ite_cond(pcs, [v.c for v in vs]))  # type: ignore[union-attr]
+            return CCond(self._ite_cond(pcs, [v.c for v in vs if isinstance(v, CCond)]))
         signed = all(isinstance(v, CInt) and v.signed for v in vs)
         return CInt(self._ite_val(pcs, [self.as_int(v) for v in vs]), signed)
 
@@ -616,9 +622,7 @@ class Interp:
         vals = [v for _, v in finals]
         if all(v is None for v in vals):
             return st, None
-        if any(v is None for v in vals):
-            vals = [v if v is not None else CInt(self.c64(0)) for v in vals]
-        return st, self.merge_values(sel, vals)  # type: ignore[arg-type]
+        return st, self.merge_values(sel, [v if v is not None else CInt(self.c64(0)) for v in vals])
 
     def split(self, state: State, c: Cond, check: str = "") -> tuple[State | None, State | None]:
         """The state under ``c`` and under ``!c``.  ``check`` names the sides whose
@@ -705,7 +709,7 @@ class Interp:
             out.normal.append(state)
             return out
         if t == "if_statement":
-            cond_node = node.child_by_field_name("condition")
+            cond_node = child(node, "condition")
             state, cv = self.expr(frame, cond_node, state)
             yes, no = self.split(state, self.as_cond(cv))
             for st, branch in ((yes, node.child_by_field_name("consequence")),
@@ -717,17 +721,17 @@ class Interp:
                     continue
                 if branch.type == "else_clause":
                     branch = branch.named_children[0]
-                o = self.guarded(lambda s2, b=branch: self.stmt(frame, b, s2), st)
+                o = self.guarded(partial(self.stmt, frame, branch), st)
                 out.normal += o.normal
                 out.ret += o.ret
                 out.brk += o.brk
                 out.cont += o.cont
             return out
         if t == "return_statement":
-            v: Value | None = None
+            rv: Value | None = None
             if node.named_children:
-                state, v = self.expr(frame, node.named_children[0], state)
-            out.ret.append((state, v))
+                state, rv = self.expr(frame, node.named_children[0], state)
+            out.ret.append((state, rv))
             return out
         if t == "break_statement":
             out.brk.append(state)
@@ -757,7 +761,7 @@ class Interp:
                 state, _ = self.expr(frame, init, state)
         cond = node.child_by_field_name("condition")
         update = node.child_by_field_name("update")
-        body = node.child_by_field_name("body")
+        body = child(node, "body")
         exits: list[State] = []
         cur: State | None = state
         for _ in range(MAX_TRIPS):
@@ -792,9 +796,9 @@ class Interp:
 
     def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
         out = Outcome()
-        state, xv = self.expr(frame, node.child_by_field_name("condition"), state)
+        state, xv = self.expr(frame, child(node, "condition"), state)
         x = self.as_int(xv)
-        cases = [c for c in active_children(frame.src, node.child_by_field_name("body"), self.menv)
+        cases = [c for c in active_children(frame.src, child(node, "body"), self.menv)
                  if c.type == "case_statement"]
         labels: list[Val | None] = []
         for c in cases:
@@ -802,8 +806,8 @@ class Interp:
             if v is None:
                 labels.append(None)
             else:
-                state, lv = self.expr(frame, v, state)
-                labels.append(self.as_int(lv))
+                state, label = self.expr(frame, v, state)
+                labels.append(self.as_int(label))
         any_label = bv.or_(*(bv.eq(x, lv) for lv in labels if lv is not None))
         falling: State | None = None
         for c, lv in zip(cases, labels, strict=True):
@@ -858,23 +862,23 @@ class Interp:
         if t == "pointer_expression":
             op = node.children[0].type
             if op == "&":
-                state, loc = self.lvalue(frame, node.child_by_field_name("argument"), state)
+                state, loc = self.lvalue(frame, child(node, "argument"), state)
                 return state, self.address_of(loc)
             state, loc = self.lvalue(frame, node, state)
             return state, self.load(loc, state)
         if t == "assignment_expression":
             return self.assign(frame, node, state)
         if t == "update_expression":
-            arg = node.child_by_field_name("argument")
-            op = text(src, node.child_by_field_name("operator"))
+            arg = child(node, "argument")
+            op = text(src, child(node, "operator"))
             state, loc = self.lvalue(frame, arg, state)
             old = self.load(loc, state)
             new = self.arith("+" if op == "++" else "-", old, CInt(self.c64(1)))
             state = self.store(frame, node, loc, new, state)
             return state, old
         if t == "unary_expression":
-            op = text(src, node.child_by_field_name("operator"))
-            state, v = self.expr(frame, node.child_by_field_name("argument"), state)
+            op = text(src, child(node, "operator"))
+            state, v = self.expr(frame, child(node, "argument"), state)
             if op == "!":
                 return state, CCond(bv.not_(self.as_cond(v)))
             if op == "~":
@@ -884,28 +888,28 @@ class Interp:
             if op == "+":
                 return state, v
         if t == "binary_expression":
-            op = text(src, node.child_by_field_name("operator"))
-            state, a = self.expr(frame, node.child_by_field_name("left"), state)
+            op = text(src, child(node, "operator"))
+            state, a = self.expr(frame, child(node, "left"), state)
             if op in ("&&", "||"):
                 ca = self.as_cond(a)
                 if isinstance(ca, bool) and ca == (op == "||"):
                     return state, CCond(ca)
-                state, b = self.expr(frame, node.child_by_field_name("right"), state)
+                state, b = self.expr(frame, child(node, "right"), state)
                 cb = self.as_cond(b)
                 return state, CCond(bv.and_(ca, cb) if op == "&&" else bv.or_(ca, cb))
-            state, b = self.expr(frame, node.child_by_field_name("right"), state)
+            state, b = self.expr(frame, child(node, "right"), state)
             return state, self.binop(op, a, b, frame, node)
         if t == "cast_expression":
-            tn = " ".join(text(src, node.child_by_field_name("type")).split())
-            state, v = self.expr(frame, node.child_by_field_name("value"), state)
+            tn = " ".join(text(src, child(node, "type")).split())
+            state, v = self.expr(frame, child(node, "value"), state)
             if tn.endswith("*"):
                 if isinstance(v, Ptr):
                     return state, evolve(v, ctype=tn[:-1].strip())
                 raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: integer cast to a pointer")
             return state, self.convert(tn, v)
         if t == "sizeof_expression":
-            tn = node.child_by_field_name("type")
-            name = " ".join(text(src, tn).split()) if tn is not None else text(src, node)
+            type_node = node.child_by_field_name("type")
+            name = " ".join(text(src, type_node).split()) if type_node is not None else text(src, node)
             if name in ("struct page",):
                 return state, CInt(self.c64(self.psize))
             if name in ("unsigned long", "long"):
@@ -916,19 +920,19 @@ class Interp:
                 return state, CInt(self.c64(8))
             raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: sizeof {name}")
         if t == "conditional_expression":
-            state, cv = self.expr(frame, node.child_by_field_name("condition"), state)
+            state, cv = self.expr(frame, child(node, "condition"), state)
             yes, no = self.split(state, self.as_cond(cv))
             res = []
             for st, br in ((yes, "consequence"), (no, "alternative")):
                 if st is not None:
-                    res.append(self.expr(frame, node.child_by_field_name(br), st))
+                    res.append(self.expr(frame, child(node, br), st))
             if len(res) == 1:
                 return res[0]
             st2, sel = self._merge([s for s, _ in res])
             return st2, self.merge_values(sel, [v for _, v in res])
         if t == "comma_expression":
-            state, _ = self.expr(frame, node.child_by_field_name("left"), state)
-            return self.expr(frame, node.child_by_field_name("right"), state)
+            state, _ = self.expr(frame, child(node, "left"), state)
+            return self.expr(frame, child(node, "right"), state)
         raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: expression {t} not "
                           f"supported: {text(src, node)[:60]!r}")
 
@@ -1054,8 +1058,8 @@ class Interp:
             ct = state.env[name][0]
             return state, Loc("var", name=name, ctype=ct)
         if t == "field_expression":
-            arg = node.child_by_field_name("argument")
-            fname = text(src, node.child_by_field_name("field"))
+            arg = child(node, "argument")
+            fname = text(src, child(node, "field"))
             arrow = node.children[1].type == "->"
             if arrow:
                 state, base = self.expr(frame, arg, state)
@@ -1065,8 +1069,8 @@ class Interp:
             state, loc = self.lvalue(frame, arg, state)
             return state, self.member(self.address_of(loc), fname, frame, node)
         if t == "subscript_expression":
-            state, base = self.expr(frame, node.child_by_field_name("argument"), state)
-            state, iv = self.expr(frame, node.child_by_field_name("index"), state)
+            state, base = self.expr(frame, child(node, "argument"), state)
+            state, iv = self.expr(frame, child(node, "index"), state)
             if not isinstance(base, Ptr) or base.region != "page":
                 raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: subscript of a "
                                   "non-memmap pointer")
@@ -1078,7 +1082,7 @@ class Interp:
             idx, off = self.norm(base.idx, base.off + i * size)
             return state, Loc("mem", idx=idx, off=off, size=size, ctype=base.ctype)
         if t == "pointer_expression" and node.children[0].type == "*":
-            state, p = self.expr(frame, node.child_by_field_name("argument"), state)
+            state, p = self.expr(frame, child(node, "argument"), state)
             if not isinstance(p, Ptr) or p.region != "page":
                 raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: dereference of a "
                                   "non-memmap pointer")
@@ -1170,9 +1174,9 @@ class Interp:
         return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step)))
 
     def assign(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
-        op = text(frame.src, node.child_by_field_name("operator"))
-        state, loc = self.lvalue(frame, node.child_by_field_name("left"), state)
-        state, v = self.expr(frame, node.child_by_field_name("right"), state)
+        op = text(frame.src, child(node, "operator"))
+        state, loc = self.lvalue(frame, child(node, "left"), state)
+        state, v = self.expr(frame, child(node, "right"), state)
         if op != "=":
             v = self.arith(op[:-1], self.load(loc, state), v)
         return self.store(frame, node, loc, v, state), v
@@ -1180,11 +1184,11 @@ class Interp:
     # -- calls --------------------------------------------------------------------------------
 
     def call_expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
-        fn = node.child_by_field_name("function")
+        fn = child(node, "function")
         name = text(frame.src, fn)
         if name in frame.macro_args:  # a macro parameter naming a function: not used here
             raise InterpError(f"indirect call through macro argument {name}")
-        args = node.child_by_field_name("arguments").named_children
+        args = child(node, "arguments").named_children
 
         def thunk(a: Node) -> Callable[[State], tuple[State, Value]]:
             return lambda st: self.expr(frame, a, st)
@@ -1225,7 +1229,7 @@ class Interp:
             if site is None:
                 raise InterpError(f"{name} needs a call site")
             frame, call = site
-            anode = call.child_by_field_name("arguments").named_children
+            anode = child(call, "arguments").named_children
             if name == "atomic_set":
                 p = ev(0)
                 if not isinstance(p, Ptr) or p.region != "page":
@@ -1482,7 +1486,8 @@ def _slt(a: Val, b: Val) -> Cond:
         def s(v: int) -> int:
             return v - (1 << 64) if v >> 63 else v
         return s(a.value) < s(b.value)
-    return a < b  # type: ignore[operator]
+    assert not isinstance(a, CBV), "signed comparison across the two domains"
+    return a < b
 
 
 def _param_types(d: Definition) -> list[tuple[str, str]]:
@@ -1498,7 +1503,7 @@ def _param_types(d: Definition) -> list[tuple[str, str]]:
 
 
 def _decl_type(src: bytes, node: Node) -> str:
-    t = node.child_by_field_name("type")
+    t = child(node, "type")
     quals = [text(src, c) for c in node.children if c.type == "type_qualifier"]
     base = " ".join(text(src, t).split())
     del quals
@@ -1530,7 +1535,7 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
     src = f"void __equiv_macro(void) {{ {body.replace(chr(92) + chr(10), ' ')} ; }}".encode()
     tree = parser().parse(src)
     fn = tree.root_node.children[0]
-    stmt = fn.child_by_field_name("body").named_children[0]
+    stmt = child(fn, "body").named_children[0]
     if stmt.type != "expression_statement" or not stmt.named_children:
         raise InterpError(f"macro body {body!r} is not an expression")
     out = (stmt.named_children[0], src)

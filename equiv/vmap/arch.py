@@ -78,7 +78,8 @@ def pfn_pte(pfn: Val, prot: Val) -> Val:
     """``pfn_pte(pfn, prot)`` (arch/arm64/include/asm/pgtable.h, 6.12):
     ``__phys_to_pte_val(pfn << PAGE_SHIFT) | pgprot_val(prot)`` (48-bit PA, no LPA2:
     ``__phys_to_pte_val(phys)`` is ``phys``, the output address in bits 47..12)."""
-    oa = bv.concat(ops.const(pfn, 0, ENTRY_BITS - PFN_BITS - PAGE_SHIFT), pfn, ops.const(pfn, 0, PAGE_SHIFT))
+    oa = bv.concat(bv.const_like(pfn, 0, ENTRY_BITS - PFN_BITS - PAGE_SHIFT), pfn,
+                   bv.const_like(pfn, 0, PAGE_SHIFT))
     return oa | prot
 
 
@@ -176,13 +177,13 @@ def arch_vmap_pte_range_map_size(addr_lo: Val, rem: Val, pfn: Val, max_page_shif
         a 32-bit value.
     """
     w = rem.size()
-    one = ops.const(rem, 1, w)
+    one = bv.const_like(rem, 1, w)
     ok = map_size_guards(addr_lo, rem, pfn, max_page_shift, hook)
     if not hook.multi:
-        return bv.ite(ok, ops.const(rem, CONT_PTES, w), one)
+        return bv.ite(ok, bv.const_like(rem, CONT_PTES, w), one)
     # min3(end - addr, 1UL << max_page_shift, PMD_SIZE >> 1); the shift term only matters
     # below 1M, i.e. for max_page_shift < 20
-    half = ops.const(rem, HALF_PMD_PAGES, w)
+    half = bv.const_like(rem, HALF_PMD_PAGES, w)
     lim = bv.ite(bv.ult(max_page_shift, 20), ops.pow2(bv.extract(max_page_shift, 4, 0) - 12, w, 7), half)
     size = ops.umin(ops.umin(rem, lim), half)
     # size <= 256 pages here: __fls over the low 9 bits is exact; fls(x) = __fls(x) + 1
@@ -192,7 +193,7 @@ def arch_vmap_pte_range_map_size(addr_lo: Val, rem: Val, pfn: Val, max_page_shif
         low = addr_lo | bv.extract(pfn, 8, 0)
         for sz in (512, 256, 128, 64, 32):
             misaligned = bv.not_(ops.is_aligned(low, sz.bit_length() - 1))
-            size = bv.ite(bv.and_(bv.eq(size, sz), misaligned), ops.const(rem, sz >> 1, w), size)
+            size = bv.ite(bv.and_(bv.eq(size, sz), misaligned), bv.const_like(rem, sz >> 1, w), size)
     return bv.ite(ok, size, one)
 
 
@@ -200,8 +201,8 @@ def arch_vmap_pte_supported_shift(size: Val) -> Val:
     """``arch_vmap_pte_supported_shift(size)``: CONT_PTE_SHIFT for >= 64K, else PAGE_SHIFT."""
     return bv.ite(
         bv.ult(size, CONT_PTES),
-        ops.const(size, PAGE_SHIFT, SHIFT_BITS),
-        ops.const(size, CONT_PTE_SHIFT, SHIFT_BITS),
+        bv.const_like(size, PAGE_SHIFT, SHIFT_BITS),
+        bv.const_like(size, CONT_PTE_SHIFT, SHIFT_BITS),
     )
 
 
@@ -210,7 +211,8 @@ def vm_shift(size: Val) -> Val:
     ``arch_vmap_pmd_supported(prot)`` (true) and size >= PMD_SIZE, else
     ``arch_vmap_pte_supported_shift(size)``.  ``size`` in pages."""
     return bv.ite(
-        bv.ult(size, PMD_PAGES), arch_vmap_pte_supported_shift(size), ops.const(size, PMD_SHIFT, SHIFT_BITS)
+        bv.ult(size, PMD_PAGES), arch_vmap_pte_supported_shift(size),
+        bv.const_like(size, PMD_SHIFT, SHIFT_BITS)
     )
 
 

@@ -101,7 +101,7 @@ class PageArray:
         for x in base:
             _width(PFN_BITS)(None, "base", x)
         n = len(length)
-        zero = ops.const(length[0], 0, IDX_BITS)
+        zero = bv.const_like(length[0], 0, IDX_BITS)
         starts: list[Val] = []
         acc = zero
         for j in range(n):
@@ -396,7 +396,7 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
                 bv.not_(bv.eq(n, 0)),
                 bv.ult(n, 1 << 31),
                 bv.ult(
-                    ops.zext(a, VPN_BITS + 1) + ops.zext(n, VPN_BITS + 1), ops.const(a, top, VPN_BITS + 1)
+                    ops.zext(a, VPN_BITS + 1) + ops.zext(n, VPN_BITS + 1), bv.const_like(a, top, VPN_BITS + 1)
                 ),
             ),
         )
@@ -412,7 +412,7 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
     for j in range(pg.nseg):
         fits = bv.ult(
             ops.zext(pg.base[j], PFN_BITS + 1) + ops.zext(pg.length[j], PFN_BITS + 1),
-            ops.const(a, 1 << PFN_BITS, PFN_BITS + 1),
+            bv.const_like(a, 1 << PFN_BITS, PFN_BITS + 1),
         )
         seg_ok.append(ops.implies(pg.active[j], fits))
         if j:

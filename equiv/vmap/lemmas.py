@@ -233,7 +233,7 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
     it = batch_iteration(inp, rev, st)
     run = bv.ult(st.i, inp.count)
     _, fin_lo, fin_hi = final_walk(inp, rev, st)
-    fin_shift = bv.ite(bv.eq(st.prev, 0), ops.const(st.prev, arch.PAGE_SHIFT, 32), st.prev)
+    fin_shift = bv.ite(bv.eq(st.prev, 0), bv.const_like(st.prev, arch.PAGE_SHIFT, 32), st.prev)
     claim = bv.and_(
         inv(BatchState.initial(st.i)),
         ops.implies(
@@ -291,7 +291,7 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
         """The loop is left in state s with [0, c) covered: the final walk (if any), with
         ``prev_shift`` (PAGE_SHIFT if no iteration ran)."""
         issued, lo, hi = final_walk(inp, rev, s)
-        shift = bv.ite(bv.eq(s.prev, 0), ops.const(s.prev, arch.PAGE_SHIFT, 32), s.prev)
+        shift = bv.ite(bv.eq(s.prev, 0), bv.const_like(s.prev, arch.PAGE_SHIFT, 32), s.prev)
         if not cover:
             return ops.implies(issued, walk(lo, hi, c, shift))
         return bv.and_(
@@ -304,7 +304,7 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
     cov2 = bv.ite(it.issued, st.bend, cov)
     claim = bv.and_(
         # the walks start at 0
-        inv(BatchState.initial(st.i), ops.const(st.i, 0, IDX_BITS)),
+        inv(BatchState.initial(st.i), bv.const_like(st.i, 0, IDX_BITS)),
         ops.implies(
             run,
             bv.and_(

@@ -141,7 +141,7 @@ class Fresh:
 
 
 def _pick_one(x: Val) -> Val:
-    return ops.const(x, 1, OFF)
+    return bv.const_like(x, 1, OFF)
 
 
 def _step_leaf(
@@ -155,7 +155,7 @@ def _step_leaf(
     npages = bv.ite(cont, size, _pick_one(v))
     entry_at = step_entry(pfn_of, prot, cont, va0, npages, cont_every)
     return Leaf(
-        level=ops.const(v, LEVEL_PTE, 2),
+        level=bv.const_like(v, LEVEL_PTE, 2),
         entry=entry_at(v),
         pfn=pfn_of(v),
         va0=va0,
@@ -190,7 +190,7 @@ def tiled_loop(
         i = add_lag(x, lag)
         return sel_at(i).pfn(i)
 
-    d = ops.zext(ops.const(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
+    d = ops.zext(bv.const_like(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
     x_a = x0 + d
     pfn_a = pfn_of(x_a)
     acc = bv.and_(bv.ult(x_a, y1), arch.map_size_guards(va_low(inp, x_a, 9), y1 - x_a, pfn_a, shift, hook))
@@ -223,11 +223,11 @@ def _block(level: int, va0: Val, v: Val, sel: Seg, prot: Val, lag: Lag = None) -
     npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
     entry = arch.pfn_pte(sel.pfn(add_lag(va0, lag)), arch.mk_sect_prot(prot))
     return Leaf(
-        level=ops.const(va0, level, 2),
+        level=bv.const_like(va0, level, 2),
         entry=entry,
         pfn=sel.pfn(add_lag(v, lag)),
         va0=va0,
-        npages=ops.const(va0, npages, OFF),
+        npages=bv.const_like(va0, npages, OFF),
         cont=False,
         entry_at=lambda _p: entry,
     )
@@ -268,10 +268,10 @@ def pmd_lag(
     o = inp.oracles
     s_addr, _ = slot_of(inp, v, lo, hi, 9)
     addr: Val = lo
-    cur: Val = ops.const(v, 0, OFF) if lag is None else lag
+    cur: Val = bv.const_like(v, 0, OFF) if lag is None else lag
     for _ in range(slots):
         act = bv.ult(addr, s_addr)
-        nxt = ops.umin(addr + (ops.const(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+        nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
         av = vpn(inp, addr)
         i = addr + cur
         pmd = try_huge(
@@ -366,8 +366,8 @@ def range_walk(
 
 
 def _linear_sel(inp: VmapInputs) -> Callable[[Val], Seg]:
-    top = ops.const(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
-    sel = Seg(off=inp.pages.base[0], start=ops.const(inp.a, 0, IDX_BITS), end=top, chain_end=top)
+    top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    sel = Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
     return lambda _x: sel
 
 
@@ -375,11 +375,11 @@ def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
     pfn = inp.pages.pfn_at(v)
     entry = arch.pfn_pte(pfn, prot)
     leaf = Leaf(
-        level=ops.const(v, LEVEL_PTE, 2),
+        level=bv.const_like(v, LEVEL_PTE, 2),
         entry=entry,
         pfn=pfn,
         va0=v,
-        npages=ops.const(v, 1, OFF),
+        npages=bv.const_like(v, 1, OFF),
         cont=False,
         entry_at=lambda _p: entry,
     )
@@ -394,7 +394,7 @@ def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
         block_slot=False,
         facts=True,
         free={},
-        shift=ops.const(v, arch.PAGE_SHIFT, 32),
+        shift=bv.const_like(v, arch.PAGE_SHIFT, 32),
     )
 
 
@@ -424,7 +424,7 @@ def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
 
 def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
     """The slow path at v (the same kernel functions as :mod:`equiv.vmap.paths`)."""
-    zero = ops.const(v, 0, OFF)
+    zero = bv.const_like(v, 0, OFF)
     if path == "vmap":
         return _small(inp, v, arch.pgprot_nx(inp.prot))
     if path == "ioremap":
@@ -435,7 +435,7 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
             sel_at=_linear_sel(inp),
             v=v,
             prot=arch.pgprot_nx(inp.prot),
-            max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+            max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
             hook=BASE_HOOK,
             fresh=fresh,
             tag="slow",
@@ -463,7 +463,7 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
 
 def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     """The fast path (revision ``rev``) at v."""
-    zero = ops.const(v, 0, OFF)
+    zero = bv.const_like(v, 0, OFF)
     if path == "ioremap":
         return range_walk(
             inp=inp,
@@ -472,7 +472,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
             sel_at=_linear_sel(inp),
             v=v,
             prot=arch.pgprot_nx(inp.prot),
-            max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+            max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
             hook=rev.hook,
             fresh=fresh,
             tag="fast",
@@ -559,7 +559,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         # seeded bug M5 (i += 1U << shift): after the first batched iteration i is past count
         # (shift >= 16 and count < 2^16 pages), so the loop ends and the final walk maps the
         # whole range [0, N) with the first iteration's shift; no run structure holds
-        zi = ops.const(v, 0, IDX_BITS)
+        zi = bv.const_like(v, 0, IDX_BITS)
         first_bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, zi), zi)
         first = first_bo.order + arch.PAGE_SHIFT
         walk = bv.and_(bv.eq(lo, 0), bv.eq(hi, inp.count), bv.eq(shift, first), bv.ult(inp.count, 1 << 16))

@@ -180,10 +180,10 @@ def claim(name: str, path: str, inp: VmapInputs, slow: Obs, fast: Obs, v: Val) -
     if name == "frame":
         return bv.and_(slow.writes_inside, fast.writes_inside)
     if name == "wf_block":
-        if ops.is_sym(v):
+        if bv.is_sym(v):
             # entry k of v's CONT group, free: the negated claim asks for any of the 16
             return wf(inp, v, fast, z3.BitVec("obs.cont_entry", 32))
-        return bv.and_(*[wf(inp, v, fast, ops.const(v, k, 32)) for k in range(16)])
+        return bv.and_(*[wf(inp, v, fast, bv.const_like(v, k, 32)) for k in range(16)])
     if name == "index_bound":
         return bv.and_(slow.reads_ok, fast.reads_ok)
     if name == "terminates":

@@ -25,16 +25,6 @@ from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 
 
-def is_sym(x: object) -> bool:
-    """True for z3 terms (either sort)."""
-    return isinstance(x, z3.ExprRef)
-
-
-def const(like: Val | Cond, value: int, width: int) -> Val:
-    """``value`` as a ``width``-bit constant in the domain of ``like``."""
-    return z3.BitVecVal(value, width) if is_sym(like) else CBV(value, width)
-
-
 def zext(x: Val, width: int) -> Val:
     """Zero-extend (or keep) ``x`` to ``width`` bits."""
     w = x.size()
@@ -101,10 +91,10 @@ def pow2floor(x: Val, nbits: int, twice: bool = False) -> Val:
     caller states that higher bits are zero); ``twice``: ``1 << fls(x)``, twice that; 0 for
     ``x == 0``."""
     w = x.size()
-    out: Val = const(x, 0, w)
+    out: Val = bv.const_like(x, 0, w)
     for b in range(min(nbits, w)):
         v = (1 << (b + 1)) if twice else (1 << b)
-        out = bv.ite(bit(x, b), const(x, v & ((1 << w) - 1), w), out)
+        out = bv.ite(bit(x, b), bv.const_like(x, v & ((1 << w) - 1), w), out)
     return out
 
 
@@ -145,16 +135,16 @@ def ffs(x: Val, undefined: Val) -> tuple[Val, Cond]:
     w = undefined.size()
     out: Val = undefined
     for b in reversed(range(x.size())):
-        out = bv.ite(bit(x, b), const(undefined, b, w), out)
+        out = bv.ite(bit(x, b), bv.const_like(undefined, b, w), out)
     return out, bv.eq(x, 0)
 
 
 def fls(x: Val, nbits: int, width: int = 32) -> Val:
     """The kernel's ``__fls(x)`` (= ``ilog2(x)``): index of the highest set bit, looking at
     the low ``nbits`` bits only (the caller states that higher bits are zero); 0 for 0."""
-    out: Val = const(x, 0, width)
+    out: Val = bv.const_like(x, 0, width)
     for b in range(min(nbits, x.size())):
-        out = bv.ite(bit(x, b), const(x, b, width), out)
+        out = bv.ite(bit(x, b), bv.const_like(x, b, width), out)
     return out
 
 

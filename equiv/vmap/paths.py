@@ -132,12 +132,12 @@ def step_entry(
 
 def leaf_none(like: Val) -> Leaf:
     """No leaf (the page is unmapped)."""
-    z = ops.const(like, 0, OFF)
-    zero = ops.const(like, 0, arch.ENTRY_BITS)
+    z = bv.const_like(like, 0, OFF)
+    zero = bv.const_like(like, 0, arch.ENTRY_BITS)
     return Leaf(
-        level=ops.const(like, LEVEL_NONE, 2),
+        level=bv.const_like(like, LEVEL_NONE, 2),
         entry=zero,
-        pfn=ops.const(like, 0, PFN_BITS),
+        pfn=bv.const_like(like, 0, PFN_BITS),
         va0=z,
         npages=z,
         cont=False,
@@ -231,7 +231,7 @@ def slot_of(inp: VmapInputs, v: Val, lo: Val, hi: Val, shift: int) -> tuple[Val,
     addr != end)`` loops visit every slot boundary between ``lo`` and ``hi``."""
     r = ops.zext(va_low(inp, v, shift), OFF)
     start = bv.ite(bv.ult(v - lo, r), lo, v - r)
-    return start, ops.umin(v + (ops.const(v, 1 << shift, OFF) - r), hi)
+    return start, ops.umin(v + (bv.const_like(v, 1 << shift, OFF) - r), hi)
 
 
 def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
@@ -335,7 +335,7 @@ def pte_loop(
     no_over: Cond = True
     reads: Cond = True
     inside: Cond = True
-    one = ops.const(x0, 1, OFF)
+    one = bv.const_like(x0, 1, OFF)
     vi = add_lag(v, lag)
     probes: list[tuple[Cond, tuple[Val, Val, Val], Cond]] = []
     for _ in range(steps):
@@ -377,7 +377,7 @@ def pte_loop(
             (
                 here,
                 Leaf(
-                    level=ops.const(x, LEVEL_PTE, 2),
+                    level=bv.const_like(x, LEVEL_PTE, 2),
                     entry=entry_at(v),
                     pfn=pfn_v,
                     va0=step_x,
@@ -401,9 +401,9 @@ def pte_loop(
     # the macro-step is exact: at the start of v's own step the hook returns the run's step
     # size (a block run), or one page inside a run of single PTEs (the first step of a
     # macro-step is the hook's own result)
-    z = ops.const(x0, 0, OFF)
+    z = bv.const_like(x0, 0, OFF)
     at = ops.select([(c, p[0]) for c, p, _ in probes], z)
-    at_pfn = ops.select([(c, p[1]) for c, p, _ in probes], ops.const(x0, 0, PFN_BITS))
+    at_pfn = ops.select([(c, p[1]) for c, p, _ in probes], bv.const_like(x0, 0, PFN_BITS))
     want = ops.select([(c, p[2]) for c, p, _ in probes], one)
     inner = ops.select_cond([(c, n) for c, _, n in probes], False)
     got = arch.arch_vmap_pte_range_map_size(va_low(inp, at, 9), y1 - at, at_pfn, shift, hook)
@@ -426,11 +426,11 @@ def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: La
     first = sel.pfn(add_lag(va0, lag))
     entry = arch.pfn_pte(first, arch.mk_sect_prot(prot))
     return Leaf(
-        level=ops.const(va0, level, 2),
+        level=bv.const_like(va0, level, 2),
         entry=entry,
         pfn=sel.pfn(add_lag(v, lag)),
         va0=va0,
-        npages=ops.const(va0, npages, OFF),
+        npages=bv.const_like(va0, npages, OFF),
         cont=False,
         entry_at=lambda _p: entry,
     )
@@ -511,7 +511,7 @@ def vmap_range_noflush(
         needs_pmd=bv.not_(pud),
         needs_pud=True,
         block_slot=block,
-        flush_lo=ops.const(v, 0, OFF),
+        flush_lo=bv.const_like(v, 0, OFF),
         flush_hi=inp.count,
         ub=False,
         shift=max_page_shift,
@@ -559,17 +559,18 @@ def vmap_pages_range_noflush_walk(
     slot_lag: Lag = lag
     if not rev.pmd_nr_increment:
         # count the PMD blocks of the walk before v's slot
-        addr, npmd = lo, ops.const(v, 0, OFF)
+        addr, npmd = lo, bv.const_like(v, 0, OFF)
         done: Cond = False
         for _ in range(unroll.slots):
             act = bv.and_(bv.not_(done), bv.ult(addr, s_addr))
-            nxt = ops.umin(addr + (ops.const(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
-            here_lag = add_lag(ops.const(v, 0, OFF) - npmd * PMD_PAGES, lag)
+            nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF)
+                                   - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+            here_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
             npmd = bv.ite(bv.and_(act, pmd_ok(addr, nxt, here_lag)), npmd + 1, npmd)
             addr = bv.ite(act, nxt, addr)
             done = bv.not_(act)
         found = bv.not_(bv.ult(addr, s_addr))
-        slot_lag = add_lag(ops.const(v, 0, OFF) - npmd * PMD_PAGES, lag)
+        slot_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
     pmd = pmd_ok(s_addr, s_next, slot_lag)
     first = add_lag(s_addr, slot_lag)
     reads = ops.implies(big, bv.ult(first, pg.count))
@@ -600,7 +601,7 @@ def vmap_pages_range_noflush_walk(
         needs_pmd=True,
         needs_pud=True,
         block_slot=pmd,
-        flush_lo=ops.const(v, 0, OFF),
+        flush_lo=bv.const_like(v, 0, OFF),
         flush_hi=inp.count,
         ub=False,
         shift=shift,
@@ -616,15 +617,15 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
     pfn = inp.pages.pfn_at(v)
     entry = arch.pfn_pte(pfn, prot)
     leaf = Leaf(
-        level=ops.const(v, LEVEL_PTE, 2),
+        level=bv.const_like(v, LEVEL_PTE, 2),
         entry=entry,
         pfn=pfn,
         va0=v,
-        npages=ops.const(v, 1, OFF),
+        npages=bv.const_like(v, 1, OFF),
         cont=False,
         entry_at=lambda _p: entry,
     )
-    _, s_next = slot_of(inp, v, ops.const(v, 0, OFF), inp.count, 9)
+    _, s_next = slot_of(inp, v, bv.const_like(v, 0, OFF), inp.count, 9)
     return PathObs(
         leaf=leaf,
         writes_inside=True,
@@ -636,10 +637,10 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
         needs_pmd=True,
         needs_pud=True,
         block_slot=False,
-        flush_lo=ops.const(v, 0, OFF),
+        flush_lo=bv.const_like(v, 0, OFF),
         flush_hi=inp.count,
         ub=False,
-        shift=ops.const(v, arch.PAGE_SHIFT, 32),
+        shift=bv.const_like(v, arch.PAGE_SHIFT, 32),
     )
 
 
@@ -675,8 +676,8 @@ def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
 
 
 def _ioremap_seg(inp: VmapInputs) -> Seg:
-    top = ops.const(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
-    return Seg(off=inp.pages.base[0], start=ops.const(inp.a, 0, IDX_BITS), end=top, chain_end=top)
+    top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    return Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
 
 
 def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
@@ -685,12 +686,12 @@ def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
     BASE-H's 64K hook, then ``flush_cache_vmap(addr, end)``."""
     return vmap_range_noflush(
         inp=inp,
-        lo=ops.const(v, 0, OFF),
+        lo=bv.const_like(v, 0, OFF),
         hi=inp.count,
         sel=_ioremap_seg(inp),
         v=v,
         prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
         hook=BASE_HOOK,
         steps=unroll.steps,
         trylock=False,
@@ -721,7 +722,7 @@ def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
         trylock=False,
     )
     f = _fields(per_chunk)
-    f.update(reads_ok=bv.ult(first, inp.count), flush_lo=ops.const(v, 0, OFF), flush_hi=inp.count)
+    f.update(reads_ok=bv.ult(first, inp.count), flush_lo=bv.const_like(v, 0, OFF), flush_hi=inp.count)
     small = vmap_small_pages_range_noflush(inp=inp, v=v, prot=inp.prot)
     return _merge(bv.eq(s, arch.PAGE_SHIFT), small, PathObs(**f))
 
@@ -742,12 +743,12 @@ def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
     and advances by the returned size."""
     return vmap_range_noflush(
         inp=inp,
-        lo=ops.const(v, 0, OFF),
+        lo=bv.const_like(v, 0, OFF),
         hi=inp.count,
         sel=_ioremap_seg(inp),
         v=v,
         prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=ops.const(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
         hook=rev.hook,
         steps=unroll.steps,
         trylock=fast_trylock(rev),
@@ -762,7 +763,7 @@ def fast_vmalloc(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
     return vmap_pages_range_noflush_walk(
         inp=inp,
         rev=rev,
-        lo=ops.const(v, 0, OFF),
+        lo=bv.const_like(v, 0, OFF),
         hi=inp.count,
         lag=None,
         shift=inp.shift,
@@ -811,7 +812,7 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
     sg = pg.seg(idx)
     pfn = sg.pfn(idx)
     contig = sg.chain_end - idx  # pages[idx..] consecutive up to the end of the chain
-    zero32 = ops.const(idx, 0, IDX_BITS)
+    zero32 = bv.const_like(idx, 0, IDX_BITS)
     ffs_val, is_zero = ops.ffs(pfn, ops.zext(inp.oracles.ffs0(idx), IDX_BITS))
     guard: Cond = bv.not_(bv.eq(pfn, 0)) if rev.pfn0_guard else True
     ub = bv.and_(guard, is_zero) if rev.pfn_clamp else False
@@ -819,7 +820,7 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
 
     def num_pages_contiguous(n: Val) -> Val:
         # 1 for n <= 1, else min(n, contiguous length)
-        return ops.umax(ops.umin(n, contig), ops.const(idx, 1, IDX_BITS))
+        return ops.umax(ops.umin(n, contig), bv.const_like(idx, 1, IDX_BITS))
 
     def scan_ok(n: Val) -> Cond:
         # num_pages_contiguous(&pages[idx], n) reads pages[idx + k] for k < n up to the first
@@ -878,7 +879,7 @@ class BatchState:
     @classmethod
     def initial(cls, like: Val) -> BatchState:
         """``i = 0, idx = 0, prev_shift = 0, map_addr = batch_end = addr``."""
-        z = ops.const(like, 0, IDX_BITS)
+        z = bv.const_like(like, 0, IDX_BITS)
         return cls(i=z, idx=z, prev=z, bend=z, map_addr=z)
 
 
@@ -948,7 +949,7 @@ def final_walk(inp: VmapInputs, rev: Revision, st: BatchState) -> tuple[Cond, Va
 def flush_range(inp: VmapInputs, rev: Revision, st: BatchState) -> tuple[Val, Val]:
     """``out: flush_cache_vmap(addr, end)`` (the v3 fix: the saved start), as positions;
     M4 flushes from ``map_addr``, X4 up to ``batch_end``."""
-    lo = ops.const(inp.a, 0, OFF) if rev.flush_from == "start" else st.map_addr
+    lo = bv.const_like(inp.a, 0, OFF) if rev.flush_from == "start" else st.map_addr
     hi = inp.count if rev.flush_to == "end" else st.bend
     return lo, hi
 
