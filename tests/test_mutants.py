@@ -274,7 +274,7 @@ def test_self_test_on_a_reduced_set() -> None:
 
 def test_render_names_failures() -> None:
     """A survived bug and a false report make the result not ok, and are spelled out."""
-    g0 = (MemoryType.GENERIC, 0)
+    g0 = ("GENERIC", 0)
 
     def row(name: str, eq: bool, outcome: Outcome, verdict: Verdict,
             want: tuple[str, ...] | None) -> MutantRow:
