@@ -3,23 +3,10 @@ score the checker on it.
 
 Each mutant is checked on its own preset, revision v11, on a few (type, order) cells (order 0
 and 1: no template tail loop; order 2: every page role; order 9: the deduplicated vmemmap on
-64-byte struct pages).  A cell is classified against the mutant's ``expect``:
-
-========  ================  =====================================================
-code      outcome           meaning
-========  ================  =====================================================
-``K``     killed            REFUTED, and one of the expected fields is reported
-``WRONG`` wrong-field       REFUTED, but none of the expected fields is reported
-``SURV``  survived          a difference was expected; PROVED, UNKNOWN or VACUOUS
-``-``     not-applicable    a bug that cannot show at this cell (expect None): PROVED
-``ok``    ok                an equivalent control: PROVED
-``FALSE`` false-report      the cell is expected PROVED (control, or a bug where it
-                            cannot show) but the checker did not prove it
-========  ================  =====================================================
-
-A bug mutant is *killed* if it is killed on at least one cell and survives on none.  The
-self-test is ``ok`` when no cell survived, was caught on the wrong field, or was falsely
-reported (:mod:`equiv.engine.selftest`).  Returns data; it prints nothing.
+64-byte struct pages).  A cell is classified against the mutant's ``expect`` as
+:mod:`equiv.engine.selftest` describes (killed, wrong-field, survived, not-applicable, ok,
+false-report); a bug mutant is killed if it is killed on at least one cell and survives on
+none.  Returns data; it prints nothing (:func:`equiv.report.render_selftest` renders it).
 """
 
 from __future__ import annotations
