@@ -20,6 +20,7 @@ from attrs import frozen
 
 from equiv.engine.bv import CBV
 from equiv.engine.errors import InternalMismatch
+from equiv.engine.results import ObligationResult
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario, geometry, pfn_of, pfn_of_key, vmemmap_namer
 from equiv.obligations import ROLES, CellProblem, FastFn, Observation
@@ -167,8 +168,8 @@ class _ArrayInterp:
             return hit
         if self.default is not None:
             return self.default
-        v = self.model.eval(z3.Select(self.arr, z3.BitVecVal(idx, width)),
-                            model_completion=True).as_long()
+        v: int = self.model.eval(z3.Select(self.arr, z3.BitVecVal(idx, width)),
+                                 model_completion=True).as_long()
         self.entries[idx] = v
         return v
 
@@ -264,7 +265,8 @@ def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[Fie
     """The atoms (and the page_ref_set event count) in which the two pages of ``run`` differ,
     named with the views of the page's position in its folio."""
     if isinstance(run.slow, int) or isinstance(run.fast, int):
-        sv, fv = int(run.slow), int(run.fast)
+        assert isinstance(run.slow, int) and isinstance(run.fast, int), "one bitmap cell each"
+        sv, fv = run.slow, run.fast
         step = ("pageblock_migratetype_init_range",)
         return () if sv == fv else (FieldDiff(0, 1, ("pageblock migratetype bits",), sv, fv,
                                               (step,), (step,)),)
@@ -435,6 +437,14 @@ def recorded_factory(L: Layout, order: int, cx: Counterexample) -> Callable[[], 
         lambda b: pick(cells, b, cx.memory.pageblock_default, "bitmap cell"))
 
 
+def counterexample_of(ob: ObligationResult) -> Counterexample | None:
+    """The counterexample of one of this subject's obligations, as this module's class (the
+    engine's records hold it as the :class:`equiv.engine.results.Counterexample` protocol)."""
+    cx = ob.counterexample
+    assert cx is None or isinstance(cx, Counterexample), type(cx)
+    return cx
+
+
 def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[FieldDiff, ...]:
     """Replay a recorded counterexample (as written by ``--emit-tests``) from its values
     alone, without a solver: the differing atoms of the page (or bitmap cell) it names."""
@@ -443,5 +453,5 @@ def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[Fie
 
 
 __all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "concrete_factory",
-           "concrete_inputs", "page_diffs", "recorded_factory", "replay", "replay_frame",
-           "replay_recorded", "run_concrete"]
+           "concrete_inputs", "counterexample_of", "page_diffs", "recorded_factory", "replay",
+           "replay_frame", "replay_recorded", "run_concrete"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from equiv.counterexample import Counterexample
+from equiv.counterexample import Counterexample, counterexample_of
 from equiv.engine.errors import InputError
 from equiv.engine.results import CellResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
@@ -52,16 +52,15 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
     """The outcome of one cell, and the field names its counterexamples report.  With
     ``page``, a kill must also name that struct page outside the range (a counterexample of
     the ``outside`` role at that pfn)."""
-    reported = tuple(sorted({n for o in res.obligations if o.counterexample is not None
-                             for d in o.counterexample.diffs for n in d.names}))
+    cxs = [cx for o in res.obligations if (cx := counterexample_of(o)) is not None]
+    reported = tuple(sorted({n for cx in cxs for d in cx.diffs for n in d.names}))
     if expected is None:
         if res.verdict is not Verdict.PROVED:
             return Outcome.FALSE_REPORT, reported
         return (Outcome.OK if equivalent else Outcome.NOT_APPLICABLE), reported
     if res.verdict is not Verdict.REFUTED:
         return Outcome.SURVIVED, reported
-    if page is not None and not any(o.counterexample is not None and
-                                    names_page(o.counterexample, page) for o in res.obligations):
+    if page is not None and not any(names_page(cx, page) for cx in cxs):
         return Outcome.WRONG_FIELD, reported
     return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
 
