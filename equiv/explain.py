@@ -16,9 +16,9 @@ from attrs import frozen
 
 from equiv.check import prefer_small, solver_for
 from equiv.counterexample import (
-    Counterexample,
     FieldDiff,
     concrete_inputs,
+    counterexample_of,
     recorded_factory,
     run_concrete,
 )
@@ -101,7 +101,7 @@ def explain(spec: CellSpec, field: str, result: CellResult) -> Explanation:
         if ob.slow is None:  # the pageblock bitmap has no struct page fields
             continue
         res = verdicts.get(ob.role.name)
-        cx: Counterexample | None = res.counterexample if res is not None else None
+        cx = counterexample_of(res) if res is not None else None
         if cx is not None:
             factory = recorded_factory(L, sc.order, cx)
             index, inputs, source = cx.index, cx.inputs, "counterexample"
