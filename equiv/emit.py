@@ -36,6 +36,7 @@ from equiv.counterexample import (
     ConcreteRun,
     Counterexample,
     FieldDiff,
+    counterexample_of,
     page_diffs,
     recorded_factory,
     run_concrete,
@@ -148,7 +149,7 @@ def pytest_source(run: RunResult, cell: CellResult, ob: ObligationResult) -> str
         cell: the matrix cell.
         ob: a REFUTED obligation of ``cell`` with a counterexample.
     """
-    cx = ob.counterexample
+    cx = counterexample_of(ob)
     assert cx is not None
     cmd = repro_command(run, cell, ob.name)
     role = ROLES.get(ob.role)
@@ -334,7 +335,7 @@ def kunit_source(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
     Raises:
         InternalMismatch: a concrete re-run does not show the recorded difference.
     """
-    cx = ob.counterexample
+    cx = counterexample_of(ob)
     assert cx is not None
     spec = cell_spec(run, cell, ob)
     L = Layout.from_config(_config(run))
@@ -445,7 +446,8 @@ def kunit_source(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
                        "observed struct page."
     else:
         b = cx.index["b"]
-        slow_v, fast_v = int(conc.slow), int(conc.fast)  # type: ignore[arg-type]
+        assert isinstance(conc.slow, int) and isinstance(conc.fast, int), "a bitmap cell each"
+        slow_v, fast_v = conc.slow, conc.fast
         out += _c_comment(f"The observed pageblock: bitmap cell {b:#x}, its first pfn, and its "
                           "bits as the slow path and the compared path leave them.")
         out += _define("EQUIV_PAGEBLOCK_PFN", f"{b << _config(run).PAGEBLOCK_ORDER:#x}UL")
