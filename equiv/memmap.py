@@ -265,7 +265,7 @@ def _small_const(t: Val, bound: int) -> bool:
     """``t`` is a constant in ``[0, bound)`` (no deduplication can apply to it)."""
     if isinstance(t, CBV):
         return int(t) < bound
-    return z3.is_bv_value(t) and t.as_long() < bound
+    return bool(z3.is_bv_value(t) and t.as_long() < bound)
 
 
 M64 = (1 << 64) - 1
@@ -348,7 +348,7 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
     def _name(c: Val, t: Val) -> Val:
         if _small_const(t, stride):
             return in_compound(c, t)
-        if not z3.is_bv_value(t):
+        if isinstance(t, CBV) or not z3.is_bv_value(t):  # (a CBV is never a z3 numeral)
             # a loop's index: named in its compound even past the compound's end, where
             # the key has a slot >= 2^order that no canonical key has; tail_frame owns no
             # such slot, so the store fails the frame lemma and the concrete replay
