@@ -11,6 +11,8 @@ kernel .config (read by :mod:`equiv.linux.kconfig`) on the arch preset's constan
 
 from __future__ import annotations
 
+from typing import Any
+
 from attrs import evolve, field, frozen
 
 from equiv.engine.errors import ConfigError, InputError, lookup
@@ -151,8 +153,8 @@ ARM64_4K = Config(name="arm64-4k", arch="arm64", NODES_SHIFT=4, NR_CPUS=512,
                   description="arm64, 4K pages, NODES_SHIFT 4, NR_CPUS 512")
 
 
-def _v(base: Config, name: str, description: str, **kw: object) -> Config:
-    return evolve(base, name=name, description=description, **kw)  # type: ignore[arg-type]
+def _v(base: Config, name: str, description: str, **kw: Any) -> Config:
+    return evolve(base, name=name, description=description, **kw)
 
 
 PRESETS: dict[str, Config] = {c.name: c for c in (
@@ -271,7 +273,8 @@ def from_kconfig(path: str) -> Config:
         arch = next((a for a in ("X86_32", "ARM", "RISCV", "PPC64", "S390") if a in sym), "unknown")
         raise InputError(f"--kconfig {path!r}: arch {arch} is not modelled; valid: x86_64, arm64")
     shift = _kconfig_page_shift(sym, path)
-    values: dict[str, object] = {s: s in sym and sym[s] in ("y", "m") for s in KCONFIG_BOOLS}
+    # Config fields by name: the switches (bool) and the numbers (int)
+    values: dict[str, Any] = {s: s in sym and sym[s] in ("y", "m") for s in KCONFIG_BOOLS}
     values["BITS_PER_LONG"] = 64 if "64BIT" in sym else 32
     values["PAGE_SHIFT"] = shift
     values["NODES_SHIFT"] = (_kconfig_int(sym, "NODES_SHIFT", path) or 0) if values["NUMA"] else 0
@@ -286,7 +289,7 @@ def from_kconfig(path: str) -> Config:
         assumed.append("MAX_PHYSMEM_BITS=52 when 5-level paging is enabled at boot (unused: "
                        "section bits are not in page->flags under VMEMMAP) [M]")
     cfg = evolve(base, name=path, description=f"from {path} (arch {base.arch})",
-                 assumed=tuple(assumed), **values)  # type: ignore[arg-type]
+                 assumed=tuple(assumed), **values)
     try:
         return cfg.validate()
     except InputError as e:

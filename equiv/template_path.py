@@ -25,6 +25,7 @@ to the kernel's values and the seeded-bug controls (:mod:`equiv.mutants`) change
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from attrs import evolve, field, frozen
 
@@ -417,7 +418,12 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
             head_tmpl = mem.read(c0, c0).noted("first head taken as the head template")
         if keep_tail:
             tail_tmpl = tail_after()
-    carry0: Carry = (head_tmpl, tail_tmpl) if keep_tail else (head_tmpl,)  # type: ignore[assignment]
+    carry0: Carry
+    if keep_tail:  # so the first compound was set up (FastVariant rejects the other case)
+        assert tail_tmpl is not None
+        carry0 = (head_tmpl, tail_tmpl)
+    else:
+        carry0 = (head_tmpl,)
 
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
         s0 = bv.const_like(c, 0)
@@ -457,8 +463,9 @@ def fast_path(rev: Revision) -> Callable[[Ctx, Scenario, Inputs], Memory]:
     return run
 
 
-def with_variant(rev: Revision, **knobs: object) -> Revision:
-    """``rev`` with some knobs changed (used by the seeded-bug controls)."""
+def with_variant(rev: Revision, **knobs: Any) -> Revision:
+    """``rev`` with some knobs changed (used by the seeded-bug controls); each value of its
+    knob's type (:class:`FastVariant` validates them)."""
     return evolve(rev, variant=evolve(rev.variant, **knobs))
 
 
