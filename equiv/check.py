@@ -331,8 +331,8 @@ def _same_difference(ob: Observation, cex: Counterexample, atoms: tuple[Atom, ..
     for a in atoms:
         hi, lo = 8 * (a.offset + a.size) - 1, 8 * a.offset
         sv, fv = z3.Extract(hi, lo, ob.slow.bits), z3.Extract(hi, lo, ob.fast.bits)
-        d = by_off.get(a.offset)
-        parts += [sv == d.slow, fv == d.fast] if d is not None else [sv == fv]
+        diff = by_off.get(a.offset)
+        parts += [sv == diff.slow, fv == diff.fast] if diff is not None else [sv == fv]
     if ob.slow.events is not None and ob.fast.events is not None:
         ev = [d for d in cex.diffs if not d.size]
         parts += ([ob.slow.events == ev[0].slow, ob.fast.events == ev[0].fast] if ev

@@ -436,7 +436,7 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
 
     def decide(c: z3.BoolRef) -> bool | None:
         if z3.is_true(c) or z3.is_false(c):
-            return z3.is_true(c)
+            return bool(z3.is_true(c))
         hit = decided.get(c.get_id())
         if hit is None:
             v = c
@@ -488,7 +488,7 @@ def _check_role(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
         if r == z3.unsat:
             continue
         if r != z3.sat:
-            return s.reason_unknown()
+            return str(s.reason_unknown())
         m = s.model()
         for (ix, d), d2 in zip(grp.cases, diffs, strict=True):
             if z3.is_true(m.eval(d2, model_completion=True)) and \
@@ -511,13 +511,13 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
     index = {k: model.eval(v, model_completion=True).as_long() for k, v in idx.items()}
 
     def page_at(pfn: int) -> int:
-        return model.eval(z3.Select(pages, z3.BitVecVal(pfn, 64)), model_completion=True).as_long()
+        return int(model.eval(z3.Select(pages, z3.BitVecVal(pfn, 64)), model_completion=True).as_long())
 
     def cell_at(b: int) -> int:
-        return model.eval(z3.Select(pb, z3.BitVecVal(b, 64)), model_completion=True).as_long()
+        return int(model.eval(z3.Select(pb, z3.BitVecVal(b, 64)), model_completion=True).as_long())
 
     def is_early(n: int) -> bool:
-        return z3.is_true(model.eval(early(z3.BitVecVal(n, 64)), model_completion=True))
+        return bool(z3.is_true(model.eval(early(z3.BitVecVal(n, 64)), model_completion=True)))
 
     unwritten = ((),) * L.size
 
