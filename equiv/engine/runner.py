@@ -14,8 +14,8 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
-from concurrent.futures import as_completed
 from typing import Any, TypeVar
 
 from equiv.engine.cache import Cache, cell_key
@@ -144,8 +144,9 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
 
     ctx = multiprocessing.get_context("fork")
     with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
-        futures = {pool.schedule(group, args=([specs[i] for i in idx],),
-                                 timeout=backstop_s): idx for idx in pending}
+        futures: dict[Future[list[CellResult]], list[int]] = {
+            pool.schedule(group, args=([specs[i] for i in idx],), timeout=backstop_s): idx
+            for idx in pending}
         try:
             for fut in as_completed(futures):
                 idx = futures[fut]

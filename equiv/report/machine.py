@@ -170,7 +170,7 @@ def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
             suite.add_property(key, val)
         obs = [(c, ob) for c in run.cells for ob in c.obligations]
         for c, ob in obs:
-            suite.append(_testcase(run, c, ob, times))  # type: ignore[no-untyped-call]
+            suite.append(_testcase(run, c, ob, times))
         # counted here rather than by junitparser's update_statistics, which would also
         # write a total time of 0 when times are off
         counts = {"tests": len(obs),
@@ -182,12 +182,12 @@ def render_junit(runs: Sequence[RunResult], *, times: bool = True) -> str:
             totals[key] += n
         if times:
             suite.time = round(sum(c.seconds for c in run.cells), 3)
-        root.append(suite)  # type: ignore[no-untyped-call]
+        root.append(suite)
     for key, n in totals.items():
         setattr(root, key, n)
     if times and runs:
         root.time = round(max(r.wall_seconds for r in runs), 3)
-    raw = root.tostring()  # type: ignore[no-untyped-call]
+    raw = root.tostring()
     pretty = xml.dom.minidom.parseString(raw).toprettyxml(indent="  ", encoding="UTF-8")
     return pretty.decode()
 

@@ -9,9 +9,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from tqdm import tqdm
+
+if TYPE_CHECKING:
+    from typing import Never, TypeAlias
+
+    _Counter: TypeAlias = tqdm[Never]  # a bar without an iterable, as the stubs type it
+else:
+    _Counter = tqdm  # not subscriptable at run time
 
 __all__ = ["DELAY_SECONDS", "progress"]
 
@@ -19,7 +26,7 @@ __all__ = ["DELAY_SECONDS", "progress"]
 DELAY_SECONDS = 1.0
 
 
-class _Bar(tqdm):
+class _Bar(_Counter):
     """tqdm without its monitor thread: a live thread in the parent when the matrix forks its
     worker processes is what ``fork()`` warns about (and may deadlock on).  The monitor only
     tunes ``miniters``, which a bar advanced once per group does not need."""
