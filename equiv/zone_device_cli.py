@@ -31,9 +31,10 @@ if TYPE_CHECKING:
 
 DEFAULT_REVISION = "v11"
 #: the options only this subject has, with their defaults (other subjects refuse them)
-OWN_OPTIONS = {"config": "x86_64-default", "kconfig": None, "compare": None,
-               "observe_events": False, "copy_primitive": False, "btf": None, "linux": None,
-               "types": "all", "orders": "all", "explain": None}
+OWN_OPTIONS: dict[str, object] = {
+    "config": "x86_64-default", "kconfig": None, "compare": None, "observe_events": False,
+    "copy_primitive": False, "btf": None, "linux": None, "types": "all", "orders": "all",
+    "explain": None}
 #: the --solver choices, the default first (every query can go to any of them: equiv.engine.solvers)
 SOLVERS = (*solvers.SOLVERS, "all")
 
