@@ -271,6 +271,11 @@ def add_lag(x: Val, lag: Lag) -> Val:
     return x if lag is None else x + lag
 
 
+def _lagged_pfn(sg: Seg, lag: Lag) -> Callable[[Val], Val]:
+    """Position ``p``'s pfn in segment ``sg`` (array index ``p + lag``)."""
+    return lambda p: sg.pfn(add_lag(p, lag))
+
+
 def _ugt1(x: Val) -> Cond:
     return bv.not_(bv.ule(x, 1))
 
@@ -370,9 +375,7 @@ def pte_loop(
         step_x = bv.ite(big, x + ((v - x) & mask), v)
         pfn_v = sg.pfn(vi)
         npages = bv.ite(big, size, one)
-        entry_at = step_entry(
-            lambda p, sg=sg: sg.pfn(add_lag(p, lag)), prot, big, step_x, npages, cont_every
-        )
+        entry_at = step_entry(_lagged_pfn(sg, lag), prot, big, step_x, npages, cont_every)
         cases.append(
             (
                 here,

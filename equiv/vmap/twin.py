@@ -235,7 +235,7 @@ class Machine:
             if self.use_trylock and not self.trylock(level, idx):
                 return False
             self.free_below(level, idx)
-        entry = phys | arch.mk_sect_prot(prot)
+        entry = phys | int(arch.mk_sect_prot(prot))  # typed for both domains: int in, int out
         table[idx] = ("L", entry)
         self.r.writes.append((level, addr >> 12, (addr + size) >> 12))
         return True
