@@ -42,7 +42,7 @@ import z3
 from attrs import frozen
 
 from equiv.engine import bv
-from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.page_model import (
     KEY_BITS,
     ConcreteMemory,
@@ -150,8 +150,9 @@ def _carry_eq(a: Carry, b: Carry) -> Cond:
     return bv.and_(*(bv.eq(p.bits, q.bits) for p, q in zip(a, b, strict=True)))
 
 
-def _key(mem: Memory, carry: Carry, k: Val) -> tuple[object, ...]:
-    return (id(mem), tuple(p.bits.get_id() for p in carry), k.get_id())  # type: ignore[union-attr]
+def _key(mem: Memory, carry: Carry, k: BV) -> tuple[object, ...]:
+    bits: list[BV] = [p.bits for p in carry]  # a symbolic loop's carry: z3 terms
+    return (id(mem), tuple(b.get_id() for b in bits), k.get_id())
 
 
 def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry, body: Body,
@@ -243,8 +244,8 @@ class _SymLoop:
             return ()
         return _carry_ite(bv.eq(k, self.lo), self.carry0, self.run(self.mem, self.carry0, k - 1)[1])
 
-    def tracker(self, k: Val) -> TrackingMemory:
-        key = k.get_id()  # type: ignore[union-attr]
+    def tracker(self, k: BV) -> TrackingMemory:
+        key = k.get_id()
         t = self.trackers.get(key)
         if t is None:
             t = self.trackers[key] = TrackingMemory(self.mem, lambda: tuple(self.ctx.pc))

@@ -30,7 +30,7 @@ import z3
 from attrs import evolve, frozen
 
 from equiv.engine import bv
-from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import InputError
 from equiv.loops import Ctx, Owner, never
 from equiv.page_model import KEY_BITS, Layout, Memory, Namer, SymMemory
@@ -320,12 +320,12 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
 
     opt_of: dict[int, tuple[Val, Cond]] = {}  # compound term id -> (term, deduplicated)
 
-    def compound_dedup(c: Val) -> Cond:
+    def compound_dedup(c: BV) -> Cond:
         assert g is not None
-        hit = opt_of.get(c.get_id())  # type: ignore[union-attr]
+        hit = opt_of.get(c.get_id())
         if hit is None:
             head = pfn_of(sc, g, c, bv.const_like(c, 0))  # the term compound_nr_pages() uses
-            hit = opt_of[c.get_id()] = (  # type: ignore[union-attr]
+            hit = opt_of[c.get_id()] = (
                 c, bv.and_(bv.ult(c, g.ncompounds), deduplicated(sc, inp, head)))
         return hit[1]
 
@@ -338,8 +338,8 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
 
     memo: dict[tuple[int, int], tuple[Val, Val, Val]] = {}  # holds the terms: ids stay unique
 
-    def name(c: Val, t: Val) -> Val:
-        key = (c.get_id(), t.get_id())  # type: ignore[union-attr]
+    def name(c: BV, t: BV) -> Val:
+        key = (c.get_id(), t.get_id())
         hit = memo.get(key)
         if hit is None:
             hit = memo[key] = (c, t, _name(c, t))

@@ -33,7 +33,7 @@ from attrs import field, frozen
 
 from equiv.config import Config
 from equiv.engine import bv
-from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import ConfigError, WidthError
 
 # ----------------------------------------------------------------------------------------
@@ -529,23 +529,23 @@ class SymMemory(Memory):
         return cls(lambda n: PageState(bits=z3.Select(arr, n), events=ev),
                    lambda b: z3.Select(pb, b))
 
-    def load(self, n: Val) -> PageState:
-        key = n.get_id()  # type: ignore[union-attr]
+    def load(self, n: BV) -> PageState:
+        key = n.get_id()
         hit = self._memo.get(key)
         if hit is None:
             hit = self._memo[key] = (n, self._load(n))
         return hit[1]
 
-    def read_pb(self, b: Val) -> Val:
-        key = b.get_id()  # type: ignore[union-attr]
+    def read_pb(self, b: BV) -> Val:
+        key = b.get_id()
         hit = self._memo_pb.get(key)
         if hit is None:
             hit = self._memo_pb[key] = (b, self._read_pb(b))
         return hit[1]
 
     def store(self, n: Val, page: PageState) -> Memory:
-        def load(n2: Val) -> PageState:
-            if n2.eq(n):  # type: ignore[union-attr]  # same AST: shadowed
+        def load(n2: BV) -> PageState:
+            if n2.eq(n):  # same AST: shadowed
                 return page
             return ite_page(bv.eq(n2, n), page, self.load(n2))
 

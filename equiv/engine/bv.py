@@ -212,7 +212,7 @@ def ult(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a < b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value < a._o(b)
-    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    w = b.size() if isinstance(a, int) and not isinstance(b, int) else a.size()
     return _bool(z3.Z3_mk_bvult(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
@@ -220,7 +220,7 @@ def ule(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a <= b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value <= a._o(b)
-    w = a.size() if not isinstance(a, int) else b.size()  # type: ignore[union-attr]
+    w = b.size() if isinstance(a, int) and not isinstance(b, int) else a.size()
     return _bool(z3.Z3_mk_bvule(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 

@@ -17,7 +17,6 @@ no subject knowledge; the kernel bit tricks they implement (``__ffs``, ``__fls``
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, cast
 
 import z3
 
@@ -105,7 +104,7 @@ def shl(x: Val, k: Val) -> Val:
         return CBV(x.value << k.value if k.value < w else 0, w)
     xs = bv._z(x, w)
     ks = zext(k, w) if k.size() <= w else trunc(k, w)
-    out: Val = cast(Any, xs) << bv._z(ks, w)
+    out: Val = xs << bv._z(ks, w)
     return out
 
 
