@@ -1,4 +1,4 @@
-"""The code base stays ruff-clean (ruff is pinned in the test extra)."""
+"""The code base stays ruff-clean and mypy-clean (both pinned in the test extra)."""
 
 from __future__ import annotations
 
@@ -16,4 +16,13 @@ def test_ruff_clean() -> None:
     cmd = [exe] if exe else [sys.executable, "-m", "ruff"]
     p = subprocess.run([*cmd, "check", "equiv", "tests", "bench"], cwd=ROOT,
                        capture_output=True, text=True, check=False)
+    assert p.returncode == 0, p.stdout + p.stderr
+
+
+def test_mypy_clean() -> None:
+    """``mypy`` reports nothing on equiv/ (its configuration in pyproject.toml: strict on the
+    engine, the reports, the readers, the registry and the command line).  Not skipped when
+    mypy is missing: it is a test dependency."""
+    p = subprocess.run([sys.executable, "-m", "mypy"], cwd=ROOT, capture_output=True, text=True,
+                       check=False)
     assert p.returncode == 0, p.stdout + p.stderr
