@@ -14,7 +14,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.copy_ordering import SERIES_ARGUMENT, ordering_table
-from equiv.copy_primitive import CHOICES, FRAMES, MUTANTS, copy_matrix, copy_summary
+from equiv.copy_primitive import CHOICES, MUTANTS
+from equiv.copy_prover import FRAMES, copy_matrix, copy_summary
 from equiv.copy_report import render_copy_summary, render_ordering_table
 from equiv.engine.verdict import Verdict
 

@@ -1,7 +1,7 @@
 """The copy primitive's tables as text: the byte-equality summary and the publication-order
 table.
 
-Renders the data of :mod:`equiv.copy_primitive` (:func:`~equiv.copy_primitive.copy_summary`:
+Renders the data of :mod:`equiv.copy_prover` (:func:`~equiv.copy_prover.copy_summary`:
 does each revision of the series' non-temporal copy of a ``struct page`` write exactly the
 bytes memcpy writes, ``../shared/reference/zone_device.md`` §7) and of
 :mod:`equiv.copy_ordering` (:func:`~equiv.copy_ordering.ordering_table`: can a reader see the
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from equiv.copy_ordering import OrderingRow
-    from equiv.copy_primitive import CopySummaryRow
+    from equiv.copy_prover import CopySummaryRow
 
 __all__ = ["render_copy_summary", "render_ordering_table"]
 

@@ -174,7 +174,7 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
         return 0 if rep.ok else 1
     if args.copy_primitive:
         from equiv.copy_ordering import ordering_table
-        from equiv.copy_primitive import copy_matrix, copy_summary
+        from equiv.copy_prover import copy_matrix, copy_summary
         from equiv.copy_report import render_copy_summary, render_ordering_table
 
         results = copy_matrix()

@@ -17,14 +17,11 @@ from equiv.copy_primitive import (
     CopyPlan,
     CopyResult,
     Store,
-    copy_matrix,
     copy_plan,
-    copy_summary,
     memcpy_flushcache_nt_safe,
     memcpy_flushcache_v11,
-    prove_cell,
-    prove_plan,
 )
+from equiv.copy_prover import copy_matrix, copy_summary, prove_cell, prove_plan
 from equiv.copy_report import render_copy_summary, render_ordering_table
 from equiv.engine.errors import InputError
 from equiv.engine.verdict import Verdict
