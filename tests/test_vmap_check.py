@@ -108,7 +108,7 @@ class TestSelfTest:
         assert row.killed, row
         m = MUTANTS[name]
         for c in row.cells:
-            want = m.expected(c.ptype.value)  # type: ignore[attr-defined]
+            want = m.expected(c.ptype)
             if want is not None:
                 assert set(want) & set(c.reported) and not set(m.not_reported) & set(c.reported), c
 
