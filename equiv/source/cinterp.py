@@ -38,8 +38,7 @@ import z3
 from attrs import evolve, frozen
 
 from equiv.engine import bv
-from equiv.engine.bv import BV, CBV, Cond, Val
-from equiv.engine.errors import EquivError
+from equiv.engine.bv import CBV, Cond, Val
 from equiv.linux.ktree import (
     Definition,
     KernelTree,
@@ -52,52 +51,30 @@ from equiv.linux.ktree import (
     text,
 )
 from equiv.memmap import Inputs, Scenario
-from equiv.page_model import PageState, ite_page
+from equiv.page_model import PageState, extend_chain, ite_page
+from equiv.source.cstate import (
+    BaseLayer,
+    CCond,
+    CInt,
+    InterpError,
+    KeyCanon,
+    Loc,
+    MergeLayer,
+    Oracle,
+    PageStore,
+    Poison,
+    Ptr,
+    Slot,
+    State,
+    Value,
+)
+from equiv.source.csummary import CONCRETE_UNROLL, PEEL, CLemma, LoopShape, LoopSummary, loop_shape
 from equiv.source.src_layout import SUBFIELDS, SrcStruct
 
 #: Most iterations of one loop on one path.
 MAX_TRIPS = 300
 #: Deepest call nesting.
 MAX_DEPTH = 24
-
-
-class InterpError(EquivError):
-    """The interpreter met C it does not handle (or an undecidable alias).  The message names
-    the file, line and construct; the remedy is to model it (a trusted helper) or extend
-    the interpreter."""
-
-
-# ---- values ------------------------------------------------------------------------------
-
-
-@frozen(eq=False)
-class CInt:
-    """An integer rvalue: 64-bit value (narrower C types are sign/zero-extended) and sign."""
-
-    v: Val
-    signed: bool = False
-
-
-@frozen(eq=False)
-class CCond:
-    """A truth value (result of a comparison or ``!``)."""
-
-    c: Cond
-
-
-@frozen(eq=False)
-class Ptr:
-    """A pointer.  ``region``: "page" (into the memmap: ``idx`` is the pfn, ``off`` the byte
-    offset from that struct page), "obj" (an input object such as the dev_pagemap: ``obj``
-    names it), or "null"."""
-
-    region: str
-    ctype: str  # pointee type, e.g. "struct page", "unsigned long", "atomic_t"
-    idx: Val | None = None
-    off: int = 0
-    obj: str = ""
-    addr: Val | None = None  # numeric value, for obj pointers that get stored
-    nonnull: Cond = True
 
 
 @frozen(eq=False)
@@ -108,146 +85,6 @@ class Lazy:
     src: bytes
     frame: Frame
 
-
-Value = CInt | CCond | Ptr
-
-
-@frozen(eq=False)
-class Loc:
-    """An lvalue: a local variable, bytes of a struct page, or a field of an input object."""
-
-    kind: str  # "var", "mem", "obj"
-    name: str = ""
-    idx: Val | None = None
-    off: int = 0
-    size: int = 8
-    ctype: str = "unsigned long"
-
-
-# ---- state ---------------------------------------------------------------------------------
-
-
-Canon = tuple[int, int]  # (id of the symbolic base term, constant offset) of a pfn
-
-
-class KeyCanon:
-    """Canonical forms of pfn terms, ``base + constant``, so that two pfns of one loop are
-    told apart without a solver.  Two different base terms are related once, by the oracle:
-    if their difference is one constant under the assumptions, the second is recorded as
-    the first plus that constant (shared by every store of one run; terms kept alive)."""
-
-    def __init__(self, oracle: Oracle | None = None) -> None:
-        self.oracle = oracle
-        self.memo: dict[int, tuple[Val, Canon]] = {}
-        self.reps: list[BV] = []  # representative base terms
-        self.alias: dict[int, tuple[int, int]] = {}  # base id -> (representative id, delta)
-        self.keep: list[BV] = []
-
-    def _base(self, b: BV) -> tuple[int, int]:
-        bid = b.get_id()
-        hit = self.alias.get(bid)
-        if hit is not None:
-            return hit
-        self.keep.append(b)
-        for r in self.reps:
-            delta = self.oracle.constant_difference(b, r) if self.oracle is not None else None
-            if delta is not None:
-                self.alias[bid] = (r.get_id(), delta)
-                return self.alias[bid]
-        self.reps.append(b)
-        self.alias[bid] = (bid, 0)
-        return self.alias[bid]
-
-    def canon(self, key: Val) -> Canon:
-        if isinstance(key, CBV):
-            return (-1, key.value)
-        hit = self.memo.get(key.get_id())
-        if hit is not None:
-            return hit[1]
-        k = z3.simplify(key)
-        if z3.is_bv_value(k):
-            out: Canon = (-1, k.as_long())
-        else:
-            if z3.is_app_of(k, z3.Z3_OP_BADD) and k.num_args() == 2 and z3.is_bv_value(k.arg(0)):
-                base, off = k.arg(1), k.arg(0).as_long()
-            else:
-                base, off = k, 0
-            rep, delta = self._base(base)
-            out = (rep, (off + delta) % (1 << 64))
-        self.memo[key.get_id()] = (key, out)
-        return out
-
-    def same(self, a: Val, b: Val) -> bool | None:
-        """Do pfn terms ``a`` and ``b`` denote the same pfn?  None: cannot tell."""
-        ca, cb = self.canon(a), self.canon(b)
-        if ca[0] == cb[0]:
-            return ca[1] == cb[1]
-        return None
-
-
-class PageStore:
-    """Struct pages written so far, keyed by pfn term; unwritten pages read ``initial``."""
-
-    def __init__(self, initial: Callable[[Val], PageState], symbolic: bool, canon: KeyCanon,
-                 pages: list[tuple[Val, PageState]] | None = None,
-                 index: dict[Canon, int] | None = None) -> None:
-        self.initial, self.symbolic, self.canon = initial, symbolic, canon
-        self.pages: list[tuple[Val, PageState]] = pages or []
-        self.index: dict[Canon, int] = index if index is not None else {
-            canon.canon(k): i for i, (k, _) in enumerate(self.pages)}
-
-    def find(self, key: Val) -> int | None:
-        """Index of ``key``'s entry; None if ``key`` is distinct from every entry."""
-        c = self.canon.canon(key)
-        hit = self.index.get(c)
-        if hit is not None:
-            return hit
-        for i, (k, _) in enumerate(self.pages):
-            if self.canon.canon(k)[0] == c[0]:
-                continue  # same base, other offset: distinct
-            same = self.canon.same(k, key)
-            if same is None:
-                raise InterpError(f"cannot tell struct page pfn {key} from pfn {k} apart "
-                                  "(aliasing undecided)")
-            if same:
-                return i
-        return None
-
-    def read(self, key: Val) -> PageState:
-        i = self.find(key)
-        return self.initial(key) if i is None else self.pages[i][1]
-
-    def write(self, key: Val, page: PageState) -> PageStore:
-        i = self.find(key)
-        pages = list(self.pages)
-        index = dict(self.index)
-        if i is None:
-            index[self.canon.canon(key)] = len(pages)
-            pages.append((key, page))
-        else:
-            pages[i] = (pages[i][0], page)
-        return PageStore(self.initial, self.symbolic, self.canon, pages, index)
-
-    def read_any(self, key: Val) -> PageState:
-        """The page at a key that may equal several entries (an observation index)."""
-        out = self.initial(key)
-        for k, p in self.pages:
-            same = self.canon.same(k, key)
-            if same is True:
-                out = p
-            elif same is None:
-                out = ite_page(bv.eq(key, k), p, out)
-        return out
-
-
-@frozen(eq=False)
-class State:
-    """One path: path condition, locals (name -> (declared type, value)), memory, bitmap."""
-
-    pc: Cond
-    env: dict[str, tuple[str, Value]]
-    mem: PageStore
-    pb: dict[int, tuple[Val, Val]]  # bitmap cells written: id -> (block number, cell)
 
 
 # ---- trusted helpers -------------------------------------------------------------------------
@@ -317,43 +154,6 @@ class Frame:
     macro_args: dict[str, Lazy]
 
 
-class Oracle:
-    """Feasibility of path conditions under the assumptions (symbolic domain)."""
-
-    def __init__(self, assumptions: list[z3.BoolRef]) -> None:
-        self.solver = z3.SolverFor("QF_AUFBV")
-        self.solver.set("timeout", 30_000)
-        self.solver.add(*assumptions)
-        self.checks = 0
-
-    def constant_difference(self, a: Val, b: Val) -> int | None:
-        """``a - b`` if it is one constant under the assumptions, else None."""
-        d = a - b
-        self.checks += 1
-        if self.solver.check() != z3.sat:
-            return None
-        v = self.solver.model().eval(d, model_completion=True)
-        self.checks += 1
-        if self.solver.check(d != v) == z3.unsat:
-            delta: int = v.as_long()
-            return delta
-        return None
-
-    def feasible(self, c: Cond) -> bool:
-        if isinstance(c, bool):
-            return c
-        s = z3.simplify(c)
-        if z3.is_false(s):
-            return False
-        if z3.is_true(s):
-            return True
-        self.checks += 1
-        r = self.solver.check(c)
-        if r == z3.unknown:
-            raise InterpError(f"feasibility of a path undecided: {self.solver.reason_unknown()}")
-        return bool(r == z3.sat)
-
-
 class Outcome:
     """States leaving a statement, by how they leave it."""
 
@@ -369,7 +169,9 @@ class Interp:
 
     def __init__(self, tree: KernelTree, env: MacroEnv, structs: dict[str, SrcStruct],
                  sc: Scenario, inp: Inputs, oracle: Oracle | None,
-                 interpret: frozenset[str] | None = None) -> None:
+                 interpret: frozenset[str] | None = None, *, summarise: bool = False,
+                 label: str = "c",
+                 stack_init: Callable[[str, int], PageState] | None = None) -> None:
         self.tree, self.menv, self.structs, self.sc, self.inp = tree, env, structs, sc, inp
         self.oracle = oracle
         self.symbolic = bv.is_sym(inp.start_pfn)
@@ -384,6 +186,31 @@ class Interp:
         self.canon = KeyCanon(oracle)
         #: restrict which tree functions are interpreted (others must be trusted)
         self.only = interpret
+        #: summarise loops (:mod:`equiv.source.csummary`) instead of unrolling them
+        self.summarise = summarise
+        #: names this run's symbols (two trees in one query must not share stack symbols)
+        self.label = label
+        self._stack_init = stack_init
+        #: the loop-summary lemmas this run relies on
+        self.lemmas: list[CLemma] = []
+        #: loops summarised: "file:line function"
+        self.summarised: set[str] = set()
+        self.summaries: list[LoopSummary] = []
+        self._ids = 0
+
+    def fresh_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def stack_init(self, slot: str, size: int) -> PageState:
+        """The bytes of a struct local before it is written: arbitrary (one symbol per
+        declaration site; a replay takes the counterexample's value)."""
+        if self._stack_init is not None:
+            return self._stack_init(f"stack.{self.label}.{slot}", size)
+        if self.symbolic:
+            return PageState(bits=z3.BitVec(f"stack.{self.label}.{slot}", 8 * size))
+        return PageState(bits=CBV(int.from_bytes(b"\xa5" * size, "little"), 8 * size),
+                         origin=((),) * size)
 
     # -- helpers on values ------------------------------------------------------------------
 
@@ -547,25 +374,32 @@ class Interp:
                     env[name] = (t, self.merge_values(pcs, vs))
                 except InterpError:
                     continue  # not mergeable: dead after the join (checked when read)
-        keys: dict[Canon, Val] = {}
         base = states[0].mem
+        keys: dict[tuple[int, int], Val] = {}
         for st in states:
             for k, _ in st.mem.pages:
                 keys.setdefault(base.canon.canon(k), k)
         pages: list[tuple[Val, PageState]] = []
         for k in keys.values():
-            vals = [st.mem.read(k) for st in states]
+            vals = [st.mem.read(k, st.pc) for st in states]
             pages.append((k, self._ite_pages(pcs, vals)))
-        pb_ids: dict[int, Val] = {}
-        for s in states:
-            for i, (b, _) in s.pb.items():
-                pb_ids.setdefault(i, b)
-        pb: dict[int, tuple[Val, Val]] = {}
-        for i, b in pb_ids.items():
-            cells = [s.pb[i][1] if i in s.pb else self.inp.mem.read_pb(b) for s in states]
-            pb[i] = (b, self._ite_val(pcs, cells))
-        mem = PageStore(base.initial, base.symbolic, base.canon, pages)
-        return State(pc=pc, env=env, mem=mem, pb=pb), pcs
+        blocks: list[Val] = []
+        for st in states:
+            for b, _ in st.mem.pbs:
+                if not any(self._same_key(b, b2) for b2 in blocks):
+                    blocks.append(b)
+        pbs = [(b, self._ite_val(pcs, [st.mem.read_pb(b, st.pc) for st in states]))
+               for b in blocks]
+        below = base.below
+        if any(st.mem.below is not below for st in states):
+            below = MergeLayer(pcs, [st.mem for st in states])
+        mem = PageStore(below, base.symbolic, base.canon, pages, pbs=pbs)
+        stack: dict[str, PageState | None] = {}
+        for name in {n for st in states for n in st.stack}:
+            slots = [st.stack.get(name) for st in states]
+            live = [p for p in slots if p is not None]
+            stack[name] = None if len(live) < len(slots) else self._ite_pages(pcs, live)
+        return State(pc=pc, env=env, mem=mem, stack=stack), pcs
 
     def _same_key(self, a: Val, b: Val) -> bool:
         same = self.canon.same(a, b)
@@ -585,6 +419,13 @@ class Interp:
         first = vs[0]
         if all(v is first for v in vs):
             return first
+        poisoned = [v for v in vs if isinstance(v, Poison)]
+        if poisoned:
+            return poisoned[0]
+        if any(isinstance(v, Slot) for v in vs):
+            if all(isinstance(v, Slot) and v.slot == first.slot for v in vs):  # type: ignore[union-attr]
+                return first
+            raise InterpError("struct locals merged")
         if all(isinstance(v, Ptr) for v in vs):
             ps = [v for v in vs if isinstance(v, Ptr)]  # all of them
             live = [p for p in ps if p.region != "null"]
@@ -597,6 +438,9 @@ class Interp:
                 return evolve(p0, nonnull=nn)
             if p0.region == "page" and all(p.region == "page" and p.off == p0.off for p in ps):
                 return evolve(p0, idx=self._ite_val(pcs, [p.idx for p in ps]))
+            if p0.region == "local" and all(p.region == "local" and p.obj == p0.obj
+                                            and p.off == p0.off for p in ps):
+                return p0
             raise InterpError("pointers to different objects merged")
         if any(isinstance(v, Ptr) for v in vs):
             raise InterpError("pointer merged with an integer")
@@ -682,8 +526,17 @@ class Interp:
     def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
         t = node.type
         out = Outcome()
-        if t == "compound_statement":
-            return self.block(frame, node, state)
+        if t == "compound_statement":  # a C scope: its declarations end with it
+            o = self.block(frame, node, state)
+            before = state.env
+
+            def scoped(sts: list[State]) -> list[State]:
+                return [st if all(n in before for n in st.env) else
+                        evolve(st, env={n: v for n, v in st.env.items() if n in before})
+                        for st in sts]
+
+            o.normal, o.cont, o.brk = scoped(o.normal), scoped(o.cont), scoped(o.brk)
+            return o
         if t == "expression_statement":
             if node.named_children:
                 e = node.named_children[0]
@@ -700,6 +553,12 @@ class Interp:
                 name, ptr = _declarator_name(frame.src, d)
                 full = ctype + " *" if ptr else ctype
                 init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                if not ptr and ctype.startswith("struct ") and init is None:
+                    slot = f"{frame.fn}.{name}@{d.start_point[0] + 1}"
+                    size = self._struct_size(ctype, frame, d)
+                    state = evolve(state, env={**state.env, name: (full, Slot(slot, ctype))},
+                                   stack={**state.stack, slot: self.stack_init(slot, size)})
+                    continue
                 if init is not None:
                     state, v = self.expr(frame, init, state)
                     v = self.convert(full, v)
@@ -759,12 +618,32 @@ class Interp:
                 state = self.stmt(frame, init, state).normal[0]
             else:
                 state, _ = self.expr(frame, init, state)
+        exits: list[State] = []
+        shape = loop_shape(frame.src, node) if self.summarise else None
+        if shape is None:
+            cur = self._trips(frame, node, state, MAX_TRIPS, out, exits)
+            if cur is not None:
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: loop in {frame.fn} "
+                                  f"may run more than {MAX_TRIPS} times under the assumptions")
+        else:
+            cur = self._trips(frame, node, state, PEEL, out, exits)
+            if cur is not None:
+                after = self._summarised(frame, node, shape, cur, out, exits)
+                if after is not None:
+                    exits.append(after)
+        if exits:
+            out.normal.append(self.merge(exits))
+        return out
+
+    def _trips(self, frame: Frame, node: Node, state: State, trips: int, out: Outcome,
+               exits: list[State]) -> State | None:
+        """Run up to ``trips`` iterations as written; the state entering the next one (its
+        condition not yet evaluated), or None if every path has left the loop."""
         cond = node.child_by_field_name("condition")
         update = node.child_by_field_name("update")
         body = child(node, "body")
-        exits: list[State] = []
         cur: State | None = state
-        for _ in range(MAX_TRIPS):
+        for _ in range(trips):
             if cur is None:
                 break
             if cond is not None:
@@ -775,24 +654,48 @@ class Interp:
             if no is not None:
                 exits.append(no)
             if yes is None:
-                cur = None
-                break
+                return None
             o = self.guarded(lambda s2: self.stmt(frame, body, s2), yes)
             out.ret += o.ret
             exits += o.brk
             nxt = o.normal + o.cont
             if not nxt:
-                cur = None
-                break
+                return None
             cur = self.merge(nxt)
             if update is not None:
                 cur, _ = self.expr(frame, update, cur)
-        if cur is not None:
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: loop in {frame.fn} may "
-                              f"run more than {MAX_TRIPS} times under the assumptions")
-        if exits:
-            out.normal.append(self.merge(exits))
-        return out
+        return cur
+
+    def _summarised(self, frame: Frame, node: Node, shape: LoopShape, cur: State,
+                    out: Outcome, exits: list[State]) -> State | None:
+        """The state after the rest of a loop, entered in ``cur`` (see
+        :mod:`equiv.source.csummary`)."""
+        where = f"{frame.file}:{node.start_point[0] + 1}"
+        v = cur.env.get(shape.var)
+        if v is None or not isinstance(v[1], CInt) or _int_type(v[0])[0] != 64 or \
+                _int_type(v[0])[1]:
+            raise InterpError(f"{where}: loop variable {shape.var} is not an unsigned long "
+                              "(the summary needs one)")
+        lo = v[1].v
+        _, hv = self.expr(frame, shape.bound, cur)
+        hi = self.as_int(hv)
+        if shape.step is None:
+            step: int | None = 1
+        else:
+            _, sv = self.expr(frame, shape.step, cur)
+            step = _const(self.as_int(sv))
+        if step is None or step <= 0:
+            raise InterpError(f"{where}: loop step is not a positive constant")
+        if not self.symbolic:
+            trips = _const(bv.ite(bv.ult(lo, hi), hi - lo, self.c64(0)))
+            if trips is not None and trips // step <= CONCRETE_UNROLL:
+                rest = self._trips(frame, node, cur, CONCRETE_UNROLL + 2, out, exits)
+                assert rest is None
+                return None
+        summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step)
+        self.summaries.append(summary)
+        self.summarised.add(f"{where} {frame.fn}")
+        return summary.exit_state()
 
     def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
         out = Outcome()
@@ -863,7 +766,7 @@ class Interp:
             op = node.children[0].type
             if op == "&":
                 state, loc = self.lvalue(frame, child(node, "argument"), state)
-                return state, self.address_of(loc)
+                return state, self.address_of(loc, state)
             state, loc = self.lvalue(frame, node, state)
             return state, self.load(loc, state)
         if t == "assignment_expression":
@@ -902,6 +805,8 @@ class Interp:
         if t == "cast_expression":
             tn = " ".join(text(src, child(node, "type")).split())
             state, v = self.expr(frame, child(node, "value"), state)
+            if tn == "void":
+                return state, CInt(self.c64(0))
             if tn.endswith("*"):
                 if isinstance(v, Ptr):
                     return state, evolve(v, ctype=tn[:-1].strip())
@@ -909,7 +814,19 @@ class Interp:
             return state, self.convert(tn, v)
         if t == "sizeof_expression":
             type_node = node.child_by_field_name("type")
-            name = " ".join(text(src, type_node).split()) if type_node is not None else text(src, node)
+            if type_node is None:  # sizeof expr: the type of the expression (not evaluated)
+                _, ev = self.expr(frame, child(node, "value"), state)
+                if isinstance(ev, Slot):
+                    return state, CInt(self.c64(self.slot_size(ev.slot, state)))
+                if isinstance(ev, Ptr):  # sizeof(*p) or sizeof(p->member) of an aggregate
+                    t_ = ev.ctype
+                    st_ = {"struct page": "page", "struct folio": "folio"}.get(t_)
+                    if st_ is not None and child(node, "value").type in (
+                            "pointer_expression", "parenthesized_expression"):
+                        return state, CInt(self.c64(self.structs[st_].size))
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: sizeof "
+                                  f"{text(src, node)!r} not modelled")
+            name = " ".join(text(src, type_node).split())
             if name in ("struct page",):
                 return state, CInt(self.c64(self.psize))
             if name in ("unsigned long", "long"):
@@ -942,7 +859,12 @@ class Interp:
             lz = frame.macro_args[name]
             return self.expr(lz.frame, lz.node, state)
         if name in state.env:
-            return state, state.env[name][1]
+            v = state.env[name][1]
+            if isinstance(v, Poison):
+                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: {name} is read after "
+                                  f"the loop at {v.where}, whose value there is not followed "
+                                  "(the loop is summarised)")
+            return state, v
         if name in self.enums:
             return state, CInt(self.c64(self.enums[name]), True)
         c = self.constant(name)
@@ -1067,7 +989,7 @@ class Interp:
                     raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on a non-pointer")
                 return state, self.member(base, fname, frame, node)
             state, loc = self.lvalue(frame, arg, state)
-            return state, self.member(self.address_of(loc), fname, frame, node)
+            return state, self.member(self.address_of(loc, state), fname, frame, node)
         if t == "subscript_expression":
             state, base = self.expr(frame, child(node, "argument"), state)
             state, iv = self.expr(frame, child(node, "index"), state)
@@ -1083,18 +1005,17 @@ class Interp:
             return state, Loc("mem", idx=idx, off=off, size=size, ctype=base.ctype)
         if t == "pointer_expression" and node.children[0].type == "*":
             state, p = self.expr(frame, child(node, "argument"), state)
-            if not isinstance(p, Ptr) or p.region != "page":
+            if not isinstance(p, Ptr) or p.region not in ("page", "local"):
                 raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: dereference of a "
                                   "non-memmap pointer")
-            assert p.idx is not None
-            return state, Loc("mem", idx=p.idx, off=p.off, size=_int_size(p.ctype), ctype=p.ctype)
+            return state, self.ploc(p, 0, _int_size(p.ctype), p.ctype)
         raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: lvalue {t} not supported")
 
     def member(self, base: Ptr, fname: str, frame: Frame, node: Node) -> Loc:
         if base.region == "obj":
             self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
             return Loc("obj", name=f"{base.obj}.{fname}")
-        if base.region != "page":
+        if base.region not in ("page", "local"):
             raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on NULL")
         st = {"struct page": "page", "struct folio": "folio"}.get(base.ctype)
         if st is not None:
@@ -1111,13 +1032,27 @@ class Interp:
         else:
             raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: member {fname} of "
                               f"{base.ctype} not modelled")
-        assert base.idx is not None
-        idx, o = self.norm(base.idx, base.off + off)
+        return self.ploc(base, off, size, ctype)
+
+    def ploc(self, p: Ptr, off: int, size: int, ctype: str) -> Loc:
+        """The lvalue ``size`` bytes at ``off`` past pointer ``p`` (memmap or struct local)."""
+        if p.region == "local":
+            return Loc("local", name=p.obj, off=p.off + off, size=size, ctype=ctype)
+        if p.region != "page":
+            raise InterpError(f"access through a pointer to {p.region} {p.obj}".rstrip())
+        assert p.idx is not None
+        idx, o = self.norm(p.idx, p.off + off)
         return Loc("mem", idx=idx, off=o, size=size, ctype=ctype)
 
-    def address_of(self, loc: Loc) -> Ptr:
+    def address_of(self, loc: Loc, state: State | None = None) -> Ptr:
         if loc.kind == "mem":
             return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)
+        if loc.kind == "local":
+            return Ptr("local", loc.ctype, obj=loc.name, off=loc.off)
+        if loc.kind == "var" and state is not None:
+            v = state.env[loc.name][1]
+            if isinstance(v, Slot):
+                return Ptr("local", v.ctype, obj=v.slot, off=0)
         if loc.kind == "obj":
             obj, _, fld = loc.name.partition(".")
             if (obj, fld) == ("pgmap", "altmap"):
@@ -1150,10 +1085,17 @@ class Interp:
             return state.env[loc.name][1]
         if loc.kind == "obj":
             return self.obj_field(loc.name)
-        assert loc.idx is not None
-        if loc.ctype in ("struct list_head", "struct rcu_head") or loc.ctype.startswith("struct page"):
-            return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
-        page = state.mem.read(loc.idx)
+        aggregate = loc.ctype in ("struct list_head", "struct rcu_head") or \
+            loc.ctype.startswith("struct page")
+        if loc.kind == "local":
+            if aggregate:
+                return Ptr("local", loc.ctype, obj=loc.name, off=loc.off)
+            page = self.slot_bytes(loc.name, state)
+        else:
+            assert loc.idx is not None
+            if aggregate:
+                return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
+            page = state.mem.read(loc.idx, state.pc)
         raw = page.load(loc.off, loc.size)
         w, signed = 8 * loc.size, loc.ctype in ("int", "atomic_t", "long")
         return CInt(_extend(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
@@ -1163,15 +1105,31 @@ class Interp:
         if loc.kind == "var":
             t = state.env[loc.name][0]
             return evolve(state, env={**state.env, loc.name: (t, self.convert(t, v))})
-        if loc.kind != "mem":
+        if loc.kind not in ("mem", "local"):
             raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: store to input object "
                               f"{loc.name}")
-        assert loc.idx is not None
         x = self.as_int(v)
         val = bv.extract(x, 8 * loc.size - 1, 0)
-        step = f"{frame.file}:{node.start_point[0] + 1}: {' '.join(text(frame.src, node).split())[:70]}"
-        page = state.mem.read(loc.idx)
-        return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step)))
+        step = self.step(frame, node)
+        if loc.kind == "local":
+            slot = self.slot_bytes(loc.name, state).store(loc.off, loc.size, val, step)
+            return evolve(state, stack={**state.stack, loc.name: slot})
+        assert loc.idx is not None
+        page = state.mem.read(loc.idx, state.pc)
+        return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step),
+                                                 state.pc))
+
+    @staticmethod
+    def step(frame: Frame, node: Node) -> str:
+        """A store's provenance: the file, line and text of the statement."""
+        return f"{frame.file}:{node.start_point[0] + 1}: {' '.join(text(frame.src, node).split())[:70]}"
+
+    def slot_bytes(self, slot: str, state: State) -> PageState:
+        got = state.stack.get(slot, None)
+        if got is None:
+            raise InterpError(f"struct local {slot} is read after a summarised loop that "
+                              "changes it" if slot in state.stack else f"no struct local {slot}")
+        return got
 
     def assign(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
         op = text(frame.src, child(node, "operator"))
@@ -1217,6 +1175,24 @@ class Interp:
         if name == "jiffies_to_msecs":
             use("jiffies, jiffies_to_msecs")
             return state, CInt(self.c64(0))
+        if name in ("memcpy", "memcpy_flushcache", "memset"):
+            use(name)
+            if site is None:
+                raise InterpError(f"{name} needs a call site")
+            d = ev(0)
+            src = ev(1)
+            nv = _const(self.as_int(ev(2)))
+            where = self.step(*site)
+            if nv is None:
+                raise InterpError(f"{where}: {name} of a symbolic length")
+            if not isinstance(d, Ptr) or (name != "memset" and not isinstance(src, Ptr)):
+                raise InterpError(f"{where}: {name} on a non-pointer")
+            if name == "memset":
+                state = self.copy_bytes(d, None, self.as_int(src), nv, state, where)
+            else:
+                assert isinstance(src, Ptr)
+                state = self.copy_bytes(d, src, None, nv, state, where)
+            return state, (d if name != "memcpy_flushcache" else None)
         if name == "pfn_to_page":
             use(name)
             return state, Ptr("page", "struct page", idx=self.as_int(ev(0)), off=0)
@@ -1232,11 +1208,10 @@ class Interp:
             anode = child(call, "arguments").named_children
             if name == "atomic_set":
                 p = ev(0)
-                if not isinstance(p, Ptr) or p.region != "page":
+                if not isinstance(p, Ptr) or p.region not in ("page", "local"):
                     raise InterpError(f"{frame.file}:{call.start_point[0] + 1}: atomic_set on a "
                                       "non-memmap pointer")
-                assert p.idx is not None
-                loc = Loc("mem", idx=p.idx, off=p.off, size=4, ctype="int")
+                loc = self.ploc(p, 0, 4, "int")
             else:
                 state, loc = self.lvalue(frame, anode[0], state)
             del target
@@ -1260,11 +1235,10 @@ class Interp:
             if flag not in self.enums:
                 raise InterpError(f"{name}: no {flag} in the tree's enum pageflags")
             p = ev(0)
-            if not isinstance(p, Ptr) or p.region != "page" or site is None:
+            if not isinstance(p, Ptr) or p.region not in ("page", "local") or site is None:
                 raise InterpError(f"{name} on a non-memmap pointer")
-            assert p.idx is not None
             frame, call = site
-            loc = Loc("mem", idx=p.idx, off=p.off, size=8)
+            loc = self.ploc(p, 0, 8, "unsigned long")
             old = self.as_int(self.load(loc, state))
             bit = self.c64(1 << self.enums[flag])
             new = old | bit if name.startswith("__Set") else old & ~bit
@@ -1272,8 +1246,8 @@ class Interp:
         if name == "folio_test_large":
             use(name)
             p = ev(0)
-            assert isinstance(p, Ptr) and p.idx is not None
-            f = self.as_int(self.load(Loc("mem", idx=p.idx, off=p.off, size=8), state))
+            assert isinstance(p, Ptr)
+            f = self.as_int(self.load(self.ploc(p, 0, 8, "unsigned long"), state))
             return state, CCond(bv.ne(f & (1 << self.enums["PG_head"]), self.c64(0)))
         if name == "__pfn_to_section":
             use(name)
@@ -1295,14 +1269,13 @@ class Interp:
             from equiv.slow_path import init_pageblock_migratetype
             from equiv.source.slow_v612y import set_pageblock_migratetype_612
             b = bv.lshr(p.idx, self.cfg.PAGEBLOCK_ORDER)
-            key = self._pb_key(state, b)
-            old = state.pb[key][1] if key in state.pb else self.inp.mem.read_pb(b)
+            old = state.mem.read_pb(b, state.pc)
             if _const(mt) != 1:
                 raise InterpError(f"{name} with a migratetype other than MIGRATE_MOVABLE")
             cell = (set_pageblock_migratetype_612(self.inp, old, 1)
                     if name == "set_pageblock_migratetype"
                     else init_pageblock_migratetype(self.sc, self.inp, old, 1))
-            return evolve(state, pb={**state.pb, key: (b, cell)}), None
+            return evolve(state, mem=state.mem.write_pb(b, cell, state.pc)), None
         if name == "pageblock_align":
             use(name)
             n = 1 << self.cfg.PAGEBLOCK_ORDER
@@ -1327,20 +1300,82 @@ class Interp:
         if name == "page_kasan_tag_set":
             use(name)
             p, tag = ev(0), self.as_int(ev(1))
-            assert isinstance(p, Ptr) and p.idx is not None and site is not None
+            assert isinstance(p, Ptr) and site is not None
             fld = self.sc.layout.flags.get("KASAN_TAG")
-            loc = Loc("mem", idx=p.idx, off=p.off, size=8)
+            loc = self.ploc(p, 0, 8, "unsigned long")
             f = self.as_int(self.load(loc, state))
             f = (f & ~(fld.mask << fld.pgshift)) | (((tag ^ 0xFF) & fld.mask) << fld.pgshift)
             return self.store(site[0], site[1], loc, CInt(f), state), None
         del frame_node
         return None
 
-    def _pb_key(self, state: State, b: Val) -> int:
-        for k, (b2, _) in state.pb.items():
-            if self._same_key(b, b2):
-                return k
-        return max(state.pb, default=-1) + 1
+    def copy_bytes(self, dst: Ptr, src: Ptr | None, fill: Val | None, n: int, state: State,
+                   step: str) -> State:
+        """``memcpy(dst, src, n)`` (or ``memset(dst, fill, n)`` when ``src`` is None) on
+        whole bytes: each destination byte takes the source byte and its provenance chain,
+        extended by this step."""
+        if n < 0:
+            raise InterpError(f"{step}: negative length {n}")
+        if n == 0:
+            return state
+        for p in (dst, src):
+            if p is not None and p.region not in ("page", "local"):
+                raise InterpError(f"{step}: copy through a pointer to {p.region} {p.obj}".rstrip())
+
+        def split(p: Ptr) -> tuple[str, Val | None, int]:
+            if p.region == "local":
+                return "local", None, p.off
+            assert p.idx is not None
+            idx, off = self.norm(p.idx, p.off)
+            return "mem", idx, off
+
+        def get(kind: str, idx: Val | None, slot: str, st: State) -> PageState:
+            if kind == "local":
+                return self.slot_bytes(slot, st)
+            assert idx is not None
+            return st.mem.read(idx, st.pc)
+
+        dk, di, doff = split(dst)
+        if dk == "local" and doff + n > self.slot_size(dst.obj, state):
+            raise InterpError(f"{step}: copy of {n} bytes overflows struct local {dst.obj}")
+        if dk == "mem" and doff + n > self.psize:
+            raise InterpError(f"{step}: copy of {n} bytes crosses a struct page boundary "
+                              "(not modelled)")
+        dpage = get(dk, di, dst.obj, state)
+        if src is not None:
+            sk, si, soff = split(src)
+            if soff + n > (self.slot_size(src.obj, state) if sk == "local" else self.psize):
+                raise InterpError(f"{step}: copy of {n} bytes reads past its source")
+            spage = get(sk, si, src.obj, state)
+            val = bv.extract(spage.bits, 8 * (soff + n) - 1, 8 * soff)
+            chains = None if spage.origin is None else spage.origin[soff:soff + n]
+        else:
+            assert fill is not None
+            byte = bv.extract(fill, 7, 0)
+            val = bv.concat(*([byte] * n)) if n > 1 else byte
+            chains = None
+        from equiv.page_model import splice
+        bits = splice(dpage.bits, 8 * doff, val) if n < dpage.size else val
+        origin = None
+        if dpage.origin is not None:
+            new = ([extend_chain(c, step) for c in chains] if chains is not None
+                   else [extend_chain((), step)] * n)
+            origin = dpage.origin[:doff] + tuple(new) + dpage.origin[doff + n:]
+        page = PageState(bits=bits, origin=origin, events=dpage.events)
+        if dk == "local":
+            return evolve(state, stack={**state.stack, dst.obj: page})
+        assert di is not None
+        return evolve(state, mem=state.mem.write(di, page, state.pc))
+
+    def slot_size(self, slot: str, state: State) -> int:
+        return self.slot_bytes(slot, state).size
+
+    def _struct_size(self, ctype: str, frame: Frame, node: Node) -> int:
+        st = {"struct page": "page", "struct folio": "folio"}.get(ctype)
+        if st is None or st not in self.structs:
+            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: struct local of type "
+                              f"{ctype} not modelled (struct page and struct folio are)")
+        return self.structs[st].size
 
 
 # ---- small C helpers -----------------------------------------------------------------------
@@ -1550,9 +1585,11 @@ def walk(node: Node) -> Iterator[Node]:
         yield from walk(c)
 
 
-def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCanon) -> State:
+def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCanon,
+                  initial_pb: Callable[[Val], Val] | None = None) -> State:
     """The state before the first statement: nothing written."""
-    return State(pc=True, env={}, mem=PageStore(initial, bv.is_sym(inp.start_pfn), canon), pb={})
+    base = BaseLayer(initial, initial_pb if initial_pb is not None else inp.mem.read_pb)
+    return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
 
 
 __all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",

@@ -1,0 +1,530 @@
+"""Loops of the C text summarised instead of unrolled: the C interpreter's loop induction.
+
+A ``for`` loop of the tree's text such as ``for (pfn = head_pfn + 2; pfn < end_pfn; pfn++)
+zone_device_page_init_from_template(pfn_to_page(pfn), pfn, &template);`` is, after its
+first :data:`PEEL` iterations are run as written, replaced by a *summary* derived from the
+C itself, as :mod:`equiv.loops` does for the hand-written model:
+
+* **Shape** (:func:`loop_shape`): an unsigned loop variable ``v``, a condition ``v < hi`` or
+  ``v <= hi`` whose right side the body does not change, a constant step (``v++``,
+  ``v += S``, ``v = v + S``), no ``break``, ``return`` or ``goto`` out of the body.  Iteration
+  ``k`` runs with ``v = lo + k * S``; the loop runs ``K`` iterations (from ``lo``, ``hi``, ``S``).
+* **Frame** (derived from the loop variable): iteration ``k`` owns the struct pages
+  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
+  struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
+  over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
+  first pfn lies in that block (none if the body writes no cell).
+* **Carry**: the locals the body assigns or takes the address of, and the struct locals
+  (``struct page template``) alive at the loop: the carry entering iteration ``k`` is the seed
+  for ``k = 0`` and one step from the seed at ``k - 1`` otherwise.
+* **Summary**: after the loop, a struct page ``n`` owned by iteration ``k < K`` holds what the
+  body, interpreted at ``k`` on the entry memory with that carry, leaves there; any other
+  page its entry value.  The carried locals and the loop variable are not followed past the
+  loop (reading them is an error naming the loop).
+
+The summary is exact only if these lemmas hold for a fresh ``k < K`` (each recorded as a
+:class:`CLemma` and proved with the obligations that use it; the premise is the loop's path
+condition and ``k < K``):
+
+* ``frame-write``: the body changes no struct page and no pageblock cell outside block ``k``;
+* ``frame-read``: every read the body makes of its entry memory (under the path condition it
+  was made on) lies in block ``k``;
+* ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
+* ``no-wrap``: ``q_k + S`` does not wrap (so the loop ends where ``K`` says), and for ``<=``
+  the trip count does not overflow.
+
+In the concrete domain (a counterexample's replay) a loop of at most
+:data:`CONCRETE_UNROLL` trips runs as written; a longer one is read through the same
+summary, each page computed by its own iteration (the lemmas having been proved).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import z3
+from attrs import frozen
+
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.linux.ktree import Node, text
+from equiv.page_model import PageState, ite_page
+from equiv.source.cstate import (
+    CCond,
+    CInt,
+    InterpError,
+    Layer,
+    MergeLayer,
+    PageStore,
+    Poison,
+    Ptr,
+    Slot,
+    State,
+    TrackLayer,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from equiv.source.cinterp import Frame, Interp
+
+#: Iterations run as written before a loop is summarised (the first tail of a 6.12
+#: compound writes page[2] through prep_compound_head: outside its own block).
+PEEL = 2
+#: Longest loop a concrete replay runs iteration by iteration.
+CONCRETE_UNROLL = 4096
+
+
+@frozen(eq=False)
+class CLemma:
+    """A loop-summary lemma of the C text: ``premise -> claim`` must be valid under the
+    assumptions."""
+
+    loop: str  # "mm/mm_init.c:1062 memmap_init_compound"
+    kind: str
+    premise: z3.BoolRef
+    claim: z3.BoolRef
+
+    @property
+    def formula(self) -> z3.BoolRef:
+        return z3.Implies(self.premise, self.claim)
+
+
+@frozen
+class LoopShape:
+    """A ``for`` loop the summary can follow."""
+
+    var: str
+    op: str  # "<" or "<="
+    bound: Node  # right side of the condition
+    step: Node | None  # None: ``v++`` / ``++v``
+    body: Node
+    #: identifiers the body assigns, increments or takes the address of
+    assigned: frozenset[str]
+
+
+def _walk(node: Node) -> list[Node]:
+    out = [node]
+    for c in node.children:
+        out += _walk(c)
+    return out
+
+
+def _ident(src: bytes, node: Node | None) -> str | None:
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.named_children[-1] if node.named_children else None
+    return text(src, node) if node is not None and node.type == "identifier" else None
+
+
+def _escapes(node: Node) -> bool:
+    """Does ``node`` hold a ``return``/``goto``, or a ``break`` that leaves the loop?"""
+    for c in node.children:
+        if c.type in ("return_statement", "goto_statement"):
+            return True
+        if c.type == "break_statement":
+            return True
+        if c.type in ("for_statement", "while_statement", "do_statement", "switch_statement"):
+            if any(d.type in ("return_statement", "goto_statement") for d in _walk(c)):
+                return True
+            continue
+        if _escapes(c):
+            return True
+    return False
+
+
+def loop_shape(src: bytes, node: Node) -> LoopShape | None:
+    """The loop's shape if the summary can follow it, else None (it is unrolled)."""
+    cond = node.child_by_field_name("condition")
+    update = node.child_by_field_name("update")
+    body = node.child_by_field_name("body")
+    if cond is None or update is None or body is None:
+        return None
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[-1]
+    if cond.type != "binary_expression":
+        return None
+    op = text(src, cond.child_by_field_name("operator"))
+    var = _ident(src, cond.child_by_field_name("left"))
+    bound = cond.child_by_field_name("right")
+    if op not in ("<", "<=") or var is None or bound is None:
+        return None
+    step: Node | None
+    if update.type == "update_expression":
+        if _ident(src, update.child_by_field_name("argument")) != var or \
+                text(src, update.child_by_field_name("operator")) != "++":
+            return None
+        step = None
+    elif update.type == "assignment_expression":
+        if _ident(src, update.child_by_field_name("left")) != var:
+            return None
+        uop = text(src, update.child_by_field_name("operator"))
+        right = update.child_by_field_name("right")
+        if right is None:
+            return None
+        if uop == "+=":
+            step = right
+        elif uop == "=" and right.type == "binary_expression" and \
+                text(src, right.child_by_field_name("operator")) == "+" and \
+                _ident(src, right.child_by_field_name("left")) == var:
+            step = right.child_by_field_name("right")
+        else:
+            return None
+    else:
+        return None
+    if _escapes(body):
+        return None
+    assigned: set[str] = set()
+    for n in _walk(body):
+        if n.type == "assignment_expression":
+            name = _ident(src, n.child_by_field_name("left"))
+        elif n.type == "update_expression":
+            name = _ident(src, n.child_by_field_name("argument"))
+        elif n.type == "pointer_expression" and n.children and n.children[0].type == "&":
+            name = _ident(src, n.child_by_field_name("argument"))
+        else:
+            continue
+        if name is not None:
+            assigned.add(name)
+    if var in assigned:
+        return None
+    for n in [bound, *([step] if step is not None else [])]:
+        for m in _walk(n):
+            if m.type == "call_expression" or (m.type == "identifier" and
+                                               text(src, m) in assigned | {var}):
+                return None
+    return LoopShape(var, op, bound, step, body, frozenset(assigned))
+
+
+#: a carry: carried locals' values and carried struct locals' bytes
+Carry = tuple[dict[str, Value], dict[str, PageState]]
+
+
+class LoopSummary:
+    """One summarised loop, entered in state ``entry`` with the loop variable at ``lo``."""
+
+    def __init__(self, it: Interp, frame: Frame, node: Node, shape: LoopShape, entry: State,
+                 lo: Val, hi: Val, step: int) -> None:
+        self.it, self.frame, self.shape, self.entry = it, frame, shape, entry
+        self.lo, self.hi, self.s = lo, hi, step
+        self.where = f"{frame.file}:{node.start_point[0] + 1} {frame.fn}"
+        self.symbolic = it.symbolic
+        self.pow2 = step & (step - 1) == 0
+        zero = it.c64(0)
+        one = it.c64(1)
+        if shape.op == "<":
+            self.K = bv.ite(bv.ult(lo, hi), self._div(hi - lo - one) + one, zero)
+        else:
+            self.K = bv.ite(bv.ule(lo, hi), self._div(hi - lo) + one, zero)
+        self.vtype = entry.env[shape.var][0]
+        self.carried = sorted(n for n in shape.assigned if n in entry.env and n != shape.var)
+        self.slots = sorted(n for n, p in entry.stack.items() if p is not None)
+        self.carry0: Carry = ({n: entry.env[n][1] for n in self.carried},
+                              {n: p for n, p in entry.stack.items() if p is not None})
+        self._runs: dict[tuple[object, ...], tuple[State, TrackLayer]] = {}
+        self._keep: list[object] = []
+        self.lemmas_done = not self.symbolic
+        # the probe: iteration k (fresh) from the seed; gives the frame's offset and which
+        # memory the body writes, and is the carry-step lemma's right side
+        self.k: Val = z3.BitVec(f"loop.k#{it.fresh_id()}", 64) if self.symbolic else zero
+        probe = self.run(self.k, self.carry0) if self.symbolic or \
+            bv.ult(zero, self.K) is True else None
+        self.delta: Val = zero
+        self.writes_pb = True
+        if probe is not None:
+            self.delta = self._delta(probe)
+            self.writes_pb = _writes_pb(probe.mem)
+        self.q0 = lo + self.delta
+        self.probe = probe
+
+    # -- arithmetic --
+    def _div(self, x: Val) -> Val:
+        if self.pow2:
+            return bv.lshr(x, bv.ilog2(self.s)) if self.s > 1 else x
+        if isinstance(x, CBV):
+            return CBV(x.value // self.s, 64)
+        return z3.UDiv(x, self.s)
+
+    def _mul(self, k: Val) -> Val:
+        if self.pow2:
+            return k << bv.ilog2(self.s) if self.s > 1 else k
+        return k * self.s
+
+    def v(self, k: Val) -> Val:
+        return self.lo + self._mul(k)
+
+    def in_range(self, k: Val) -> Cond:
+        return bv.ult(k, self.K)
+
+    def in_block(self, k: Val, n: Val) -> Cond:
+        return bv.ult(n - (self.q0 + self._mul(k)), self.it.c64(self.s))
+
+    def own(self, n: Val) -> tuple[Cond, Val]:
+        k = self._div(n - self.q0)
+        return self.in_range(k), k
+
+    def _pfn_of_block(self, b: Val) -> Val:
+        return b << self.it.cfg.PAGEBLOCK_ORDER
+
+    def own_pb(self, b: Val) -> tuple[Cond, Val]:
+        if not self.writes_pb:
+            return False, self.it.c64(0)
+        return self.own(self._pfn_of_block(b))
+
+    def in_block_pb(self, k: Val, b: Val) -> Cond:
+        return self.in_block(k, self._pfn_of_block(b)) if self.writes_pb else False
+
+    def _delta(self, probe: State) -> Val:
+        """Offset of the first page the body writes from the loop variable (0 if none)."""
+        vk = self.v(self.k)
+        best: tuple[int, int, Val] | None = None
+        for key, _ in probe.mem.pages:
+            d = key - vk
+            if self.symbolic:
+                d = z3.simplify(d)
+                if _mentions(d, self.k):
+                    continue
+            base, off = self.it.canon.canon(d)
+            cand = (base, off, d)
+            if best is None or (base, off) < (best[0], best[1]):
+                best = cand
+        return best[2] if best is not None else self.it.c64(0)
+
+    # -- iterations --
+    def run(self, k: Val, carry: Carry) -> State:
+        """Iteration ``k`` on (a read-logging view of) the entry memory with ``carry``."""
+        return self.run_tracked(k, carry)[0]
+
+    def run_tracked(self, k: Val, carry: Carry) -> tuple[State, TrackLayer]:
+        """:meth:`run`, and the layer that logged its reads of the entry memory."""
+        key = (_id(k), tuple(_id(v) for v in carry[0].values()),
+               tuple(_id(p.bits) for p in carry[1].values()))
+        hit = self._runs.get(key)
+        if hit is not None:
+            return hit
+        it, e = self.it, self.entry
+        track = TrackLayer(e.mem)
+        env = dict(e.env)
+        env[self.shape.var] = (self.vtype, CInt(self.v(k)))
+        for n, v in carry[0].items():
+            env[n] = (e.env[n][0], v)
+        stack = {**e.stack, **carry[1]}
+        st = State(pc=bv.and_(e.pc, self.in_range(k)), env=env, mem=e.mem.layered(track),
+                   stack=stack)
+        out = it.guarded(lambda s2: it.stmt(self.frame, self.shape.body, s2), st)
+        if out.ret or out.brk:
+            raise InterpError(f"{self.where}: the loop is left by break or return (not "
+                              "summarised)")
+        ends = out.normal + out.cont
+        if not ends:  # an iteration read where none runs (its path condition is infeasible)
+            if it.oracle is None or it.oracle.feasible(st.pc):
+                raise InterpError(f"{self.where}: no path through an iteration is feasible")
+            ends = [st]
+        fin = it.merge(ends)
+        for n in e.env:
+            if n not in self.carried and n != self.shape.var and n in fin.env and \
+                    fin.env[n][1] is not e.env[n][1]:
+                raise InterpError(f"{self.where}: the body changes {n} in a way the summary "
+                                  "does not follow")
+        self._runs[key] = (fin, track)
+        self._keep.append((k, carry))
+        return fin, track
+
+    def carry_of(self, st: State) -> Carry:
+        env = {n: st.env[n][1] for n in self.carried if n in st.env}
+        stack: dict[str, PageState] = {}
+        for n in self.slots:
+            p = st.stack.get(n)
+            if p is None:
+                raise InterpError(f"{self.where}: struct local {n} lost in the loop")
+            stack[n] = p
+        return env, stack
+
+    def inv(self, k: Val) -> Carry:
+        """The carry entering iteration ``k``."""
+        if not self.carried and not self.slots:
+            return self.carry0
+        first = bv.eq(k, self.it.c64(0))
+        if first is True:
+            return self.carry0
+        prev = self.carry_of(self.run(k - self.it.c64(1), self.carry0))
+        if first is False:
+            return prev
+        env = {n: self.it.merge_values([first, True], [self.carry0[0][n], prev[0][n]])
+               for n in self.carried}
+        stack = {n: ite_page(first, self.carry0[1][n], prev[1][n]) for n in self.slots}
+        return env, stack
+
+    def at(self, k: Val) -> State:
+        return self.run(k, self.inv(k))
+
+    # -- the state after the loop --
+    def exit_state(self) -> State:
+        e = self.entry
+        env = dict(e.env)
+        for n in [*self.carried, self.shape.var]:
+            env[n] = (e.env[n][0], Poison(n, self.where))
+        stack: dict[str, PageState | None] = dict(e.stack)
+        for n in self.slots:
+            stack[n] = None
+        return State(pc=e.pc, env=env, mem=e.mem.layered(SummaryLayer(self)), stack=stack)
+
+    # -- lemmas --
+    def ensure_lemmas(self) -> None:
+        if self.lemmas_done:
+            return
+        self.lemmas_done = True
+        it, e, k = self.it, self.entry, self.k
+        premise = _bool(bv.and_(e.pc, self.in_range(k)))
+        fin, track = self.run_tracked(k, self.inv(k))
+        n2 = z3.BitVec(f"loop.n#{it.fresh_id()}", 64)
+        b2 = z3.BitVec(f"loop.b#{it.fresh_id()}", 64)
+        # the iteration's output in its own block, read first so that the reads it makes
+        # lazily (through summaries of inner loops) are logged under that condition
+        fin.mem.read_any(n2, self.in_block(k, n2))
+        if self.writes_pb:
+            fin.mem.read_pb_any(b2, self.in_block_pb(k, b2))
+        out_n = fin.mem.read_any(n2, False)
+        ent_n = e.mem.read_any(n2, False)
+        fw = [z3.Implies(_bool(bv.not_(self.in_block(k, n2))), out_n.bits == ent_n.bits)]
+        out_b = fin.mem.read_pb_any(b2, False)
+        ent_b = e.mem.read_pb_any(b2, False)
+        fw.append(z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b))
+        reads = [z3.Implies(_bool(pc), _bool(self.in_block(k, n))) for pc, n in track.log
+                 if pc is not False]
+        reads += [z3.Implies(_bool(pc), _bool(self.in_block_pb(k, b))) for pc, b in track.log_pb
+                  if pc is not False]
+        add = it.lemmas.append
+        add(CLemma(self.where, "frame-write", premise, z3.And(*fw)))
+        add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True)))
+        if self.carried or self.slots:
+            assert self.probe is not None
+            a, b = self.carry_of(fin), self.carry_of(self.probe)
+            eqs = [_bool(_value_eq(it, a[0][n], b[0][n])) for n in self.carried]
+            eqs += [a[1][n].bits == b[1][n].bits for n in self.slots]
+            add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True)))
+        vk = self.q0 + self._mul(k)
+        wrap = [_bool(bv.ule(vk, vk + it.c64(self.s)))]
+        if self.shape.op == "<=":
+            wrap.append(_bool(bv.ne(self._div(self.hi - self.lo) + it.c64(1), it.c64(0))))
+        add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
+
+
+class SummaryLayer(Layer):
+    """The memory after a summarised loop."""
+
+    def __init__(self, summary: LoopSummary) -> None:
+        self.summary = summary
+        self._pages: dict[object, PageState] = {}
+        self._pbs: dict[object, Val] = {}
+        self._keep: list[object] = []
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        s = self.summary
+        s.ensure_lemmas()
+        memo = (_id(key), _id(pc))
+        hit = self._pages.get(memo)
+        if hit is not None:
+            return hit
+        dom, k = s.own(key)
+        if isinstance(dom, bool) or (s.symbolic and z3.is_false(z3.simplify(dom))):
+            out = s.at(k).mem.read_any(key, pc) if dom is True else \
+                s.entry.mem.read_any(key, pc)
+        else:
+            out = ite_page(dom, s.at(k).mem.read_any(key, bv.and_(pc, dom)),
+                           s.entry.mem.read_any(key, bv.and_(pc, bv.not_(dom))))
+        self._pages[memo] = out
+        self._keep.append((key, pc))
+        return out
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        s = self.summary
+        s.ensure_lemmas()
+        memo = (_id(b), _id(pc))
+        hit = self._pbs.get(memo)
+        if hit is not None:
+            return hit
+        dom, k = s.own_pb(b)
+        if isinstance(dom, bool):
+            out = s.at(k).mem.read_pb_any(b, pc) if dom else s.entry.mem.read_pb_any(b, pc)
+        else:
+            out = bv.ite(dom, s.at(k).mem.read_pb_any(b, bv.and_(pc, dom)),
+                         s.entry.mem.read_pb_any(b, bv.and_(pc, bv.not_(dom))))
+        self._pbs[memo] = out
+        self._keep.append((b, pc))
+        return out
+
+
+def _writes_pb(store: PageStore) -> bool:
+    """Does an iteration's store write a pageblock cell (itself or through inner loops and
+    joins), down to its loop's read-logging layer?"""
+    todo: list[PageStore] = [store]
+    seen: set[int] = set()
+    while todo:
+        st = todo.pop()
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        if st.pbs:
+            return True
+        below = st.below
+        if isinstance(below, SummaryLayer):
+            if below.summary.writes_pb:
+                return True
+            todo.append(below.summary.entry.mem)
+        elif isinstance(below, MergeLayer):
+            todo.extend(below.stores)
+    return False
+
+
+def _id(x: object) -> object:
+    if isinstance(x, CBV):
+        return ("c", x.value)
+    if isinstance(x, bool):
+        return ("b", x)
+    if isinstance(x, z3.AstRef):
+        return x.get_id()
+    if isinstance(x, CInt):
+        return ("i", _id(x.v))
+    if isinstance(x, Ptr):
+        return ("p", x.region, x.obj, x.off, _id(x.idx) if x.idx is not None else None)
+    return id(x)
+
+
+def _bool(c: Cond) -> z3.BoolRef:
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+def _mentions(term: z3.ExprRef, sym: Val) -> bool:
+    if not isinstance(sym, z3.ExprRef):
+        return False
+    target = sym.get_id()
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.get_id() == target:
+            return True
+        todo.extend(t.children())
+    return False
+
+
+def _value_eq(it: Interp, a: Value, b: Value) -> Cond:
+    if a is b:
+        return True
+    if isinstance(a, Ptr) and isinstance(b, Ptr):
+        if a.region != b.region or a.obj != b.obj or a.off != b.off:
+            return False
+        if a.idx is None or b.idx is None:
+            return a.idx is None and b.idx is None
+        return bv.eq(a.idx, b.idx)
+    if isinstance(a, Slot) and isinstance(b, Slot):
+        return a.slot == b.slot
+    if isinstance(a, CInt | CCond) and isinstance(b, CInt | CCond):
+        return bv.eq(it.as_int(a), it.as_int(b))
+    return False
+
+
+__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "LoopShape", "LoopSummary", "SummaryLayer",
+           "loop_shape"]
