@@ -108,6 +108,14 @@ def _parser() -> argparse.ArgumentParser:
                         "types, obligations and mutants")
     for s in every():
         s.add_arguments(p)
+    g = p.add_argument_group("the patched kernel (with --linux BASE)")
+    g.add_argument("--patch", action="append", default=[], metavar="FILE",
+                   help="apply FILE (a unified diff, a git format-patch mail, or an mbox of "
+                        "them) to a private copy of the --linux tree, which is never written; "
+                        "repeatable: applied in the order given")
+    g.add_argument("--against", default=None, metavar="DIR",
+                   help="the patched kernel as a second source tree (read only), instead of "
+                        "--patch")
     return p
 
 
@@ -126,6 +134,44 @@ def _own_options(args: argparse.Namespace, subjects: list[Subject]) -> None:
             if getattr(args, opt) is not None:
                 raise InputError(f"--{opt} names differ per subject: give one --subject "
                                  f"(valid: {', '.join(REGISTRY)}) with --{opt}")
+
+
+def _patched(args: argparse.Namespace) -> None:
+    """Check --patch FILE... and --against DIR: each gives the patched kernel of a --linux
+    BASE run.  The patches are read and applied to a temporary copy of the files they
+    touch, so a patch that does not apply is refused before any proof starts."""
+    patches: list[str] = args.patch
+    against: str | None = args.against
+    if not patches and against is None:
+        return
+    if patches and against is not None:
+        raise InputError("--patch and --against both give the patched kernel: give --patch "
+                         "FILE (applied to a copy of --linux) or --against DIR, not both")
+    option = "--patch" if patches else "--against"
+    if getattr(args, "linux", None) is None:
+        raise InputError(f"{option} needs --linux BASE, the unpatched kernel tree "
+                         f"({'the patches apply to' if patches else 'it is compared with'})")
+    for path in patches:
+        if not path:
+            raise InputError("--patch needs a file name, got an empty one")
+        if not os.path.exists(path):
+            raise InputError(f"--patch {path}: no such file")
+        if not os.path.isfile(path):
+            raise InputError(f"--patch {path} is not a file; give a diff, a mail or an mbox")
+    if against is not None:
+        if not against:
+            raise InputError("--against needs a directory, got an empty name")
+        if not os.path.exists(against):
+            raise InputError(f"--against {against}: no such directory")
+        if not os.path.isdir(against):
+            raise InputError(f"--against {against} is not a directory; give the root of the "
+                             "patched kernel tree")
+    if patches:
+        from pathlib import Path
+
+        from equiv.linux.patch import dry_run
+
+        dry_run(Path(args.linux), [Path(p) for p in patches])
 
 
 def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -185,6 +231,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
                 out.write("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()]) + "\n")
             return 0
         _own_options(args, subjects)
+        _patched(args)
         reports = _reports(args)
         if args.timeout_ms <= 0:
             raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
