@@ -113,6 +113,13 @@ TRUSTED: dict[str, Trusted] = dict((
                      "(bit numbers from the tree's enum pageflags)"),
     _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
     _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
+    _t("pfn_to_section_nr", "pfn >> PFN_SECTION_SHIFT (include/linux/mmzone.h is not read)"),
+    _t("is_highmem_idx", "false: no ZONE_HIGHMEM on the modelled 64-bit configurations"),
+    _t("memcpy", "the bytes of the source, in order, each keeping its provenance (the C "
+                 "library / arch string routine is not read)"),
+    _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
+                            "--copy-primitive's)"),
+    _t("memset", "every byte the fill value"),
     _t("early_section", "the symbolic input early_section(section number)"),
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
@@ -262,6 +269,8 @@ class Interp:
                 return evolve(v, ctype=ct[:-1].strip())
             if isinstance(v, CInt) and not bv.is_sym(v.v) and int(v.v) == 0:
                 return Ptr("null", ct[:-1].strip())
+            if isinstance(v, CInt) and ct.replace(" ", "") == "void*":
+                return v  # an address held as a number (``__va(...)`` into ``page->virtual``)
             raise InterpError(f"integer converted to pointer type {ctype}")
         if isinstance(v, Ptr):
             return CInt(self.ptr_addr(v))
@@ -1253,6 +1262,12 @@ class Interp:
             use(name)
             nr = bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift)
             return state, CInt(nr)  # stands for &mem_section[nr]
+        if name == "pfn_to_section_nr":
+            use(name)
+            return state, CInt(bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift))
+        if name == "is_highmem_idx":
+            use(name)
+            return state, CCond(False)
         if name == "early_section":
             use(name)
             return state, CCond(self.inp.early_section(self.as_int(ev(0))))

@@ -119,7 +119,11 @@ class Oracle:
         self.checks = 0
 
     def constant_difference(self, a: Val, b: Val) -> int | None:
-        """``a - b`` if it is one constant under the assumptions, else None."""
+        """``a - b`` if it is one constant under the assumptions, else None.  Terms over
+        different free symbols are taken as unrelated without asking (the assumptions pin no
+        symbol to another's value plus a constant)."""
+        if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef) and _free(a) != _free(b):
+            return None
         d = a - b
         self.checks += 1
         if self.solver.check() != z3.sat:
@@ -144,6 +148,23 @@ class Oracle:
         if r == z3.unknown:
             raise InterpError(f"feasibility of a path undecided: {self.solver.reason_unknown()}")
         return bool(r == z3.sat)
+
+
+_FREE: dict[int, tuple[z3.ExprRef, frozenset[str]]] = {}
+
+
+def _free(t: z3.ExprRef) -> frozenset[str]:
+    """The uninterpreted constants of ``t`` (a process-wide memo, keyed by term id; the term
+    is kept alive with its entry)."""
+    hit = _FREE.get(t.get_id())
+    if hit is not None:
+        return hit[1]
+    if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        out = frozenset((str(t),))
+    else:
+        out = frozenset().union(*(_free(c) for c in t.children()))
+    _FREE[t.get_id()] = (t, out)
+    return out
 
 
 class KeyCanon:

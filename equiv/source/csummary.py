@@ -40,6 +40,7 @@ summary, each page computed by its own iteration (the lemmas having been proved)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import z3
@@ -216,17 +217,22 @@ class LoopSummary:
             self.K = bv.ite(bv.ule(lo, hi), self._div(hi - lo) + one, zero)
         self.vtype = entry.env[shape.var][0]
         self.carried = sorted(n for n in shape.assigned if n in entry.env and n != shape.var)
-        self.slots = sorted(n for n, p in entry.stack.items() if p is not None)
-        self.carry0: Carry = ({n: entry.env[n][1] for n in self.carried},
-                              {n: p for n, p in entry.stack.items() if p is not None})
+        #: struct locals the body may change: found by the probe below (a slot written on
+        #: any path of the probe is no longer the entry's object); every run checks the rest
+        self.slots: list[str] = []
+        self.carry0: Carry = ({n: entry.env[n][1] for n in self.carried}, {})
         self._runs: dict[tuple[object, ...], tuple[State, TrackLayer]] = {}
         self._keep: list[object] = []
         self.lemmas_done = not self.symbolic
         # the probe: iteration k (fresh) from the seed; gives the frame's offset and which
         # memory the body writes, and is the carry-step lemma's right side
-        self.k: Val = z3.BitVec(f"loop.k#{it.fresh_id()}", 64) if self.symbolic else zero
-        probe = self.run(self.k, self.carry0) if self.symbolic or \
+        self.k: Val = z3.BitVec(f"{it.label}.loop.k#{it.fresh_id()}", 64) if self.symbolic else zero
+        probe = self.run(self.k, self.carry0, check_slots=False) if self.symbolic or \
             bv.ult(zero, self.K) is True else None
+        if probe is not None:
+            self.slots = sorted(n for n, p in entry.stack.items()
+                                if p is not None and probe.stack.get(n) is not p)
+            self.carry0 = (self.carry0[0], {n: p for n, p in entry.stack.items() if n in self.slots})
         self.delta: Val = zero
         self.writes_pb = True
         if probe is not None:
@@ -289,11 +295,12 @@ class LoopSummary:
         return best[2] if best is not None else self.it.c64(0)
 
     # -- iterations --
-    def run(self, k: Val, carry: Carry) -> State:
+    def run(self, k: Val, carry: Carry, check_slots: bool = True) -> State:
         """Iteration ``k`` on (a read-logging view of) the entry memory with ``carry``."""
-        return self.run_tracked(k, carry)[0]
+        return self.run_tracked(k, carry, check_slots)[0]
 
-    def run_tracked(self, k: Val, carry: Carry) -> tuple[State, TrackLayer]:
+    def run_tracked(self, k: Val, carry: Carry,
+                    check_slots: bool = True) -> tuple[State, TrackLayer]:
         """:meth:`run`, and the layer that logged its reads of the entry memory."""
         key = (_id(k), tuple(_id(v) for v in carry[0].values()),
                tuple(_id(p.bits) for p in carry[1].values()))
@@ -324,6 +331,11 @@ class LoopSummary:
                     fin.env[n][1] is not e.env[n][1]:
                 raise InterpError(f"{self.where}: the body changes {n} in a way the summary "
                                   "does not follow")
+        if check_slots:
+            for n, p in e.stack.items():
+                if n not in self.slots and p is not None and fin.stack.get(n) is not p:
+                    raise InterpError(f"{self.where}: the body changes struct local {n} on "
+                                      "a path the summary's probe did not")
         self._runs[key] = (fin, track)
         self._keep.append((k, carry))
         return fin, track
@@ -356,6 +368,19 @@ class LoopSummary:
     def at(self, k: Val) -> State:
         return self.run(k, self.inv(k))
 
+    def inside(self, n: Val, k: Val, pc: Cond,
+               read: Callable[[PageStore, Val, Cond], Val]) -> Val:
+        """What iteration ``k`` (a term, e.g. the owner of an observation index) leaves at
+        ``n``: read from the lemma's iteration at the free symbol ``self.k``, under the
+        condition that ``n`` lies in its block, then ``self.k`` replaced by ``k``.  Every
+        decision taken while interpreting that iteration held for all values of the free
+        symbol on its path, so the instance is exact; reading it costs no new
+        interpretation of the body."""
+        kk = self.k
+        got = read(self.at(kk).mem, n, bv.and_(pc, self.in_range(kk), self.in_block(kk, n)))
+        assert isinstance(got, z3.ExprRef) and isinstance(k, z3.ExprRef)
+        return z3.substitute(got, (kk, k))
+
     # -- the state after the loop --
     def exit_state(self) -> State:
         e = self.entry
@@ -375,23 +400,21 @@ class LoopSummary:
         it, e, k = self.it, self.entry, self.k
         premise = _bool(bv.and_(e.pc, self.in_range(k)))
         fin, track = self.run_tracked(k, self.inv(k))
-        n2 = z3.BitVec(f"loop.n#{it.fresh_id()}", 64)
-        b2 = z3.BitVec(f"loop.b#{it.fresh_id()}", 64)
+        n2 = z3.BitVec(f"{it.label}.loop.n#{it.fresh_id()}", 64)
+        b2 = z3.BitVec(f"{it.label}.loop.b#{it.fresh_id()}", 64)
         # the iteration's output in its own block, read first so that the reads it makes
         # lazily (through summaries of inner loops) are logged under that condition
-        fin.mem.read_any(n2, self.in_block(k, n2))
+        fin.mem.read_any(n2, bv.and_(premise, self.in_block(k, n2)))
         if self.writes_pb:
-            fin.mem.read_pb_any(b2, self.in_block_pb(k, b2))
+            fin.mem.read_pb_any(b2, bv.and_(premise, self.in_block_pb(k, b2)))
         out_n = fin.mem.read_any(n2, False)
         ent_n = e.mem.read_any(n2, False)
         fw = [z3.Implies(_bool(bv.not_(self.in_block(k, n2))), out_n.bits == ent_n.bits)]
         out_b = fin.mem.read_pb_any(b2, False)
         ent_b = e.mem.read_pb_any(b2, False)
         fw.append(z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b))
-        reads = [z3.Implies(_bool(pc), _bool(self.in_block(k, n))) for pc, n in track.log
-                 if pc is not False]
-        reads += [z3.Implies(_bool(pc), _bool(self.in_block_pb(k, b))) for pc, b in track.log_pb
-                  if pc is not False]
+        reads = _read_claims([(pc, self.in_block(k, n)) for pc, n in track.log] +
+                             [(pc, self.in_block_pb(k, b)) for pc, b in track.log_pb])
         add = it.lemmas.append
         add(CLemma(self.where, "frame-write", premise, z3.And(*fw)))
         add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True)))
@@ -429,7 +452,8 @@ class SummaryLayer(Layer):
             out = s.at(k).mem.read_any(key, pc) if dom is True else \
                 s.entry.mem.read_any(key, pc)
         else:
-            out = ite_page(dom, s.at(k).mem.read_any(key, bv.and_(pc, dom)),
+            out = ite_page(dom, PageState(bits=s.inside(key, k, pc,
+                                                        lambda m, n, c: m.read_any(n, c).bits)),
                            s.entry.mem.read_any(key, bv.and_(pc, bv.not_(dom))))
         self._pages[memo] = out
         self._keep.append((key, pc))
@@ -446,11 +470,61 @@ class SummaryLayer(Layer):
         if isinstance(dom, bool):
             out = s.at(k).mem.read_pb_any(b, pc) if dom else s.entry.mem.read_pb_any(b, pc)
         else:
-            out = bv.ite(dom, s.at(k).mem.read_pb_any(b, bv.and_(pc, dom)),
-                         s.entry.mem.read_pb_any(b, bv.and_(pc, bv.not_(dom))))
+            inside = s.inside(s._pfn_of_block(b), k, pc, lambda m, _n, c: m.read_pb_any(b, c))
+            out = bv.ite(dom, inside, s.entry.mem.read_pb_any(b, bv.and_(pc, bv.not_(dom))))
         self._pbs[memo] = out
         self._keep.append((b, pc))
         return out
+
+
+def _read_claims(log: list[tuple[Cond, Cond]]) -> list[z3.BoolRef]:
+    """``pc -> inside`` for each logged read, leaving out those whose ``inside`` folds to
+    true (a read of the iteration's own struct page) or whose ``pc`` is false, and
+    duplicates.  Of ``pc`` only the conjuncts over scalars are kept (those that read no
+    struct page or bitmap cell): a weaker premise, so a stronger claim, and one the solver
+    decides without the pages' 512-bit terms."""
+    out: list[z3.BoolRef] = []
+    seen: set[tuple[int, int]] = set()
+    for pc, inside in log:
+        if pc is False:
+            continue
+        ins = _bool(inside)
+        ins = z3.simplify(ins)
+        if z3.is_true(ins):
+            continue
+        p = _scalar_part(_bool(pc))
+        key = (p.get_id(), ins.get_id())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(z3.Implies(p, ins))
+    return out
+
+
+def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
+    """The conjuncts of ``pc`` (nested ``And`` flattened) that hold no array read."""
+    todo, keep = [pc], []
+    while todo:
+        x = todo.pop()
+        if z3.is_and(x):
+            todo.extend(x.children())
+        elif not _has_select(x):
+            keep.append(x)
+    return z3.And(*keep) if keep else z3.BoolVal(True)
+
+
+_SELECT: dict[int, tuple[z3.ExprRef, bool]] = {}
+
+
+def _has_select(t: z3.ExprRef) -> bool:
+    """Does ``t`` read an array (a struct page or bitmap cell)?  (Process-wide memo by term
+    id; each term is kept alive with its entry.)"""
+    hit = _SELECT.get(t.get_id())
+    if hit is not None:
+        return hit[1]
+    out = z3.is_select(t) or any(_has_select(c) for c in t.children())
+    _SELECT[t.get_id()] = (t, out)
+    return out
 
 
 def _writes_pb(store: PageStore) -> bool:

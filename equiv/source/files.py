@@ -24,6 +24,7 @@ FILES = (
     "include/linux/page_ref.h",
     "include/linux/page-flags.h",
     "include/linux/memremap.h",
+    "include/linux/string.h",
 )
 
 

@@ -21,6 +21,7 @@ REFUTED; the differing fields carry the file:line of the C statements that wrote
 
 from __future__ import annotations
 
+import logging
 import multiprocessing
 import time
 from collections.abc import Callable
@@ -50,9 +51,11 @@ from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, PageState
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
 from equiv.source.csummary import CLemma
-from equiv.source.fidelity import model_for
+from equiv.source.fidelity import model_for, specialise
 from equiv.source.files import load_tree, macro_env
 from equiv.source.src_layout import SrcStruct, source_structs
+
+log = logging.getLogger(__name__)
 
 #: Largest order proved: the PUD order with 4K pages (1 GiB compounds).
 MAX_ORDER = 18
@@ -202,6 +205,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
             return done()
         its.append(it)
         finals.append(st)
+        log.debug("interpreted %s: %.1fs", sd.label, time.perf_counter() - t_cell)
     g = geometry(sc, inp)
     c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
     b = z3.BitVec("pageblock.b", 64)
@@ -210,7 +214,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         for role in roles_for(order):
             if role.name == "pageblock":
                 sides = [f.mem.read_pb_any(b) for f in finals]
-                obs.append(("pageblock_equal", z3.BoolVal(True), sides[0] == sides[1]))
+                obs.append(("pageblock_equal", z3.BoolVal(True), z3.And(sides[0] == sides[1])))
                 continue
             in_range = z3.ULT(c, g.ncompounds)
             fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
@@ -222,11 +226,12 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
                 cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))
             n = pfn_of(sc, g, c, t)
             a, bb = (f.mem.read_any(n, cons) for f in finals)
-            obs.append((f"{role.name}_equal", cons, a.bits == bb.bits))
+            obs.append((f"{role.name}_equal", cons, _words_equal(a.bits, bb.bits)))
     except InterpError as e:
         roles.append(PatchRole("interpret_summaries", Verdict.UNKNOWN,
                                time.perf_counter() - t_cell, reason=str(e)))
         return done()
+    log.debug("observations built: %.1fs", time.perf_counter() - t_cell)
     t0 = time.perf_counter()
     why = _check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms)
     lemma_ok = not why
@@ -234,28 +239,80 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
                            time.perf_counter() - t0, reason=why))
     for name, cons, same in obs:
         t0 = time.perf_counter()
-        s.push()
-        s.add(cons)
-        r0 = s.check()
-        if r0 == z3.unsat:
-            s.pop()
-            roles.append(PatchRole(name, Verdict.VACUOUS, time.perf_counter() - t0,
-                                   reason="role constraint unsatisfiable under the assumptions"))
-            continue
-        s.add(z3.Not(same))
-        r = s.check()
+        out = _check_role(name, cons, same, assume, c, t, timeout_ms)
         dt = time.perf_counter() - t0
-        if r == z3.unsat:
+        if isinstance(out, z3.ModelRef):
+            roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
+                                 {"c": c, "t": t, "b": b}, dt))
+        elif isinstance(out, str):
+            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason=out))
+        elif out is Verdict.VACUOUS:
+            roles.append(PatchRole(name, Verdict.VACUOUS, dt,
+                                   reason="role constraint unsatisfiable under the assumptions"))
+        else:
             roles.append(PatchRole(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
                                    reason="" if lemma_ok else "the loop lemmas are not proved"))
-        elif r == z3.sat:
-            m = s.model()
-            roles.append(_refute(base, patched, sc, name, m, inp, early, pages, pbarr,
-                                 {"c": c, "t": t, "b": b}, dt))
-        else:
-            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason=f"solver: {s.reason_unknown()}"))
-        s.pop()
     return done()
+
+
+#: compounds named one by one in a role's query (the loops' first iterations are peeled, so
+#: the first compounds are written by other statements than the rest); the others together
+SPLIT_COMPOUNDS = 4
+
+
+def _words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
+    """``a == b`` as one equation per 64-bit word (a struct page's words are decided apart)."""
+    w = a.size()
+    if w <= 64:
+        return a == b
+    return z3.And(*(z3.Extract(min(hi, w) - 1, lo, a) == z3.Extract(min(hi, w) - 1, lo, b)
+                    for lo, hi in ((lo, lo + 64) for lo in range(0, w, 64))))
+
+
+def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
+                c: z3.BitVecRef, t: z3.BitVecRef, timeout_ms: int) -> Verdict | str | z3.ModelRef:
+    """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
+    difference.  The role is split by compound (``c == 0 .. SPLIT_COMPOUNDS - 1`` and the
+    rest; one case for the pages outside the range and for the bitmap), and in each case the
+    ``ite`` conditions of both trees' pages are decided first (:func:`specialise`)."""
+    fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else []
+    cases: list[tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]]
+    if name == "outside_equal" or name == "pageblock_equal":
+        cases = [(cons, [])]
+    else:
+        cases = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
+                 for i in range(SPLIT_COMPOUNDS)]
+        cases.append((z3.And(cons, z3.UGE(c, SPLIT_COMPOUNDS)), subs_t))
+    parts0 = same.children() if z3.is_and(same) else [same]
+    any_present = False
+    for case, subs in cases:
+        # a fixed index is put into the terms first: most of their ite conditions (is
+        # this pfn that struct page?) then fold syntactically
+        parts = [z3.simplify(z3.substitute(p, *subs)) for p in parts0] if subs else parts0
+        s = z3.SolverFor("QF_AUFBV")
+        s.set("timeout", timeout_ms)
+        s.add(*assume, case)
+        r = s.check()
+        if r == z3.unsat:
+            continue
+        if r != z3.sat:
+            return f"role constraint: {s.reason_unknown()}"
+        any_present = True
+        t0 = time.perf_counter()
+        diffs = specialise([z3.Not(p) for p in parts], s, {})
+        live = [d for d in diffs if not z3.is_false(d)]
+        log.debug("%s %s: specialised in %.1fs, %d live words", name, case, time.perf_counter() - t0,
+                  len(live))
+        for d in live:
+            t0 = time.perf_counter()
+            r = s.check(d)
+            log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
+            if r == z3.sat:
+                return s.model()
+            if r != z3.unsat:
+                return f"solver: {s.reason_unknown()}"
+    return Verdict.PROVED if any_present else Verdict.VACUOUS
 
 
 def _check_lemmas(lemmas: list[CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
@@ -276,6 +333,7 @@ def _check_lemmas(lemmas: list[CLemma], assume: list[z3.BoolRef], timeout_ms: in
             else:
                 r = z3.unsat
         s.pop()
+        log.debug("lemma %s %s: %s", lm.loop, lm.kind, r)
         if r != z3.unsat:
             return f"loop lemma {lm.kind} of the loop at {lm.loop}: {r}"
     return ""
