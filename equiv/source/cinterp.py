@@ -389,9 +389,16 @@ class Interp:
             for k, _ in st.mem.pages:
                 keys.setdefault(base.canon.canon(k), k)
         pages: list[tuple[Val, PageState]] = []
-        for k in keys.values():
+        when: dict[tuple[int, int], Cond] = {}
+        for ck, k in keys.items():
             vals = [st.mem.read(k, st.pc) for st in states]
             pages.append((k, self._ite_pages(pcs, vals)))
+            wrote: list[Cond] = []
+            for st in states:
+                i = st.mem.index.get(ck)
+                wrote.append(False if i is None else st.mem.when.get(ck, True))
+            if not all(w is True for w in wrote):
+                when[ck] = self._ite_cond(pcs, wrote)
         blocks: list[Val] = []
         for st in states:
             for b, _ in st.mem.pbs:
@@ -402,7 +409,7 @@ class Interp:
         below = base.below
         if any(st.mem.below is not below for st in states):
             below = MergeLayer(pcs, [st.mem for st in states])
-        mem = PageStore(below, base.symbolic, base.canon, pages, pbs=pbs)
+        mem = PageStore(below, base.symbolic, base.canon, pages, pbs=pbs, when=when)
         stack: dict[str, PageState | None] = {}
         for name in {n for st in states for n in st.stack}:
             slots = [st.stack.get(name) for st in states]

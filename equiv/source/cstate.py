@@ -244,6 +244,11 @@ class Layer:
     def pb(self, b: Val, pc: Cond) -> Val:
         raise NotImplementedError
 
+    def footprint(self, n: Val) -> Cond:
+        """A condition that holds wherever this layer's page ``n`` may differ from the
+        initial memory (an over-approximation: false means "never written")."""
+        raise NotImplementedError
+
 
 class BaseLayer(Layer):
     """The memory before the first statement: the cell's (symbolic or concrete) inputs."""
@@ -256,6 +261,9 @@ class BaseLayer(Layer):
 
     def pb(self, b: Val, pc: Cond) -> Val:
         return self.initial_pb(b)
+
+    def footprint(self, n: Val) -> Cond:
+        return False
 
 
 class TrackLayer(Layer):
@@ -274,6 +282,9 @@ class TrackLayer(Layer):
     def pb(self, b: Val, pc: Cond) -> Val:
         self.log_pb.append((pc, b))
         return self.entry.read_pb_any(b, pc)
+
+    def footprint(self, n: Val) -> Cond:
+        return self.entry.footprint(n)
 
 
 class MergeLayer(Layer):
@@ -294,6 +305,12 @@ class MergeLayer(Layer):
             acc = bv.ite(c, st.read_pb_any(b, bv.and_(pc, c)), acc)
         return acc
 
+    def footprint(self, n: Val) -> Cond:
+        acc = self.stores[-1].footprint(n)
+        for c, st in zip(reversed(self.sel[:-1]), reversed(self.stores[:-1]), strict=True):
+            acc = bv.or_(bv.and_(c, st.footprint(n)), bv.and_(bv.not_(c), acc))
+        return acc
+
 
 class PageStore:
     """Struct pages and pageblock cells written in this layer, keyed by pfn term (block
@@ -302,8 +319,12 @@ class PageStore:
     def __init__(self, below: Layer, symbolic: bool, canon: KeyCanon,
                  pages: list[tuple[Val, PageState]] | None = None,
                  index: dict[Canon, int] | None = None,
-                 pbs: list[tuple[Val, Val]] | None = None) -> None:
+                 pbs: list[tuple[Val, Val]] | None = None,
+                 when: dict[Canon, Cond] | None = None) -> None:
         self.below, self.symbolic, self.canon = below, symbolic, canon
+        #: per key of this layer, the condition under which the path wrote it (a join of
+        #: paths of which only some wrote it: theirs); absent means always
+        self.when: dict[Canon, Cond] = when or {}
         self.pages: list[tuple[Val, PageState]] = pages or []
         self.index: dict[Canon, int] = index if index is not None else {
             canon.canon(k): i for i, (k, _) in enumerate(self.pages)}
@@ -345,7 +366,10 @@ class PageStore:
             pages.append((key, page))
         else:
             pages[i] = (pages[i][0], page)
-        return PageStore(self.below, self.symbolic, self.canon, pages, index, self.pbs)
+        when = self.when
+        if self.canon.canon(key) in when:
+            when = {k: v for k, v in when.items() if k != self.canon.canon(key)}
+        return PageStore(self.below, self.symbolic, self.canon, pages, index, self.pbs, when)
 
     def read_any(self, key: Val, pc: Cond = True) -> PageState:
         """The page at a key that may equal several entries (an observation index)."""
@@ -364,6 +388,20 @@ class PageStore:
         for k, p in undecided:
             out = ite_page(bv.eq(key, k), p, out)
         return out
+
+    def footprint(self, n: Val) -> Cond:
+        """Where page ``n`` may differ from the initial memory: one of this layer's keys,
+        or the footprint of the layer below."""
+        memo = getattr(self, "_fp", None)
+        if memo is None:
+            memo = self._fp = {}
+        key = n.get_id() if isinstance(n, z3.ExprRef) else ("c", int(n))
+        hit = memo.get(key)
+        if hit is None:
+            out = bv.or_(*(bv.and_(bv.eq(n, k), self.when.get(self.canon.canon(k), True))
+                           for k, _ in self.pages), self.below.footprint(n))
+            hit = memo[key] = (n, out)
+        return hit[1]
 
     # -- pageblock cells --
     def _find_pb(self, b: Val, pc: Cond | None = None) -> int | None:
@@ -386,7 +424,8 @@ class PageStore:
             pbs.append((b, cell))
         else:
             pbs[i] = (pbs[i][0], cell)
-        return PageStore(self.below, self.symbolic, self.canon, self.pages, self.index, pbs)
+        return PageStore(self.below, self.symbolic, self.canon, self.pages, self.index, pbs,
+                         self.when)
 
     def read_pb_any(self, b: Val, pc: Cond = True) -> Val:
         undecided: list[tuple[Val, Val]] = []

@@ -235,9 +235,11 @@ class LoopSummary:
             self.carry0 = (self.carry0[0], {n: p for n, p in entry.stack.items() if n in self.slots})
         self.delta: Val = zero
         self.writes_pb = True
+        self.writes_pages = True
         if probe is not None:
             self.delta = self._delta(probe)
-            self.writes_pb = _writes_pb(probe.mem)
+            self.writes_pb = _writes(probe.mem, pb=True)
+            self.writes_pages = _writes(probe.mem, pb=False)
         self.q0 = lo + self.delta
         self.probe = probe
 
@@ -261,9 +263,20 @@ class LoopSummary:
         return bv.ult(k, self.K)
 
     def in_block(self, k: Val, n: Val) -> Cond:
+        """Is struct page ``n`` in iteration ``k``'s frame?  (Never, for a loop whose body
+        writes no struct page: the frame-write lemma then claims that.)"""
+        if not self.writes_pages:
+            return False
+        return self.in_block_pfn(k, n)
+
+    def in_block_pfn(self, k: Val, n: Val) -> Cond:
         return bv.ult(n - (self.q0 + self._mul(k)), self.it.c64(self.s))
 
     def own(self, n: Val) -> tuple[Cond, Val]:
+        k = self._div(n - self.q0)
+        return (self.in_range(k) if self.writes_pages else False), k
+
+    def own_pfn(self, n: Val) -> tuple[Cond, Val]:
         k = self._div(n - self.q0)
         return self.in_range(k), k
 
@@ -273,10 +286,10 @@ class LoopSummary:
     def own_pb(self, b: Val) -> tuple[Cond, Val]:
         if not self.writes_pb:
             return False, self.it.c64(0)
-        return self.own(self._pfn_of_block(b))
+        return self.own_pfn(self._pfn_of_block(b))
 
     def in_block_pb(self, k: Val, b: Val) -> Cond:
-        return self.in_block(k, self._pfn_of_block(b)) if self.writes_pb else False
+        return self.in_block_pfn(k, self._pfn_of_block(b)) if self.writes_pb else False
 
     def _delta(self, probe: State) -> Val:
         """Offset of the first page the body writes from the loop variable (0 if none)."""
@@ -377,7 +390,7 @@ class LoopSummary:
         symbol on its path, so the instance is exact; reading it costs no new
         interpretation of the body."""
         kk = self.k
-        got = read(self.at(kk).mem, n, bv.and_(pc, self.in_range(kk), self.in_block(kk, n)))
+        got = read(self.at(kk).mem, n, bv.and_(pc, self.in_range(kk), self.in_block_pfn(kk, n)))
         assert isinstance(got, z3.ExprRef) and isinstance(k, z3.ExprRef)
         return z3.substitute(got, (kk, k))
 
@@ -404,7 +417,7 @@ class LoopSummary:
         b2 = z3.BitVec(f"{it.label}.loop.b#{it.fresh_id()}", 64)
         # the iteration's output in its own block, read first so that the reads it makes
         # lazily (through summaries of inner loops) are logged under that condition
-        fin.mem.read_any(n2, bv.and_(premise, self.in_block(k, n2)))
+        fin.mem.read_any(n2, bv.and_(premise, self.in_block_pfn(k, n2)))
         if self.writes_pb:
             fin.mem.read_pb_any(b2, bv.and_(premise, self.in_block_pb(k, b2)))
         out_n = fin.mem.read_any(n2, False)
@@ -413,7 +426,7 @@ class LoopSummary:
         out_b = fin.mem.read_pb_any(b2, False)
         ent_b = e.mem.read_pb_any(b2, False)
         fw.append(z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b))
-        reads = _read_claims([(pc, self.in_block(k, n)) for pc, n in track.log] +
+        reads = _read_claims([(pc, self.in_block_pfn(k, n)) for pc, n in track.log] +
                              [(pc, self.in_block_pb(k, b)) for pc, b in track.log_pb])
         add = it.lemmas.append
         add(CLemma(self.where, "frame-write", premise, z3.And(*fw)))
@@ -458,6 +471,11 @@ class SummaryLayer(Layer):
         self._pages[memo] = out
         self._keep.append((key, pc))
         return out
+
+    def footprint(self, n: Val) -> Cond:
+        s = self.summary
+        s.ensure_lemmas()
+        return bv.or_(s.own(n)[0], s.entry.mem.footprint(n))
 
     def pb(self, b: Val, pc: Cond) -> Val:
         s = self.summary
@@ -527,9 +545,9 @@ def _has_select(t: z3.ExprRef) -> bool:
     return out
 
 
-def _writes_pb(store: PageStore) -> bool:
-    """Does an iteration's store write a pageblock cell (itself or through inner loops and
-    joins), down to its loop's read-logging layer?"""
+def _writes(store: PageStore, pb: bool) -> bool:
+    """Does an iteration's store write a pageblock cell (``pb``) or a struct page (itself
+    or through inner loops and joins), down to its loop's read-logging layer?"""
     todo: list[PageStore] = [store]
     seen: set[int] = set()
     while todo:
@@ -537,11 +555,11 @@ def _writes_pb(store: PageStore) -> bool:
         if id(st) in seen:
             continue
         seen.add(id(st))
-        if st.pbs:
+        if st.pbs if pb else st.pages:
             return True
         below = st.below
         if isinstance(below, SummaryLayer):
-            if below.summary.writes_pb:
+            if below.summary.writes_pb if pb else below.summary.writes_pages:
                 return True
             todo.append(below.summary.entry.mem)
         elif isinstance(below, MergeLayer):

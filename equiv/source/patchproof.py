@@ -50,7 +50,7 @@ from equiv.memmap import (
 from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, PageState
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
-from equiv.source.csummary import CLemma
+from equiv.source.csummary import CLemma, _has_select
 from equiv.source.fidelity import model_for, specialise
 from equiv.source.files import load_tree, macro_env
 from equiv.source.src_layout import SrcStruct, source_structs
@@ -209,12 +209,12 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
     g = geometry(sc, inp)
     c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
     b = z3.BitVec("pageblock.b", 64)
-    obs: list[tuple[str, z3.BoolRef, z3.BoolRef]] = []
+    obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[z3.BoolRef]]] = []
     try:
         for role in roles_for(order):
             if role.name == "pageblock":
                 sides = [f.mem.read_pb_any(b) for f in finals]
-                obs.append(("pageblock_equal", z3.BoolVal(True), z3.And(sides[0] == sides[1])))
+                obs.append(("pageblock_equal", z3.BoolVal(True), z3.And(sides[0] == sides[1]), []))
                 continue
             in_range = z3.ULT(c, g.ncompounds)
             fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
@@ -223,10 +223,20 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
             elif role.name == "tail":
                 cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
             else:
-                cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))
+                # every struct page outside the range's compounds, each by one (c, t):
+                # c << order must not wrap (the pages below the first pfn are the
+                # compounds past the last one, modulo 2^64)
+                cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds),
+                              z3.ULT(c, z3.BitVecVal(1 << (64 - order), 64)) if order
+                              else z3.BoolVal(True))
             n = pfn_of(sc, g, c, t)
             a, bb = (f.mem.read_any(n, cons) for f in finals)
-            obs.append((f"{role.name}_equal", cons, _words_equal(a.bits, bb.bits)))
+            # outside the range: first, whether each tree's footprint (the keys it wrote,
+            # the blocks of its summarised loops: scalars only) misses the page; only if
+            # not, the two trees' pages against each other
+            alone = [z3.Not(_bool(f.mem.footprint(n))) for f in finals] \
+                if role.name == "outside" else []
+            obs.append((f"{role.name}_equal", cons, _words_equal(a.bits, bb.bits), alone))
     except InterpError as e:
         roles.append(PatchRole("interpret_summaries", Verdict.UNKNOWN,
                                time.perf_counter() - t_cell, reason=str(e)))
@@ -237,9 +247,15 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
     lemma_ok = not why
     roles.append(PatchRole("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                            time.perf_counter() - t0, reason=why))
-    for name, cons, same in obs:
+    for name, cons, same, alone in obs:
         t0 = time.perf_counter()
-        out = _check_role(name, cons, same, assume, c, t, timeout_ms)
+        out: Verdict | str | z3.ModelRef = Verdict.PROVED
+        for unchanged in alone:
+            out = _check_role(name, cons, unchanged, assume, c, t, inp.altmap_valid, timeout_ms)
+            if out is not Verdict.PROVED:
+                break
+        if out is not Verdict.PROVED or not alone:
+            out = _check_role(name, cons, same, assume, c, t, inp.altmap_valid, timeout_ms)
         dt = time.perf_counter() - t0
         if isinstance(out, z3.ModelRef):
             roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
@@ -260,6 +276,10 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 SPLIT_COMPOUNDS = 4
 
 
+def _bool(c: bool | z3.BoolRef) -> z3.BoolRef:
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
 def _words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
     """``a == b`` as one equation per 64-bit word (a struct page's words are decided apart)."""
     w = a.size()
@@ -269,21 +289,43 @@ def _words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
                     for lo, hi in ((lo, lo + 64) for lo in range(0, w, 64))))
 
 
+class _Context:
+    """A role's solver for :func:`specialise`: a condition over scalars only is decided by a
+    pure bit-vector solver holding the same assertions (much faster than the array
+    solver on the pfn arithmetic); one that reads a struct page by the full solver."""
+
+    def __init__(self, full: z3.Solver, scalar: z3.Solver) -> None:
+        self.full, self.scalar = full, scalar
+
+    def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
+        if all(not _has_select(x) for x in extra):
+            return self.scalar.check(*extra)
+        return self.full.check(*extra)
+
+    def model(self) -> z3.ModelRef:
+        self.full.check()
+        return self.full.model()
+
+
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
-                c: z3.BitVecRef, t: z3.BitVecRef, timeout_ms: int) -> Verdict | str | z3.ModelRef:
+                c: z3.BitVecRef, t: z3.BitVecRef, altmap: z3.BoolRef, timeout_ms: int) -> Verdict | str | z3.ModelRef:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. SPLIT_COMPOUNDS - 1`` and the
     rest; one case for the pages outside the range and for the bitmap), and in each case the
     ``ite`` conditions of both trees' pages are decided first (:func:`specialise`)."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else []
-    cases: list[tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]]
+    cases0: list[tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]]
     if name == "outside_equal" or name == "pageblock_equal":
-        cases = [(cons, [])]
+        cases0 = [(cons, [])]
     else:
-        cases = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
-                 for i in range(SPLIT_COMPOUNDS)]
-        cases.append((z3.And(cons, z3.UGE(c, SPLIT_COMPOUNDS)), subs_t))
+        cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
+                  for i in range(SPLIT_COMPOUNDS)]
+        cases0.append((z3.And(cons, z3.UGE(c, SPLIT_COMPOUNDS)), subs_t))
+    # with and without an altmap: the two trees (and the role's index) name the first pfn
+    # in different forms, which the substitution makes one
+    cases = [(z3.And(case, altmap if on else z3.Not(altmap)), [*subs, (altmap, z3.BoolVal(on))])
+             for case, subs in cases0 for on in (False, True)]
     parts0 = same.children() if z3.is_and(same) else [same]
     any_present = False
     for case, subs in cases:
@@ -300,7 +342,10 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
             return f"role constraint: {s.reason_unknown()}"
         any_present = True
         t0 = time.perf_counter()
-        diffs = specialise([z3.Not(p) for p in parts], s, {})
+        scalar = z3.SolverFor("QF_BV")
+        scalar.set("timeout", timeout_ms)
+        scalar.add(*assume, case)
+        diffs = specialise([z3.Not(p) for p in parts], _Context(s, scalar), {})  # type: ignore[arg-type]
         live = [d for d in diffs if not z3.is_false(d)]
         log.debug("%s %s: specialised in %.1fs, %d live words", name, case, time.perf_counter() - t0,
                   len(live))
