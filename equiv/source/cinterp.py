@@ -637,7 +637,9 @@ class Interp:
         exits: list[State] = []
         shape = loop_shape(frame.src, node) if self.summarise else None
         if shape is None:
-            cur = self._trips(frame, node, state, MAX_TRIPS, out, exits)
+            # a concrete run's loop ends by itself; a symbolic one must end within the bound
+            cur = self._trips(frame, node, state, MAX_TRIPS if self.symbolic else 1 << 62, out,
+                              exits)
             if cur is not None:
                 raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: loop in {frame.fn} "
                                   f"may run more than {MAX_TRIPS} times under the assumptions")
@@ -955,6 +957,18 @@ class Interp:
             return CInt(x - y, signed)
         if op == "*":
             return CInt(x * y, signed)
+        if op in ("/", "%"):
+            yc = _const(y)
+            if yc == 0:
+                where = f"{frame.file}:{node.start_point[0] + 1}: " if frame and node else ""
+                raise InterpError(f"{where}division by zero")
+            if signed:
+                raise InterpError("signed division not modelled")
+            if isinstance(x, CBV) and isinstance(y, CBV):
+                return CInt(CBV(x.value // y.value if op == "/" else x.value % y.value, 64))
+            xs = x if isinstance(x, z3.BitVecRef) else z3.BitVecVal(int(x), 64)
+            ys = y if isinstance(y, z3.BitVecRef) else z3.BitVecVal(int(y), 64)
+            return CInt(z3.UDiv(xs, ys) if op == "/" else z3.URem(xs, ys))
         if op == "&":
             return CInt(x & y, signed)
         if op == "|":

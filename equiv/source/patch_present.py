@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import xml.dom.minidom
 from typing import Any
 
@@ -43,7 +44,7 @@ from equiv.engine.cache import TOOL_VERSION
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import Patch, Touched
 from equiv.memmap import MemoryType
-from equiv.report.text import command_lines, wrap
+from equiv.report.text import WIDTH, command_lines
 from equiv.source.cinterp import TRUSTED
 from equiv.source.patchproof import PatchCell, PatchRole, PatchRun
 
@@ -183,6 +184,15 @@ def _fields(d: FieldDiff) -> str:
 
 
 # ---- text -------------------------------------------------------------------------------
+
+
+def wrap(text: str, indent: str = "", more: str | None = None) -> list[str]:
+    """``text`` filled to 72 columns (continuation lines indented by ``more``, default two
+    spaces deeper than ``indent``); a path or a statement word longer than that is never
+    split."""
+    return textwrap.wrap(text, WIDTH, initial_indent=indent,
+                         subsequent_indent=indent + "  " if more is None else more,
+                         break_on_hyphens=False, break_long_words=False) or [indent.rstrip()]
 
 
 def _chain_lines(label: str, chains: tuple[tuple[str, ...], ...]) -> list[str]:

@@ -1,0 +1,119 @@
+"""Benchmark: the source-level proof of the project's 6.12 backport (issue 15, point 6).
+
+Applies ``tests/data/zone-device-backport-6.12/series/*.patch`` to a private copy of a
+linux-source-6.12 tree and proves it equal to the tree's own C with the loops summarised
+(:mod:`equiv.source.patchproof`): all five pgmap types at once (``pgmap->type`` symbolic),
+orders 0..18, the default configuration.  Then, for the ratio, the interpreter with its loops
+unrolled (the ``--linux`` source-derived proof of :mod:`equiv.source.fidelity`, bounded to four
+compounds) on the same tree, order by order while an order takes under the limit.
+
+Prints one row per order (seconds, verdict) and the table of figures: the whole proof's
+time against the target (60 s on 2 cores), and the unrolled interpreter's time at the
+largest order it finished against the summarised proof's time at that order.
+
+Usage: python bench/patch_proof.py [--tree PATH] [--orders 0-18] [--config NAME]
+                                   [--jobs N] [--unrolled-limit SECONDS]
+
+``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
+made by ``pytest tests/test_linux_tree.py``) or ``/usr/src/linux-source-6.12`` unpacked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from concurrent.futures import TimeoutError as FuturesTimeout
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pebble import ProcessPool
+
+ROOT = Path(__file__).resolve().parent.parent
+SERIES = ROOT / "tests" / "data" / "zone-device-backport-6.12" / "series"
+TARGET_S = 60.0
+
+
+def _default_tree() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    for cand in (Path(base) / "equiv" / "linux-source-6.12" / "linux-source-6.12",
+                 Path("/usr/src/linux-source-6.12")):
+        if (cand / "mm" / "mm_init.c").is_file():
+            return cand
+    raise SystemExit("bench/patch_proof.py: no linux-source-6.12 tree; give --tree PATH "
+                     "(run `pytest tests/test_linux_tree.py` once to cache one)")
+
+
+def _unrolled(tree: str, cfg_name: str, order: int) -> tuple[float, str]:
+    from equiv.config import PRESETS
+    from equiv.source.fidelity import model_for, run_fidelity, setup
+    from equiv.source.files import load_tree
+
+    t0 = time.perf_counter()
+    kt = load_tree(tree)
+    st = setup(kt, PRESETS[cfg_name], model_for(kt, None))
+    run = run_fidelity(st, [None], [order])
+    return time.perf_counter() - t0, run.verdict.value
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--tree", type=Path, default=None)
+    ap.add_argument("--orders", default="0-18")
+    ap.add_argument("--config", default="x86_64-default")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--unrolled-limit", type=float, default=600.0)
+    a = ap.parse_args()
+
+    from equiv.config import PRESETS
+    from equiv.engine.errors import parse_ranges
+    from equiv.linux.patch import prepare
+    from equiv.source.files import FILES
+    from equiv.source.patchproof import MAX_ORDER, run_patch_proof
+
+    tree = a.tree or _default_tree()
+    orders = parse_ranges(a.orders, 0, MAX_ORDER, "--orders", "order", "")
+    cfg = PRESETS[a.config]
+    with tempfile.TemporaryDirectory() as tmp:
+        applied = prepare(tree, FILES, sorted(SERIES.glob("*.patch")), Path(tmp) / "patched")
+        t0 = time.perf_counter()
+        run = run_patch_proof(tree, applied.root, cfg, [None], orders, label="series",
+                              jobs=a.jobs)
+        total = time.perf_counter() - t0
+    print(f"source-level proof of the backport series, {cfg.name}, all five types, "
+          f"{a.jobs} jobs")
+    per_order: dict[int, float] = {}
+    for c in run.cells:
+        per_order[c.order] = c.seconds
+        print(f"  order {c.order:2}: {c.verdict.value:8} {c.seconds:7.1f} s")
+    print(f"  verdict: {run.verdict.value}")
+
+    unrolled: tuple[int, float] | None = None
+    with ProcessPool(max_workers=1) as pool:
+        for order in range(0, 5):
+            fut = pool.schedule(_unrolled, args=(str(tree), cfg.name, order),
+                                timeout=a.unrolled_limit)
+            try:
+                dt, verdict = fut.result()
+            except (FuturesTimeout, TimeoutError):
+                print(f"  unrolled interpreter, order {order}: over {a.unrolled_limit:.0f} s")
+                break
+            print(f"  unrolled interpreter (base tree vs hand model, <= 4 compounds), order "
+                  f"{order}: {verdict} {dt:.1f} s")
+            unrolled = (order, dt)
+    print()
+    print(f"{'figure':58} {'this run':>10} {'target':>8} {'ratio':>7}")
+    print(f"{'whole proof, orders ' + a.orders + ' (s)':58} {total:10.1f} {TARGET_S:8.0f} "
+          f"{total / TARGET_S:7.2f}")
+    if unrolled is not None and unrolled[0] in per_order:
+        o, dt = unrolled
+        print(f"{f'unrolled / summarised at order {o} (largest unrolled)':58} "
+              f"{dt / per_order[o]:10.2f} {'':>8} {'':>7}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
