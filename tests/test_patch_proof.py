@@ -18,6 +18,7 @@ import tomllib
 from pathlib import Path
 
 import pytest
+from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 from equiv.config import PRESETS
 from equiv.engine.bv import CBV
@@ -28,8 +29,6 @@ from equiv.page_model import PB_BITS, PageState
 from equiv.source import cinterp
 from equiv.source.files import FILES, load_tree
 from equiv.source.patchproof import _layout, _run, check_patch_cell, side
-
-from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))
