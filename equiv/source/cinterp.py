@@ -6,9 +6,15 @@ proofs, plain integers for replaying a counterexample).  Supported C: declaratio
 assignments (``=``, ``|=``, ``&=``, ``+=``, ``-=``) to locals and to struct fields through the
 tree's own struct layout (:mod:`equiv.source.src_layout`), calls to other interpreted functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
-``for`` loops (unrolled; a loop must end within :data:`MAX_TRIPS` iterations on every
-feasible path, else the run is refused), ``return``/``break``/``continue``, casts, ``sizeof``,
-``&``/``*``/``->``/``[]``, and preprocessor conditionals resolved by the configuration.
+``for`` loops (with ``summarise``: the first :data:`~equiv.source.csummary.PEEL` iterations
+run as written, the rest summarised from the C by :mod:`equiv.source.csummary` with its
+lemmas recorded in :attr:`Interp.lemmas`; without: unrolled, and a loop must end within
+:data:`MAX_TRIPS` iterations on every feasible path, else the run is refused),
+``return``/``break``/``continue``, casts (``(void)`` included), ``sizeof`` of a type or of an
+expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, unsigned ``/`` and ``%``,
+struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
+address passed to callees), ``memcpy``/``memset`` (trusted, byte by byte with provenance), and
+preprocessor conditionals resolved by the configuration.  C scopes end with their block.
 
 A symbolic branch forks the state; states are merged (``ite`` on every differing value) where
 the branches join, each selected by what its path condition adds to the shared part
