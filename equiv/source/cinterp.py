@@ -235,6 +235,8 @@ class Interp:
             return v.v
         if isinstance(v, CCond):
             return bv.ite(v.c, self.c64(1), self.c64(0))
+        if not isinstance(v, Ptr):
+            raise InterpError(f"{_what(v)} used as an integer")
         return self.ptr_addr(v)
 
     def as_cond(self, v: Value) -> Cond:
@@ -242,6 +244,8 @@ class Interp:
             return v.c
         if isinstance(v, CInt):
             return bv.ne(v.v, self.c64(0))
+        if not isinstance(v, Ptr):
+            raise InterpError(f"{_what(v)} used as a condition")
         if v.region == "null":
             return False
         if v.region == "obj":
@@ -1421,6 +1425,14 @@ class Interp:
 
 
 # ---- small C helpers -----------------------------------------------------------------------
+
+
+def _what(v: Value) -> str:
+    if isinstance(v, Slot):
+        return f"struct local {v.slot}"
+    if isinstance(v, Poison):
+        return f"{v.name} (after the summarised loop at {v.where})"
+    return type(v).__name__
 
 
 def _const(v: Val) -> int | None:

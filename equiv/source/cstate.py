@@ -392,10 +392,11 @@ class PageStore:
     def footprint(self, n: Val) -> Cond:
         """Where page ``n`` may differ from the initial memory: one of this layer's keys,
         or the footprint of the layer below."""
-        memo = getattr(self, "_fp", None)
+        memo: dict[object, tuple[Val, Cond]] | None = getattr(self, "_fp", None)
         if memo is None:
-            memo = self._fp = {}
-        key = n.get_id() if isinstance(n, z3.ExprRef) else ("c", int(n))
+            memo = {}
+            self._fp = memo
+        key: object = n.get_id() if isinstance(n, z3.ExprRef) else ("c", int(n))
         hit = memo.get(key)
         if hit is None:
             out = bv.or_(*(bv.and_(bv.eq(n, k), self.when.get(self.canon.canon(k), True))

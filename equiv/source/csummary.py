@@ -116,6 +116,10 @@ def _ident(src: bytes, node: Node | None) -> str | None:
     return text(src, node) if node is not None and node.type == "identifier" else None
 
 
+def _text(src: bytes, node: Node | None) -> str:
+    return text(src, node) if node is not None else ""
+
+
 def _escapes(node: Node) -> bool:
     """Does ``node`` hold a ``return``/``goto``, or a ``break`` that leaves the loop?"""
     for c in node.children:
@@ -143,7 +147,7 @@ def loop_shape(src: bytes, node: Node) -> LoopShape | None:
         cond = cond.named_children[-1]
     if cond.type != "binary_expression":
         return None
-    op = text(src, cond.child_by_field_name("operator"))
+    op = _text(src, cond.child_by_field_name("operator"))
     var = _ident(src, cond.child_by_field_name("left"))
     bound = cond.child_by_field_name("right")
     if op not in ("<", "<=") or var is None or bound is None:
@@ -151,20 +155,20 @@ def loop_shape(src: bytes, node: Node) -> LoopShape | None:
     step: Node | None
     if update.type == "update_expression":
         if _ident(src, update.child_by_field_name("argument")) != var or \
-                text(src, update.child_by_field_name("operator")) != "++":
+                _text(src, update.child_by_field_name("operator")) != "++":
             return None
         step = None
     elif update.type == "assignment_expression":
         if _ident(src, update.child_by_field_name("left")) != var:
             return None
-        uop = text(src, update.child_by_field_name("operator"))
+        uop = _text(src, update.child_by_field_name("operator"))
         right = update.child_by_field_name("right")
         if right is None:
             return None
         if uop == "+=":
             step = right
         elif uop == "=" and right.type == "binary_expression" and \
-                text(src, right.child_by_field_name("operator")) == "+" and \
+                _text(src, right.child_by_field_name("operator")) == "+" and \
                 _ident(src, right.child_by_field_name("left")) == var:
             step = right.child_by_field_name("right")
         else:
@@ -232,7 +236,8 @@ class LoopSummary:
         if probe is not None:
             self.slots = sorted(n for n, p in entry.stack.items()
                                 if p is not None and probe.stack.get(n) is not p)
-            self.carry0 = (self.carry0[0], {n: p for n, p in entry.stack.items() if n in self.slots})
+            self.carry0 = (self.carry0[0], {n: p for n, p in entry.stack.items()
+                                            if n in self.slots and p is not None})
         self.delta: Val = zero
         self.writes_pb = True
         self.writes_pages = True

@@ -237,8 +237,8 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     if not rep.touched:
         out.append("  nothing in the files equiv reads")
     if rep.outside:
-        out += wrap("outside the modelled call graph (touched, run by neither tree: not "
-                    "covered by the verdict): "
+        out += wrap("outside the modelled call graph (touched, run by neither tree in the "
+                    "cells checked: not covered by the verdict): "
                     + ", ".join(f"{o.touched.name} ({o.touched.file}:{o.touched.line})"
                                 for o in rep.outside))
     if rep.files_outside:
@@ -573,19 +573,23 @@ PATCH_FORMATS = ("text", "json", "sarif", "junit")
 
 #: The C the interpreter runs (:mod:`equiv.source.cinterp`, :mod:`equiv.source.csummary`).
 C_CONSTRUCTS = (
-    "declarations, with initialisers; struct locals (struct page template) with their "
-    "uninitialised bytes symbolic",
+    "declarations, with initialisers; struct locals (struct page template;) with bytes of "
+    "their own, arbitrary until written, their address passed to callees; C scopes end "
+    "with their block",
     "assignments = |= &= += -= to locals and to struct fields, through the tree's own struct "
-    "layout (union views included)",
-    "calls to the functions and function-like macros of the files read (arguments expanded "
-    "where the macro body uses them)",
+    "layout (every union view)",
+    "calls to the functions and function-like macros of the files read (a macro argument "
+    "evaluated where the body uses it)",
     "if / else, switch with fall-through, return, break, continue",
-    "for loops: summarised from the text (a loop variable, v < hi or v <= hi with hi fixed, a "
-    "constant step, no early exit; proved by the frame-write, frame-read, carry-step and "
-    "no-wrap lemmas) or, in a concrete replay of at most a few trips, unrolled",
-    "casts, sizeof, & * -> [] on struct pages and locals; preprocessor conditionals resolved "
-    "by the configuration",
-    "memcpy / memset (and memcpy_flushcache) of whole bytes, through the trusted models below",
+    "for loops: the first iterations run as written, the rest summarised from the C (an "
+    "unsigned loop variable, v < hi or v <= hi with hi unchanged, a constant step, no early "
+    "exit), justified by the frame-write, frame-read, carry-step and no-wrap lemmas; "
+    "unrolled in a concrete replay and in the bounded search for a counterexample when the "
+    "lemmas do not hold",
+    "casts ((void) included), sizeof of a type or an expression, & * -> . [], unsigned / "
+    "and %; preprocessor conditionals resolved by the configuration",
+    "memcpy / memset (and memcpy_flushcache) byte by byte, each byte keeping its provenance "
+    "(trusted, below)",
 )
 
 

@@ -387,7 +387,7 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         scalar = z3.SolverFor("QF_BV")
         scalar.set("timeout", timeout_ms)
         scalar.add(*assume, case)
-        diffs = specialise([z3.Not(p) for p in parts], _Context(s, scalar), {})  # type: ignore[arg-type]
+        diffs = specialise([z3.Not(p) for p in parts], _Context(s, scalar), {})
         live = [d for d in diffs if not z3.is_false(d)]
         log.debug("%s %s: specialised in %.1fs, %d live words", name, case, time.perf_counter() - t0,
                   len(live))
