@@ -14,6 +14,7 @@ and the project's backport series under ``tests/data/zone-device-backport-6.12``
 
 from __future__ import annotations
 
+import os
 import tomllib
 from pathlib import Path
 
@@ -137,3 +138,34 @@ def test_harmless_proved(linux612: Path, tmp_path: Path, patch: str) -> None:  #
     cell = _cell(linux612, _tree(linux612, tmp_path, patch), "x86_64-default", 2)
     assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
 
+
+
+DEBIAN_CONFIG = Path("/usr/src/linux-config-6.12/config.amd64_none_amd64.xz")
+
+
+def _debian_config(tmp: Path) -> Path:
+    """Debian's amd64 .config of 6.12 (package linux-config-6.12), unpacked."""
+    import lzma
+    import shutil
+    import subprocess
+
+    if not DEBIAN_CONFIG.is_file() and shutil.which("apt-get") and os.geteuid() == 0:
+        subprocess.run(["apt-get", "install", "-y", "-qq", "linux-config-6.12"],
+                       capture_output=True, check=False)
+    if not DEBIAN_CONFIG.is_file():
+        pytest.skip(f"{DEBIAN_CONFIG} is missing and linux-config-6.12 cannot be installed")
+    out = tmp / "config"
+    out.write_bytes(lzma.decompress(DEBIAN_CONFIG.read_bytes()))
+    return out
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("order", [0, 2])
+def test_series_proved_on_debian_config(linux612: Path, tmp_path: Path, order: int) -> None:  # noqa: F811
+    from equiv.config import from_kconfig
+
+    cfg = from_kconfig(str(_debian_config(tmp_path)))
+    cell = check_patch_cell(side("base", load_tree(linux612), cfg),
+                            side("patched", load_tree(_tree(linux612, tmp_path)), cfg), cfg,
+                            None, order, timeout_ms=120_000)
+    assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
