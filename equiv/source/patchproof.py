@@ -313,6 +313,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
 #: compounds named one by one in a role's query (the loops' first iterations are peeled, so
 #: the first compounds are written by other statements than the rest); the others together
 SPLIT_COMPOUNDS = 4
+#: budget of one query deciding an ite condition of a role's terms (ms)
+DECIDE_MS = 2_000
 #: compounds the bounded search (loops unrolled) covers when the summaries' lemmas fail
 BOUNDED_COMPOUNDS = 2
 
@@ -384,10 +386,15 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
             return f"role constraint: {s.reason_unknown()}"
         any_present = True
         t0 = time.perf_counter()
+        # deciding an ite condition is an optimisation: an undecided one stays in the term,
+        # so these queries get a short budget
         scalar = z3.SolverFor("QF_BV")
-        scalar.set("timeout", timeout_ms)
+        scalar.set("timeout", DECIDE_MS)
         scalar.add(*assume, case)
-        diffs = specialise([z3.Not(p) for p in parts], _Context(s, scalar), {})
+        full = z3.SolverFor("QF_AUFBV")
+        full.set("timeout", DECIDE_MS)
+        full.add(*assume, case)
+        diffs = specialise([z3.Not(p) for p in parts], _Context(full, scalar), {})
         live = [d for d in diffs if not z3.is_false(d)]
         log.debug("%s %s: specialised in %.1fs, %d live words", name, case, time.perf_counter() - t0,
                   len(live))
