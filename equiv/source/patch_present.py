@@ -62,6 +62,9 @@ STATUSES = {
     "type-unread": "type not read",
     "file-scope": "file scope, not attributed to a definition",
 }
+#: Its column in the text report's list of touched definitions.
+TAGS = {"interpreted": "run", "outside": "OUTSIDE", "type-read": "read",
+        "type-unread": "unread", "file-scope": "scope"}
 
 #: Page roles: what each ``<role>_equal`` obligation observes.
 ROLE_ABOUT = {
@@ -219,8 +222,13 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     else:
         out += wrap(f"patched: {rep.base} with {rep.patched_label()} applied to a private "
                     f"copy (Linux {rep.patched_version}):", "", " " * 9)
-        for p in rep.patches:
-            out += wrap(p.label, "  ", "    ")
+        for i, p in enumerate(rep.patches, 1):
+            mail = f" (mail {p.index} of {p.count})" if p.count > 1 else ""
+            if p.subject:
+                out += wrap(f"{i}. {p.subject}", "  ", "     ")
+                out += wrap(f"{p.name}{mail}", "     ", "       ")
+            else:
+                out += wrap(f"{i}. {p.name}{mail}", "  ", "     ")
     hyp = " (hypothetical layout)" if rep.hypothetical else ""
     out.append(f"config:  {rep.config}{hyp}")
     types = ("all five, one cell per order with pgmap->type symbolic" if rep.types == "all"
@@ -228,13 +236,17 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out += wrap(f"orders:  {_orders_text(rep.orders)}; types: {types}", "", " " * 9)
     out.append(f"touched by the {'patches' if rep.against is None else 'other tree'} "
                f"({len(rep.touched)}):")
-    width = max((len(f"{r.touched.file}:{r.touched.line}") for r in rep.touched), default=0)
     for row in rep.touched:
         t = row.touched
-        name = t.name if t.what in ("file scope", "function") else f"{t.name} ({t.what})"
-        out += wrap(f"{f'{t.file}:{t.line}':{width}}  {t.kind:8} {name}: {STATUSES[row.status]}",
-                    "  ", "      ")
-    if not rep.touched:
+        name = ("" if t.what == "file scope" else t.name if t.what == "function"
+                else f"{t.name} ({t.what})")
+        out += wrap(f"{TAGS[row.status]:7} {t.file}:{t.line} {t.kind} {name}".rstrip(), "  ",
+                    " " * 10)
+    if rep.touched:
+        out += wrap("(run: interpreted from a tree's text; OUTSIDE: run by neither tree; "
+                    "read/unread: a type the proof reads or not; scope: changed lines outside "
+                    "every definition)", "  ", "   ")
+    else:
         out.append("  nothing in the files equiv reads")
     if rep.outside:
         out += wrap("outside the modelled call graph (touched, run by neither tree in the "
