@@ -109,10 +109,11 @@ def _parser() -> argparse.ArgumentParser:
     for s in every():
         s.add_arguments(p)
     g = p.add_argument_group("the patched kernel (with --linux BASE)")
-    g.add_argument("--patch", action="append", default=[], metavar="FILE",
+    g.add_argument("--patch", action="extend", nargs="+", default=[], metavar="FILE",
                    help="apply FILE (a unified diff, a git format-patch mail, or an mbox of "
                         "them) to a private copy of the --linux tree, which is never written; "
-                        "repeatable: applied in the order given")
+                        "several files (--patch series/*.patch) or repeated: applied in the "
+                        "order given")
     g.add_argument("--against", default=None, metavar="DIR",
                    help="the patched kernel as a second source tree (read only), instead of "
                         "--patch")

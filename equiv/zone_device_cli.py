@@ -127,6 +127,9 @@ def list_lines() -> list[str]:
     out.append("obligations (--obligation): " + ", ".join(obligations()))
     out.append("mutants (seeded-bug controls):")
     out += [f"  {m.name} [{m.config}]: {m.description}" for m in MUTANTS.values()]
+    from equiv.source.patch_present import interpreter_support
+
+    out += interpreter_support().splitlines()
     return out
 
 
