@@ -531,7 +531,7 @@ def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
         x = todo.pop()
         if z3.is_and(x):
             todo.extend(x.children())
-        elif not _has_select(x):
+        elif not has_select(x):
             keep.append(x)
     return z3.And(*keep) if keep else z3.BoolVal(True)
 
@@ -539,13 +539,13 @@ def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
 _SELECT: dict[int, tuple[z3.ExprRef, bool]] = {}
 
 
-def _has_select(t: z3.ExprRef) -> bool:
+def has_select(t: z3.ExprRef) -> bool:
     """Does ``t`` read an array (a struct page or bitmap cell)?  (Process-wide memo by term
     id; each term is kept alive with its entry.)"""
     hit = _SELECT.get(t.get_id())
     if hit is not None:
         return hit[1]
-    out = z3.is_select(t) or any(_has_select(c) for c in t.children())
+    out = z3.is_select(t) or any(has_select(c) for c in t.children())
     _SELECT[t.get_id()] = (t, out)
     return out
 

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
 import z3
@@ -57,6 +57,7 @@ from equiv.obligations import roles_for
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState, SymMemory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
+from equiv.source.csummary import CLemma
 from equiv.source.files import load_tree, macro_env
 from equiv.source.slow_v612y import layout_612, path_612y
 from equiv.source.src_layout import SrcStruct, source_structs
@@ -233,7 +234,7 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     obs = _observations(sc, g, inp, slow_mem, state, order)
     # lemmas of the hand path's loop summaries
     t0 = time.perf_counter()
-    why = _check_lemmas(ctx.lemmas, assume, timeout_ms)
+    why = check_lemmas(ctx.lemmas, assume, timeout_ms)
     lemma_ok = not why
     roles.append(RoleResult("hand_path_loop_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                             time.perf_counter() - t0, reason=why))
@@ -258,7 +259,7 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     return done()
 
 
-def _check_lemmas(lemmas: list[Lemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
+def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
     """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
 
     Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the

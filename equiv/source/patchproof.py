@@ -59,8 +59,8 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
-from equiv.source.csummary import CLemma, _has_select
-from equiv.source.fidelity import model_for, specialise
+from equiv.source.csummary import has_select
+from equiv.source.fidelity import check_lemmas, model_for, specialise
 from equiv.source.files import load_tree, macro_env
 from equiv.source.src_layout import SrcStruct, source_structs
 
@@ -280,7 +280,7 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         return f"interpreting: {e}"
     log.debug("observations built: %.1fs", time.perf_counter() - t_cell)
     t0 = time.perf_counter()
-    why = _check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms)
+    why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms)
     lemma_ok = not why
     if summarise:
         roles.append(PatchRole("loop_summary_lemmas",
@@ -341,7 +341,7 @@ class _Context:
         self.full, self.scalar = full, scalar
 
     def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
-        if all(not _has_select(x) for x in extra):
+        if all(not has_select(x) for x in extra):
             return self.scalar.check(*extra)
         return self.full.check(*extra)
 
@@ -407,30 +407,6 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
             if r != z3.unsat:
                 return f"solver: {s.reason_unknown()}"
     return Verdict.PROVED if any_present else Verdict.VACUOUS
-
-
-def _check_lemmas(lemmas: list[CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
-    """Prove every lemma (each conjunct its own query); "" if all hold, else which did not."""
-    s = z3.SolverFor("QF_AUFBV")
-    s.set("timeout", timeout_ms)
-    s.add(*assume)
-    for lm in lemmas:
-        s.push()
-        s.add(lm.premise)
-        r = s.check()
-        if r == z3.sat:
-            parts = lm.claim.children() if z3.is_and(lm.claim) else [lm.claim]
-            for part in parts:
-                r = s.check(z3.Not(part))
-                if r != z3.unsat:
-                    break
-            else:
-                r = z3.unsat
-        s.pop()
-        log.debug("lemma %s %s: %s", lm.loop, lm.kind, r)
-        if r != z3.unsat:
-            return f"loop lemma {lm.kind} of the loop at {lm.loop}: {r}"
-    return ""
 
 
 def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: z3.ModelRef,
