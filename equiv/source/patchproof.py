@@ -342,7 +342,10 @@ class _Context:
 
     def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
         if all(not has_select(x) for x in extra):
-            return self.scalar.check(*extra)
+            try:
+                return self.scalar.check(*extra)
+            except z3.Z3Exception:  # a term QF_BV's translator refuses: the full solver
+                pass
         return self.full.check(*extra)
 
     def model(self) -> z3.ModelRef:
