@@ -57,7 +57,7 @@ from equiv.linux.ktree import (
     text,
 )
 from equiv.memmap import Inputs, Scenario
-from equiv.page_model import PageState, extend_chain, ite_page
+from equiv.page_model import PageState, extend_chain, ite_page, splice
 from equiv.source.cstate import (
     BaseLayer,
     CCond,
@@ -208,7 +208,6 @@ class Interp:
         self.lemmas: list[CLemma] = []
         #: loops summarised: "file:line function"
         self.summarised: set[str] = set()
-        self.summaries: list[LoopSummary] = []
         self._ids = 0
 
     def fresh_id(self) -> int:
@@ -721,7 +720,6 @@ class Interp:
                 assert rest is None
                 return None
         summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step)
-        self.summaries.append(summary)
         self.summarised.add(f"{where} {frame.fn}")
         return summary.exit_state()
 
@@ -1400,7 +1398,6 @@ class Interp:
             byte = bv.extract(fill, 7, 0)
             val = bv.concat(*([byte] * n)) if n > 1 else byte
             chains = None
-        from equiv.page_model import splice
         bits = splice(dpage.bits, 8 * doff, val) if n < dpage.size else val
         origin = None
         if dpage.origin is not None:
