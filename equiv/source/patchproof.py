@@ -290,11 +290,11 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         t0 = time.perf_counter()
         out: Verdict | str | z3.ModelRef = Verdict.PROVED
         for unchanged in alone:
-            out = _check_role(name, cons, unchanged, assume, c, t, inp.altmap_valid, timeout_ms)
+            out = _check_role(name, cons, unchanged, assume, c, t, inp, timeout_ms)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_role(name, cons, same, assume, c, t, inp.altmap_valid, timeout_ms)
+            out = _check_role(name, cons, same, assume, c, t, inp, timeout_ms)
         dt = time.perf_counter() - t0
         if isinstance(out, z3.ModelRef):
             roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
@@ -353,9 +353,34 @@ class _Context:
         return self.full.model()
 
 
+class _RenamedModel:
+    """A model of a query over renamed inputs, read back in the original ones."""
+
+    def __init__(self, model: z3.ModelRef, back: list[tuple[z3.ExprRef, z3.ExprRef]]) -> None:
+        self.model, self.back = model, back
+
+    def eval(self, e: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:
+        return self.model.eval(z3.substitute(e, *self.back), model_completion=model_completion)
+
+
+def _first_pfn_renaming(inp: Inputs, on: bool) -> tuple[list[tuple[z3.ExprRef, z3.ExprRef]],
+                                                        list[tuple[z3.ExprRef, z3.ExprRef]]]:
+    """With an altmap, the range's first pfn ``start_pfn + reserve + free`` and its page
+    count ``nr_pages - reserve - free`` as two fresh inputs F and N (a bijection of the
+    inputs): both trees' terms and the role's index then name the first pfn in one form,
+    which the rewriter cancels syntactically.  Returns the renaming and its inverse."""
+    if not on:
+        return [], []
+    off = inp.altmap_reserve + inp.altmap_free
+    f, n = z3.BitVec("first_pfn", 64), z3.BitVec("first_nr_pages", 64)
+    fwd = [(inp.start_pfn, f - off), (inp.nr_pages, n + off)]
+    back = [(f, inp.start_pfn + off), (n, inp.nr_pages - off)]
+    return fwd, back
+
+
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
-                c: z3.BitVecRef, t: z3.BitVecRef, altmap: z3.BoolRef,
-                timeout_ms: int) -> Verdict | str | z3.ModelRef:
+                c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs,
+                timeout_ms: int) -> Verdict | str | z3.ModelRef | _RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. SPLIT_COMPOUNDS - 1`` and the
     rest; one case for the pages outside the range and for the bitmap), and in each case the
@@ -369,19 +394,21 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
                   for i in range(SPLIT_COMPOUNDS)]
         cases0.append((z3.And(cons, z3.UGE(c, SPLIT_COMPOUNDS)), subs_t))
-    # with and without an altmap: the two trees (and the role's index) name the first pfn
-    # in different forms, which the substitution makes one
-    cases = [(z3.And(case, altmap if on else z3.Not(altmap)), [*subs, (altmap, z3.BoolVal(on))])
-             for case, subs in cases0 for on in (False, True)]
+    # with and without an altmap: the first pfn in one form (see _first_pfn_renaming)
+    altmap = inp.altmap_valid
     parts0 = same.children() if z3.is_and(same) else [same]
     any_present = False
-    for case, subs in cases:
+    for (case0, subs0), on in ((cs, on) for cs in cases0 for on in (False, True)):
+        fwd, back = _first_pfn_renaming(inp, on)
+        subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
+        hyp = [z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume]
+        hyp += [z3.substitute(case0, *fwd), altmap if on else z3.Not(altmap)]
         # a fixed index is put into the terms first: most of their ite conditions (is
         # this pfn that struct page?) then fold syntactically
-        parts = [z3.simplify(z3.substitute(p, *subs)) for p in parts0] if subs else parts0
+        parts = [z3.simplify(z3.substitute(p, *subs)) for p in parts0]
         s = z3.SolverFor("QF_AUFBV")
         s.set("timeout", timeout_ms)
-        s.add(*assume, case)
+        s.add(*hyp)
         r = s.check()
         if r == z3.unsat:
             continue
@@ -393,20 +420,21 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         # so these queries get a short budget
         scalar = z3.SolverFor("QF_BV")
         scalar.set("timeout", DECIDE_MS)
-        scalar.add(*assume, case)
+        scalar.add(*hyp)
         full = z3.SolverFor("QF_AUFBV")
         full.set("timeout", DECIDE_MS)
-        full.add(*assume, case)
+        full.add(*hyp)
         diffs = specialise([z3.Not(p) for p in parts], _Context(full, scalar), {})
         live = [d for d in diffs if not z3.is_false(d)]
-        log.debug("%s %s: specialised in %.1fs, %d live words", name, case, time.perf_counter() - t0,
-                  len(live))
+        log.debug("%s c%s altmap=%s: specialised in %.1fs, %d live words", name,
+                  subs0[0][1] if subs0 and subs0[0][0].eq(c) else ">=4", on,
+                  time.perf_counter() - t0, len(live))
         for d in live:
             t0 = time.perf_counter()
             r = s.check(d)
             log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
             if r == z3.sat:
-                return s.model()
+                return _RenamedModel(s.model(), back) if back else s.model()
             if r != z3.unsat:
                 return f"solver: {s.reason_unknown()}"
     return Verdict.PROVED if any_present else Verdict.VACUOUS
