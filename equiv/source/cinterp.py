@@ -165,6 +165,12 @@ class Frame:
     file: str
     fn: str
     macro_args: dict[str, Lazy]
+    #: the file's line of ``src``'s first line (a macro body is parsed on its own)
+    first_line: int = 1
+
+    def at(self, node: Node) -> str:
+        """``file:line`` of a node of this frame's source."""
+        return f"{self.file}:{self.first_line + node.start_point[0]}"
 
 
 class Outcome:
@@ -317,7 +323,7 @@ class Interp:
             if alias.isidentifier() and alias != name:
                 self.interpreted.setdefault(name, m.where)
                 return self._call(alias, args, state, site)
-        where = f" at {site[0].file}:{site[1].start_point[0] + 1}" if site else ""
+        where = f" at {site[0].at(site[1])}" if site else ""
         raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
                           "a trusted helper; model it or add its file")
 
@@ -360,7 +366,7 @@ class Interp:
         self.interpreted.setdefault(m.name, m.where)
         node, src = _parse_expr(text(m.src, body))
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
-        mframe = Frame(src, m.file, m.name, bound)
+        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1)
         return self.expr(mframe, node, state)
 
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
@@ -372,7 +378,7 @@ class Interp:
             return None
         node, src = _parse_expr(text(m.src, body))
         self.interpreted.setdefault(name, m.where)
-        return self.expr(Frame(src, m.file, name, {}), node, state)
+        return self.expr(Frame(src, m.file, name, {}, body.start_point[0] + 1), node, state)
 
     # -- merging ------------------------------------------------------------------------------
 
@@ -632,7 +638,7 @@ class Interp:
         if t == "comment":
             out.normal.append(state)
             return out
-        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: statement "
+        raise InterpError(f"{frame.at(node)}: statement "
                           f"{t} not supported: {text(frame.src, node)[:60]!r}")
 
     def for_loop(self, frame: Frame, node: Node, state: State) -> Outcome:
@@ -650,7 +656,7 @@ class Interp:
             cur = self._trips(frame, node, state, MAX_TRIPS if self.symbolic else 1 << 62, out,
                               exits)
             if cur is not None:
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: loop in {frame.fn} "
+                raise InterpError(f"{frame.at(node)}: loop in {frame.fn} "
                                   f"may run more than {MAX_TRIPS} times under the assumptions")
         else:
             cur = self._trips(frame, node, state, PEEL, out, exits)
@@ -697,7 +703,7 @@ class Interp:
                     out: Outcome, exits: list[State]) -> State | None:
         """The state after the rest of a loop, entered in ``cur`` (see
         :mod:`equiv.source.csummary`)."""
-        where = f"{frame.file}:{node.start_point[0] + 1}"
+        where = f"{frame.at(node)}"
         v = cur.env.get(shape.var)
         if v is None or not isinstance(v[1], CInt) or _int_type(v[0])[0] != 64 or \
                 _int_type(v[0])[1]:
@@ -836,7 +842,7 @@ class Interp:
             if tn.endswith("*"):
                 if isinstance(v, Ptr):
                     return state, evolve(v, ctype=tn[:-1].strip())
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: integer cast to a pointer")
+                raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
             return state, self.convert(tn, v)
         if t == "sizeof_expression":
             type_node = node.child_by_field_name("type")
@@ -850,7 +856,7 @@ class Interp:
                     if st_ is not None and child(node, "value").type in (
                             "pointer_expression", "parenthesized_expression"):
                         return state, CInt(self.c64(self.structs[st_].size))
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: sizeof "
+                raise InterpError(f"{frame.at(node)}: sizeof "
                                   f"{text(src, node)!r} not modelled")
             name = " ".join(text(src, type_node).split())
             if name in ("struct page",):
@@ -861,7 +867,7 @@ class Interp:
                 return state, CInt(self.c64(4))
             if name in ("u64",):
                 return state, CInt(self.c64(8))
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: sizeof {name}")
+            raise InterpError(f"{frame.at(node)}: sizeof {name}")
         if t == "conditional_expression":
             state, cv = self.expr(frame, child(node, "condition"), state)
             yes, no = self.split(state, self.as_cond(cv))
@@ -876,7 +882,7 @@ class Interp:
         if t == "comma_expression":
             state, _ = self.expr(frame, child(node, "left"), state)
             return self.expr(frame, child(node, "right"), state)
-        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: expression {t} not "
+        raise InterpError(f"{frame.at(node)}: expression {t} not "
                           f"supported: {text(src, node)[:60]!r}")
 
     def ident(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
@@ -887,7 +893,7 @@ class Interp:
         if name in state.env:
             v = state.env[name][1]
             if isinstance(v, Poison):
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: {name} is read after "
+                raise InterpError(f"{frame.at(node)}: {name} is read after "
                                   f"the loop at {v.where}, whose value there is not followed "
                                   "(the loop is summarised)")
             return state, v
@@ -904,7 +910,7 @@ class Interp:
         if name == "jiffies":
             self.trusted_used.add("jiffies, jiffies_to_msecs")
             return state, CInt(self.c64(0))
-        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: unknown name {name}")
+        raise InterpError(f"{frame.at(node)}: unknown name {name}")
 
     def constant(self, name: str) -> Value | None:
         """Trusted constants from the configuration model."""
@@ -968,7 +974,7 @@ class Interp:
         if op in ("/", "%"):
             yc = _const(y)
             if yc == 0:
-                where = f"{frame.file}:{node.start_point[0] + 1}: " if frame and node else ""
+                where = f"{frame.at(node)}: " if frame and node else ""
                 raise InterpError(f"{where}division by zero")
             if signed:
                 raise InterpError("signed division not modelled")
@@ -997,7 +1003,7 @@ class Interp:
             if signed:
                 return CCond(_slt(lo, hi) if strict else bv.not_(_slt(hi, lo)))
             return CCond(bv.ult(lo, hi) if strict else bv.ule(lo, hi))
-        where = f"{frame.file}:{node.start_point[0] + 1}: " if frame and node else ""
+        where = f"{frame.at(node)}: " if frame and node else ""
         raise InterpError(f"{where}operator {op} not supported")
 
     # -- lvalues and memory ------------------------------------------------------------------
@@ -1013,7 +1019,7 @@ class Interp:
                 lz = frame.macro_args[name]
                 return self.lvalue(lz.frame, lz.node, state)
             if name not in state.env:
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: assignment to "
+                raise InterpError(f"{frame.at(node)}: assignment to "
                                   f"unknown name {name}")
             ct = state.env[name][0]
             return state, Loc("var", name=name, ctype=ct)
@@ -1024,7 +1030,7 @@ class Interp:
             if arrow:
                 state, base = self.expr(frame, arg, state)
                 if not isinstance(base, Ptr):
-                    raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on a non-pointer")
+                    raise InterpError(f"{frame.at(node)}: -> on a non-pointer")
                 return state, self.member(base, fname, frame, node)
             state, loc = self.lvalue(frame, arg, state)
             return state, self.member(self.address_of(loc, state), fname, frame, node)
@@ -1032,11 +1038,11 @@ class Interp:
             state, base = self.expr(frame, child(node, "argument"), state)
             state, iv = self.expr(frame, child(node, "index"), state)
             if not isinstance(base, Ptr) or base.region != "page":
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: subscript of a "
+                raise InterpError(f"{frame.at(node)}: subscript of a "
                                   "non-memmap pointer")
             i = _const(self.as_int(iv))
             if i is None:
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: symbolic array index")
+                raise InterpError(f"{frame.at(node)}: symbolic array index")
             size = _int_size(base.ctype)
             assert base.idx is not None
             idx, off = self.norm(base.idx, base.off + i * size)
@@ -1044,22 +1050,22 @@ class Interp:
         if t == "pointer_expression" and node.children[0].type == "*":
             state, p = self.expr(frame, child(node, "argument"), state)
             if not isinstance(p, Ptr) or p.region not in ("page", "local"):
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: dereference of a "
+                raise InterpError(f"{frame.at(node)}: dereference of a "
                                   "non-memmap pointer")
             return state, self.ploc(p, 0, _int_size(p.ctype), p.ctype)
-        raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: lvalue {t} not supported")
+        raise InterpError(f"{frame.at(node)}: lvalue {t} not supported")
 
     def member(self, base: Ptr, fname: str, frame: Frame, node: Node) -> Loc:
         if base.region == "obj":
             self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
             return Loc("obj", name=f"{base.obj}.{fname}")
         if base.region not in ("page", "local"):
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: -> on NULL")
+            raise InterpError(f"{frame.at(node)}: -> on NULL")
         st = {"struct page": "page", "struct folio": "folio"}.get(base.ctype)
         if st is not None:
             m = self.structs[st].member(fname)
             if m is None:
-                raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: struct {st} has no "
+                raise InterpError(f"{frame.at(node)}: struct {st} has no "
                                   f"member {fname} in this tree")
             off, size, ctype = m.offset, m.size, m.ctype
         elif base.ctype in SUBFIELDS:
@@ -1068,7 +1074,7 @@ class Interp:
                 raise InterpError(f"{base.ctype} has no member {fname}")
             _, off, size, ctype = hit[0]
         else:
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: member {fname} of "
+            raise InterpError(f"{frame.at(node)}: member {fname} of "
                               f"{base.ctype} not modelled")
         return self.ploc(base, off, size, ctype)
 
@@ -1144,7 +1150,7 @@ class Interp:
             t = state.env[loc.name][0]
             return evolve(state, env={**state.env, loc.name: (t, self.convert(t, v))})
         if loc.kind not in ("mem", "local"):
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: store to input object "
+            raise InterpError(f"{frame.at(node)}: store to input object "
                               f"{loc.name}")
         x = self.as_int(v)
         val = bv.extract(x, 8 * loc.size - 1, 0)
@@ -1160,7 +1166,7 @@ class Interp:
     @staticmethod
     def step(frame: Frame, node: Node) -> str:
         """A store's provenance: the file, line and text of the statement."""
-        return f"{frame.file}:{node.start_point[0] + 1}: {' '.join(text(frame.src, node).split())[:70]}"
+        return f"{frame.at(node)}: {' '.join(text(frame.src, node).split())[:70]}"
 
     def slot_bytes(self, slot: str, state: State) -> PageState:
         got = state.stack.get(slot, None)
@@ -1247,7 +1253,7 @@ class Interp:
             if name == "atomic_set":
                 p = ev(0)
                 if not isinstance(p, Ptr) or p.region not in ("page", "local"):
-                    raise InterpError(f"{frame.file}:{call.start_point[0] + 1}: atomic_set on a "
+                    raise InterpError(f"{frame.at(call)}: atomic_set on a "
                                       "non-memmap pointer")
                 loc = self.ploc(p, 0, 4, "int")
             else:
@@ -1416,7 +1422,7 @@ class Interp:
     def _struct_size(self, ctype: str, frame: Frame, node: Node) -> int:
         st = {"struct page": "page", "struct folio": "folio"}.get(ctype)
         if st is None or st not in self.structs:
-            raise InterpError(f"{frame.file}:{node.start_point[0] + 1}: struct local of type "
+            raise InterpError(f"{frame.at(node)}: struct local of type "
                               f"{ctype} not modelled (struct page and struct folio are)")
         return self.structs[st].size
 
