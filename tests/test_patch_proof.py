@@ -6,12 +6,12 @@ and the project's backport series under ``tests/data/zone-device-backport-6.12``
   a few inputs per order, with and without an altmap.  (Not for a patch that writes out of
   its loop's frame, such as the tail loop one past its end: there the summary's lemmas fail
   and the proof searches with the loops unrolled instead.)
-* Slow: the series PROVED (all five types at once) at orders 0 and 2 (and on Debian's
-  configuration at order 0); seeded bugs REFUTED at the smallest order ``expect.toml``
-  names, on a configuration it shows on, in a role it names, with the file:line of a C
-  statement in the provenance; harmless patches PROVED.  Each cell takes minutes on 2
-  cores, so ``--runslow`` runs a subset (:data:`QUICK_BUGS`, :data:`QUICK_HARMLESS`); with
-  ``EQUIV_ALL_PATCH_PROOFS=1`` every bug and harmless patch, and the series at order 18.
+* Slow: the series PROVED (all five types at once) at orders 0, 1, 2 and 18 (and on
+  Debian's configuration at orders 0 and 2); every seeded bug REFUTED at the smallest order
+  ``expect.toml`` names, on a configuration it shows on, in a role it names, with the
+  file:line of a C statement in the provenance; every harmless patch PROVED.  A cell takes
+  10 s to 2 minutes on 2 cores; every order 0..18 on both configurations is
+  ``bench/patch_proof.py``'s.
 """
 
 from __future__ import annotations
@@ -100,24 +100,8 @@ def _cell(base: Path, patched: Path, cfg_name: str, order: int):  # type: ignore
                             timeout_ms=120_000)
 
 
-#: every patch of the data set, or the subset below
-ALL = os.environ.get("EQUIV_ALL_PATCH_PROOFS") == "1"
-#: the cells seen to pass within the budgets on 2 cores (the series at orders 0 and 18:
-#: about 10 minutes for order 18); the others are run with ALL (at order 2 the series is
-#: UNKNOWN for now: some tail roles exceed the solver's budget)
-QUICK_BUGS = {"short-copy", "tail-loop-one-past-end"}
-QUICK_HARMLESS: set[str] = set()
-#: what a cell that only EQUIV_ALL_PATCH_PROOFS=1 runs says when skipped
-LATER = pytest.mark.skipif(not ALL, reason="minutes per cell on 2 cores: run with "
-                           "EQUIV_ALL_PATCH_PROOFS=1 (not yet seen to pass within the budgets)")
-
-
-def _p(value: object, quick: bool, id_: str | None = None) -> object:
-    return pytest.param(value, marks=() if quick else (LATER,), id=id_)
-
-
 @pytest.mark.slow
-@pytest.mark.parametrize("order", [_p(o, o in (0, 18)) for o in (0, 1, 2, 18)])
+@pytest.mark.parametrize("order", [0, 1, 2, 18])
 def test_series_proved(linux612: Path, tmp_path: Path, order: int) -> None:  # noqa: F811
     cell = _cell(linux612, _tree(linux612, tmp_path), "x86_64-default", order)
     assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
@@ -130,8 +114,7 @@ def _bug_cases() -> list[object]:
         cfgs = bug["configs"]
         cfg = "x86_64-default" if cfgs == "all" else cfgs[0]
         order = max(bug["min_order"], 1 if bug["name"] == "tail-loop-one-past-end" else 0)
-        out.append(pytest.param(bug["file"], cfg, order, bug["roles"], id=bug["name"],
-                                marks=() if bug["name"] in QUICK_BUGS else (LATER,)))
+        out.append(pytest.param(bug["file"], cfg, order, bug["roles"], id=bug["name"]))
     return out
 
 
@@ -151,10 +134,10 @@ def test_seeded_bug_refuted(linux612: Path, tmp_path: Path, patch: str, cfg: str
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("patch", [_p(h["file"], h["file"] in QUICK_HARMLESS, h["file"])
+@pytest.mark.parametrize("patch", [pytest.param(h["file"], id=h["name"])
                                    for h in EXPECT["harmless"]])
 def test_harmless_proved(linux612: Path, tmp_path: Path, patch: str) -> None:  # noqa: F811
-    cell = _cell(linux612, _tree(linux612, tmp_path, patch), "x86_64-default", 1)
+    cell = _cell(linux612, _tree(linux612, tmp_path, patch), "x86_64-default", 2)
     assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
 
 
@@ -179,7 +162,7 @@ def _debian_config(tmp: Path) -> Path:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("order", [_p(0, False)])
+@pytest.mark.parametrize("order", [0, 2])
 def test_series_proved_on_debian_config(linux612: Path, tmp_path: Path, order: int) -> None:  # noqa: F811
     from equiv.config import from_kconfig
 

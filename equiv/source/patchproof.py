@@ -36,6 +36,7 @@ from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.memmap import (
@@ -209,10 +210,14 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         _prove(base, patched, sc, inp, early, pages, pbarr,
                [*assume, z3.ULE(inp.nr_pages, BOUNDED_COMPOUNDS * sc.stride)], [], bounded,
                timeout_ms, summarise=False)
-        found = {r.name: r for r in bounded if r.verdict is Verdict.REFUTED}
-        roles[:] = [evolve(found[r.name], reason=f"found with the loops unrolled "
-                           f"(at most {BOUNDED_COMPOUNDS} compounds) after {why}")
-                    if r.name in found and r.verdict is Verdict.UNKNOWN else r for r in roles]
+        found = {r.name: evolve(r, reason=f"found with the loops unrolled (at most "
+                                f"{BOUNDED_COMPOUNDS} compounds) after {why}")
+                 for r in bounded if r.verdict is Verdict.REFUTED}
+        names = {r.name for r in roles}
+        roles[:] = [found[r.name] if r.name in found and r.verdict is Verdict.UNKNOWN else r
+                    for r in roles]
+        # a tree that could not be interpreted with summaries has no page roles yet
+        roles += [r for n, r in found.items() if n not in names]
     return done()
 
 
@@ -290,11 +295,11 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         t0 = time.perf_counter()
         out: Verdict | str | z3.ModelRef = Verdict.PROVED
         for unchanged in alone:
-            out = _check_role(name, cons, unchanged, assume, c, t, inp, timeout_ms)
+            out = _check_role(name, cons, unchanged, assume, c, t, inp, order, timeout_ms)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_role(name, cons, same, assume, c, t, inp, timeout_ms)
+            out = _check_role(name, cons, same, assume, c, t, inp, order, timeout_ms)
         dt = time.perf_counter() - t0
         if isinstance(out, z3.ModelRef):
             roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
@@ -353,43 +358,58 @@ class _Context:
         return self.full.model()
 
 
-class _RenamedModel:
-    """A model of a query over renamed inputs, read back in the original ones."""
+Renaming = list[tuple[z3.ExprRef, z3.ExprRef]]
 
-    def __init__(self, model: z3.ModelRef, back: list[tuple[z3.ExprRef, z3.ExprRef]]) -> None:
-        self.model, self.back = model, back
+
+class _RenamedModel:
+    """A model of a query over renamed variables, read in the original ones: ``rename``
+    gives each original variable as a term of the query's variables."""
+
+    def __init__(self, model: z3.ModelRef, rename: Renaming) -> None:
+        self.model, self.rename = model, rename
 
     def eval(self, e: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:
-        return self.model.eval(z3.substitute(e, *self.back), model_completion=model_completion)
+        return self.model.eval(z3.substitute(e, *self.rename), model_completion=model_completion)
 
 
-def _first_pfn_renaming(inp: Inputs, on: bool) -> tuple[list[tuple[z3.ExprRef, z3.ExprRef]],
-                                                        list[tuple[z3.ExprRef, z3.ExprRef]]]:
+def _first_pfn_renaming(inp: Inputs, on: bool) -> Renaming:
     """With an altmap, the range's first pfn ``start_pfn + reserve + free`` and its page
     count ``nr_pages - reserve - free`` as two fresh inputs F and N (a bijection of the
-    inputs): both trees' terms and the role's index then name the first pfn in one form,
-    which the rewriter cancels syntactically.  Returns the renaming and its inverse."""
+    inputs: ``start_pfn = F - reserve - free``, ``nr_pages = N + reserve + free``): both
+    trees' terms and the role's index then name the first pfn in one form, which the
+    rewriter cancels syntactically."""
     if not on:
-        return [], []
+        return []
     off = inp.altmap_reserve + inp.altmap_free
     f, n = z3.BitVec("first_pfn", 64), z3.BitVec("first_nr_pages", 64)
-    fwd = [(inp.start_pfn, f - off), (inp.nr_pages, n + off)]
-    back = [(f, inp.start_pfn + off), (n, inp.nr_pages - off)]
-    return fwd, back
+    return [(inp.start_pfn, f - off), (inp.nr_pages, n + off)]
+
+
+def _tail_renaming(t: z3.BitVecRef, order: int) -> Renaming:
+    """A tail index below the compound size, ``t < 2**order``, as the zero extension of an
+    ``order``-bit variable: the page's pfn ``first + (c << order) + t`` is then a
+    concatenation, which :func:`split_sums` keeps split through the loop summaries' owner
+    and block arithmetic.  (Exact under the role's ``t < stride``.)"""
+    if order == 0:
+        return [(t, z3.BitVecVal(0, 64))]
+    return [(t, z3.ZeroExt(64 - order, z3.BitVec("t_low", order)))]
 
 
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
-                c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs,
+                c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
                 timeout_ms: int) -> Verdict | str | z3.ModelRef | _RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. SPLIT_COMPOUNDS - 1`` and the
-    rest; one case for the pages outside the range and for the bitmap), and in each case the
-    ``ite`` conditions of both trees' pages are decided first (:func:`specialise`)."""
+    rest; one case for the pages outside the range and for the bitmap) and by altmap, the
+    index and first pfn are renamed (:func:`_tail_renaming`, :func:`_first_pfn_renaming`),
+    and in each case the ``ite`` conditions of both trees' pages are decided first
+    (:func:`specialise`)."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else []
-    cases0: list[tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]]
+    subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
+        _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
+    cases0: list[tuple[z3.BoolRef, Renaming]]
     if name == "outside_equal" or name == "pageblock_equal":
-        cases0 = [(cons, [])]
+        cases0 = [(cons, subs_t)]
     else:
         cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
                   for i in range(SPLIT_COMPOUNDS)]
@@ -399,13 +419,16 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
     parts0 = same.children() if z3.is_and(same) else [same]
     any_present = False
     for (case0, subs0), on in ((cs, on) for cs in cases0 for on in (False, True)):
-        fwd, back = _first_pfn_renaming(inp, on)
+        fwd = _first_pfn_renaming(inp, on)
+        # the variables the query keeps (c when not fixed, t's low bits), as the model
+        # will name them: the fixed values go into the terms only
+        rename = [*fwd, *(x for x in subs_t if not z3.is_bv_value(x[1]))]
         subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
         hyp = [z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume]
-        hyp += [z3.substitute(case0, *fwd), altmap if on else z3.Not(altmap)]
+        hyp += [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
         # a fixed index is put into the terms first: most of their ite conditions (is
         # this pfn that struct page?) then fold syntactically
-        parts = [z3.simplify(z3.substitute(p, *subs)) for p in parts0]
+        parts = [split_sums(z3.simplify(z3.substitute(p, *subs))) for p in parts0]
         s = z3.SolverFor("QF_AUFBV")
         s.set("timeout", timeout_ms)
         s.add(*hyp)
@@ -418,7 +441,7 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         t0 = time.perf_counter()
         # deciding an ite condition is an optimisation: an undecided one stays in the term,
         # so these queries get a short budget
-        scalar = z3.SolverFor("QF_BV")
+        scalar = z3.SolverFor("QF_UFBV")
         scalar.set("timeout", DECIDE_MS)
         scalar.add(*hyp)
         full = z3.SolverFor("QF_AUFBV")
@@ -434,7 +457,7 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
             r = s.check(d)
             log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
             if r == z3.sat:
-                return _RenamedModel(s.model(), back) if back else s.model()
+                return _RenamedModel(s.model(), rename) if rename else s.model()
             if r != z3.unsat:
                 return f"solver: {s.reason_unknown()}"
     return Verdict.PROVED if any_present else Verdict.VACUOUS
