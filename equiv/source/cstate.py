@@ -109,14 +109,31 @@ class Loc:
 Canon = tuple[int, int]  # (id of the symbolic base term, constant offset) of a pfn
 
 
-class Oracle:
-    """Feasibility of path conditions under the assumptions (symbolic domain)."""
+#: One case of a split of the input space: its condition and a renaming of the inputs
+#: (each renamed input as a term of fresh ones; a bijection on the case) under which the
+#: case's terms are simpler.
+Case = tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]
 
-    def __init__(self, assumptions: list[z3.BoolRef]) -> None:
+
+class Oracle:
+    """Feasibility of path conditions under the assumptions (symbolic domain).
+
+    With ``cases`` (conditions that together cover the assumptions, e.g. altmap or not),
+    a condition is feasible iff it is feasible in some case, each decided by its own
+    solver on the renamed terms (a case's renaming is a bijection of its inputs, so
+    feasibility is unchanged)."""
+
+    def __init__(self, assumptions: list[z3.BoolRef], cases: list[Case] | None = None) -> None:
         self.solver = z3.SolverFor("QF_AUFBV")
         self.solver.set("timeout", 30_000)
         self.solver.add(*assumptions)
         self.checks = 0
+        self.cases: list[tuple[z3.Solver, list[tuple[z3.ExprRef, z3.ExprRef]]]] = []
+        for cond, rename in cases or []:
+            s = z3.SolverFor("QF_AUFBV")
+            s.set("timeout", 30_000)
+            s.add(*(z3.simplify(z3.substitute(a, *rename)) for a in [*assumptions, cond]))
+            self.cases.append((s, rename))
 
     def constant_difference(self, a: Val, b: Val) -> int | None:
         """``a - b`` if it is one constant under the assumptions, else None.  Terms over
@@ -143,10 +160,16 @@ class Oracle:
             return False
         if z3.is_true(s):
             return True
+        if self.cases:
+            return any(self._check(s, z3.simplify(z3.substitute(c, *rn)) if rn else c)
+                       for s, rn in self.cases)
+        return self._check(self.solver, c)
+
+    def _check(self, s: z3.Solver, c: z3.BoolRef) -> bool:
         self.checks += 1
-        r = self.solver.check(c)
+        r = s.check(c)
         if r == z3.unknown:
-            raise InterpError(f"feasibility of a path undecided: {self.solver.reason_unknown()}")
+            raise InterpError(f"feasibility of a path undecided: {s.reason_unknown()}")
         return bool(r == z3.sat)
 
 
