@@ -297,6 +297,8 @@ class TrackLayer(Layer):
         self.entry = entry
         self.log: list[tuple[Cond, Val]] = []
         self.log_pb: list[tuple[Cond, Val]] = []
+        #: while set, the footprint stops here: what the iteration itself wrote
+        self.hide = False
 
     def page(self, key: Val, pc: Cond) -> PageState:
         self.log.append((pc, key))
@@ -307,7 +309,7 @@ class TrackLayer(Layer):
         return self.entry.read_pb_any(b, pc)
 
     def footprint(self, n: Val) -> Cond:
-        return self.entry.footprint(n)
+        return False if self.hide else self.entry.footprint(n)
 
 
 class MergeLayer(Layer):

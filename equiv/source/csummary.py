@@ -84,6 +84,10 @@ class CLemma:
     kind: str
     premise: z3.BoolRef
     claim: z3.BoolRef
+    #: a claim that implies ``claim`` and is cheaper to prove, tried first (for
+    #: frame-write: no page outside the block is in the iteration's footprint, a question
+    #: over scalars; the pages' bytes are compared only if that fails)
+    stronger: z3.BoolRef | None = None
 
     @property
     def formula(self) -> z3.BoolRef:
@@ -427,14 +431,24 @@ class LoopSummary:
             fin.mem.read_pb_any(b2, bv.and_(premise, self.in_block_pb(k, b2)))
         out_n = fin.mem.read_any(n2, False)
         ent_n = e.mem.read_any(n2, False)
-        fw = [z3.Implies(_bool(bv.not_(self.in_block(k, n2))), out_n.bits == ent_n.bits)]
+        outside = _bool(bv.not_(self.in_block(k, n2)))
+        fw = [z3.Implies(outside, out_n.bits == ent_n.bits)]
+        # the pages the iteration itself may have written (its footprint above the entry
+        # memory): none outside the block implies the bytes there are the entry's
+        track.hide = True
+        try:
+            written = _bool(fin.mem.footprint(n2))
+        finally:
+            track.hide = False
         out_b = fin.mem.read_pb_any(b2, False)
         ent_b = e.mem.read_pb_any(b2, False)
-        fw.append(z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b))
+        pb_frame = z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b)
+        fw.append(pb_frame)
+        fw_strong = z3.And(z3.Implies(outside, z3.Not(written)), pb_frame)
         reads = _read_claims([(pc, self.in_block_pfn(k, n)) for pc, n in track.log] +
                              [(pc, self.in_block_pb(k, b)) for pc, b in track.log_pb])
         add = it.lemmas.append
-        add(CLemma(self.where, "frame-write", premise, z3.And(*fw)))
+        add(CLemma(self.where, "frame-write", premise, z3.And(*fw), fw_strong))
         add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True)))
         if self.carried or self.slots:
             assert self.probe is not None

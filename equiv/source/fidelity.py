@@ -267,21 +267,28 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
     is).  The frame-read lemma is a conjunction of one implication per logged read, each
     trivial alone; as one query z3 may time out on it (z3's search depends on the order in
     which terms were created, so the whole conjunction took 18 s or over 60 s for
-    ``--compare v6.12`` at order 3 depending on what ran before).
+    ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
+    claim (if it has one) is tried first; only if it is not proved is the claim itself.
     """
     s = z3.SolverFor("QF_AUFBV")
     s.set("timeout", timeout_ms)
     s.add(*assume)
+
+    def valid(claim: z3.BoolRef) -> z3.CheckSatResult:
+        for part in claim.children() if z3.is_and(claim) else [claim]:
+            r = s.check(z3.Not(part))
+            if r != z3.unsat:
+                return r
+        return z3.unsat
+
     for lm in lemmas:
         s.push()
         s.add(lm.premise)
         r = s.check()
         if r == z3.sat:
-            parts = lm.claim.children() if z3.is_and(lm.claim) else [lm.claim]
-            for part in parts:
-                r = s.check(z3.Not(part))
-                if r != z3.unsat:
-                    break
+            stronger = getattr(lm, "stronger", None)
+            if stronger is None or valid(stronger) != z3.unsat:
+                r = valid(lm.claim)
             else:
                 r = z3.unsat
         s.pop()
