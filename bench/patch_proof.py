@@ -11,7 +11,8 @@ Prints one row per order (seconds, verdict) and the table of figures: the whole 
 time against the target (60 s on 2 cores), and the unrolled interpreter's time at the
 largest order it finished against the summarised proof's time at that order.
 
-Usage: python bench/patch_proof.py [--tree PATH] [--orders 0-18] [--config NAME]
+Usage: python bench/patch_proof.py [--tree PATH] [--orders 0-18]
+                                   [--config NAME | --kconfig FILE]
                                    [--jobs N] [--unrolled-limit SECONDS]
 
 ``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
@@ -64,6 +65,8 @@ def main() -> int:
     ap.add_argument("--tree", type=Path, default=None)
     ap.add_argument("--orders", default="0-18")
     ap.add_argument("--config", default="x86_64-default")
+    ap.add_argument("--kconfig", type=Path, default=None,
+                    help="a kernel .config (e.g. Debian's 6.12 amd64 config) instead of --config")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--unrolled-limit", type=float, default=600.0)
     a = ap.parse_args()
@@ -76,7 +79,12 @@ def main() -> int:
 
     tree = a.tree or _default_tree()
     orders = parse_ranges(a.orders, 0, MAX_ORDER, "--orders", "order", "")
-    cfg = PRESETS[a.config]
+    if a.kconfig is not None:
+        from equiv.config import from_kconfig
+
+        cfg = from_kconfig(str(a.kconfig))
+    else:
+        cfg = PRESETS[a.config]
     with tempfile.TemporaryDirectory() as tmp:
         applied = prepare(tree, FILES, sorted(SERIES.glob("*.patch")), Path(tmp) / "patched")
         t0 = time.perf_counter()
@@ -88,7 +96,9 @@ def main() -> int:
     per_order: dict[int, float] = {}
     for c in run.cells:
         per_order[c.order] = c.seconds
-        print(f"  order {c.order:2}: {c.verdict.value:8} {c.seconds:7.1f} s")
+        lemmas = sum(r.seconds for r in c.roles if r.name == "loop_summary_lemmas")
+        print(f"  order {c.order:2}: {c.verdict.value:8} {c.seconds:7.1f} s  "
+              f"(loop lemmas {lemmas:5.1f} s)")
     print(f"  verdict: {run.verdict.value}")
 
     unrolled: tuple[int, float] | None = None
