@@ -18,11 +18,24 @@ import pytest
 import z3
 
 from equiv.config import PRESETS
+from equiv.engine.bv import CBV
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import MAKEFILE, KernelTree
-from equiv.page_model import Layout
+from equiv.memmap import Scenario, concrete_inputs
+from equiv.page_model import Layout, PageState
 from equiv.proofs import main
-from equiv.source.cinterp import Oracle, join_guards
+from equiv.source.cinterp import (
+    TRUSTED,
+    CCond,
+    CInt,
+    Interp,
+    InterpError,
+    Oracle,
+    Ptr,
+    State,
+    initial_state,
+    join_guards,
+)
 from equiv.source.drift import drift_report
 from equiv.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup, specialise
 from equiv.source.files import FILES, load_tree, macro_env
@@ -137,6 +150,106 @@ class TestDrift:
         assert 1 == len(bad)
         assert ("memmap_init_compound", "set_page_count(page, 0);", "set_page_count(page, 1);") == \
             (bad[0].name, bad[0].model_stmt, bad[0].tree_stmt)
+
+
+#: Helpers once trusted, now run from the text of the file (and line) that defines them.
+FROM_TEXT = {
+    "INIT_LIST_HEAD": "include/linux/list.h:35",
+    "is_power_of_2": "include/linux/log2.h:44",
+    "IS_ALIGNED": "include/linux/align.h:13",
+    "ALIGN": "include/linux/align.h:8",
+    "__ALIGN_KERNEL": "include/uapi/linux/const.h:48",
+    "pageblock_align": "include/linux/pageblock-flags.h:60",
+    "zone_idx": "include/linux/mmzone.h:1498",
+    "is_highmem_idx": "include/linux/mmzone.h:1550",
+    "pfn_to_section_nr": "include/linux/mmzone.h:1783",
+}
+
+
+def _concrete(tree: KernelTree, structs_from: KernelTree) -> tuple[Interp, State]:
+    """A concrete interpreter over ``tree`` (struct layout from ``structs_from``) and the
+    state before any statement: every struct page zero."""
+    st = setup(structs_from, CFG, MODELS["v6.12.y"])
+    layout = st.model.layout(Layout.from_config(CFG))
+    inp = concrete_inputs(layout, start_pfn=0x1000, nr_pages=64)
+    it = Interp(tree, st.env, st.structs, Scenario(layout, None, 0), inp, None)
+    zero = PageState(bits=CBV(0, 8 * layout.size), origin=((),) * layout.size)
+    return it, initial_state(inp, lambda pfn: zero, it.canon)
+
+
+def _int(v: object) -> int:
+    assert isinstance(v, CInt) and isinstance(v.v, CBV)
+    return v.v.value
+
+
+def _truth(v: object) -> bool:
+    return bool(v.c) if isinstance(v, CCond) else _int(v) != 0
+
+
+class TestHelpersFromText:
+    def test_no_helper_read_from_the_text_is_trusted(self) -> None:
+        assert set() == set(FROM_TEXT) & set(TRUSTED)
+
+    @pytest.mark.parametrize(("preset", "order", "names"), [
+        ("x86_64-default", 2, ("INIT_LIST_HEAD", "is_power_of_2", "IS_ALIGNED", "ALIGN",
+                               "__ALIGN_KERNEL", "pageblock_align", "zone_idx")),
+        ("x86_64-want-page-virtual", 0, ("is_highmem_idx",)),
+        ("x86_64-section-in-flags", 0, ("pfn_to_section_nr",)),
+    ])
+    def test_the_proof_runs_them_from_their_files(self, tree612: KernelTree, preset: str,
+                                                  order: int, names: tuple[str, ...]) -> None:
+        """The source-derived proof still holds with each helper run from its file:line."""
+        cell = check_fidelity_cell(setup(tree612, PRESETS[preset], MODELS["v6.12.y"]), None,
+                                   order)
+        assert Verdict.PROVED == cell.verdict
+        got = dict(cell.interpreted)
+        assert {n: FROM_TEXT[n] for n in names} == {n: got.get(n) for n in names}
+        assert set() == set(FROM_TEXT) & set(cell.trusted)
+
+    def test_functions_on_concrete_values(self, tree612: KernelTree) -> None:
+        """is_power_of_2, pfn_to_section_nr, is_highmem_idx and INIT_LIST_HEAD, concretely."""
+        it, st = _concrete(tree612, tree612)
+        for n in (0, 1, 2, 3, 64, 96, 1 << 63, (1 << 64) - 1):
+            assert (n != 0 and n & (n - 1) == 0) == \
+                _truth(it.call("is_power_of_2", [CInt(CBV(n, 64))], st)[1]), n
+        shift = CFG.pfn_section_shift
+        assert 0x123 == _int(it.call("pfn_to_section_nr", [CInt(CBV(0x123 << shift | 7, 64))],
+                                     st)[1])
+        assert not _truth(it.call("is_highmem_idx", [CInt(CBV(CFG.ZONE_DEVICE_IDX, 64))], st)[1])
+        lru = it.structs["page"].member("lru")
+        assert lru is not None
+        head = Ptr("page", "struct list_head", idx=CBV(5, 64), off=lru.offset)
+        st2, _ = it.call("INIT_LIST_HEAD", [head], st)
+        page = st2.mem.read(CBV(5, 64), st2.pc)
+        addr = 0xFFFFEA0000000000 + 5 * it.psize + lru.offset
+        assert [addr, addr] == [int(page.load(lru.offset + o, 8)) for o in (0, 8)]
+
+    def test_typeof_casts_of_the_align_macros(self, linux612: Path, tree612: KernelTree,
+                                              tmp_path: Path) -> None:
+        """ALIGN and IS_ALIGNED of align.h / uapi const.h (their (typeof(x)) casts), a
+        typeof cast narrowing to the variable's type, and a typeof the interpreter refuses
+        (the tree's files plus a file of test functions)."""
+        files = [*FILES, "t.h"]
+        for f in FILES:
+            (tmp_path / f).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy(linux612 / f, tmp_path / f)
+        (tmp_path / "t.h").write_text(
+            "static inline unsigned long t_align(unsigned long pfn)\n"
+            "{\n\treturn ALIGN(pfn, 512);\n}\n"
+            "static inline bool t_aligned(unsigned long pfn)\n"
+            "{\n\treturn IS_ALIGNED(pfn, 512);\n}\n"
+            "static inline long t_narrow(int x)\n"
+            "{\n\treturn (typeof(x))(0x1fffffffeUL);\n}\n"
+            "static inline long t_sum(int x)\n"
+            "{\n\treturn (typeof(x + 1))(3);\n}\n")
+        it, st = _concrete(KernelTree.load(tmp_path, files), tree612)
+        for v, up in ((0, 0), (1, 512), (512, 512), (1000, 1024)):
+            assert up == _int(it.call("t_align", [CInt(CBV(v, 64))], st)[1])
+            assert (v % 512 == 0) == _truth(it.call("t_aligned", [CInt(CBV(v, 64))], st)[1])
+        assert (1 << 64) - 2 == _int(it.call("t_narrow", [CInt(CBV(7, 64), True)], st)[1])
+        with pytest.raises(InterpError, match="typeof"):
+            it.call("t_sum", [CInt(CBV(7, 64), True)], st)
+        assert "include/uapi/linux/const.h:48" == it.interpreted["__ALIGN_KERNEL"]
 
 
 class TestLayoutFromSource:

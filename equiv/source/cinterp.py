@@ -10,8 +10,10 @@ function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-
 run as written, the rest summarised from the C by :mod:`equiv.source.csummary` with its
 lemmas recorded in :attr:`Interp.lemmas`; without: unrolled, and a loop must end within
 :data:`MAX_TRIPS` iterations on every feasible path, else the run is refused),
-``return``/``break``/``continue``, casts (``(void)`` included), ``sizeof`` of a type or of an
-expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, unsigned ``/`` and ``%``,
+``return``/``break``/``continue``, casts (``(void)`` included, and ``(typeof(x))`` of a
+variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
+expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
+pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees), ``memcpy``/``memset`` (trusted, byte by byte with provenance), and
 preprocessor conditionals resolved by the configuration.  C scopes end with their block.
@@ -25,7 +27,13 @@ keeps the path condition it had.
 
 Helpers the tree's text does not define in the parsed files (or defines through macros this
 interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
-run records which were used (:attr:`Run.trusted_used`).
+run records which were used (:attr:`Interp.trusted_used`); the helpers run from the text are
+in :attr:`Interp.interpreted` with their file:line.  Small helpers are read from their own
+headers (:data:`equiv.source.files.FILES`) rather than trusted: ``INIT_LIST_HEAD``
+(include/linux/list.h), ``is_power_of_2`` (include/linux/log2.h), ``IS_ALIGNED`` / ``ALIGN``
+(include/linux/align.h, include/uapi/linux/const.h), ``pageblock_align``
+(include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
+(include/linux/mmzone.h).
 
 Memory: struct pages are addressed by pfn (``pfn_to_page(pfn)``, SPARSEMEM_VMEMMAP); a page
 pointer is ``(pfn, byte offset)``, so ``&folio->_deferred_list`` lands in page ``pfn + 2``.
@@ -109,18 +117,24 @@ def _t(name: str, model: str) -> tuple[str, Trusted]:
 
 
 #: Helpers (functions, macros, constants) taken from the model rather than the tree's text.
+#: Kept here although their text could be read: ``WRITE_ONCE`` (include/asm-generic/rwonce.h:
+#: a ``do { ... } while (0)`` statement macro storing through ``*(volatile typeof(x) *)&(x)``),
+#: ``page_folio`` (page-flags.h: a ``_Generic`` over ``_compound_head()``, which reads
+#: ``compound_head`` through ``READ_ONCE`` and turns that address back into a pointer, and
+#: ``page_fixed_fake_head()``'s static key), ``folio_test_large`` (page-flags.h: its
+#: ``folio_test_head()`` is made by the ``FOLIO_FLAG`` token-pasting macros),
+#: ``__pfn_to_section`` / ``early_section`` (mmzone.h: the global ``mem_section`` array is
+#: not modelled; the input ``early_section(nr)`` stands for ``section_mem_map &
+#: SECTION_IS_EARLY``).
 TRUSTED: dict[str, Trusted] = dict((
     _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
     _t("__va", "PAGE_OFFSET + address (direct map)"),
     _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
     _t("WRITE_ONCE", "a plain store"),
-    _t("INIT_LIST_HEAD", "list->next = list; list->prev = list (include/linux/list.h)"),
     _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
                      "(bit numbers from the tree's enum pageflags)"),
     _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
     _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
-    _t("pfn_to_section_nr", "pfn >> PFN_SECTION_SHIFT (include/linux/mmzone.h is not read)"),
-    _t("is_highmem_idx", "false: no ZONE_HIGHMEM on the modelled 64-bit configurations"),
     _t("memcpy", "the bytes of the source, in order, each keeping its provenance (the C "
                  "library / arch string routine is not read)"),
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
@@ -130,16 +144,12 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
        "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
-       "(nid)"),
-    _t("zone_idx", "ZONE_DEVICE (the zone passed is the ZONE_DEVICE zone)"),
+       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)"),
     _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
        "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
        "(mm/page_alloc.c is not read; equiv/source/slow_v612y.py)"),
     _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
        "bitmap cell (mm/page_alloc.c is not read)"),
-    _t("pageblock_align", "ALIGN(pfn, pageblock_nr_pages)"),
-    _t("is_power_of_2", "n != 0 && (n & (n - 1)) == 0"),
-    _t("IS_ALIGNED", "(x & (a - 1)) == 0"),
     _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
     _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
     _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
@@ -167,6 +177,8 @@ class Frame:
     macro_args: dict[str, Lazy]
     #: the file's line of ``src``'s first line (a macro body is parsed on its own)
     first_line: int = 1
+    #: a function-like macro's body: its operations on numerals are folded
+    fold: bool = False
 
     def at(self, node: Node) -> str:
         """``file:line`` of a node of this frame's source."""
@@ -264,6 +276,8 @@ class Interp:
             if p.addr is None:
                 raise InterpError(f"the address of input object {p.obj} is not modelled")
             return p.addr
+        if p.region == "local":
+            raise InterpError(f"the address of struct local {p.obj} is not modelled")
         assert p.idx is not None
         base = self.inp.vmemmap_base
         if self.psize & (self.psize - 1) == 0:
@@ -366,7 +380,7 @@ class Interp:
         self.interpreted.setdefault(m.name, m.where)
         node, src = _parse_expr(text(m.src, body))
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
-        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1)
+        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
 
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
@@ -817,7 +831,8 @@ class Interp:
             if op == "!":
                 return state, CCond(bv.not_(self.as_cond(v)))
             if op == "~":
-                return state, CInt(~self.as_int(v), isinstance(v, CInt) and v.signed)
+                return state, self._fold(frame, CInt(~self.as_int(v),
+                                                     isinstance(v, CInt) and v.signed), v)
             if op == "-":
                 return state, CInt(self.c64(0) - self.as_int(v), True)
             if op == "+":
@@ -833,17 +848,11 @@ class Interp:
                 cb = self.as_cond(b)
                 return state, CCond(bv.and_(ca, cb) if op == "&&" else bv.or_(ca, cb))
             state, b = self.expr(frame, child(node, "right"), state)
-            return state, self.binop(op, a, b, frame, node)
+            return state, self._fold(frame, self.binop(op, a, b, frame, node), a, b)
         if t == "cast_expression":
             tn = " ".join(text(src, child(node, "type")).split())
             state, v = self.expr(frame, child(node, "value"), state)
-            if tn == "void":
-                return state, CInt(self.c64(0))
-            if tn.endswith("*"):
-                if isinstance(v, Ptr):
-                    return state, evolve(v, ctype=tn[:-1].strip())
-                raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
-            return state, self.convert(tn, v)
+            return state, self.cast(frame, node, tn, v)
         if t == "sizeof_expression":
             type_node = node.child_by_field_name("type")
             if type_node is None:  # sizeof expr: the type of the expression (not evaluated)
@@ -884,6 +893,67 @@ class Interp:
             return self.expr(frame, child(node, "right"), state)
         raise InterpError(f"{frame.at(node)}: expression {t} not "
                           f"supported: {text(src, node)[:60]!r}")
+
+    def _fold(self, frame: Frame, r: Value, *operands: Value) -> Value:
+        """``r``, folded to a numeral if it is an integer operation of a function-like macro's
+        body on numerals only (``(__typeof__(x))(a) - 1`` and ``~(mask)`` of
+        ``__ALIGN_KERNEL`` / ``__ALIGN_KERNEL_MASK``, include/uapi/linux/const.h): the
+        constant the compiler folds, so it is one numeral wherever the body uses it."""
+        if not frame.fold or not isinstance(r, CInt) or not all(
+                isinstance(o, CInt) and _numeral(o.v) for o in operands):
+            return r
+        return CInt(z3.simplify(r.v), r.signed)
+
+    def cast(self, frame: Frame, node: Node, tn: str, v: Value) -> Value:
+        """``(tn)v``: ``(void)`` is 0, a pointer cast keeps the pointee's address under the new
+        pointee type (an integer cast to a pointer is refused), an integer cast converts."""
+        if tn == "void":
+            return CInt(self.c64(0))
+        if tn.endswith("*"):
+            if isinstance(v, Ptr):
+                return evolve(v, ctype=tn[:-1].strip())
+            raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
+        return self.convert(tn, v)
+
+    def type_of(self, frame: Frame, node: Node, state: State) -> str:
+        """The C type of ``typeof(node)``, for the operands the kernel's arithmetic macros give
+        it (``IS_ALIGNED(x, a)`` in include/linux/align.h, ``__ALIGN_KERNEL(x, a)`` in
+        include/uapi/linux/const.h): a local or parameter (its declared type), a macro
+        argument (the type of what was passed) or a cast (its type).  Not evaluated, as in C.
+
+        Raises:
+            InterpError: any other operand (an expression whose type would need C's usual
+                arithmetic conversions).
+        """
+        t = node.type
+        if t == "parenthesized_expression":
+            return self.type_of(frame, node.named_children[-1], state)
+        if t == "identifier":
+            name = text(frame.src, node)
+            if name in frame.macro_args:
+                lz = frame.macro_args[name]
+                return self.type_of(lz.frame, lz.node, state)
+            if name in state.env:
+                return state.env[name][0]
+        if t == "cast_expression":
+            return " ".join(text(frame.src, child(node, "type")).split())
+        raise InterpError(f"{frame.at(node)}: typeof({text(frame.src, node)[:40]}) not "
+                          "modelled (typeof of a variable, a macro argument or a cast is)")
+
+    def _typeof_cast(self, frame: Frame, fn: Node, state: State) -> str | None:
+        """The type of a ``(typeof(x))`` / ``(__typeof__(x))`` cast, which tree-sitter parses as
+        the callee of a call (``(typeof(x))(a)``); None if ``fn`` is not one."""
+        if fn.type != "parenthesized_expression" or len(fn.named_children) != 1:
+            return None
+        inner = fn.named_children[0]
+        if inner.type != "call_expression":
+            return None
+        if text(frame.src, child(inner, "function")) not in ("typeof", "__typeof__", "__typeof"):
+            return None
+        args = child(inner, "arguments").named_children
+        if len(args) != 1:
+            raise InterpError(f"{frame.at(fn)}: typeof with {len(args)} operands")
+        return self.type_of(frame, args[0], state)
 
     def ident(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
         name = text(frame.src, node)
@@ -961,6 +1031,14 @@ class Interp:
                 raise InterpError("comparison of object pointers")
             return CCond(eqc if op == "==" else bv.not_(eqc))
         if isinstance(a, Ptr) and isinstance(b, Ptr) and op == "-":
+            if "obj" in (a.region, b.region):
+                (arr_a, ia), (arr_b, ib) = self.element(a), self.element(b)
+                if arr_a != arr_b:
+                    raise InterpError(f"difference of pointers into {arr_a} and {arr_b}")
+                d = _const(ia - ib)
+                return CInt(ia - ib if d is None else self.c64(d), True)
+            if a.region != "page" or b.region != "page":
+                raise InterpError(f"difference of pointers to {a.region} and {b.region}")
             assert a.idx is not None and b.idx is not None
             return CInt(a.idx - b.idx, True)
         x, y = self.as_int(a), self.as_int(b)
@@ -1103,6 +1181,19 @@ class Interp:
                 return Ptr("obj", "struct vmem_altmap", obj="altmap", nonnull=True)
         raise InterpError(f"address of {loc.kind} {loc.name} not modelled")
 
+    def element(self, p: Ptr) -> tuple[str, Val]:
+        """An input-object pointer as (array, index), for pointer differences: the zone passed
+        is ``&zone->zone_pgdat->node_zones[ZONE_DEVICE]`` (the input-object model), so
+        ``zone_idx(zone)`` (include/linux/mmzone.h) is ZONE_DEVICE from the macro's text."""
+        if p.region != "obj":
+            raise InterpError(f"difference of an input-object pointer and a {p.region} pointer")
+        if p.idx is not None:
+            return p.obj, p.idx
+        if p.obj == "zone":
+            self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
+            return "pgdat.node_zones", self.c64(self.cfg.ZONE_DEVICE_IDX)
+        raise InterpError(f"input object {p.obj} is not an array element")
+
     def obj_field(self, name: str) -> Value:
         inp, sc = self.inp, self.sc
         if name == "pgmap.type":
@@ -1122,6 +1213,8 @@ class Interp:
             return Ptr("obj", "struct pglist_data", obj="pgdat", nonnull=True)
         if name == "pgdat.node_id":
             return CInt(_extend(inp.nid, 32, True), True)
+        if name == "pgdat.node_zones":  # the array, as a pointer to its first element
+            return Ptr("obj", "struct zone", obj="pgdat.node_zones", idx=self.c64(0))
         raise InterpError(f"input object field {name} not modelled")
 
     def load(self, loc: Loc, state: State) -> Value:
@@ -1187,6 +1280,13 @@ class Interp:
 
     def call_expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
         fn = child(node, "function")
+        cast_to = self._typeof_cast(frame, fn, state)
+        if cast_to is not None:  # (typeof(x))(a): a cast, not a call
+            operands = child(node, "arguments").named_children
+            if len(operands) != 1:
+                raise InterpError(f"{frame.at(node)}: typeof cast of {len(operands)} operands")
+            state, operand = self.expr(frame, operands[0], state)
+            return state, self.cast(frame, node, cast_to, operand)
         name = text(frame.src, fn)
         if name in frame.macro_args:  # a macro parameter naming a function: not used here
             raise InterpError(f"indirect call through macro argument {name}")
@@ -1261,18 +1361,6 @@ class Interp:
             del target
             v = ev(1)
             return self.store(frame, call, loc, v, state), None
-        if name == "INIT_LIST_HEAD":
-            use(name)
-            p = ev(0)
-            if not isinstance(p, Ptr) or p.region != "page" or site is None:
-                raise InterpError("INIT_LIST_HEAD on a non-memmap list")
-            frame, call = site
-            addr = CInt(self.ptr_addr(p))
-            assert p.idx is not None
-            for off in (0, 8):
-                idx, o = self.norm(p.idx, p.off + off)
-                state = self.store(frame, call, Loc("mem", idx=idx, off=o, size=8), addr, state)
-            return state, None
         if name.startswith("__SetPage") or name.startswith("__ClearPage"):
             use("__SetPage*")
             flag = "PG_" + name.removeprefix("__SetPage").removeprefix("__ClearPage").lower()
@@ -1297,18 +1385,9 @@ class Interp:
             use(name)
             nr = bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift)
             return state, CInt(nr)  # stands for &mem_section[nr]
-        if name == "pfn_to_section_nr":
-            use(name)
-            return state, CInt(bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift))
-        if name == "is_highmem_idx":
-            use(name)
-            return state, CCond(False)
         if name == "early_section":
             use(name)
             return state, CCond(self.inp.early_section(self.as_int(ev(0))))
-        if name == "zone_idx":
-            use(name)
-            return state, CInt(self.c64(self.cfg.ZONE_DEVICE_IDX))
         if name in ("set_pageblock_migratetype", "init_pageblock_migratetype"):
             use(name)
             p = ev(0)
@@ -1326,19 +1405,6 @@ class Interp:
                     if name == "set_pageblock_migratetype"
                     else init_pageblock_migratetype(self.sc, self.inp, old, 1))
             return evolve(state, mem=state.mem.write_pb(b, cell, state.pc)), None
-        if name == "pageblock_align":
-            use(name)
-            n = 1 << self.cfg.PAGEBLOCK_ORDER
-            x = self.as_int(ev(0))
-            return state, CInt((x + (n - 1)) & ~(n - 1))
-        if name == "is_power_of_2":
-            use(name)
-            x = self.as_int(ev(0))
-            return state, CCond(bv.and_(bv.ne(x, self.c64(0)), bv.eq(x & (x - 1), self.c64(0))))
-        if name == "IS_ALIGNED":
-            use(name)
-            x, a = self.as_int(ev(0)), self.as_int(ev(1))
-            return state, CCond(bv.eq(x & (a - 1), self.c64(0)))
         if name == "page_folio":
             use(name)
             p = ev(0)
@@ -1436,6 +1502,11 @@ def _what(v: Value) -> str:
     if isinstance(v, Poison):
         return f"{v.name} (after the summarised loop at {v.where})"
     return type(v).__name__
+
+
+def _numeral(v: Val) -> bool:
+    """A z3 numeral (a constant of the symbolic domain, not yet folded into the terms)."""
+    return isinstance(v, z3.BitVecRef) and z3.is_bv_value(v)
 
 
 def _const(v: Val) -> int | None:

@@ -25,6 +25,13 @@ FILES = (
     "include/linux/page-flags.h",
     "include/linux/memremap.h",
     "include/linux/string.h",
+    # small helpers interpreted from their text rather than trusted
+    "include/linux/list.h",  # INIT_LIST_HEAD
+    "include/linux/log2.h",  # is_power_of_2
+    "include/linux/align.h",  # IS_ALIGNED, ALIGN
+    "include/uapi/linux/const.h",  # __ALIGN_KERNEL, __ALIGN_KERNEL_MASK
+    "include/linux/pageblock-flags.h",  # pageblock_align
+    "include/linux/mmzone.h",  # zone_idx, pfn_to_section_nr, is_highmem_idx
 )
 
 

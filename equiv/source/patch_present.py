@@ -598,7 +598,9 @@ C_CONSTRUCTS = (
     "exit), justified by the frame-write, frame-read, carry-step and no-wrap lemmas; "
     "unrolled in a concrete replay and in the bounded search for a counterexample when the "
     "lemmas do not hold",
-    "casts ((void) included), sizeof of a type or an expression, & * -> . [], unsigned / "
+    "casts ((void) included; (typeof(x)) of a variable, macro argument or cast, as in "
+    "IS_ALIGNED / ALIGN), sizeof of a type or an expression, & * -> . [], pointer "
+    "differences (struct pages; zone_idx's zone - zone->zone_pgdat->node_zones), unsigned / "
     "and %; preprocessor conditionals resolved by the configuration",
     "memcpy / memset (and memcpy_flushcache) byte by byte, each byte keeping its provenance "
     "(trusted, below)",
