@@ -52,7 +52,7 @@ def _split(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef] | None:
 
 
 def _is_zero(e: z3.BitVecRef) -> bool:
-    return z3.is_bv_value(e) and e.as_long() == 0
+    return bool(z3.is_bv_value(e) and e.as_long() == 0)
 
 
 def _split_add(e: z3.BitVecRef) -> z3.BitVecRef | None:
@@ -131,7 +131,7 @@ def _pass(e: z3.ExprRef) -> z3.ExprRef:
             if any(not k.eq(o) for k, o in zip(kids, old, strict=True)):
                 out = x.decl()(*kids)
             if z3.is_app_of(out, z3.Z3_OP_BADD):
-                r = _split_add(out)  # type: ignore[arg-type]
+                r = _split_add(out)
                 if r is not None:
                     out = r
         memo[i] = out
