@@ -87,6 +87,8 @@ from equiv.source.src_layout import SUBFIELDS, SrcStruct
 
 #: Most iterations of one loop on one path.
 MAX_TRIPS = 300
+#: the same bound for a loop the summaries cannot follow, in a run that summarises loops
+MAX_TRIPS_SUMMARISED = 32
 #: Deepest call nesting.
 MAX_DEPTH = 24
 
@@ -667,11 +669,15 @@ class Interp:
         shape = loop_shape(frame.src, node) if self.summarise else None
         if shape is None:
             # a concrete run's loop ends by itself; a symbolic one must end within the bound
-            cur = self._trips(frame, node, state, MAX_TRIPS if self.symbolic else 1 << 62, out,
-                              exits)
+            # (a smaller one where loops are summarised: a loop of that run that the summary
+            # cannot follow is one over pfns, whose unrolling would only end at the bound)
+            bound = (MAX_TRIPS_SUMMARISED if self.summarise else MAX_TRIPS) \
+                if self.symbolic else 1 << 62
+            cur = self._trips(frame, node, state, bound, out, exits)
             if cur is not None:
-                raise InterpError(f"{frame.at(node)}: loop in {frame.fn} "
-                                  f"may run more than {MAX_TRIPS} times under the assumptions")
+                why = " (a loop the summaries cannot follow)" if self.summarise else ""
+                raise InterpError(f"{frame.at(node)}: loop in {frame.fn} may run more than "
+                                  f"{bound} times under the assumptions{why}")
         else:
             cur = self._trips(frame, node, state, PEEL, out, exits)
             if cur is not None:
