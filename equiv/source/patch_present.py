@@ -612,12 +612,20 @@ def interpreter_support() -> str:
     and the trusted helpers (the ones not interpreted) with their models."""
     from equiv.source.files import FILES
 
-    out = ["C interpreter (--linux BASE --patch FILE... / --against DIR):",
-           "  reads: " + ", ".join(FILES),
-           "  runs: memmap_init_zone_device() and what it calls, from the tree's text:"]
-    out += [f"    {c}" for c in C_CONSTRUCTS]
+    def item(text: str, indent: str) -> list[str]:
+        return textwrap.wrap(text, 72, initial_indent=indent,
+                             subsequent_indent=indent + "  ", break_long_words=False,
+                             break_on_hyphens=False)
+
+    out = ["C interpreter (--linux BASE --patch FILE... / --against DIR):"]
+    out += item("reads: " + ", ".join(FILES), "  ")
+    out += item("runs: memmap_init_zone_device() and what it calls, from the tree's "
+                "text:", "  ")
+    for c in C_CONSTRUCTS:
+        out += item(c, "    ")
     out.append(f"  trusted helpers, not interpreted ({len(TRUSTED)}):")
-    out += [f"    {t.name}: {t.model}" for t in TRUSTED.values()]
+    for t in TRUSTED.values():
+        out += item(f"{t.name}: {t.model}", "    ")
     return "\n".join(out) + "\n"
 
 
