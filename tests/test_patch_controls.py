@@ -20,14 +20,6 @@ provenance of the differing fields names a ``file:line`` of the C text.
 
 Known gaps of equiv these tests work around or document (see the data README):
 
-* When a loop lemma fails, a difference found under the unproved summaries is replayed with
-  the loops run as written on the solver's inputs, whose page count is not bounded (2^34
-  pages seen): hours of concrete interpretation, or no end for a loop that wraps.  The frame-
-  read and carry-step controls are therefore edits that leave the memory unchanged on
-  x86_64-default (no difference to replay).  The no-wrap control is a real bug, so its cell
-  cannot finish: a guard (:func:`_no_endless_replay`) stops any concrete loop run as written
-  after :data:`REPLAY_TRIPS` iterations, and the test, having checked the lemma, is an
-  expected failure until equiv bounds that replay.
 * The pageblock role's differing cell carries no ``file:line`` (``page_diffs`` names the
   bitmap cell's writer as ``pageblock_migratetype_init_range`` for both trees, even for the
   tree that never wrote it): :func:`test_pageblock_provenance_names_a_line` is a strict
@@ -37,9 +29,7 @@ Known gaps of equiv these tests work around or document (see the data README):
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from attrs import frozen
@@ -48,8 +38,6 @@ from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 from equiv.config import PRESETS
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
-from equiv.source import cinterp
-from equiv.source.fidelity import check_lemmas
 from equiv.source.files import FILES, load_tree
 from equiv.source.patchproof import PatchCell, PatchRole, check_patch_cell, side
 
@@ -58,9 +46,6 @@ SERIES = sorted((DATA / "series").glob("*.patch"))
 CONFIG = "x86_64-default"
 #: budget of one solver query (ms), as tests/test_patch_proof.py
 TIMEOUT_MS = 120_000
-#: most trips a loop run as written may take in a concrete replay before the guard stops the
-#: cell (of these cells only the no-wrap control's makes such a replay)
-REPLAY_TRIPS = 256
 
 
 @frozen
@@ -77,8 +62,6 @@ class Control:
     #: the role that must be REFUTED, and names of which at least one must differ
     role: str | None = None
     fields: frozenset[str] = frozenset()
-    #: the cell may not finish (a replay with real loops that does not end; see the docstring)
-    endless_replay: bool = False
 
 
 CONTROLS = {
@@ -87,8 +70,7 @@ CONTROLS = {
     "carry-step": Control("controls/02-carry-step-resched-counter.patch", 0,
                           Verdict.UNKNOWN, lemma=("carry-step", "memmap_init_zone_device")),
     "no-wrap": Control("controls/03-no-wrap-int-pageblock-end.patch", 0, None,
-                       lemma=("no-wrap", "pageblock_migratetype_init_range"),
-                       endless_replay=True),
+                       lemma=("no-wrap", "pageblock_migratetype_init_range")),
     "pageblock": Control("controls/04-pageblock-loop-one-past-end.patch", 0, Verdict.REFUTED,
                          role="pageblock_equal",
                          fields=frozenset({"pageblock migratetype bits"})),
@@ -129,44 +111,6 @@ def test_control_applies_on_the_series(linux612: Path, tmp_path: Path,  # noqa: 
 # ---- slow: one proof cell per control --------------------------------------------------------
 
 
-class EndlessReplay(Exception):
-    """A concrete replay ran a loop as written for more than :data:`REPLAY_TRIPS` trips."""
-
-
-@pytest.fixture
-def lemma_reasons(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[str]]:
-    """What ``check_lemmas`` said, call by call (the first is the summarised pass's)."""
-    said: list[str] = []
-
-    def recording(*args: Any, **kwargs: Any) -> str:
-        why = check_lemmas(*args, **kwargs)
-        said.append(why)
-        return why
-
-    monkeypatch.setattr("equiv.source.patchproof.check_lemmas", recording)
-    yield said
-
-
-@pytest.fixture
-def _no_endless_replay(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Stop a concrete loop run as written (no summary, no bound: a counterexample's replay
-    when the loop lemmas failed) after :data:`REPLAY_TRIPS` trips, raising
-    :class:`EndlessReplay` instead of running on for hours."""
-    real: Callable[..., Any] = cinterp.Interp._trips
-
-    def bounded(self: cinterp.Interp, frame: Any, node: Any, state: Any, trips: int,
-                *rest: Any) -> Any:
-        if self.symbolic or trips <= 10**9:
-            return real(self, frame, node, state, trips, *rest)
-        cur = real(self, frame, node, state, REPLAY_TRIPS, *rest)
-        if cur is not None:
-            raise EndlessReplay(f"{frame.at(node)}: a loop of {frame.fn} run as written in a "
-                                f"concrete replay did not end within {REPLAY_TRIPS} trips")
-        return cur
-
-    monkeypatch.setattr(cinterp.Interp, "_trips", bounded)
-
-
 _CELLS: dict[str, PatchCell] = {}
 
 
@@ -195,22 +139,10 @@ def _check_lemma_reason(why: str, kind: str, fn: str) -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.usefixtures("_no_endless_replay")
 @pytest.mark.parametrize("name", sorted(CONTROLS))
-def test_control(linux612: Path, tmp_path: Path, lemma_reasons: list[str],  # noqa: F811
-                 name: str) -> None:
+def test_control(linux612: Path, tmp_path: Path, name: str) -> None:  # noqa: F811
     control = CONTROLS[name]
-    try:
-        cell = _cell(linux612, tmp_path, name)
-    except EndlessReplay as e:
-        if not control.endless_replay:
-            raise
-        # the summarised pass's lemmas were decided before the replay: the cell cannot be
-        # PROVED (every role of a cell whose lemmas fail is UNKNOWN or REFUTED)
-        assert control.lemma is not None and lemma_reasons, lemma_reasons
-        _check_lemma_reason(lemma_reasons[0], *control.lemma)
-        pytest.xfail(f"equiv replays a difference found under unproved loop summaries with "
-                     f"the loops run as written, unbounded: {e}")
+    cell = _cell(linux612, tmp_path, name)
     assert cell.verdict is not Verdict.PROVED, _roles(cell)
     if control.verdict is not None:
         assert cell.verdict is control.verdict, _roles(cell)
@@ -240,7 +172,6 @@ def _lines(role: PatchRole) -> list[str]:
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason="equiv names the bitmap cell's writer "
                    "'pageblock_migratetype_init_range' with no file:line, for both trees")
-@pytest.mark.usefixtures("_no_endless_replay")
 def test_pageblock_provenance_names_a_line(linux612: Path, tmp_path: Path) -> None:  # noqa: F811
     cell = _cell(linux612, tmp_path, "pageblock")
     role = {r.name: r for r in cell.roles}["pageblock_equal"]
