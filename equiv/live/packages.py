@@ -48,6 +48,8 @@ PACKAGES = (
     f"linux-kbuild-{ABI}",
 )
 STAMP = "unpacked.stamp"
+#: ``depmod`` writes the modules.dep the image package lacks (modprobe in the guest needs it)
+DEPMOD_TOOL = host.Tool("depmod", "kmod")
 
 
 @dataclass(frozen=True)
@@ -175,6 +177,8 @@ def fetch(cache: Path | None = None) -> KernelFiles:
     files = KernelFiles(cache / "root")
     stamp = cache / STAMP
     if stamp.exists() and stamp.read_text() == _stamp_text() and files.image.exists():
+        if files.modules.is_dir():  # a cache unpacked before the depmod step existed
+            run_depmod(files)
         return files
     debs = download(cache / "debs")
     host.require(host.FETCH_TOOLS[1:], "unpacking the kernel packages")
@@ -198,5 +202,24 @@ def fetch(cache: Path | None = None) -> KernelFiles:
         if not path.exists():
             raise InputError(f"{path} is missing after unpacking {', '.join(PACKAGES)}: the "
                              f"packages' layout has changed; delete {cache} and report it")
+    run_depmod(files)
     stamp.write_text(_stamp_text())
     return files
+
+
+def run_depmod(files: KernelFiles) -> None:
+    """Write ``modules.dep`` (and the other indexes) of the unpacked modules with ``depmod -b
+    <root> <release>`` unless it is there: the image package ships the modules without their
+    index (Debian's postinst runs depmod), and the guest's ``modprobe`` needs it.
+
+    InputError: depmod is missing (package kmod; it is in /usr/sbin, which must be on PATH)
+    or fails.
+    """
+    if (files.modules / "modules.dep").exists():
+        return
+    host.require([DEPMOD_TOOL], "indexing the kernel's modules")
+    done = subprocess.run(["depmod", "-b", str(files.root), RELEASE], capture_output=True,
+                          text=True, check=False)
+    if done.returncode != 0 or not (files.modules / "modules.dep").exists():
+        why = (done.stderr.strip().splitlines() or ["no message"])[-1]
+        raise InputError(f"depmod -b {files.root} {RELEASE} failed ({why})")
