@@ -269,6 +269,45 @@ def test_a_namespace_twice_is_refused(tmp_path: Path) -> None:
         boot.boot_and_dump(packages.KernelFiles(tmp_path), tmp_path, [ns, ns], tmp_path)
 
 
+def test_depmod_runs_once_after_unpacking(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    files = packages.KernelFiles(tmp_path / "root")
+    files.modules.mkdir(parents=True)
+    calls: list[list[str]] = []
+
+    def run(args: list[str], **kw: Any) -> subprocess.CompletedProcess[str]:
+        calls.append(args)
+        (files.modules / "modules.dep").write_text("")
+        return subprocess.CompletedProcess(args, 0, "", "")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/sbin/{c}")
+    packages.run_depmod(files)
+    packages.run_depmod(files)
+    assert calls == [["depmod", "-b", str(files.root), packages.RELEASE]]
+
+
+def test_a_failed_depmod_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    files = packages.KernelFiles(tmp_path / "root")
+    monkeypatch.setattr(subprocess, "run", lambda args, **kw: subprocess.CompletedProcess(
+        args, 1, "", "depmod: ERROR: could not open directory"))
+    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/sbin/{c}")
+    with pytest.raises(InputError, match=r"depmod -b .* failed \(depmod: ERROR"):
+        packages.run_depmod(files)
+    monkeypatch.setattr(shutil, "which", lambda c: None)
+    with pytest.raises(InputError, match=r"needs depmod \(kmod\)"):
+        packages.run_depmod(files)
+
+
+def test_the_command_line_rejects_a_bad_namespace() -> None:
+    import io
+
+    from equiv.live.__main__ import main
+
+    err = io.StringIO()
+    assert main(["--boot", "devdax-3M-dev"], out=io.StringIO(), err=err) == 3
+    assert err.getvalue() == "equiv: error: namespace align '3M': valid: 4K, 2M, 1G\n"
+
+
 # --- the real thing -------------------------------------------------------------------------
 
 def _install_host_tools(tools: list[host.Tool]) -> None:
