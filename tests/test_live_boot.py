@@ -308,6 +308,12 @@ def test_the_command_line_rejects_a_bad_namespace() -> None:
     assert err.getvalue() == "equiv: error: namespace align '3M': valid: 4K, 2M, 1G\n"
 
 
+def test_the_doctests_of_boot() -> None:
+    import doctest
+
+    assert doctest.testmod(boot).failed == 0
+
+
 # --- the real thing -------------------------------------------------------------------------
 
 def _install_host_tools(tools: list[host.Tool]) -> None:
