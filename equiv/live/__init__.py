@@ -1,8 +1,8 @@
-"""The live check's first layer (issue 16): a real kernel's ZONE_DEVICE struct pages.
+"""The live check (issue 16, its first layers): a real kernel's ZONE_DEVICE struct pages.
 
-Not a subject: it fetches Debian's prebuilt kernel and builds the project's own dump module
-against it, so that a later layer can boot that kernel and compare what it wrote with the
-model's prediction.
+Not a subject: it fetches Debian's prebuilt kernel, builds the project's own dump module
+against it, boots the kernel, creates pmem namespaces and dumps what the kernel wrote; the
+comparison with the model's prediction is the next layer.
 
     packages.py   the pinned Debian 6.12.117 packages: download, unpack, point the headers'
                   Makefile at the unpacked copy (cached, idempotent)
@@ -10,7 +10,11 @@ model's prediction.
     host.py       the host tools each step needs, and the command that installs the missing ones
     module/       equiv_dump.c (GPL): debugfs files with the layout constants, the pgmap and
                   altmap, the raw struct pages and the pageblock bits of a pfn range
+    boot.py       boots the kernel with virtme-ng (KVM only when a probe boot works, else
+                  software emulation), creates the namespaces, dumps each one
+    dump.py       the dump files parsed into records
 
-``python -m equiv.live`` runs the fetch and the build and prints the paths; errors are
+``python -m equiv.live [--boot MODE-ALIGN-MAP...]`` runs the fetch and the build (and the
+boot) and prints the paths; errors are
 :class:`equiv.engine.errors.InputError` (one line, exit 3).
 """
