@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from attrs import evolve
+from test_patch_proof import _debian_config
 
 from equiv.config import KCONFIG_BOOLS, Config, from_kconfig
 from equiv.live.compare import compare, meaning
@@ -157,12 +158,11 @@ def test_meaning_of_pointers(tmp_path: Path) -> None:
     assert meaning(5, 4, kl, 0x1234) == ""
 
 
-def test_config_cut_matches_full(cfg: Config) -> None:
-    """When the unpacked Debian kernel is at hand, the cut config gives the same Config."""
-    full = Path("/tmp/livecache/equiv/live/root/boot/config-6.12.117+deb12-amd64")
-    if not full.is_file():
-        pytest.skip("the unpacked Debian kernel is not in /tmp/livecache")
-    whole = from_kconfig(str(full))
+def test_config_cut_matches_full(cfg: Config, tmp_path: Path) -> None:
+    """The cut config gives the same Config as the whole of Debian's 6.12.117 amd64 config
+    (the package linux-config-6.12 ships the same file as the kernel image's
+    boot/config-6.12.117+deb12-amd64; installed when missing, as root)."""
+    whole = from_kconfig(str(_debian_config(tmp_path)))
     assert evolve(whole, name="", description="") == evolve(cfg, name="", description="")
 
 
