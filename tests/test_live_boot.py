@@ -11,11 +11,9 @@ test fails naming them, never skips.
 from __future__ import annotations
 
 import errno
-import os
 import re
 import shutil
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -316,23 +314,6 @@ def test_the_doctests_of_boot() -> None:
 
 # --- the real thing -------------------------------------------------------------------------
 
-def _install_host_tools(tools: list[host.Tool]) -> None:
-    """Install the missing ``tools`` when running as root (apt-get for Debian packages, this
-    interpreter's pip for PyPI ones); otherwise the step that needs them names them."""
-    gone = host.missing(tools)
-    if not gone or os.geteuid() != 0:
-        return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    apt = list(dict.fromkeys(t.package for t in gone if t.installer == "apt"))
-    pip = [t.package for t in gone if t.installer == "pip"]
-    if apt and shutil.which("apt-get"):
-        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *apt]):
-            subprocess.run(cmd, capture_output=True, env=env, check=False)
-    if pip:
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *pip],
-                       capture_output=True, check=False)
-
-
 @pytest.mark.slow
 def test_boot_and_dump_two_namespaces(tmp_path: Path) -> None:
     """Fetches and builds (cached), boots once (about 30-60 s under TCG) with a devdax 2M
@@ -341,7 +322,7 @@ def test_boot_and_dump_two_namespaces(tmp_path: Path) -> None:
     from equiv.config import from_kconfig
     from equiv.page_model import FlagsLayout
 
-    _install_host_tools([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
+    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
                          packages.DEPMOD_TOOL])
     files = packages.fetch()
     ko = build.build_module(files)

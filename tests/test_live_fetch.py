@@ -182,23 +182,11 @@ def test_the_module_hash_follows_the_source() -> None:
 
 # --- the real thing -------------------------------------------------------------------------
 
-def _install_host_tools(tools: list[host.Tool]) -> None:
-    """Install the Debian packages of the missing ``tools`` with apt-get when running as root
-    (CI runs the tests on a clean machine); otherwise the fetch or build names them."""
-    gone = [t for t in host.missing(tools) if t.installer == "apt"]
-    if not gone or os.geteuid() != 0 or shutil.which("apt-get") is None:
-        return
-    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-    for cmd in (["apt-get", "update", "-qq"],
-                ["apt-get", "install", "-y", "-qq", *dict.fromkeys(t.package for t in gone)]):
-        subprocess.run(cmd, capture_output=True, env=env, check=False)
-
-
 @pytest.mark.slow
 def test_fetch_and_build_the_module(tmp_path: Path) -> None:
     """Downloads the pinned packages (about 120 MB, 15-20 s) and builds equiv_dump.ko (5 s);
     a second fetch and build return at once from the cache."""
-    _install_host_tools([*host.FETCH_TOOLS, *host.BUILD_TOOLS])
+    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS])
     cache = tmp_path / "live"
     try:
         t0 = time.monotonic()

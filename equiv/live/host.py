@@ -7,7 +7,10 @@ install command, so the command line prints it on one line and exits 3.
 
 from __future__ import annotations
 
+import os
 import shutil
+import subprocess
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -71,3 +74,22 @@ def require(tools: Iterable[Tool], purpose: str) -> None:
         names = ", ".join(f"{t.command} ({t.package})" for t in gone)
         raise InputError(f"{purpose} needs {names}, not found on PATH; install with: "
                          f"{install_command(gone)}")
+
+
+def install_missing(tools: Iterable[Tool]) -> None:
+    """Install the missing ``tools`` when running as root: apt-get for Debian packages, this
+    interpreter's pip for PyPI ones (the tests use it on a clean CI machine).  Not root, or
+    an install that fails: nothing is raised here, and the step that needs a tool names it
+    (:func:`require`)."""
+    gone = missing(tools)
+    if not gone or os.geteuid() != 0:
+        return
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    apt = list(dict.fromkeys(t.package for t in gone if t.installer == "apt"))
+    pip = [t.package for t in gone if t.installer == "pip"]
+    if apt and shutil.which("apt-get"):
+        for cmd in (["apt-get", "update", "-qq"], ["apt-get", "install", "-y", "-qq", *apt]):
+            subprocess.run(cmd, capture_output=True, env=env, check=False)
+    if pip:
+        subprocess.run([sys.executable, "-m", "pip", "install", "-q", *pip],
+                       capture_output=True, check=False)
