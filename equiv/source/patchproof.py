@@ -346,8 +346,10 @@ def _words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
 
 class _Context:
     """A role's solver for :func:`specialise`: a condition over scalars only is decided by a
-    pure bit-vector solver holding the same assertions (much faster than the array
-    solver on the pfn arithmetic); one that reads a struct page by the full solver."""
+    bit-vector solver with uninterpreted functions (QF_UFBV: ``early_section()`` is one)
+    holding the same assertions, much faster than the array solver on the pfn arithmetic
+    (plain QF_BV gave up at once on every condition with ``early_section()``); one that
+    reads a struct page by the full solver."""
 
     def __init__(self, full: z3.Solver, scalar: z3.Solver) -> None:
         self.full, self.scalar = full, scalar
@@ -356,7 +358,7 @@ class _Context:
         if all(not has_select(x) for x in extra):
             try:
                 return self.scalar.check(*extra)
-            except z3.Z3Exception:  # a term QF_BV's translator refuses: the full solver
+            except z3.Z3Exception:  # a term the scalar solver refuses: the full solver
                 pass
         return self.full.check(*extra)
 
