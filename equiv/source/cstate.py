@@ -109,10 +109,11 @@ class Loc:
 Canon = tuple[int, int]  # (id of the symbolic base term, constant offset) of a pfn
 
 
+#: A renaming of inputs: each renamed input as a term of fresh ones (for z3.substitute).
+Renaming = list[tuple[z3.ExprRef, z3.ExprRef]]
 #: One case of a split of the input space: its condition and a renaming of the inputs
-#: (each renamed input as a term of fresh ones; a bijection on the case) under which the
-#: case's terms are simpler.
-Case = tuple[z3.BoolRef, list[tuple[z3.ExprRef, z3.ExprRef]]]
+#: (a bijection on the case) under which the case's terms are simpler.
+Case = tuple[z3.BoolRef, Renaming]
 
 
 class Oracle:
@@ -128,7 +129,7 @@ class Oracle:
         self.solver.set("timeout", 30_000)
         self.solver.add(*assumptions)
         self.checks = 0
-        self.cases: list[tuple[z3.Solver, list[tuple[z3.ExprRef, z3.ExprRef]]]] = []
+        self.cases: list[tuple[z3.Solver, Renaming]] = []
         for cond, rename in cases or []:
             s = z3.SolverFor("QF_AUFBV")
             s.set("timeout", 30_000)

@@ -60,7 +60,7 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
-from equiv.source.cstate import Case
+from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
 from equiv.source.fidelity import check_lemmas, model_for, specialise
 from equiv.source.files import load_tree, macro_env
@@ -365,9 +365,6 @@ class _Context:
     def model(self) -> z3.ModelRef:
         self.full.check()
         return self.full.model()
-
-
-Renaming = list[tuple[z3.ExprRef, z3.ExprRef]]
 
 
 class _RenamedModel:
