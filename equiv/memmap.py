@@ -412,12 +412,13 @@ def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int =
     from equiv.page_model import PB_BITS, ConcreteMemory, PageState
 
     size = layout.size
+    unwritten = ((),) * size  # one object: the model's provenance memo keys on it
 
     def initial(n: int) -> PageState:
         c, s = n >> 64, n & ((1 << 64) - 1)
         byte = (garbage + 7 * c + 13 * s) & 0xFF or 0xA5
         return PageState(bits=CBV(int.from_bytes(bytes([byte]) * size, "little"), 8 * size),
-                         origin=((),) * size,
+                         origin=unwritten,
                          events=CBV(0, 16) if layout.config.tracks_events else None)
 
     def v(x: int) -> CBV:

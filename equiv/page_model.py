@@ -363,7 +363,7 @@ class PageState:
         """Every byte 0 (what ``__mm_zero_struct_page``'s word stores leave), in one step."""
         zero = CBV(0, bv.width(self.bits)) if isinstance(self.bits, CBV) else \
             z3.BitVecVal(0, bv.width(self.bits))
-        origin = None if self.origin is None else tuple(extend_chain(o, step) for o in self.origin)
+        origin = None if self.origin is None else _origin(self.origin, 0, len(self.origin), step)
         return PageState(bits=zero, origin=origin, events=self.events)
 
     def noted(self, step: str) -> PageState:
@@ -397,12 +397,27 @@ def extend_chain(chain: Chain, step: str) -> Chain:
     return chain if chain and chain[-1] == step else (*chain, step)
 
 
+#: :func:`_origin`'s results by (id of the origin, offset, size, step); each entry keeps its
+#: origin alive so the id stays its own.  A concrete run over many struct pages builds the
+#: same chains for every page: this makes them one object each (and the stores cheap).
+_ORIGINS: dict[tuple[int, int, int, str], tuple[tuple[Chain, ...], tuple[Chain, ...]]] = {}
+_ORIGINS_MAX = 1 << 16
+
+
 def _origin(origin: tuple[Chain, ...] | None, offset: int, size: int,
             step: str) -> tuple[Chain, ...] | None:
     if origin is None:
         return None
-    return (origin[:offset] + tuple(extend_chain(o, step) for o in origin[offset:offset + size])
-            + origin[offset + size:])
+    key = (id(origin), offset, size, step)
+    hit = _ORIGINS.get(key)
+    if hit is not None:
+        return hit[1]
+    out = (origin[:offset] + tuple(extend_chain(o, step) for o in origin[offset:offset + size])
+           + origin[offset + size:])
+    if len(_ORIGINS) >= _ORIGINS_MAX:
+        _ORIGINS.clear()
+    _ORIGINS[key] = (origin, out)
+    return out
 
 
 def _as(value: Val | int, bits: int, like: Val) -> Val:

@@ -30,10 +30,12 @@ To keep the cost proportional to the dump, the model runs over the range cut aft
 compound holding the dump's last pfn: a compound's struct pages and a pageblock cell below
 the cut do not depend on the pages after it.
 
-Not modelled here: a deduplicated vmemmap (``vmemmap_shift`` >= 8 without an altmap, e.g.
-devdax ``--map mem`` at 2M or 1G) - the 6.12.y hand path does not model it; an
-:class:`~equiv.engine.errors.InputError` says so (the C interpreter of
-:mod:`equiv.source.patchproof` would be the prediction for those).
+A deduplicated vmemmap (``vmemmap_shift`` >= 8 without an altmap, e.g. devdax ``--map mem``
+at 2M or 1G; ``compound_nr_pages()`` is then 128 and ``vmemmap_populate_compound_pages()``
+maps every vmemmap page of a compound past its second onto the second) is predicted through
+the model's vmemmap mapping (:func:`equiv.memmap.vmemmap_namer`): the struct page the dump
+read for tail ``t >= 128`` is the model's page in slot ``64 + t % 64``, which the tail loop
+wrote.  Such pages are counted in the role "aliased tail".
 """
 
 from __future__ import annotations
@@ -48,8 +50,8 @@ from equiv.engine.bv import CBV
 from equiv.engine.errors import InputError
 from equiv.live.dump import Dump, KernelLayout, Pgmap
 from equiv.loops import Ctx
-from equiv.memmap import MemoryType, Scenario, concrete_inputs
-from equiv.page_model import Chain, ConcreteMemory, Layout
+from equiv.memmap import VMEMMAP_RESERVE_NR, MemoryType, Scenario, concrete_inputs
+from equiv.page_model import Chain, ConcreteMemory, Layout, PageState
 from equiv.source.slow_v612y import MIGRATETYPE_MASK_612, layout_612, path_612y
 
 #: what produced the prediction (printed with every result)
@@ -61,6 +63,8 @@ ASSUMED = ("no early section (the namespace's sections are hot-plugged)",
            "page_ref tracepoint off")
 #: the page roles, by tail index (order 0: every struct page is a "page")
 ROLE_NAMES = ("head", "tail 1", "tail 2", "tail >= 3")
+#: tails read through the deduplicated vmemmap (slot ``t >= 128`` reads slot ``64 + t % 64``)
+ALIASED = "aliased tail (t >= 128)"
 
 
 @frozen
@@ -227,13 +231,31 @@ def meaning(value: int, size: int, kl: KernelLayout, pgmap: int) -> str:
 # ---- the comparison ------------------------------------------------------------------
 
 
+def _expectation(page: PageState, L: Layout,
+                 cache: dict[int, tuple[tuple[Chain, ...], int, tuple[tuple[int, int], ...]]]
+                 ) -> tuple[int, int, tuple[tuple[int, int], ...]]:
+    """What the model says of one struct page: the mask of the bytes it wrote, their value,
+    and the (offset, size) of each layout atom it did not write in full.  The mask and the
+    atoms depend on the provenance only, which a concrete run shares between pages written
+    alike: they are kept per provenance object (``cache`` holds it, so its id stays its own)."""
+    origin = page.origin
+    assert origin is not None
+    hit = cache.get(id(origin))
+    if hit is None:
+        mask = sum(0xFF << (8 * i) for i, o in enumerate(origin) if o)
+        gaps = tuple((a.offset, a.size) for a in L.atoms
+                     if not all(origin[a.offset:a.offset + a.size]))
+        hit = cache[id(origin)] = (origin, mask, gaps)
+    return hit[1], int(page.bits) & hit[1], hit[2]
+
+
 def compare(dump: Dump, cfg: Config) -> LiveComparison:
     """Compare what the booted kernel wrote (``dump``) with the model's prediction for the
     kernel configuration ``cfg`` (e.g. ``from_kconfig(<root>/boot/config-6.12.117+deb12-amd64)``).
 
     Raises:
         InputError: no pgmap or more than one range, a type the model does not know, a dump
-            layout that is not the model's, or a deduplicated vmemmap (not modelled).
+            layout that is not the model's.
     """
     kl, pg = dump.layout, _pgmap(dump)
     shift = kl["PAGE_SHIFT"]
@@ -251,9 +273,6 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
     L = layout_612(Layout.from_config(model_cfg))
     _check_layout(kl, L)
     sc = Scenario(L, MemoryType(pg.type), order)
-    if sc.can_optimize_static:
-        raise InputError(f"dump {dump.path}: vmemmap_shift {order} without an altmap has a "
-                         "deduplicated vmemmap, which the 6.12.y hand model does not model")
     first = pg.first_device_pfn(kl)
     d_start, d_end = dump.pages.start_pfn, dump.pages.start_pfn + len(dump.pages)
     model_end = min(end, first + -(-max(d_end - first, 0) // stride) * stride)
@@ -273,7 +292,10 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
     if d_end > end:
         outside.append(Outside(f"pfns {end:#x}..{d_end - 1:#x}", d_end - end,
                                "past the range's end"))
-    roles = {r: [0, 0] for r in (ROLE_NAMES if order else ("page",))}
+    # the deduplicated vmemmap (no altmap: compound_nr_pages() tests vmemmap_can_optimize())
+    aliased_from = VMEMMAP_RESERVE_NR * sc.per_vmemmap_page if sc.can_optimize_static else None
+    role_names = (ROLE_NAMES if order else ("page",)) + ((ALIASED,) if aliased_from else ())
+    roles = {r: [0, 0] for r in role_names}
     diffs: list[LiveDiff] = []
     pb_diffs: list[PageblockDiff] = []
     nblocks = 0
@@ -286,35 +308,39 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
         assert isinstance(mem, ConcreteMemory)
         unread = 0
         unwritten: Counter[tuple[str, int, int]] = Counter()
+        cache: dict[int, tuple[tuple[Chain, ...], int, tuple[tuple[int, int], ...]]] = {}
         for pfn in range(max(first, d_start), min(model_end, d_end)):
             rec = dump.pages[pfn]
             c, t = divmod(pfn - first, stride)
             role = "page" if not order else ROLE_NAMES[min(t, 3)]
+            if aliased_from is not None and t >= aliased_from:
+                role = ALIASED
             if not rec.read:
                 unread += 1
                 continue
             page = mem.read(CBV(c, 64), CBV(t, 64))
-            assert page.origin is not None
-            bits = int(page.bits)
+            mask, want, gaps = _expectation(page, L, cache)
+            for lo, size in gaps:
+                unwritten[(role, lo, size)] += 1
             live = int.from_bytes(rec.raw, "little")
-            differs = False
-            for atom in L.atoms:
-                lo, hi = atom.offset, atom.offset + atom.size
-                written = [i for i in range(lo, hi) if page.origin[i]]
-                if len(written) < atom.size:
-                    unwritten[(role, lo, atom.size)] += 1
-                if not written:
-                    continue
-                mask = sum(0xFF << (8 * (i - lo)) for i in written)
-                lv, mv = (live >> (8 * lo)) & mask, (bits >> (8 * lo)) & mask
-                if lv != mv:
-                    differs = True
-                    chains = tuple(dict.fromkeys(page.origin[i] for i in written))
-                    diffs.append(LiveDiff(
-                        pfn, c, t, lo, atom.size,
-                        tuple(atom.names_for(t if order else None)), lv, mv, chains,
-                        meaning(lv, atom.size, kl, pg.pointer),
-                        meaning(mv, atom.size, kl, pg.pointer)))
+            differs = live & mask != want
+            if differs:  # name each differing field (rare: the slow loop)
+                assert page.origin is not None
+                bits = int(page.bits)
+                for atom in L.atoms:
+                    lo, hi = atom.offset, atom.offset + atom.size
+                    written = [i for i in range(lo, hi) if page.origin[i]]
+                    if not written:
+                        continue
+                    amask = sum(0xFF << (8 * (i - lo)) for i in written)
+                    lv, mv = (live >> (8 * lo)) & amask, (bits >> (8 * lo)) & amask
+                    if lv != mv:
+                        chains = tuple(dict.fromkeys(page.origin[i] for i in written))
+                        diffs.append(LiveDiff(
+                            pfn, c, t, lo, atom.size,
+                            tuple(atom.names_for(t if order else None)), lv, mv, chains,
+                            meaning(lv, atom.size, kl, pg.pointer),
+                            meaning(mv, atom.size, kl, pg.pointer)))
             roles[role][0] += 1
             roles[role][1] += differs
         if unread:

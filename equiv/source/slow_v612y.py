@@ -157,8 +157,6 @@ def path_612y(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             nr, _opt = compound_nr_pages(sc, inp, head_pfn)
             head_addr = page_addr(sc, inp, head_pfn)
             m = set_head(sc, m, c)
-            if sc.can_optimize_static:
-                raise NotImplementedError("6.12.y hand path: deduplicated vmemmap not modelled")
 
             def one_tail(mm: Memory, t: Val) -> Memory:
                 page = init_zone_device_page_612(sc, inp, mm.read(c, t), pfn_of(sc, g, c, t))
