@@ -34,7 +34,7 @@ DEFAULT_REVISION = "v11"
 OWN_OPTIONS: dict[str, object] = {
     "config": "x86_64-default", "kconfig": None, "compare": None, "observe_events": False,
     "copy_primitive": False, "btf": None, "linux": None, "types": "all", "orders": "all",
-    "explain": None}
+    "explain": None, "live": None, "live_from": None, "live_out": None}
 #: the --solver choices, the default first (every query can go to any of them: equiv.engine.solvers)
 SOLVERS = (*solvers.SOLVERS, "all")
 
@@ -81,6 +81,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "modelled function, layout from mm_types.h, then the source-derived "
                         "proof (orders 0..4, up to 4 compounds; --compare v6.12 picks that "
                         "hand model); exit 1 on drift or a counterexample")
+    g.add_argument("--live", nargs="*", default=None, metavar="MODE-ALIGN-MAP",
+                   help="instead of proving, boot Debian's 6.12.117 kernel (fetched into the "
+                        "user's cache), create these pmem namespaces (default: devdax 4K/2M/1G "
+                        "with --map dev and mem, fsdax 2M dev and mem), dump their struct pages "
+                        "and pageblocks and compare every byte with the model's prediction; "
+                        "exit 1 on a difference")
+    g.add_argument("--live-from", default=None, metavar="DIR",
+                   help="compare the dumps a previous --live run recorded in DIR (no boot)")
+    g.add_argument("--live-out", default=None, metavar="DIR",
+                   help="the run directory of --live (default: <cache>/equiv/live/runs/last)")
     g.add_argument("--types", default="all",
                    help="comma-separated pgmap types (FS_DAX, PRIVATE, COHERENT, GENERIC, "
                         "PCI_P2PDMA) or 'all'")
@@ -159,8 +169,12 @@ def _one(configs: list[Config], option: str) -> Config:
 
 
 def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) -> int | None:
-    """The modes that are not a proof matrix (--linux, --btf, --copy-primitive, --explain):
-    run one and return its exit code, or None when none was asked for."""
+    """The modes that are not a proof matrix (--live, --linux, --btf, --copy-primitive,
+    --explain): run one and return its exit code, or None when none was asked for."""
+    if args.live is not None or args.live_from is not None or args.live_out is not None:
+        from equiv.live.cli import run_live_cli
+
+        return run_live_cli(args, emit)
     if args.linux is not None:
         from equiv.source.cli import run_linux
 

@@ -17,6 +17,8 @@ comment of ``module/equiv_dump.c``) copied as they are by the guest script of
     pageblocks  "PFN BITS" lines: the NR_PAGEBLOCK_BITS bits of each pageblock's usemap
                 cell (mm/page_alloc.c get_pfnblock_flags_mask()), -1 without a usemap
 
+A recorded dump may keep ``pages`` gzipped as ``pages.gz``.
+
 Every parser raises :class:`~equiv.engine.errors.InputError` naming the file and what is wrong
 with it; :func:`load` also checks that the four files describe the same range.
 """
@@ -24,6 +26,7 @@ with it; :func:`load` also checks that the four files describe the same range.
 from __future__ import annotations
 
 import errno
+import gzip
 import re
 import struct
 from collections.abc import Iterator, Mapping
@@ -335,11 +338,19 @@ def load(directory: Path) -> Dump:
     range).
     """
     for name in FILES:
-        if not (directory / name).is_file():
+        if not (directory / name).is_file() and not (
+                name == "pages" and (directory / "pages.gz").is_file()):
             raise InputError(f"dump {directory}: no {name!r} file")
     layout = parse_layout((directory / "layout").read_text(), f"{directory}/layout")
     pgmap = parse_pgmap((directory / "pgmap").read_text(), f"{directory}/pgmap")
-    pages = parse_pages((directory / "pages").read_bytes(), f"{directory}/pages")
+    if (directory / "pages").is_file():
+        raw = (directory / "pages").read_bytes()
+    else:  # a recorded dump keeps its pages gzipped
+        try:
+            raw = gzip.decompress((directory / "pages.gz").read_bytes())
+        except (OSError, EOFError) as e:
+            raise InputError(f"dump {directory}/pages.gz: not gzip ({e})") from None
+    pages = parse_pages(raw, f"{directory}/pages")
     blocks = parse_pageblocks((directory / "pageblocks").read_text(), f"{directory}/pageblocks")
     if pages.page_size != layout.page_size:
         raise InputError(f"dump {directory}: pages has page_size={pages.page_size} but the "
