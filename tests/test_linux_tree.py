@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import io
 import os
+import re
 import shutil
 import subprocess
 import tarfile
@@ -435,3 +436,13 @@ class TestCli:
         text = out.getvalue()
         assert text.index("drift") < text.index("source-derived proof") < text.index("verdict: PROVED")
         assert "trusted helpers, not interpreted" in text
+
+
+def test_live_kernel_text_lines(linux612: Path) -> None:
+    """Each line equiv.live.present.KERNEL_TEXT gives a provenance step starts the named
+    function's definition in linux-source-6.12 (the live report's SARIF points there)."""
+    from equiv.live.present import KERNEL_TEXT
+
+    for name, (file, line) in KERNEL_TEXT.items():
+        text = (linux612 / file).read_text().splitlines()[line - 1]
+        assert re.search(rf"\b{re.escape(name)}\(", text), (name, file, line, text)

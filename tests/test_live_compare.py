@@ -1,20 +1,25 @@
 """The live comparison (equiv/live/compare.py) on small recorded dumps, without a boot.
 
-``tests/data/live/`` holds dumps of a real boot of Debian's 6.12.117 kernel
-(``python -m equiv.live --boot``), cut down by :func:`cut_dump` and regenerated with::
+``tests/data/live/`` is a recorded run directory of ``python -m equiv.proofs --live
+--live-out RUN_DIR`` (a real boot of Debian's 6.12.117 kernel), cut down by :func:`cut_dump`
+and regenerated with::
 
-    PYTHONPATH=. python tests/test_live_compare.py BOOT_OUT_DIR CONFIG
-
-(``BOOT_OUT_DIR`` the boot's output directory with ``devdax-2M-dev`` and ``devdax-4K-mem``,
-``CONFIG`` the kernel's ``boot/config-6.12.117+deb12-amd64``):
+    PYTHONPATH=. python tests/test_live_compare.py RUN_DIR
 
     devdax-2M-dev   the first 3 compounds of a devdax 2M ``--map dev`` namespace (altmap
                     reserve 2, free 2558), from the first pfn memmap_init_zone_device() writes
     devdax-4K-mem   the first 1100 struct pages of a devdax 4K ``--map mem`` namespace (three
                     pageblocks, the last one partial)
+    devdax-1G-mem   the first 300 struct pages of a devdax 1G ``--map mem`` namespace: the
+                    head, tails 1..127 and the tails 128..299 read through the deduplicated
+                    vmemmap
+    fsdax-2M-dev    the first 600 struct pages of an fsdax ``--map dev`` namespace, from the
+                    first pfn memmap_init_zone_device() writes
     config          the lines of the kernel's .config that equiv.config.from_kconfig reads
+    run.json        the run's record (equiv.live.run.RECORD), naming the cut config's hash
 
-The ``pages`` file is stored gzipped (``pages.gz``); :func:`unpack` restores a dump directory.
+The ``pages`` file is stored gzipped (``pages.gz``); :func:`unpack` restores a dump directory
+(``equiv.live.dump.load`` also reads ``pages.gz`` as it is).
 """
 
 from __future__ import annotations
@@ -30,14 +35,16 @@ from attrs import evolve
 from test_patch_proof import _debian_config
 
 from equiv.config import KCONFIG_BOOLS, Config, from_kconfig
-from equiv.live.compare import compare, meaning
+from equiv.live.compare import ALIASED, compare, meaning
 from equiv.live.dump import HEADER_MAGIC, HEADER_SIZE, load
 
 DATA = Path(__file__).parent / "data" / "live"
 #: the dumps kept, and the pfns of each: (first pfn or None for the pgmap's first device pfn,
 #: number of struct pages)
 CUTS: dict[str, tuple[int | None, int]] = {"devdax-2M-dev": (None, 3 * 512),
-                                           "devdax-4K-mem": (0x100000, 1100)}
+                                           "devdax-4K-mem": (0x100000, 1100),
+                                           "devdax-1G-mem": (0x100000, 300),
+                                           "fsdax-2M-dev": (None, 600)}
 #: the .config symbols from_kconfig reads besides KCONFIG_BOOLS
 CONFIG_SYMBOLS = {*KCONFIG_BOOLS, "64BIT", "X86_64", "ARM64", "PAGE_SHIFT", "NODES_SHIFT",
                   "NR_CPUS", "SMP", "ILLEGAL_POINTER_VALUE", "PGTABLE_LEVELS",
@@ -103,16 +110,22 @@ def test_data_is_small() -> None:
     assert sum(f.stat().st_size for f in DATA.rglob("*") if f.is_file()) < 100_000
 
 
-@pytest.mark.parametrize(("name", "roles"), [
-    ("devdax-2M-dev", {"head": 3, "tail 1": 3, "tail 2": 3, "tail >= 3": 3 * 509}),
-    ("devdax-4K-mem", {"page": 1100})])
+@pytest.mark.parametrize(("name", "roles", "blocks"), [
+    ("devdax-2M-dev", {"head": 3, "tail 1": 3, "tail 2": 3, "tail >= 3": 3 * 509}, 3),
+    ("devdax-4K-mem", {"page": 1100}, 3),
+    ("devdax-1G-mem", {"head": 1, "tail 1": 1, "tail 2": 1, "tail >= 3": 125,
+                       ALIASED: 300 - 128}, 1),
+    ("fsdax-2M-dev", {"page": 600}, 2)])
 def test_recorded_dump_is_clean(cfg: Config, tmp_path: Path, name: str,
-                                roles: dict[str, int]) -> None:
-    r = compare(load(unpack(name, tmp_path)), cfg)
+                                roles: dict[str, int], blocks: int) -> None:
+    d = load(unpack(name, tmp_path))
+    r = compare(d, cfg)
     assert r.clean, r.summary()
     assert {x.role: x.compared for x in r.roles} == roles
-    assert r.pageblocks_compared >= 2
-    assert r.inputs["nid"] == 0 and r.inputs["pgmap"] == 0xFF3F470662275F00
+    assert r.pageblocks_compared == blocks
+    assert d.pgmap is not None
+    assert r.inputs["nid"] == 0 and r.inputs["pgmap"] == d.pgmap.pointer
+    assert r.inputs["pgmap_type"] == (3 if name.startswith("fsdax") else 4)
 
 
 def test_altmap_inputs(cfg: Config, tmp_path: Path) -> None:
@@ -166,8 +179,22 @@ def test_config_cut_matches_full(cfg: Config, tmp_path: Path) -> None:
     assert evolve(whole, name="", description="") == evolve(cfg, name="", description="")
 
 
-if __name__ == "__main__":
-    boot_out, config = Path(sys.argv[1]), Path(sys.argv[2])
+def cut_run(run: Path) -> None:
+    """Write ``tests/data/live`` from the run directory ``run`` of ``--live --live-out``."""
+    import json
+
+    from equiv.live.run import CONFIG, RECORD, sha256
+
+    rec = json.loads((run / RECORD).read_text())
+    where = {e["name"]: run / e["dump"] for e in rec["namespaces"]}
     for n, (first, nr) in CUTS.items():
-        cut_dump(boot_out / n, DATA / n, first, nr)
-    cut_config(config, DATA / "config")
+        shutil.rmtree(DATA / n, ignore_errors=True)
+        cut_dump(where[n], DATA / n, first, nr)
+    cut_config(run / CONFIG, DATA / CONFIG)
+    rec["config_sha256"] = sha256(DATA / CONFIG)
+    rec["namespaces"] = [{"name": n, "dump": n} for n in CUTS]
+    (DATA / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    cut_run(Path(sys.argv[1]))

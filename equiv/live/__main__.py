@@ -22,7 +22,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout,
     ap = argparse.ArgumentParser(prog="python -m equiv.live", description=__doc__)
     ap.add_argument("--boot", nargs="+", metavar="MODE-ALIGN-MAP", default=[],
                     help="namespaces to create and dump in one boot, e.g. devdax-2M-dev "
-                         "(modes devdax/fsdax, aligns 4K/2M/1G, maps dev/mem)")
+                         "(modes devdax/fsdax on pmem, coherent/private created by the dump "
+                         "module; aligns 4K/2M/1G, maps dev/mem)")
     ap.add_argument("--out", type=Path, default=None,
                     help="directory of the dumps and logs (default: <cache>/equiv/live/dumps)")
     args = ap.parse_args(argv)

@@ -6,14 +6,19 @@ file system, read-only over 9p, is the guest's, so the host's ``ndctl`` runs in 
 the output directory is shared read-write with ``--rwdir``).  The guest:
 
 1. loads the legacy-pmem and device-dax drivers (``modprobe nd_e820 nd_pmem dax_pmem
-   device_dax``) and the dump module (``insmod equiv_dump.ko``, copied into the output
-   directory because the guest mounts a fresh tmpfs on /tmp);
-2. for each requested :class:`Namespace`, in order, reconfigures the one namespace of the
-   legacy region (``ndctl create-namespace -f -e namespace0.0 -m MODE --align A --map M``:
-   a ``memmap=`` region has no labels, so it holds exactly one namespace), writes a pfn in the
-   middle of the region to ``/sys/kernel/debug/equiv_dump/range`` (the module widens it to
-   the whole range of the dev_pagemap holding it) and copies the dump files into
-   ``<outdir>/<namespace name>/``;
+   device_dax``, only when a pmem namespace is requested) and the dump module (``insmod
+   equiv_dump.ko``, copied into the output directory because the guest mounts a fresh tmpfs
+   on /tmp);
+2. for each requested :class:`Namespace`, in order: a pmem one (devdax, fsdax) reconfigures
+   the one namespace of the legacy region (``ndctl create-namespace -f -e namespace0.0 -m
+   MODE --align A --map M``: a ``memmap=`` region has no labels, so it holds exactly one
+   namespace); a coherent or private one has the dump module create the pgmap itself
+   (``memremap_pages()`` on the reserved range, through the module's ``memremap`` file:
+   no driver of Debian's kernel creates MEMORY_DEVICE_COHERENT or PRIVATE pages).  Then a
+   pfn in the middle of the region is written to ``/sys/kernel/debug/equiv_dump/range`` (the
+   module widens it to the whole range of the dev_pagemap holding it) and the dump files are
+   copied into ``<outdir>/<namespace name>/``; a pgmap of the module's own is removed
+   (``memunmap_pages()``) before the next namespace;
 3. writes the marker file ``<outdir>/done`` last.
 
 Success is the marker, not vng's exit status (vng has been seen to exit 255 after the guest
@@ -21,7 +26,12 @@ script exited 0).  The pmem region comes from the kernel command line: ``memmap=
 reserves guest RAM at 4 GiB as "Persistent Memory (legacy)" (Documentation/admin-guide/
 kernel-parameters.txt; QEMU puts guest RAM beyond the first 2 GiB at 4 GiB, so the region must
 lie inside that part): 512M!4G with ``--memory 3G``, 2G!4G with 6G (a 1G-aligned namespace
-needs a region of at least 2 GiB).
+needs a region of at least 2 GiB).  The coherent and private kinds need a range of guest
+physical memory the kernel does not use as System RAM (``pagemap_range()`` in mm/memremap.c
+refuses System RAM with -ENXIO): ``memmap=SIZE$START`` marks guest RAM reserved in the e820
+map (not in memblock, so its sections are not present at boot and the range is hot-plugged
+like a pmem namespace), placed after the pmem region, and the guest gets that much more
+memory (:func:`plan`).
 
 KVM is used only when ``/dev/kvm`` opens and a short probe boot under KVM succeeds; otherwise
 (no KVM, or a host where ordinary guests fail, such as a PVM host: "failed to set MSR 0x10a",
@@ -59,19 +69,31 @@ VNG_LOG = "vng.log"
 BOOT_TIMEOUT = 600.0
 #: seconds the KVM probe boot may take
 PROBE_TIMEOUT = 90.0
-MODES = ("devdax", "fsdax")
+#: modes ndctl creates on the legacy pmem region
+PMEM_MODES = ("devdax", "fsdax")
+#: pgmap types the dump module creates itself (module/equiv_dump.c, its ``memremap`` file)
+OWN_MODES = ("coherent", "private")
+MODES = PMEM_MODES + OWN_MODES
 ALIGNS = {"4K": 1 << 12, "2M": 1 << 21, "1G": 1 << 30}
 MAPS = ("dev", "mem")
+GIB = 1 << 30
+MIB = 1 << 20
+#: where QEMU's guest RAM above the 32-bit hole starts (q35), and the first region's address
+HIGH_RAM = 4 * GIB
 
 
 @frozen
 class Namespace:
-    """One namespace to create: ``ndctl create-namespace -m MODE --align ALIGN --map MAP``.
+    """One namespace to create: ``ndctl create-namespace -m MODE --align ALIGN --map MAP``,
+    or one pgmap the dump module creates with ``memremap_pages()``.
 
-    ``mode`` devdax (a /dev/daxX.Y character device, pgmap type MEMORY_DEVICE_GENERIC) or
-    fsdax (a /dev/pmemX block device, MEMORY_DEVICE_FS_DAX); ``align`` 4K, 2M or 1G (the
-    pgmap's vmemmap_shift for devdax: 0, 9, 18); ``map`` dev (the memmap in the device, a
-    vmem_altmap) or mem (the memmap in System RAM).
+    ``mode`` devdax (a /dev/daxX.Y character device, pgmap type MEMORY_DEVICE_GENERIC),
+    fsdax (a /dev/pmemX block device, MEMORY_DEVICE_FS_DAX), coherent
+    (MEMORY_DEVICE_COHERENT) or private (MEMORY_DEVICE_PRIVATE: refused by a kernel without
+    CONFIG_DEVICE_PRIVATE, such as Debian's); ``align`` 4K, 2M or 1G (the pgmap's
+    vmemmap_shift for devdax, coherent and private: 0, 9, 18); ``map`` dev (the memmap in the
+    device, a vmem_altmap) or mem (the memmap in System RAM).  Private memory is not CPU
+    addressable, so its memmap cannot be in it: private takes ``mem`` only.
     """
 
     mode: str
@@ -83,6 +105,23 @@ class Namespace:
                                    ("map", self.map, MAPS)):
             if value not in valid:
                 raise InputError(f"namespace {what} {value!r}: valid: {', '.join(valid)}")
+        if self.mode == "private" and self.map != "mem":
+            raise InputError(f"namespace {self.name}: MEMORY_DEVICE_PRIVATE memory is not CPU "
+                             "addressable, so its memmap cannot live in it: use map mem")
+
+    @property
+    def pmem(self) -> bool:
+        """Created by ndctl on the legacy pmem region (devdax, fsdax), not by the module."""
+        return self.mode in PMEM_MODES
+
+    @property
+    def vmemmap_shift(self) -> int:
+        """The pgmap's vmemmap_shift the alignment asks for: log2(align / 4K).
+
+        >>> Namespace("coherent", "2M", "dev").vmemmap_shift
+        9
+        """
+        return ALIGNS[self.align].bit_length() - 1 - 12
 
     @property
     def name(self) -> str:
@@ -98,24 +137,95 @@ class Namespace:
         return cls(*parts)
 
 
+@frozen
+class Region:
+    """A range of guest physical memory the kernel command line sets aside."""
+
+    start: int
+    size: int
+
+    @property
+    def pfn_middle(self) -> int:
+        """A pfn in the middle of the region (the dump module widens it to the pgmap)."""
+        return (self.start + self.size // 2) >> 12
+
+
+@frozen
+class MemoryPlan:
+    """The guest's memory for one boot: vng's ``--memory``, the kernel command line, the
+    legacy pmem region (``memmap=SIZE!START``, when a pmem namespace is requested) and the
+    reserved region of the module's own pgmaps (``memmap=SIZE$START``, when a coherent or
+    private one is)."""
+
+    memory: str
+    append: str
+    pmem: Region | None
+    own: Region | None
+
+
+def _size(n: int) -> str:
+    """Bytes as the kernel's memparse() and QEMU read them: ``4G``, ``512M``.
+
+    >>> _size(4 * GIB), _size(4 * GIB + 512 * MIB)
+    ('4G', '4608M')
+    """
+    return f"{n // GIB}G" if n % GIB == 0 else f"{n // MIB}M"
+
+
+def plan(namespaces: Sequence[Namespace]) -> MemoryPlan:
+    """The memory plan of one boot: each region is 2 GiB when any namespace is 1G-aligned
+    (a 1G-aligned namespace with its memmap in the device needs more than 1 GiB), else 512
+    MiB; the pmem region at 4 GiB, the reserved region after it; the guest has 3 GiB (6 GiB
+    with 1G alignment) plus the reserved region, so that guest RAM is left above both.
+
+    >>> p = plan([Namespace("devdax", "2M", "dev"), Namespace("coherent", "4K", "mem")])
+    >>> p.memory, p.append, hex(p.own.start)
+    ('3584M', 'memmap=512M!4G memmap=512M$4608M', '0x120000000')
+    >>> plan([Namespace("coherent", "1G", "dev")]).append
+    'memmap=2G$4G'
+    """
+    big = any(ns.align == "1G" for ns in namespaces)
+    size = 2 * GIB if big else 512 * MIB
+    memory = 6 * GIB if big else 3 * GIB
+    pmem = Region(HIGH_RAM, size) if any(ns.pmem for ns in namespaces) else None
+    own = None
+    if any(not ns.pmem for ns in namespaces):
+        own = Region(HIGH_RAM + (size if pmem else 0), size)
+        memory += size
+    append = []
+    if pmem:
+        append.append(f"memmap={_size(pmem.size)}!{_size(pmem.start)}")
+    if own:
+        append.append(f"memmap={_size(own.size)}${_size(own.start)}")
+    return MemoryPlan(_size(memory), " ".join(append), pmem, own)
+
+
 def memory_plan(namespaces: Sequence[Namespace]) -> tuple[str, str]:
-    """The guest's ``--memory`` and its ``memmap=`` parameter for ``namespaces``: a 2 GiB
-    region for any 1G-aligned namespace, else 512 MiB.
+    """The guest's ``--memory`` and its ``memmap=`` parameters for ``namespaces``
+    (:func:`plan`).
 
     >>> memory_plan([Namespace("devdax", "2M", "dev")])
     ('3G', 'memmap=512M!4G')
     >>> memory_plan([Namespace("devdax", "1G", "mem")])
     ('6G', 'memmap=2G!4G')
     """
-    if any(ns.align == "1G" for ns in namespaces):
-        return "6G", "memmap=2G!4G"
-    return "3G", "memmap=512M!4G"
+    p = plan(namespaces)
+    return p.memory, p.append
+
+
+#: kernel messages a failed memremap_pages() leaves (mm/memremap.c's warnings, the module's
+#: own line), shown in guest.log before the failure
+MEMREMAP_MESSAGES = ("equiv_dump:|not supported|Missing|attempted on|Conflicting|"
+                     "nr_range must")
 
 
 def guest_script(ko: Path, namespaces: Sequence[Namespace], outdir: Path) -> str:
     """The shell script the guest runs (POSIX sh; every failure ends it with a message in
-    ``guest.log`` and no marker)."""
+    ``guest.log`` and no marker).  Writes to the module's ``memremap`` file use coreutils'
+    ``/bin/echo``, which names the errno of a failed write (``write error: Invalid
+    argument``), where the shell's builtin says only "I/O error"."""
     q = shlex.quote
+    p = plan(namespaces)
     lines = [
         "#!/bin/sh",
         f"out={q(str(outdir))}",
@@ -124,30 +234,58 @@ def guest_script(ko: Path, namespaces: Sequence[Namespace], outdir: Path) -> str
         'step() { echo "equiv-guest: $*"; }',
         "step kernel $(uname -r)",
         "[ -d /sys/kernel/debug/tracing ] || mount -t debugfs none /sys/kernel/debug 2>/dev/null",
-        "modprobe -a nd_e820 nd_pmem dax_pmem device_dax || fail modprobe nd_e820 nd_pmem "
-        "dax_pmem device_dax",
+    ]
+    if p.pmem:
+        lines += [
+            "modprobe -a nd_e820 nd_pmem dax_pmem device_dax || fail modprobe nd_e820 nd_pmem "
+            "dax_pmem device_dax",
+        ]
+    lines += [
         f'insmod "$out/{ko.name}" || fail insmod {ko.name}',
         f"[ -e {DEBUGFS}/range ] || fail no {DEBUGFS} after insmod",
-        "i=0; while [ ! -e /sys/bus/nd/devices/region0/resource ]; do",
-        "  i=$((i + 1)); [ $i -gt 100 ] && fail no pmem region0: is memmap= on the command line?",
-        "  sleep 0.1; done",
-        "start=$(cat /sys/bus/nd/devices/region0/resource)",
-        "size=$(cat /sys/bus/nd/devices/region0/size)",
-        "pfn=$(( (start + size / 2) >> 12 ))",
-        'step "region0 $start size $size, dump pfn $pfn"',
     ]
+    if p.pmem:
+        lines += [
+            "i=0; while [ ! -e /sys/bus/nd/devices/region0/resource ]; do",
+            "  i=$((i + 1)); [ $i -gt 100 ] && fail no pmem region0: is memmap= on the command "
+            "line?",
+            "  sleep 0.1; done",
+            "start=$(cat /sys/bus/nd/devices/region0/resource)",
+            "size=$(cat /sys/bus/nd/devices/region0/size)",
+            "pfn=$(( (start + size / 2) >> 12 ))",
+            'step "region0 $start size $size, dump pfn $pfn"',
+        ]
+    if p.own:
+        lines += [
+            f"ownpfn={p.own.pfn_middle}",
+            f'step "reserved {p.own.start:#x} size {p.own.size:#x}, dump pfn $ownpfn"',
+        ]
     for ns in namespaces:
         d = f'"$out/{ns.name}"'
-        lines += [
-            f"step namespace {ns.name}",
-            f"mkdir -p {d}",
-            f"ndctl create-namespace -f -e namespace0.0 -m {ns.mode} --align {ns.align} "
-            f"--map {ns.map} > {d}/ndctl.json || fail ndctl create-namespace {ns.name}",
-            f'echo "$pfn" > {DEBUGFS}/range || fail writing pfn $pfn to {DEBUGFS}/range '
-            f"for {ns.name}",
-        ]
+        lines += [f"step namespace {ns.name}", f"mkdir -p {d}"]
+        if ns.pmem:
+            lines += [
+                f"ndctl create-namespace -f -e namespace0.0 -m {ns.mode} --align {ns.align} "
+                f"--map {ns.map} > {d}/ndctl.json || fail ndctl create-namespace {ns.name}",
+                f'echo "$pfn" > {DEBUGFS}/range || fail writing pfn $pfn to {DEBUGFS}/range '
+                f"for {ns.name}",
+            ]
+        else:
+            assert p.own is not None
+            spec = (f"{ns.mode} {p.own.start:#x} {p.own.size:#x} {ns.vmemmap_shift} "
+                    f"{int(ns.map == 'dev')}")
+            lines += [
+                f"/bin/echo '{spec}' > {DEBUGFS}/memremap || {{ dmesg | grep -E "
+                f"{q(MEMREMAP_MESSAGES)} | tail -n 3; fail memremap_pages {ns.name}; }}",
+                f"cat {DEBUGFS}/memremap > {d}/memremap",
+                f'echo "$ownpfn" > {DEBUGFS}/range || fail writing pfn $ownpfn to '
+                f"{DEBUGFS}/range for {ns.name}",
+            ]
         lines += [f"cat {DEBUGFS}/{f} > {d}/{f} || fail reading {DEBUGFS}/{f} for {ns.name}"
                   for f in DUMP_FILES]
+        if not ns.pmem:
+            lines.append(f"/bin/echo remove > {DEBUGFS}/memremap || fail memunmap_pages "
+                         f"{ns.name}")
     lines += ["sync", f'echo ok > "$out/{MARKER}"', "step done", "sync", ""]
     return "\n".join(lines)
 

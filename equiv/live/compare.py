@@ -13,9 +13,11 @@ prediction:
   ``vmemmap_shift`` as the compound order, the altmap's reserve and free when
   PGMAP_ALTMAP_VALID, ``vmemmap_base`` and ``page_offset_base`` of the layout file.  The
   model therefore computes with the guest's real addresses: a ``compound_head`` is the head's
-  struct page address ``vmemmap_base + 64 * pfn`` plus 1, ``pgmap`` is the dumped pointer, the
-  ``_deferred_list`` of page[2] points to itself; the diffs name what a pointer means
-  (:func:`meaning`);
+  struct page address ``vmemmap_base + 64 * pfn`` plus 1, ``pgmap`` is the dumped pointer;
+  the diffs name what a pointer means (:func:`meaning`).  (In 6.12.117 the
+  ``_deferred_list`` that ``prep_compound_head()`` points at page[2] itself is overwritten
+  when the tail loop then initialises page[2]: ``prep_compound_head()`` runs in the loop's
+  first iteration.  The model predicts it and the live kernel agrees.);
 * **assumed** (:data:`ASSUMED`): no early section (a pmem namespace is hot-plugged),
   ``page_group_by_mobility_disabled`` false, the page_ref tracepoint off.
 
@@ -51,7 +53,7 @@ from equiv.engine.errors import InputError
 from equiv.live.dump import Dump, KernelLayout, Pgmap
 from equiv.loops import Ctx
 from equiv.memmap import VMEMMAP_RESERVE_NR, MemoryType, Scenario, concrete_inputs
-from equiv.page_model import Chain, ConcreteMemory, Layout, PageState
+from equiv.page_model import Atom, Chain, ConcreteMemory, Layout, PageState
 from equiv.source.slow_v612y import MIGRATETYPE_MASK_612, layout_612, path_612y
 
 #: what produced the prediction (printed with every result)
@@ -63,8 +65,8 @@ ASSUMED = ("no early section (the namespace's sections are hot-plugged)",
            "page_ref tracepoint off")
 #: the page roles, by tail index (order 0: every struct page is a "page")
 ROLE_NAMES = ("head", "tail 1", "tail 2", "tail >= 3")
-#: tails read through the deduplicated vmemmap (slot ``t >= 128`` reads slot ``64 + t % 64``)
-ALIASED = "aliased tail (t >= 128)"
+#: tails ``t >= 128`` read through the deduplicated vmemmap (slot ``64 + t % 64``)
+ALIASED = "aliased tail"
 
 
 @frozen
@@ -228,6 +230,20 @@ def meaning(value: int, size: int, kl: KernelLayout, pgmap: int) -> str:
     return ""
 
 
+def _word_meaning(atom: Atom, page: int, kl: KernelLayout, pgmap: int) -> str:
+    """What the pointer-sized field holding ``atom`` means in ``page`` (the struct page's
+    bytes as one integer): :func:`meaning` of the whole word when a view of 8 bytes covers
+    the atom (a union can split a pointer into 4-byte atoms), prefixed by the view's name
+    when the atom is part of it; "" otherwise."""
+    for v in atom.views:
+        if v.size == 8:
+            m = meaning((page >> (8 * v.offset)) & (1 << 64) - 1, 8, kl, pgmap)
+            if m and atom.size < 8:
+                return f"in {v.name}: {m}"
+            return m
+    return ""
+
+
 # ---- the comparison ------------------------------------------------------------------
 
 
@@ -339,8 +355,8 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
                         diffs.append(LiveDiff(
                             pfn, c, t, lo, atom.size,
                             tuple(atom.names_for(t if order else None)), lv, mv, chains,
-                            meaning(lv, atom.size, kl, pg.pointer),
-                            meaning(mv, atom.size, kl, pg.pointer)))
+                            _word_meaning(atom, live, kl, pg.pointer),
+                            _word_meaning(atom, bits, kl, pg.pointer)))
             roles[role][0] += 1
             roles[role][1] += differs
         if unread:

@@ -4,7 +4,9 @@
  *
  * Part of equiv (python -m equiv.proofs --live): the host compares what this module reads
  * with the model's prediction.  Written for Linux 6.12 (x86_64, SPARSEMEM_VMEMMAP,
- * SPARSEMEM_EXTREME); it reads only, never writes kernel memory.
+ * SPARSEMEM_EXTREME).  The dump files only read; the one file that changes the kernel is
+ * "memremap", which creates (and removes) a dev_pagemap of a type no driver of the running
+ * kernel provides, so that its struct pages can be dumped like a pmem namespace's.
  *
  * Files under /sys/kernel/debug/equiv_dump/:
  *
@@ -25,6 +27,20 @@
  *                "PFN BITS" (PFN of the pageblock's first page, decimal; BITS the
  *                NR_PAGEBLOCK_BITS bits of its usemap cell, decimal, PB_migrate in the
  *                low bits), or "PFN -1" when the section has no usemap.
+ *   memremap   write "TYPE START SIZE SHIFT ALTMAP" to create one dev_pagemap with
+ *              memremap_pages(): TYPE "coherent" (MEMORY_DEVICE_COHERENT) or "private"
+ *              (MEMORY_DEVICE_PRIVATE, refused by a kernel without CONFIG_DEVICE_PRIVATE);
+ *              START and SIZE the physical range (bytes, decimal or 0x-hex; memory the
+ *              kernel does not use as System RAM, e.g. an e820 range reserved with
+ *              memmap=SIZE$START); SHIFT the pgmap's vmemmap_shift; ALTMAP 1 to put the
+ *              range's memmap in the range itself (a vmem_altmap at the range's first pfn,
+ *              reserve 0, free the memmap's pfns rounded up to 2M and to the compound
+ *              size, as drivers/nvdimm/pfn_devs.c places it after its info block), 0 for a
+ *              memmap in System RAM.  Write "remove" to memunmap_pages() it (also done when
+ *              the module is unloaded).  One such pgmap at a time.  A failed
+ *              memremap_pages() returns its error to the writer and logs one line
+ *              ("equiv_dump: memremap_pages(...) failed: -22") after the kernel's own warning.
+ *              Read gives "none" or "TYPE START SIZE SHIFT ALTMAP pgmap POINTER".
  *
  * Kernel interfaces used (6.12):
  *   get_dev_pagemap(), put_dev_pagemap()   mm/memremap.c, include/linux/memremap.h
@@ -36,6 +52,11 @@
  *   the usemap cell arithmetic of pfn_to_bitidx() and get_pfnblock_flags_mask() in
  *   mm/page_alloc.c (neither is exported, so it is repeated here for CONFIG_SPARSEMEM)
  *   *_PGSHIFT, *_WIDTH                    include/linux/mmzone.h, include/linux/page-flags-layout.h
+ *   memremap_pages(), memunmap_pages()    mm/memremap.c (its type switch: COHERENT needs
+ *                                         ops->page_free and an owner; PRIVATE needs
+ *                                         CONFIG_DEVICE_PRIVATE, migrate_to_ram, page_free and
+ *                                         an owner; pagemap_range() refuses System RAM)
+ *   struct dev_pagemap_ops                 include/linux/memremap.h
  */
 #include <linux/debugfs.h>
 #include <linux/kernel.h>
@@ -47,6 +68,7 @@
 #include <linux/pageblock-flags.h>
 #include <linux/poison.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 
 #define HDR_SIZE 128
@@ -305,6 +327,166 @@ static int pageblocks_show(struct seq_file *m, void *v)
 }
 DEFINE_SHOW_ATTRIBUTE(pageblocks);
 
+/* ---- memremap: one dev_pagemap of the module's own -------------------------------- */
+
+static DEFINE_MUTEX(memremap_lock);
+static struct dev_pagemap *own_pgmap;	/* under memremap_lock */
+static int own_altmap;
+/* pgmap->owner: any unique pointer (migrate_vma_setup() matches it); nothing uses it here */
+static char own_owner;
+
+/* The pages are never handed out (nothing allocates them), so the callbacks never run;
+ * memremap_pages() only requires them to exist. */
+static void own_page_free(struct page *page)
+{
+}
+
+static vm_fault_t own_migrate_to_ram(struct vm_fault *vmf)
+{
+	return VM_FAULT_SIGBUS;
+}
+
+static const struct dev_pagemap_ops own_pgmap_ops = {
+	.page_free = own_page_free,
+	.migrate_to_ram = own_migrate_to_ram,
+};
+
+static const char *type_name(enum memory_type type)
+{
+	return type == MEMORY_DEVICE_COHERENT ? "coherent" :
+	       type == MEMORY_DEVICE_PRIVATE ? "private" : "?";
+}
+
+static void own_remove(void)
+{
+	if (!own_pgmap)
+		return;
+	memunmap_pages(own_pgmap);
+	kfree(own_pgmap);
+	own_pgmap = NULL;
+}
+
+static int own_create(enum memory_type type, u64 start, u64 size, unsigned long shift,
+		      int altmap)
+{
+	struct dev_pagemap *pgmap;
+	unsigned long nr, free;
+	void *va;
+
+	if (!size || !PAGE_ALIGNED(start) || !PAGE_ALIGNED(size) || shift >= BITS_PER_LONG ||
+	    (altmap && type == MEMORY_DEVICE_PRIVATE))
+		return -EINVAL;
+	nr = PHYS_PFN(size);
+	pgmap = kzalloc(sizeof(*pgmap), GFP_KERNEL);
+	if (!pgmap)
+		return -ENOMEM;
+	pgmap->type = type;
+	pgmap->range.start = start;
+	pgmap->range.end = start + size - 1;
+	pgmap->nr_range = 1;
+	pgmap->vmemmap_shift = shift;
+	pgmap->ops = &own_pgmap_ops;
+	pgmap->owner = &own_owner;
+	if (altmap) {
+		/* vmem_altmap's end_pfn and reserve are const: filled by a copy, as
+		 * drivers/nvdimm/pfn_devs.c __nvdimm_setup_pfn() does */
+		free = DIV_ROUND_UP(nr * sizeof(struct page), PAGE_SIZE);
+		free = ALIGN(free, max_t(unsigned long, PTRS_PER_PMD, 1UL << shift));
+		if (free >= nr) {
+			kfree(pgmap);
+			return -EINVAL;
+		}
+		{
+			struct vmem_altmap a = {
+				.base_pfn = PHYS_PFN(start),
+				.end_pfn = PHYS_PFN(start + size - 1),
+				.reserve = 0,
+				.free = free,
+			};
+
+			memcpy(&pgmap->altmap, &a, sizeof(a));
+		}
+		pgmap->flags |= PGMAP_ALTMAP_VALID;
+	}
+	va = memremap_pages(pgmap, NUMA_NO_NODE);
+	if (IS_ERR(va)) {
+		pr_warn("equiv_dump: memremap_pages(%s, %#llx-%#llx, vmemmap_shift %lu, altmap %d) "
+			"failed: %ld\n", type_name(type), start, start + size - 1, shift, altmap,
+			PTR_ERR(va));
+		kfree(pgmap);
+		return PTR_ERR(va);
+	}
+	own_pgmap = pgmap;
+	own_altmap = altmap;
+	pr_info("equiv_dump: memremap_pages(%s, %#llx-%#llx, vmemmap_shift %lu, altmap %d): "
+		"pgmap %px\n", type_name(type), start, start + size - 1, shift, altmap, pgmap);
+	return 0;
+}
+
+static int memremap_show(struct seq_file *m, void *v)
+{
+	mutex_lock(&memremap_lock);
+	if (!own_pgmap)
+		seq_puts(m, "none\n");
+	else
+		seq_printf(m, "%s %#llx %#llx %lu %d pgmap 0x%lx\n", type_name(own_pgmap->type),
+			   (unsigned long long)own_pgmap->range.start,
+			   (unsigned long long)range_len(&own_pgmap->range),
+			   own_pgmap->vmemmap_shift, own_altmap, (unsigned long)own_pgmap);
+	mutex_unlock(&memremap_lock);
+	return 0;
+}
+
+static int memremap_open(struct inode *inode, struct file *file)
+{
+	return single_open(file, memremap_show, NULL);
+}
+
+static ssize_t memremap_write(struct file *file, const char __user *ubuf, size_t len,
+			      loff_t *ppos)
+{
+	char buf[128], name[16];
+	long long start, size;
+	unsigned long shift;
+	enum memory_type type;
+	int altmap, err;
+
+	if (len >= sizeof(buf))
+		return -EINVAL;
+	if (copy_from_user(buf, ubuf, len))
+		return -EFAULT;
+	buf[len] = '\0';
+	if (sysfs_streq(buf, "remove")) {
+		mutex_lock(&memremap_lock);
+		err = own_pgmap ? 0 : -ENOENT;
+		own_remove();
+		mutex_unlock(&memremap_lock);
+		return err ? err : len;
+	}
+	if (sscanf(buf, "%15s %lli %lli %lu %d", name, &start, &size, &shift, &altmap) != 5 ||
+	    start < 0 || size < 0 || (altmap != 0 && altmap != 1))
+		return -EINVAL;
+	if (!strcmp(name, "coherent"))
+		type = MEMORY_DEVICE_COHERENT;
+	else if (!strcmp(name, "private"))
+		type = MEMORY_DEVICE_PRIVATE;
+	else
+		return -EINVAL;
+	mutex_lock(&memremap_lock);
+	err = own_pgmap ? -EBUSY : own_create(type, start, size, shift, altmap);
+	mutex_unlock(&memremap_lock);
+	return err ? err : len;
+}
+
+static const struct file_operations memremap_fops = {
+	.owner = THIS_MODULE,
+	.open = memremap_open,
+	.read = seq_read,
+	.llseek = seq_lseek,
+	.release = single_release,
+	.write = memremap_write,
+};
+
 static int __init equiv_dump_init(void)
 {
 	dump_dir = debugfs_create_dir("equiv_dump", NULL);
@@ -313,15 +495,20 @@ static int __init equiv_dump_init(void)
 	debugfs_create_file("pgmap", 0400, dump_dir, NULL, &pgmap_fops);
 	debugfs_create_file("pages", 0400, dump_dir, NULL, &pages_fops);
 	debugfs_create_file("pageblocks", 0400, dump_dir, NULL, &pageblocks_fops);
+	debugfs_create_file("memremap", 0600, dump_dir, NULL, &memremap_fops);
 	return 0;
 }
 
 static void __exit equiv_dump_exit(void)
 {
 	debugfs_remove_recursive(dump_dir);
+	mutex_lock(&memremap_lock);
+	own_remove();
+	mutex_unlock(&memremap_lock);
 }
 
 module_init(equiv_dump_init);
 module_exit(equiv_dump_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("equiv: read ZONE_DEVICE struct pages, pgmaps and pageblock bits");
+MODULE_DESCRIPTION("equiv: read ZONE_DEVICE struct pages, pgmaps and pageblock bits; "
+		   "create a MEMORY_DEVICE_COHERENT/PRIVATE pgmap");
