@@ -80,11 +80,15 @@ def run_cell(spec: CellSpec) -> CellResult:
     sc, rev, fast = cell_paths(spec)
     t0 = time.perf_counter()
     problem = build_cell(sc, rev, fast)
+    cache = _cache(spec.cache_dir)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
-                     cache=_cache(spec.cache_dir))
+                     cache=cache)
+    met: tuple[tuple[str, str], ...] = ()
+    if cache is not None:  # handed to the parent with the result, reported once per run
+        met, cache.problems[:] = tuple(cache.problems), []
     # a cell's time includes running both paths symbolically, not only the solver
-    return evolve(res, seconds=time.perf_counter() - t0)
+    return evolve(res, seconds=time.perf_counter() - t0, cache_problems=met)
 
 
 #: Process-wide memo: one :class:`Cache` per directory and process (a worker keeps its
@@ -138,6 +142,9 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
         if shared.verdict is Verdict.PROVED:
             return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", all_types=True)
                     for s in specs]
+        first, *rest = [run_cell(s) for s in specs]
+        return [evolve(first, cache_problems=shared.cache_problems + first.cache_problems),
+                *rest]
     return [run_cell(s) for s in specs]
 
 

@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         ctx = RunContext(err, cache, args.quiet, budget)
         runs = [r for s in subjects for r in s.run(args, ctx)]
         if cache is not None:
-            for problem in dict.fromkeys(cache.problems):
+            for problem in cache.summary():
                 err.write(f"equiv: cache: {problem}\n")
         times = not args.no_times
         code = exit_code(r.verdict for r in runs)

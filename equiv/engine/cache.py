@@ -15,8 +15,11 @@ user's cache directory, ``platformdirs.user_cache_dir("equiv")``):
   the exact query; a cell with an UNKNOWN obligation is never stored.
 
 Integrity: every entry names its format, kind and key and carries the SHA-256 of its
-payload; an entry that does not parse, or whose format, kind, key or digest is wrong
-(corrupt, truncated, or written by another tool), is ignored and reported, never trusted.
+payload; an entry that does not parse (not UTF-8, not JSON), or whose format, kind, key or
+digest is wrong (corrupt, truncated, or written by another tool), is ignored, recomputed
+and reported, never trusted.  Problems are reported once per run and kind
+(:meth:`Cache.summary`), however many entries they concern: a cache that cannot be written
+costs one line, not one per cell.
 Writers are safe under concurrency: an entry is written to a temporary file in the same
 directory and renamed into place (atomic on POSIX), so readers see an old entry, a new
 one, or none; concurrent writers of one key write the same content.
@@ -88,13 +91,19 @@ def _digest(payload: Any) -> str:
     return hashlib.sha256(json.dumps(payload, sort_keys=True).encode()).hexdigest()
 
 
+#: One problem with one cache entry: what went wrong (the same text for every entry it
+#: concerns) and the entry's path.
+Problem = tuple[str, str]
+
+
 class Cache:
-    """One cache directory.  ``problems`` collects a line per ignored entry (reported by
-    the command line); ``hits`` and ``stores`` count per kind."""
+    """One cache directory.  ``problems`` collects one :data:`Problem` per ignored or
+    unwritable entry (:meth:`summary` reports them); ``hits`` and ``stores`` count per
+    kind."""
 
     def __init__(self, root: str) -> None:
         self.root = Path(root)
-        self.problems: list[str] = []
+        self.problems: list[Problem] = []
         self.hits: dict[str, int] = {"query": 0, "cell": 0}
         self.stores: dict[str, int] = {"query": 0, "cell": 0}
 
@@ -105,20 +114,21 @@ class Cache:
         """The payload stored under ``key``, or None (absent, or ignored as corrupt)."""
         path = self._path(kind, key)
         try:
-            text = path.read_text()
-        except FileNotFoundError:
+            data = path.read_bytes()
+        except (FileNotFoundError, NotADirectoryError):  # absent (put reports the latter)
             return None
         except OSError as e:
-            self.problems.append(f"cannot read cache entry {path}: {e.strerror}")
+            self.problems.append((f"cannot read cache entries ({e.strerror})", str(path)))
             return None
         try:
-            doc = json.loads(text)
+            doc = json.loads(data.decode("utf-8"))  # UnicodeDecodeError is a ValueError
             ok = (isinstance(doc, dict) and doc.get("format") == FORMAT and doc.get("kind") == kind
                   and doc.get("key") == key and doc.get("digest") == _digest(doc.get("payload")))
         except (ValueError, TypeError):
             ok = False
         if not ok:
-            self.problems.append(f"ignored a corrupt or foreign cache entry: {path}")
+            self.problems.append(("ignored corrupt or foreign cache entries (recomputed)",
+                                  str(path)))
             return None
         self.hits[kind] += 1
         return doc["payload"]
@@ -136,6 +146,23 @@ class Cache:
                 json.dump(doc, f, sort_keys=True)
             os.replace(tmp, path)
         except OSError as e:
-            self.problems.append(f"cannot write cache entry {path}: {e.strerror}")
+            self.problems.append((f"cannot write to the cache {self.root} ({e.strerror}), "
+                                  "results not stored", str(path)))
             return
         self.stores[kind] += 1
+
+    def summary(self) -> list[str]:
+        """One line per kind of problem met in this run (each with the number of entries it
+        concerns and the first of them), in the order first met.
+
+        >>> c = Cache("/nonexistent")
+        >>> c.problems += [("ignored corrupt entries", "/a"), ("ignored corrupt entries", "/b"),
+        ...                ("ignored corrupt entries", "/a")]
+        >>> c.summary()
+        ['ignored corrupt entries: 2 entries, first /a']
+        """
+        seen: dict[str, dict[str, None]] = {}
+        for what, path in self.problems:
+            seen.setdefault(what, {})[path] = None
+        return [f"{what}: {len(paths)} entr{'y' if len(paths) == 1 else 'ies'}, first "
+                f"{next(iter(paths))}" for what, paths in seen.items()]

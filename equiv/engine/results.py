@@ -86,6 +86,9 @@ class CellResult:
     query_keys: tuple[str, ...] = ()
     #: taken from the result cache instead of being decided in this run
     cached: bool = False
+    #: problems the worker met with the result cache (:data:`equiv.engine.cache.Problem`),
+    #: reported by the process that started the run; never stored
+    cache_problems: tuple[tuple[str, str], ...] = ()
 
     def to_cache(self) -> dict[str, Any]:
         """Everything needed to rebuild this result (the cache's cell payload); each

@@ -38,7 +38,8 @@ def _cached_group(cache: Cache, specs: Sequence[S], describe: Callable[[S], dict
         try:
             cell = load(sp, got)
         except (KeyError, TypeError, ValueError) as e:
-            cache.problems.append(f"ignored a cell entry that does not load ({e or type(e).__name__})")
+            cache.problems.append((f"ignored cell entries that do not load ({e or type(e).__name__})",
+                                   cell_key(describe(sp))))
             return None
         answers = [cache.get("query", k) for k in cell.query_keys]
         if any(not isinstance(a, dict) or a.get("answer") not in ("sat", "unsat")
@@ -87,6 +88,8 @@ def run_cached(specs: Sequence[S], groups: list[list[int]], *,
     def finish(idx: list[int], res: list[CellResult]) -> None:
         for i, r in zip(idx, res, strict=True):
             results[i] = r
+            if cache is not None:  # what the worker's own handle of the cache met
+                cache.problems.extend(r.cache_problems)
             key = keys[i]
             if cache is not None and key is not None and not r.cached and \
                     all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
