@@ -215,7 +215,7 @@ def memory_plan(namespaces: Sequence[Namespace]) -> tuple[str, str]:
 
 #: kernel messages a failed memremap_pages() leaves (mm/memremap.c's warnings, the module's
 #: own line), shown in guest.log before the failure
-MEMREMAP_MESSAGES = ("equiv_dump:|not supported|Missing|attempted on|Conflicting|"
+MEMREMAP_MESSAGES = ("equiv_dump: memremap|not supported|Missing|attempted on|Conflicting|"
                      "nr_range must")
 
 
