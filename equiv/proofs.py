@@ -8,6 +8,9 @@ Exit codes:
   1  some obligation REFUTED (a replayed counterexample is printed)
   2  some obligation UNKNOWN or VACUOUS (never success), none refuted
   3  bad input or usage error (one line on stderr)
+  4  internal error: a bug in equiv, never a verdict (one line on stderr naming the file the
+     full traceback was written to: in the cache directory, else in $TMPDIR)
+  130  interrupted (Ctrl-C / SIGINT): workers stopped, no report written
 """
 
 from __future__ import annotations
@@ -15,14 +18,18 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from typing import NoReturn, TextIO
+import tempfile
+import time
+import traceback
+from typing import Any, NoReturn, TextIO
 
-from equiv.engine.cache import Cache
+from equiv.engine.cache import TOOL_VERSION, Cache
 from equiv.engine.cache import default_dir as default_cache_dir
-from equiv.engine.errors import EquivError, InputError
+from equiv.engine.errors import InputError
+from equiv.engine.query import set_unknown_dir
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
-from equiv.engine.verdict import EXIT_INPUT, exit_code
+from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, exit_code
 from equiv.report import FORMATS, render_runs, render_selftest, write_tests
 from equiv.subjects import DEFAULT, REGISTRY, every, selected
 
@@ -35,6 +42,16 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
+class _Given(argparse.Action):
+    """Store the value and remember that the option was given (``args.given``), for
+    options whose default is also a valid explicit choice (``--config``, ``--subject``)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
+                 values: Any, option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        namespace.given = {*getattr(namespace, "given", set()), self.dest}
+
+
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="python -m equiv.proofs",
@@ -42,10 +59,13 @@ def _parser() -> argparse.ArgumentParser:
                     "over a byte-precise model of struct page, the template fast path of "
                     "'mm: optimize zone-device memmap initialization' leaves every struct page "
                     "and the pageblock bitmap exactly as the slow path does.",
-        epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad input",
+        epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad "
+               "input; 4 internal error; 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.add_argument("--subject", default=DEFAULT,
+    p.set_defaults(given=set())
+    p.add_argument("--version", action="version", version=f"equiv {TOOL_VERSION}")
+    p.add_argument("--subject", default=DEFAULT, action=_Given,
                    help=f"what to prove: {', '.join(REGISTRY)}, or all (default {DEFAULT})")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
@@ -62,7 +82,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--format", default="text",
                    help=f"report format: {', '.join(FORMATS)} (default text; --btf: text or "
                         "json; see docs/formats.md)")
-    p.add_argument("--output", default=None, help="write the report to FILE instead of stdout")
+    p.add_argument("--output", default=None, metavar="FILE",
+                   help="write the report to FILE instead of stdout")
     p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE",
                    help="also write the report in FORMAT to FILE (repeatable: one run, "
                         "several reports)")
@@ -219,66 +240,169 @@ def _emit(args: argparse.Namespace, text: str, out: TextIO) -> None:
     _write(args.output, text, "--output")
 
 
+def _no_empty_values(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse an empty value for any option that takes one (``--revision ''`` is as wrong
+    as ``--config ''``: nothing falls back to a default silently)."""
+    for action in parser._actions:
+        if not action.option_strings or action.nargs == 0:
+            continue
+        value = getattr(args, action.dest, None)
+        values = value if isinstance(value, list) else [value]
+        if any(v == "" for v in values):
+            option = max(action.option_strings, key=len)
+            metavar = action.metavar or action.dest.upper()
+            raise InputError(f"{option} needs a value, got an empty one; give {option} "
+                             f"{metavar} (see --help)")
+
+
+def _writable_dir(path: str, option: str) -> None:
+    """Check, before the run, that ``option`` DIR can hold new files: DIR is a directory or
+    can be made in an existing one, and a file can be created in it (which is removed)."""
+    if os.path.exists(path) and not os.path.isdir(path):
+        raise InputError(f"{option} {path!r} is an existing file; give a directory")
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(path) and not os.path.isdir(parent):
+        raise InputError(f"cannot write {option} {path!r}: no directory {parent!r}")
+    try:
+        os.makedirs(path, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=path, prefix=".equiv-probe-")
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise InputError(f"cannot write {option} {path!r}: {e.strerror}") from None
+
+
+def _writable_file(path: str, option: str) -> None:
+    """Check, before the run, that the report file ``option`` FILE can be written there."""
+    if os.path.isdir(path):
+        raise InputError(f"cannot write {option} {path!r}: it is a directory; give a file")
+    parent = os.path.dirname(path) or "."
+    if not os.path.isdir(parent):
+        raise InputError(f"cannot write {option} {path!r}: no directory {parent!r}")
+    if not os.access(parent, os.W_OK) or (os.path.exists(path) and not os.access(path, os.W_OK)):
+        raise InputError(f"cannot write {option} {path!r}: permission denied")
+
+
+def _crash_report(args: argparse.Namespace | None, text: str) -> str:
+    """Write the traceback ``text`` of an internal error to a new file, in the cache
+    directory (``crash/``) when there is one, else in $TMPDIR; its path (or why not)."""
+    dirs = []
+    if args is not None and not getattr(args, "no_cache", False):
+        dirs.append(os.path.join(getattr(args, "cache_dir", None) or default_cache_dir(),
+                                 "crash"))
+    dirs.append(tempfile.gettempdir())
+    for directory in dirs:
+        try:
+            os.makedirs(directory, exist_ok=True)
+            fd, path = tempfile.mkstemp(dir=directory, suffix=".txt",
+                                        prefix=time.strftime("equiv-crash-%Y%m%d-%H%M%S-"))
+            with os.fdopen(fd, "w") as f:
+                f.write(f"equiv {TOOL_VERSION}: internal error\nargv: {sys.argv!r}\n\n{text}")
+            return path
+        except OSError:
+            continue
+    return "(could not be written: no writable cache or temporary directory)"
+
+
+def _undecided(runs: list[Any], err: TextIO) -> None:
+    """Say where the SMT-LIB files of the run's UNKNOWN queries went (one line)."""
+    import re
+
+    paths = [m.group(1) for r in runs for c in r.cells for o in c.obligations
+             for m in re.finditer(r"query: (\S+\.smt2)", o.reason or "")]
+    if paths:
+        where = sorted({os.path.dirname(p) for p in paths})
+        err.write(f"equiv: wrote {len(paths)} undecided quer{'y' if len(paths) == 1 else 'ies'} "
+                  f"as SMT-LIB to {', '.join(where)}\n")
+
+
 def main(argv: list[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
-    """Run the command; returns the exit code (see module docstring)."""
+    """Run the command; returns the exit code (see module docstring).
+
+    Bad input is one line and exit 3; Ctrl-C is ``equiv: interrupted`` and exit 130 (the
+    workers are stopped, no report is written); any other exception, here or in a worker,
+    is a bug in equiv: one line ``equiv: internal error: ...`` naming the file that holds
+    the traceback, and exit 4, never a verdict's code.
+    """
     out = out or sys.stdout
     err = err or sys.stderr
+    args: argparse.Namespace | None = None
     try:
-        args = _parser().parse_args(argv)
-        subjects = selected(args.subject)
-        if args.list:
-            for s in subjects:
-                out.write("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()]) + "\n")
-            return 0
-        _own_options(args, subjects)
-        _patched(args)
-        reports = _reports(args)
-        if args.timeout_ms <= 0:
-            raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
-        if args.rlimit is not None and args.rlimit < 1:
-            raise InputError(f"--rlimit must be positive, got {args.rlimit}")
-        for s in subjects:
-            s.solver(args)  # an unknown solver, or one the subject cannot use, is an input error
-        if args.jobs is not None and args.jobs < 1:
-            raise InputError(f"--jobs must be at least 1, got {args.jobs}")
-        if args.backstop_s <= 0:
-            raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
-        if args.self_test:
-            results = [s.self_test(args.jobs) for s in subjects]
-            _emit(args, "\n".join(render_selftest(st) for st in results) + "\n", out)
-            return 0 if all(st.ok for st in results) else 1
-        for s in subjects:
-            code = s.special(args, out, lambda text: _emit(args, text, out))
-            if code is not None:
-                return code
-        cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
-        budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
-                  + (f" --rlimit {args.rlimit}" if args.rlimit is not None else "")
-                  + (f" --solver {args.solver}" if args.solver is not None else ""))
-        ctx = RunContext(err, cache, args.quiet, budget)
-        runs = [r for s in subjects for r in s.run(args, ctx)]
-        if cache is not None:
-            for problem in cache.summary():
-                err.write(f"equiv: cache: {problem}\n")
-        times = not args.no_times
-        code = exit_code(r.verdict for r in runs)
-        if args.emit_tests is not None:
-            written = [path for r in runs for path in write_tests(r, args.emit_tests)]
-            err.write(f"equiv: wrote {len(written)} test file{'s' * (len(written) != 1)} to "
-                      f"{args.emit_tests}\n")
-        for fmt, path in reports:
-            _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
-                                     exit_code=code), f"--report {fmt}")
-        _emit(args, render_runs(args.format, runs, times=times, verbose=args.verbose,
-                                exit_code=code), out)
-        return code
+        parser = _parser()
+        args = parser.parse_args(argv)
+        return _run(parser, args, out, err)
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT
-    except EquivError as e:
-        err.write(f"equiv: internal error: {e}\n")
-        return 2
+    except KeyboardInterrupt:
+        err.write("equiv: interrupted\n")
+        return EXIT_INTERRUPTED
+    except Exception as e:
+        path = _crash_report(args, traceback.format_exc())
+        what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+        err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
+        return EXIT_CRASH
+
+
+def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
+         err: TextIO) -> int:
+    """The command for parsed options (:func:`main` maps its exceptions to exit codes)."""
+    _no_empty_values(parser, args)
+    if args.list:
+        listed = selected(args.subject) if "subject" in args.given else every()
+        for s in listed:
+            out.write("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()]) + "\n")
+        return 0
+    subjects = selected(args.subject)
+    _own_options(args, subjects)
+    _patched(args)
+    reports = _reports(args)
+    if args.output is not None:
+        _writable_file(args.output, "--output")
+    if args.dump_smt is not None:
+        _writable_dir(args.dump_smt, "--dump-smt")
+    if args.timeout_ms <= 0:
+        raise InputError(f"--timeout-ms must be positive, got {args.timeout_ms}")
+    if args.rlimit is not None and args.rlimit < 1:
+        raise InputError(f"--rlimit must be positive, got {args.rlimit}")
+    for s in subjects:
+        s.solver(args)  # an unknown solver, or one the subject cannot use, is an input error
+    if args.jobs is not None and args.jobs < 1:
+        raise InputError(f"--jobs must be at least 1, got {args.jobs}")
+    if args.backstop_s <= 0:
+        raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
+    if args.self_test:
+        results = [s.self_test(args.jobs) for s in subjects]
+        _emit(args, "\n".join(render_selftest(st) for st in results) + "\n", out)
+        return 0 if all(st.ok for st in results) else 1
+    for s in subjects:
+        code = s.special(args, out, lambda text: _emit(args, text, out))
+        if code is not None:
+            return code
+    cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
+    set_unknown_dir(args.dump_smt or (None if cache is None else str(cache.root / "unknown")))
+    budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
+              + (f" --rlimit {args.rlimit}" if args.rlimit is not None else "")
+              + (f" --solver {args.solver}" if args.solver is not None else ""))
+    ctx = RunContext(err, cache, args.quiet, budget)
+    runs = [r for s in subjects for r in s.run(args, ctx)]
+    if cache is not None:
+        for problem in cache.summary():
+            err.write(f"equiv: cache: {problem}\n")
+    _undecided(runs, err)
+    times = not args.no_times
+    code = exit_code(r.verdict for r in runs)
+    if args.emit_tests is not None:
+        written = [path for r in runs for path in write_tests(r, args.emit_tests)]
+        err.write(f"equiv: wrote {len(written)} test file{'s' * (len(written) != 1)} to "
+                  f"{args.emit_tests}\n")
+    for fmt, path in reports:
+        _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
+                                 exit_code=code), f"--report {fmt}")
+    _emit(args, render_runs(args.format, runs, times=times, verbose=args.verbose,
+                            exit_code=code), out)
+    return code
 
 
 if __name__ == "__main__":

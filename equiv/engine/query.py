@@ -143,12 +143,39 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
     return r
 
 
+#: Where undecided queries are written (:func:`set_unknown_dir`; None: $TMPDIR).  Set by
+#: the command line before any worker starts (workers are forked and inherit it).
+_UNKNOWN_DIR: list[str | None] = [None]
+
+
+def set_unknown_dir(directory: str | None) -> None:
+    """Write the SMT-LIB of undecided queries into ``directory`` from now on (the command
+    line gives the ``--dump-smt`` directory, else ``<cache>/unknown``); None: $TMPDIR."""
+    _UNKNOWN_DIR[0] = directory
+
+
+def unknown_file(tag: str, smt2: str) -> str:
+    """Write the SMT-LIB text of an undecided query to a new file named after ``tag``; its
+    path.  Into the directory of :func:`set_unknown_dir` (made if missing), or $TMPDIR
+    when there is none or it cannot be written."""
+    for directory in (_UNKNOWN_DIR[0], None):
+        try:
+            if directory is not None:
+                os.makedirs(directory, exist_ok=True)
+            fd, path = tempfile.mkstemp(dir=directory, prefix=f"equiv-unknown-{tag}-",
+                                        suffix=".smt2")
+        except OSError:
+            continue
+        with os.fdopen(fd, "w") as f:
+            f.write(smt2)
+        return path
+    return "(not written: no writable directory)"
+
+
 def dump_unknown(s: z3.Solver, tag: str) -> str:
-    """Write an undecided query (same SMT-LIB as --dump-smt) to a temporary file; its path."""
-    fd, path = tempfile.mkstemp(prefix=f"equiv-unknown-{tag}-", suffix=".smt2")
-    with os.fdopen(fd, "w") as f:
-        f.write(smtlib(list(s.assertions())))
-    return path
+    """Write an undecided query (same SMT-LIB as --dump-smt) to a file (:func:`unknown_file`);
+    its path."""
+    return unknown_file(tag, smtlib(list(s.assertions())))
 
 
 

@@ -12,6 +12,7 @@ a cached cell.  :func:`run_cached` is the one cache-then-run loop every subject 
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future, as_completed
@@ -146,7 +147,8 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
     from pebble import ProcessPool
 
     ctx = multiprocessing.get_context("fork")
-    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx) as pool:
+    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx,
+                     initializer=_ignore_sigint) as pool:
         futures: dict[Future[list[CellResult]], list[int]] = {
             pool.schedule(group, args=([specs[i] for i in idx],), timeout=backstop_s): idx
             for idx in pending}
@@ -160,10 +162,18 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
                            "worker was killed")
                     res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
                 finish(idx, res)
-        except BaseException:  # a failed group or ^C: do not start the groups still queued
+        except BaseException:  # a failed group or ^C: stop the workers, start nothing more
             for fut in futures:
                 fut.cancel()
+            pool.stop()
+            pool.join(timeout=10)
             raise
+
+
+def _ignore_sigint() -> None:
+    """In a worker: Ctrl-C reaches the whole process group, but only the parent handles it
+    (it stops the workers), so no worker prints a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],

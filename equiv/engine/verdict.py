@@ -39,6 +39,10 @@ def worst(verdicts: Iterable[Verdict]) -> Verdict:
 EXIT = {Verdict.PROVED: 0, Verdict.REFUTED: 1, Verdict.UNKNOWN: 2, Verdict.VACUOUS: 2}
 #: Exit code of bad input or a usage error (one line on stderr).
 EXIT_INPUT = 3
+#: Exit code of an internal error (a bug in equiv; the traceback goes to a file).
+EXIT_CRASH = 4
+#: Exit code of a run stopped by Ctrl-C (SIGINT): 128 + SIGINT, as shells report it.
+EXIT_INTERRUPTED = 130
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> int:
@@ -50,4 +54,4 @@ def exit_code(verdicts: Iterable[Verdict]) -> int:
     return EXIT[worst(verdicts)]
 
 
-__all__ = ["EXIT", "EXIT_INPUT", "RANK", "Verdict", "exit_code", "worst"]
+__all__ = ["EXIT", "EXIT_CRASH", "EXIT_INPUT", "EXIT_INTERRUPTED", "RANK", "Verdict", "exit_code", "worst"]

@@ -24,8 +24,6 @@ A counterexample is never reported unless the twin reproduced it; UNKNOWN is nev
 
 from __future__ import annotations
 
-import os
-import tempfile
 import time
 from collections.abc import Callable
 from typing import Any
@@ -36,7 +34,7 @@ from attrs import evolve
 from equiv.engine import bv
 from equiv.engine.bv import Cond
 from equiv.engine.errors import InputError, InternalMismatch
-from equiv.engine.query import SAT, UNKNOWN, UNSAT, Query, default_backend
+from equiv.engine.query import SAT, UNKNOWN, UNSAT, Query, default_backend, unknown_file
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.verdict import Verdict, worst
 from equiv.vmap import local, paths
@@ -73,10 +71,8 @@ def _conj(c: Cond) -> z3.BoolRef:
 
 
 def _dump(q: Query, tag: str) -> str:
-    fd, path = tempfile.mkstemp(prefix=f"equiv-vmap-unknown-{tag}-", suffix=".smt2")
-    with os.fdopen(fd, "w") as f:
-        f.write(q.smt2())
-    return path
+    """Write an undecided query to a file (:func:`equiv.engine.query.unknown_file`); its path."""
+    return unknown_file(f"vmap-{tag}", q.smt2())
 
 
 class _Cell:
