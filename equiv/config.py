@@ -270,7 +270,11 @@ def from_kconfig(path: str) -> Config:
     elif "ARM64" in sym:
         base = ARM64_4K
     else:
-        arch = next((a for a in ("X86_32", "ARM", "RISCV", "PPC64", "S390") if a in sym), "unknown")
+        arch = next((a for a in ("X86_32", "ARM", "RISCV", "PPC64", "S390") if a in sym), None)
+        if arch is None:  # e.g. a truncated .config: say what is missing, not "arch unknown"
+            raise InputError(f"--kconfig {path!r} has no CONFIG_X86_64 or CONFIG_ARM64 line "
+                             "(truncated, or not a whole kernel .config?); the modelled arches "
+                             "are x86_64 and arm64")
         raise InputError(f"--kconfig {path!r}: arch {arch} is not modelled; valid: x86_64, arm64")
     shift = _kconfig_page_shift(sym, path)
     # Config fields by name: the switches (bool) and the numbers (int)

@@ -26,6 +26,7 @@ from typing import Any, NoReturn, TextIO
 from equiv.engine.cache import TOOL_VERSION, Cache
 from equiv.engine.cache import default_dir as default_cache_dir
 from equiv.engine.errors import InputError
+from equiv.engine.options import Given, given
 from equiv.engine.query import set_unknown_dir
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
@@ -42,16 +43,6 @@ class _Parser(argparse.ArgumentParser):
         raise InputError(message)
 
 
-class _Given(argparse.Action):
-    """Store the value and remember that the option was given (``args.given``), for
-    options whose default is also a valid explicit choice (``--config``, ``--subject``)."""
-
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace,
-                 values: Any, option_string: str | None = None) -> None:
-        setattr(namespace, self.dest, values)
-        namespace.given = {*getattr(namespace, "given", set()), self.dest}
-
-
 def _parser() -> argparse.ArgumentParser:
     p = _Parser(
         prog="python -m equiv.proofs",
@@ -63,9 +54,8 @@ def _parser() -> argparse.ArgumentParser:
                "input; 4 internal error; 130 interrupted",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    p.set_defaults(given=set())
     p.add_argument("--version", action="version", version=f"equiv {TOOL_VERSION}")
-    p.add_argument("--subject", default=DEFAULT, action=_Given,
+    p.add_argument("--subject", default=DEFAULT, action=Given,
                    help=f"what to prove: {', '.join(REGISTRY)}, or all (default {DEFAULT})")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
@@ -202,6 +192,12 @@ def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
     aux = args.btf is not None or args.self_test or args.copy_primitive
     if args.format not in FORMATS:
         raise InputError(f"unknown --format {args.format!r}; valid: {valid}")
+    text_only = [o for o, on in (("--explain", args.explain is not None),
+                                 ("--self-test", args.self_test),
+                                 ("--copy-primitive", args.copy_primitive)) if on]
+    if text_only and args.format != "text":
+        raise InputError(f"{text_only[0]} reports in text only, not --format {args.format!r}; "
+                         "drop --format")
     if args.btf is not None and args.format not in ("text", "json"):
         raise InputError(f"--btf reports in text or json, not --format {args.format!r}; valid "
                          "with --btf: text, json")
@@ -350,7 +346,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     """The command for parsed options (:func:`main` maps its exceptions to exit codes)."""
     _no_empty_values(parser, args)
     if args.list:
-        listed = selected(args.subject) if "subject" in args.given else every()
+        listed = selected(args.subject) if "subject" in given(args) else every()
         for s in listed:
             out.write("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()]) + "\n")
         return 0
@@ -405,8 +401,14 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     return code
 
 
-if __name__ == "__main__":
+def console() -> NoReturn:
+    """The console command (``equiv``, ``python -m equiv``, ``python -m equiv.proofs``):
+    :func:`main` on ``sys.argv``, exiting with its code."""
     import signal
 
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly, no traceback
     sys.exit(main())
+
+
+if __name__ == "__main__":
+    console()

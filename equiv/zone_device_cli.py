@@ -20,6 +20,7 @@ from attrs import evolve
 from equiv.config import PRESETS, Config, preset
 from equiv.engine import solvers
 from equiv.engine.errors import InputError, lookup, parse_ranges
+from equiv.engine.options import Given, given
 from equiv.engine.selftest import SelfTestResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
@@ -53,7 +54,7 @@ def obligations() -> dict[str, str]:
 def add_arguments(p: argparse.ArgumentParser) -> None:
     """The zone-device options."""
     g = p.add_argument_group("zone-device subject (the default)")
-    g.add_argument("--config", default="x86_64-default",
+    g.add_argument("--config", default="x86_64-default", action=Given,
                    help="configuration preset, or 'all' for every preset (default "
                         f"x86_64-default; valid: {', '.join(PRESETS)})")
     g.add_argument("--kconfig", default=None, metavar="PATH",
@@ -147,6 +148,10 @@ def _configs(args: argparse.Namespace) -> list[Config]:
     if args.kconfig is not None:
         from equiv.config import from_kconfig
 
+        if "config" in given(args):
+            raise InputError(f"--config {args.config} and --kconfig {args.kconfig} both give the "
+                             "configuration: give one of them")
+
         configs = [from_kconfig(args.kconfig)]
     elif args.config == "all":
         configs = list(PRESETS.values())
@@ -185,8 +190,14 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
         from equiv.source.layout_check import check_layout
         from equiv.source.present import render_layout_json, render_layout_text
 
-        rep = check_layout(Layout.from_config(_one(_configs(args), "--btf")),
-                           Btf.from_file(args.btf))
+        cfg = _one(_configs(args), "--btf")
+        btf = Btf.from_file(args.btf)
+        found = btf.arch()
+        if found is not None and found[0] != cfg.arch:
+            raise InputError(f"--btf {args.btf} is the BTF of an {found[0]} kernel (it has "
+                             f"{found[1]}), but the configuration {cfg.name} is {cfg.arch}; give "
+                             "the --config or --kconfig of the kernel the BTF comes from")
+        rep = check_layout(Layout.from_config(cfg), btf)
         emit(render_layout_json(rep) if args.format == "json" else render_layout_text(rep))
         return 0 if rep.ok else 1
     if args.copy_primitive:

@@ -151,6 +151,6 @@ def test_a_vmap_run_loads_no_zone_device_model() -> None:
 
 
 def test_a_zone_device_run_loads_no_vmap_model() -> None:
-    loaded = _loaded_by(["--list"])
+    loaded = _loaded_by(["--subject", "zone-device", "--list"])
     assert "equiv.page_model" in loaded
     assert sorted(m for m in loaded if _in(m, ("equiv.vmap",)) and m not in FRONTS) == []

@@ -19,6 +19,7 @@ import pytest
 from equiv.proofs import main
 
 SMALL = ["--types", "GENERIC,FS_DAX", "--orders", "0-1", "--no-times", "--quiet"]
+ROOT = Path(__file__).parent.parent
 
 
 
@@ -214,3 +215,107 @@ def _children(pid: int) -> set[int]:
         if int(fields[1]) == pid:
             out.add(int(stat.parent.name))
     return out
+
+
+class TestOptions:
+    def test_config_and_kconfig_conflict(self, tmp_path: Path) -> None:
+        """--kconfig used to win silently over an explicit --config (even the default's)."""
+        kc = tmp_path / ".config"
+        kc.write_text("CONFIG_64BIT=y\nCONFIG_X86_64=y\nCONFIG_SMP=y\nCONFIG_NR_CPUS=64\n")
+        for preset in ("arm64-64k", "x86_64-default"):
+            code, out, err = run(*SMALL, "--config", preset, "--kconfig", str(kc))
+            assert (code, out) == (3, "")
+            assert err == (f"equiv: error: --config {preset} and --kconfig {kc} both give the "
+                           "configuration: give one of them\n")
+
+    @pytest.mark.parametrize("mode", [["--explain", "_refcount", "--types", "GENERIC",
+                                       "--orders", "0"], ["--self-test"], ["--copy-primitive"]])
+    @pytest.mark.parametrize("fmt", ["json", "sarif"])
+    def test_text_only_modes_refuse_another_format(self, mode: list[str], fmt: str) -> None:
+        code, out, err = run(*mode, "--format", fmt)
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: {mode[0]} reports in text only, not --format {fmt!r}; "
+                       "drop --format\n")
+
+    def test_a_truncated_kconfig_says_what_is_missing(self, tmp_path: Path) -> None:
+        kc = tmp_path / ".config"
+        kc.write_text('CONFIG_CC_VERSION_TEXT="gcc (Debian 14.2.0-19) 14.2.0"\nCONFIG_CC_IS_GCC=y\n')
+        code, _, err = run("--kconfig", str(kc))
+        assert code == 3
+        assert err == (f"equiv: error: --kconfig {str(kc)!r} has no CONFIG_X86_64 or "
+                       "CONFIG_ARM64 line (truncated, or not a whole kernel .config?); the "
+                       "modelled arches are x86_64 and arm64\n")
+
+    def test_list_shows_every_subject_unless_one_is_named(self) -> None:
+        """``--help`` says --list shows each subject's lines: without --subject, every one."""
+        _, every, _ = run("--list")
+        _, one, _ = run("--list", "--subject", "vmap")
+        assert "subject zone-device: " in every and "subject vmap: " in every
+        assert "subject vmap: " in one and "subject zone-device: " not in one
+
+
+def _btf_of(arch_struct: str | None) -> bytes:
+    """A small BTF blob: the x86_64-default struct page fields the test needs, and a struct
+    only one arch defines."""
+    from equiv.linux.btf import BtfBuilder
+
+    b = BtfBuilder()
+    ulong = b.int_type("unsigned long", 8)
+    b.struct("page", 64, [("flags", ulong, 0)])
+    b.struct("folio", 256, [("flags", ulong, 0)])
+    if arch_struct is not None:
+        b.struct(arch_struct, 8, [("x", ulong, 0)])
+    return b.to_bytes()
+
+
+class TestBtfArch:
+    @pytest.mark.parametrize(("struct", "arch"), [("cpuinfo_x86", "x86_64"),
+                                                  ("cpuinfo_arm64", "arm64")])
+    def test_a_btf_of_another_arch_is_refused(self, tmp_path: Path, struct: str, arch: str
+                                              ) -> None:
+        blob = tmp_path / "vmlinux.btf"
+        blob.write_bytes(_btf_of(struct))
+        other = "arm64-64k" if arch == "x86_64" else "x86_64-default"
+        code, out, err = run("--btf", str(blob), "--config", other)
+        assert (code, out) == (3, "")
+        assert err.startswith(f"equiv: error: --btf {blob} is the BTF of an {arch} kernel (it "
+                              f"has struct {struct}), but the configuration {other} is ")
+
+    def test_the_same_arch_is_compared(self, tmp_path: Path) -> None:
+        blob = tmp_path / "vmlinux.btf"
+        blob.write_bytes(_btf_of("cpuinfo_x86"))
+        code, out, _ = run("--btf", str(blob), "--config", "x86_64-default")
+        assert code == 1 and "MISSING" in out  # compared (the blob is tiny), not refused
+
+    @pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux")
+                        or not os.uname().machine == "x86_64", reason="needs an x86_64 vmlinux BTF")
+    def test_this_machines_btf_against_arm64_64k(self) -> None:
+        code, out, err = run("--btf", "/sys/kernel/btf/vmlinux", "--config", "arm64-64k")
+        assert (code, out) == (3, "") and "MATCH" not in err
+
+
+class TestEntryPoints:
+    def test_version(self) -> None:
+        from equiv.engine.cache import TOOL_VERSION
+
+        for argv in (["-m", "equiv.proofs"], ["-m", "equiv"]):
+            p = subprocess.run([sys.executable, *argv, "--version"], capture_output=True,
+                               text=True, cwd=ROOT, check=False)
+            assert (p.returncode, p.stdout, p.stderr) == (0, f"equiv {TOOL_VERSION}\n", "")
+
+    def test_python_m_equiv_is_the_command(self) -> None:
+        p = subprocess.run([sys.executable, "-m", "equiv", "--types", "GENERIC", "--orders", "0",
+                            "--quiet", "--no-cache"], capture_output=True, text=True, cwd=ROOT,
+                           check=False)
+        assert p.returncode == 0 and "1 cell" in p.stdout, p.stderr
+
+    def test_console_script(self) -> None:
+        """pyproject.toml declares ``equiv``, and its target is the command."""
+        import importlib
+        import tomllib
+
+        from equiv.proofs import console
+
+        scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+        module, _, name = scripts["equiv"].partition(":")
+        assert getattr(importlib.import_module(module), name) is console

@@ -7,10 +7,14 @@ import doctest
 import pytest
 
 import equiv.engine.bv
+import equiv.engine.cache
 import equiv.engine.errors
+import equiv.engine.options
+import equiv.engine.verdict
 
 
-@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors])
+@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
+                                    equiv.engine.options, equiv.engine.verdict])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

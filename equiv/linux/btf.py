@@ -40,6 +40,11 @@ HDR_LEN = 24
 PTR_SIZE = 8  # BTF does not record it; every kernel equiv models is 64-bit
 
 
+#: arch -> a struct only that arch's kernel defines (arch/x86/include/asm/processor.h,
+#: arch/arm64/include/asm/cpu.h): the arch of a vmlinux BTF
+ARCH_STRUCTS = {"x86_64": "cpuinfo_x86", "arm64": "cpuinfo_arm64"}
+
+
 class BtfError(InputError):
     """A BTF blob is unreadable or malformed, or lacks what was asked of it."""
 
@@ -179,6 +184,15 @@ class Btf:
     def has_struct(self, name: str) -> bool:
         """Whether a ``struct name`` (kind STRUCT, not a forward declaration) exists."""
         return name in self._structs
+
+    def arch(self) -> tuple[str, str] | None:
+        """The architecture of the kernel this BTF describes, and the type that tells, from
+        a struct only that arch defines (``struct cpuinfo_x86``, ``struct cpuinfo_arm64``);
+        None when the blob has neither (e.g. a hand-made blob)."""
+        for arch, struct_name in ARCH_STRUCTS.items():
+            if self.has_struct(struct_name):
+                return arch, f"struct {struct_name}"
+        return None
 
     def struct_size(self, name: str) -> int:
         """``sizeof(struct name)`` in bytes."""
