@@ -319,3 +319,18 @@ class TestEntryPoints:
         scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
         module, _, name = scripts["equiv"].partition(":")
         assert getattr(importlib.import_module(module), name) is console
+
+
+class TestLinuxExit:
+    """README: ``--linux`` exits 1 on drift or a counterexample; with an UNKNOWN obligation
+    as well it stayed 2 (drift was only counted when everything else was proved)."""
+
+    @pytest.mark.parametrize(("verdict", "drift_ok", "code"), [
+        ("UNKNOWN", False, 1), ("VACUOUS", False, 1), ("PROVED", False, 1),
+        ("REFUTED", True, 1), ("UNKNOWN", True, 2), ("PROVED", True, 0)])
+    def test_drift_and_refuted_outrank_unknown(self, verdict: str, drift_ok: bool, code: int
+                                               ) -> None:
+        from equiv.engine.verdict import Verdict
+        from equiv.source.cli import linux_exit
+
+        assert linux_exit(Verdict(verdict), drift_ok) == code

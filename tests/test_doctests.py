@@ -11,10 +11,11 @@ import equiv.engine.cache
 import equiv.engine.errors
 import equiv.engine.options
 import equiv.engine.verdict
+import equiv.source.cli
 
 
 @pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
-                                    equiv.engine.options, equiv.engine.verdict])
+                                    equiv.engine.options, equiv.engine.verdict, equiv.source.cli])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

@@ -16,7 +16,8 @@ the tree by file and line, and compared with what the model mirrors), the struct
 folio layout computed from the tree's mm_types.h against the model's, then the source-derived
 proof (:mod:`equiv.source.fidelity`), its cells in ``--jobs`` worker processes (default: every
 core).  Exit codes as for proofs: 0 no drift and every obligation proved; 1 drift or a
-counterexample; 2 unknown or vacuous; 3 bad input.
+counterexample, even when some obligation is also unknown (:func:`linux_exit`); 2 unknown
+or vacuous without drift; 3 bad input.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 from equiv.config import Config
 from equiv.engine.errors import InputError, parse_ranges
-from equiv.engine.verdict import EXIT
+from equiv.engine.verdict import EXIT, Verdict
 from equiv.linux.patch import FILE_SCOPE, Patch, Touched
 from equiv.memmap import MemoryType, parse_types
 from equiv.page_model import Layout
@@ -86,10 +87,23 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     text = (render_linux_json(drift, lay, run, times=times) if args.format == "json"
             else render_linux_text(drift, lay, run, times=times))
     emit(text)
-    code = EXIT[run.verdict]
-    if not drift.ok and code == 0:
-        code = 1
-    return code
+    return linux_exit(run.verdict, drift.ok)
+
+
+def linux_exit(verdict: Verdict, drift_ok: bool) -> int:
+    """The exit code of a ``--linux`` run: 1 when the tree drifted from the model or a
+    counterexample was found, whatever else was UNKNOWN (a drift or a refutation is a
+    finding, which an undecided obligation does not take back); else 2 when an obligation
+    is UNKNOWN or VACUOUS; else 0.
+
+    >>> linux_exit(Verdict.UNKNOWN, drift_ok=False), linux_exit(Verdict.UNKNOWN, drift_ok=True)
+    (1, 2)
+    >>> linux_exit(Verdict.PROVED, drift_ok=False), linux_exit(Verdict.REFUTED, drift_ok=True)
+    (1, 1)
+    """
+    if not drift_ok:
+        return EXIT[Verdict.REFUTED]
+    return EXIT[verdict]
 
 
 # ---- --patch / --against -------------------------------------------------------------------
