@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv.engine.bv import CBV
 from equiv.engine.errors import InternalMismatch
@@ -65,6 +65,27 @@ class InitialMemory:
 
 
 @frozen
+class Observed:
+    """The bytes of the struct page (or bitmap cell) a counterexample observes, in memory
+    order: initial (the storage's contents before either path ran), slow and fast."""
+
+    initial: bytes
+    slow: bytes
+    fast: bytes
+
+    def to_cache(self) -> dict[str, str]:
+        return {"initial": self.initial.hex(), "slow": self.slow.hex(), "fast": self.fast.hex()}
+
+    @classmethod
+    def from_cache(cls, doc: dict[str, str] | None) -> Observed | None:
+        """The inverse of :meth:`to_cache` (None stays None)."""
+        if doc is None:
+            return None
+        return cls(bytes.fromhex(doc["initial"]), bytes.fromhex(doc["slow"]),
+                   bytes.fromhex(doc["fast"]))
+
+
+@frozen
 class Counterexample:
     """A replayed counterexample of one page-role obligation."""
 
@@ -87,6 +108,10 @@ class Counterexample:
     #: for a refuted frame lemma: the loop iteration that wrote this struct page outside
     #: its frame, in words (None for a page-role counterexample)
     frame: str | None = None
+    #: the observed struct page (or bitmap cell) as bytes in memory order: its initial
+    #: contents and what the slow and the fast path left there (the reports' hexdump and
+    #: diagram); None when not recorded (a counterexample read back from JSON)
+    observed: Observed | None = None
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], section_shift: int = 0) -> Counterexample:
@@ -134,14 +159,17 @@ class Counterexample:
         }
 
     def to_cache(self) -> dict[str, Any]:
-        """The result cache's payload: the JSON plus the section shift it does not carry."""
-        return {**self.to_json(), "section_shift": self.section_shift}
+        """The result cache's payload: the JSON plus the section shift and the observed
+        bytes it does not carry."""
+        return {**self.to_json(), "section_shift": self.section_shift,
+                "observed": None if self.observed is None else self.observed.to_cache()}
 
     @classmethod
     def from_cache(cls, doc: dict[str, Any], *_: object) -> Counterexample:
         """The inverse of :meth:`to_cache` (a
         :data:`~equiv.engine.results.CounterexampleLoader`)."""
-        return cls.from_json(doc, doc.get("section_shift", 0))
+        return evolve(cls.from_json(doc, doc.get("section_shift", 0)),
+                      observed=Observed.from_cache(doc.get("observed")))
 
 
 class _ArrayInterp:
@@ -323,8 +351,30 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
     diffs = page_diffs(L, ob.role.page_index, run)
     if not diffs:
         raise InternalMismatch(f"replay of {ob.role.name}: the solver's difference vanished")
-    return Counterexample(ob.role.name, scalars, index, run.pfn, dict(early_seen), diffs,
-                          memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift)
+    cx = Counterexample(ob.role.name, scalars, index, run.pfn, dict(early_seen), diffs,
+                        memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift)
+    return evolve(cx, observed=observed_bytes(sc, factory, index, run.slow, run.fast))
+
+
+def observed_bytes(sc: Scenario, factory: Callable[[], Inputs], index: dict[str, int],
+             slow: PageState | int, fast: PageState | int) -> Observed:
+    """The bytes of the struct page ``index`` (``c``, ``t``) or bitmap cell (``b``): its
+    initial contents in the inputs of ``factory`` and the ``slow`` and ``fast`` results.
+    Read after the counterexample's record is taken: the reads here may record more of the
+    initial memory and of the early sections in the factory's tables."""
+    probe = factory()
+    if "b" in index:
+        assert isinstance(slow, int) and isinstance(fast, int), "one bitmap cell each"
+        n = (PB_BITS + 7) // 8
+        init = int(probe.mem.read_pb(CBV(index["b"], 64)))
+        return Observed(init.to_bytes(n, "little"), slow.to_bytes(n, "little"),
+                        fast.to_bytes(n, "little"))
+    assert isinstance(slow, PageState) and isinstance(fast, PageState)
+    key = vmemmap_namer(sc, probe)(CBV(index["c"], 64), CBV(index["t"], 64))
+    size = sc.layout.size
+    return Observed(int(probe.mem.load(key).bits).to_bytes(size, "little"),
+                    int(slow.bits).to_bytes(size, "little"),
+                    int(fast.bits).to_bytes(size, "little"))
 
 
 def _where(pfn: int, start_pfn: int, first: int, end: int) -> str:
@@ -393,15 +443,18 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
             diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
             note = what if key == n else (f"{what}; the first struct page left different is "
                                           f"pfn {pfn:#x} ({_where(pfn, start_pfn, first, end)})")
-            return Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
-                                  memory(), seed_pfn=first,
-                                  section_shift=L.config.pfn_section_shift, frame=note)
+            cx = Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
+                                memory(), seed_pfn=first,
+                                section_shift=L.config.pfn_section_shift, frame=note)
+            return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sp, fp))
         for b in sorted(set(slow.pb) | set(fst.pb)):
             sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))
             if sv != fv:
                 diffs = page_diffs(L, None, ConcreteRun(sv, fv, None, None))
-                return Counterexample("pageblock", scalars, {"b": b}, None, dict(early_seen), diffs,
-                                      memory(), section_shift=L.config.pfn_section_shift, frame=what)
+                cx = Counterexample("pageblock", scalars, {"b": b}, None, dict(early_seen),
+                                    diffs, memory(), section_shift=L.config.pfn_section_shift,
+                                    frame=what)
+                return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sv, fv))
         break
     return (f"{what}; replayed concretely, both paths still end with equal memory there and "
             "everywhere else, so no counterexample, but the loop summary is unjustified")
@@ -452,6 +505,6 @@ def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[Fie
     return page_diffs(sc.layout, ROLES[cx.role].page_index, run)
 
 
-__all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "concrete_factory",
-           "concrete_inputs", "counterexample_of", "page_diffs", "recorded_factory", "replay",
-           "replay_frame", "replay_recorded", "run_concrete"]
+__all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "Observed",
+           "concrete_factory", "concrete_inputs", "counterexample_of", "observed_bytes", "page_diffs",
+           "recorded_factory", "replay", "replay_frame", "replay_recorded", "run_concrete"]

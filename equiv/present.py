@@ -9,17 +9,19 @@ Everything here returns lines or data; :mod:`equiv.report` formats the rest, and
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import partial
+from functools import cache, partial
 from typing import Any
 
+from equiv.config import Config
 from equiv.counterexample import Counterexample, FieldDiff
+from equiv.engine.picture import Box, Change, ObjectBytes, Picture, Segment, Strip
 from equiv.engine.results import CellResult, ObligationResult, RunResult
 from equiv.engine.results import Counterexample as AnyCounterexample
 from equiv.engine.subject import Presenter
 from equiv.explain import Explanation
-from equiv.memmap import INPUT_NAMES, MemoryType
+from equiv.memmap import INPUT_NAMES, M64, MemoryType
 from equiv.obligations import ROLES
-from equiv.page_model import Chain
+from equiv.page_model import Chain, Layout
 from equiv.report.text import WIDTH, wrap
 
 #: the subject's name in machine-readable output (schema ``equiv.proofs/2``)
@@ -227,6 +229,129 @@ def counterexample_lines(cx: Counterexample, width: int = WIDTH) -> list[str]:
     return out
 
 
+def _pfns(lo: int, hi: int) -> str:
+    """``pfn X`` or ``pfns X..Y`` (inclusive)."""
+    return f"pfn {lo:#x}" if lo == hi else f"pfns {lo:#x}..{hi:#x}"
+
+
+def _range(cx: Counterexample) -> tuple[int, int, int]:
+    """start_pfn, the first pfn the loop initialises (after the altmap's pages) and end_pfn
+    of a counterexample's inputs."""
+    inp = cx.inputs
+    start, nr = int(inp["start_pfn"]), int(inp["nr_pages"])
+    adj = int(inp["altmap_reserve"]) + int(inp["altmap_free"]) if inp["altmap_valid"] else 0
+    return start, (start + adj) & M64, (start + nr) & M64
+
+
+def compound_strip(cx: Counterexample, order: int) -> Strip:
+    """Where the differing struct page lies: the pages below the first pfn, the compounds
+    of the range (the one shown split into head, tail 1, tail 2 and the other tails), and
+    the struct pages from end_pfn on."""
+    assert cx.pfn is not None
+    start, first, end = _range(cx)
+    pfn, stride = cx.pfn, 1 << order
+    ncomp = max(0, (end - first + stride - 1) >> order)
+    inside = first <= pfn < end
+    c = (pfn - first) >> order if inside else (0 if pfn < first else max(0, ncomp - 1))
+    t = pfn - first - (c << order) if inside else -1
+    segs: list[Segment] = []
+    if start < first:
+        below = f"the altmap's pages, {_pfns(start, first - 1)}"
+    else:
+        below = f"{_pfns(first - 1, first - 1)} and below" if first else "none"
+    segs.append(Segment("below the first pfn", f"pfn {pfn:#x}" if pfn < first else below,
+                        pfn < first, "out"))
+    head = first + (c << order)
+    if c > 0:
+        segs.append(Segment("compound 0" if c == 1 else f"compounds 0..{c - 1}",
+                            _pfns(first, head - 1), False, "gap"))
+    if ncomp:
+        parts = [("head", 0, 0), ("tail 1", 1, 1), ("tail 2", 2, 2),
+                 ("tail 3" if stride == 4 else f"tails 3..{stride - 1}", 3, stride - 1)]
+        for label, lo, hi in parts:
+            if lo < stride:
+                segs.append(Segment(label, _pfns(head + lo, head + hi), lo <= t <= hi))
+    if c + 1 < ncomp:
+        segs.append(Segment(f"compound {c + 1}" if c + 2 == ncomp else
+                            f"compounds {c + 1}..{ncomp - 1}",
+                            _pfns(head + stride, first + (ncomp << order) - 1), False, "gap"))
+    segs.append(Segment("from end_pfn on", f"pfn {pfn:#x}" if pfn >= end else
+                        f"end_pfn {end:#x} and above", pfn >= end, "out"))
+    where = (f"compound {c} of {ncomp}" if inside else
+             "outside the range's compounds" + (f" (compound {c} of {ncomp} shown)" if ncomp else ""))
+    return Strip(f"struct pages: {where}, order {order} ({stride} struct "
+                 f"page{'s' * (stride > 1)} per compound)", tuple(segs),
+                 f"start_pfn {start:#x}, first pfn initialised {first:#x}, end_pfn {end:#x}")
+
+
+def pageblock_strip(cx: Counterexample, pageblock_order: int) -> Strip:
+    """The pageblocks of the device range, the one holding the difference (the differing
+    bitmap cell, or the pageblock of the differing struct page) marked; runs of pageblocks
+    in between are drawn as one gap."""
+    start, first, end = _range(cx)
+    po = pageblock_order
+    target = cx.index["b"] if cx.pfn is None else cx.pfn >> po
+    lo, hi = start >> po, (end - 1) >> po if end > start else (start >> po) - 1
+    init_lo = (first + (1 << po) - 1) >> po  # pageblock_align(first) rounds up
+    segs: list[Segment] = []
+    if target < lo:
+        segs.append(Segment(f"pageblock {target:#x}", "below the range", True, "out"))
+    shown = sorted({b for b in (lo, hi, target - 1, target, target + 1) if lo <= b <= hi})
+    prev: int | None = None
+    for b in shown:
+        if prev is not None and b > prev + 1:
+            n = b - prev - 1
+            segs.append(Segment(f"{n} pageblock{'s' * (n > 1)}",
+                                _pfns((prev + 1) << po, (b << po) - 1), False, "gap"))
+        segs.append(Segment(f"pageblock {b:#x}", _pfns(b << po, ((b + 1) << po) - 1),
+                            b == target, "in" if b >= init_lo else "out"))
+        prev = b
+    if target > hi:
+        segs.append(Segment(f"pageblock {target:#x}", "above the range", True, "out"))
+    what = (f"bitmap cell {target:#x} differs" if cx.pfn is None
+            else f"pfn {cx.pfn:#x} is in pageblock {target:#x}")
+    return Strip(f"pageblocks: {what} (pageblock_order {po}, {1 << po} pfns each)",
+                 tuple(segs), "pageblock_migratetype_init_range() sets the pageblocks from "
+                 f"pageblock_align(first pfn) = pfn {init_lo << po:#x} to end_pfn {end:#x}")
+
+
+def page_boxes(L: Layout, page_index: int | None) -> tuple[Box, ...]:
+    """Every name of the bytes of struct page ``page_index`` of a compound (0 head; 1, 2
+    with the folio overlays of page[1] and page[2]; None any other), and the padding."""
+    boxes = [Box(v.name, v.offset, v.size) for v in L.views if v.page is None]
+    boxes += [Box(f"folio.{v.name}", v.offset, v.size) for v in L.views
+              if v.page is not None and v.page == page_index]
+    boxes += [Box("<padding>", a.offset, a.size) for a in L.atoms if not a.views]
+    return tuple(sorted(boxes, key=lambda b: (b.offset, -b.size)))
+
+
+def picture(cx: Counterexample, L: Layout, order: int) -> Picture:
+    """What a zone-device counterexample looks like: the observed struct page (or bitmap
+    cell) byte by byte with every name of its bytes, the compound and pageblock strips,
+    and every differing field with its provenance."""
+    changes = tuple(Change(d.names, d.offset, d.size, f"{d.slow:#0{2 + 2 * max(1, d.size)}x}",
+                           f"{d.fast:#0{2 + 2 * max(1, d.size)}x}", d.slow_provenance,
+                           d.fast_provenance) for d in cx.diffs)
+    differing = tuple(d.names[0] for d in cx.diffs if d.size)
+    obj: ObjectBytes | None = None
+    ob = cx.observed
+    if cx.pfn is None:
+        strips: tuple[Strip, ...] = (pageblock_strip(cx, L.config.PAGEBLOCK_ORDER),)
+        if ob is not None:
+            obj = ObjectBytes(f"pageblock bitmap cell {cx.index['b']:#x}", ob.initial, ob.slow,
+                              ob.fast, (Box("pageblock migratetype bits", 0, len(ob.slow)),),
+                              differing)
+    else:
+        strips = (compound_strip(cx, order), pageblock_strip(cx, L.config.PAGEBLOCK_ORDER))
+        if ob is not None:
+            t = cx.index["t"]
+            what = "head" if t == 0 else f"tail {t}"
+            obj = ObjectBytes(f"struct page of pfn {cx.pfn:#x} (compound {cx.index['c']}, "
+                              f"{what})", ob.initial, ob.slow, ob.fast,
+                              page_boxes(L, ROLES[cx.role].page_index), differing)
+    return Picture(differences(cx), obj, strips, changes)
+
+
 def render_explain(ex: Explanation) -> str:
     """``--explain FIELD``: per struct page role, the field's value on each side and the
     chain of modelled steps that wrote it (also when the role is proved)."""
@@ -297,6 +422,17 @@ class ZoneDevicePresenter(Presenter):
         from equiv.emit import emitted_files
 
         return emitted_files(run)
+
+    def picture(self, run: RunResult, cell: CellResult, ob: ObligationResult) -> Picture | None:
+        cx = ob.counterexample
+        if not isinstance(cx, Counterexample) or not isinstance(run.config, Config):
+            return None
+        return picture(cx, _layout(run.config), cell.order)
+
+
+@cache
+def _layout(cfg: Config) -> Layout:
+    return Layout.from_config(cfg)
 
 
 #: what every zone-device run hands the reports

@@ -95,6 +95,8 @@ def test_a_toy_subject_renders_in_every_format(toy: None, fmt: str) -> None:
         log = json.loads(out)
         Draft4Validator(schema).validate(log)
         assert [r["id"] for r in log["runs"][0]["tool"]["driver"]["rules"]] == ["toy_equal"]
+    elif fmt == "html":
+        assert "<th>size</th><th>left</th>" in out and "&#34;x&#34;: 7" in out
     else:
         assert "| size | left |" in out
 

@@ -20,6 +20,7 @@ from attrs import frozen
 
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
+from equiv.engine.picture import Picture
 from equiv.engine.results import CellResult, Counterexample, ObligationResult, RunResult
 from equiv.engine.selftest import SelfTestResult
 from equiv.engine.solvers import SOLVERS
@@ -146,6 +147,12 @@ class Presenter:
     def emitted_files(self, run: RunResult) -> list[tuple[str, str]]:
         """(file name, contents) of the tests ``--emit-tests`` writes for ``run``."""
         return []
+
+    def picture(self, run: RunResult, cell: CellResult, ob: ObligationResult) -> Picture | None:
+        """What the counterexample of ``ob`` looks like (the text report's hexdump, the
+        HTML report's diagrams), or None when the subject draws none: then the reports show
+        :meth:`counterexample_lines` alone."""
+        return None
 
 
 __all__ = ["Presenter", "RunContext", "Subject"]

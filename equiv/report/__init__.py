@@ -1,7 +1,8 @@
 """Rendering results: the only package that formats output.  Checks return data; these
 modules turn it into text for a mail or a log (:mod:`.text`), Markdown for a pull request
 (:mod:`.markdown`), machine-readable formats - JSON, JUnit XML, SARIF 2.1.0 (:mod:`.machine`)
-- and the self-test's kill matrix (:mod:`.tables`).  Subject-free: whatever is a subject's
+-, a self-contained HTML page with pictures of every counterexample (:mod:`.html`) and the
+self-test's kill matrix (:mod:`.tables`).  Subject-free: whatever is a subject's
 own (counterexamples, rule ids, locations, emitted tests) comes from the run's
 :class:`~equiv.engine.subject.Presenter`.  ``times=False`` drops every
 volatile field (timings, versions) so golden files can pin the format."""
@@ -33,7 +34,7 @@ from equiv.report.text import (
 )
 
 #: The report formats of a proof run (``--format``, ``--report FORMAT=FILE``).
-FORMATS = ("text", "json", "markdown", "junit", "sarif")
+FORMATS = ("text", "json", "markdown", "junit", "sarif", "html")
 
 
 def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
@@ -61,6 +62,10 @@ def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
         return render_junit(runs, times=times)
     if fmt == "sarif":
         return render_sarif(runs, times=times, exit_code=exit_code)
+    if fmt == "html":
+        from equiv.report.html import render_html  # Jinja2 is loaded for this format only
+
+        return render_html(runs, times=times)
     raise InputError(f"unknown report format {fmt!r}; valid: {', '.join(FORMATS)}")
 
 

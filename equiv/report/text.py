@@ -13,6 +13,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
+from equiv.engine.picture import ObjectBytes
 from equiv.engine.results import CellResult, ObligationResult, RunResult
 from equiv.engine.verdict import Verdict, worst
 
@@ -162,6 +163,10 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
                     f"{hyp}, revision {run.revision}{mut})")
         for ob in (c.obligations if verbose else bad):
             out += obligation_lines(run, ob, times, "  ")
+            if ob.verdict is Verdict.REFUTED:
+                pic = run.presenter.picture(run, c, ob)
+                if pic is not None and pic.bytes is not None and pic.bytes.diff_offsets:
+                    out += ["    " + line for line in hexdump_lines(pic.bytes, WIDTH - 4)]
             if ob.verdict is not Verdict.PROVED and run.presenter.repro_alone(ob):
                 out.append("    reproduce:")
                 out += command_lines(repro_command(run, c, ob.name), "      ")
@@ -187,6 +192,58 @@ def obligation_lines(run: RunResult, ob: ObligationResult, times: bool,
         pad = indent + "  "
         out += [pad + line for line in
                 run.presenter.counterexample_lines(ob.counterexample, WIDTH - len(pad))]
+    return out
+
+
+def hexdump_lines(obj: ObjectBytes, width: int = WIDTH) -> list[str]:
+    """The initial, slow and fast bytes of ``obj`` side by side, in memory order, two bytes
+    to a group, with a line of ``^`` under every byte in which slow and fast differ (after
+    each row that has one).  Rows of :attr:`ObjectBytes.row` bytes, halved until a row fits
+    in ``width`` columns (8 bytes take 67).
+
+    >>> from equiv.engine.picture import ObjectBytes
+    >>> print("\\n".join(hexdump_lines(ObjectBytes("cell 0x2", b"\\x00\\x07", b"\\x01\\x07",
+    ...                                                 b"\\x02\\x07", ()))))
+    cell 0x2, 2 bytes in memory order; ^ under each byte in which slow and
+      fast differ
+    off   initial  slow     fast
+    0x00  0007     0107     0207
+                   ^^       ^^
+    """
+    diff = obj.diff_offsets
+    per = obj.row
+    off_w = max(4, len(f"{max(0, obj.size - 1):#x}"))
+
+    def cols(n: int) -> int:  # the hex of n bytes in groups of two
+        return 2 * n + (n - 1) // 2
+
+    def block_of(n: int) -> int:  # a side's column: its bytes, at least its name
+        return max(cols(min(n, obj.size)), len("initial"))
+
+    while per > 1 and off_w + 3 * (2 + block_of(per)) > width:
+        per //= 2
+    block = block_of(per)
+    out = wrap(f"{obj.title}, {obj.size} byte{'s' * (obj.size != 1)} in memory order; ^ "
+               "under each byte in which slow and fast differ", width=width)
+    names = ("initial", "slow", "fast")
+    out.append(("off".ljust(off_w) + "".join("  " + n.ljust(block) for n in names)).rstrip())
+    for lo in range(0, obj.size, per):
+        hi = min(lo + per, obj.size)
+        line, marks = f"{lo:#0{off_w}x}", [" "] * (off_w + 3 * (2 + block))
+        for side, data in enumerate((obj.initial, obj.slow, obj.fast)):
+            line += "  "
+            col = len(line)
+            text = ""
+            for i in range(lo, hi):
+                if i > lo and (i - lo) % 2 == 0:
+                    text += " "
+                if side and i in diff:
+                    marks[col + len(text)] = marks[col + len(text) + 1] = "^"
+                text += f"{data[i]:02x}"
+            line += text.ljust(block)
+        out.append(line.rstrip())
+        if any(lo <= i < hi for i in diff):
+            out.append("".join(marks).rstrip())
     return out
 
 
