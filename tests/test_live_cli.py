@@ -19,14 +19,26 @@ from typing import Any
 
 import pytest
 from junitparser import JUnitXml
+from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
 from equiv.live import host, packages
+from equiv.live import run as live_run
 from equiv.live.present import step_source
 from equiv.live.run import DEFAULT_NAMESPACES, RECORD, load_recorded
 from equiv.proofs import main
 
 DATA = Path(__file__).parent / "data" / "live"
 GOLDEN = Path(__file__).parent / "golden" / "live_from.txt"
+
+
+@pytest.fixture(autouse=True)
+def no_c_text(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The C text's second prediction needs linux-source-6.12 and takes seconds per
+    namespace: off here, except in the tests named ``test_the_c_text...`` (which use the
+    tree)."""
+    if not request.node.name.startswith("test_the_c_text"):
+        monkeypatch.setattr(live_run, "source_tree",
+                            lambda: (None, "not used in this test"))
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -219,6 +231,35 @@ def test_every_model_step_has_a_kernel_line() -> None:
                  "memmap_init_compound: __SetPageHead", "set_page_links: set_page_node",
                  "prep_compound_tail (6.12): set_compound_head"):
         assert step_source(step) is not None, step
+
+
+# ---- the second prediction: the C text of linux-source-6.12 ---------------------------
+
+
+@pytest.mark.slow
+def test_the_c_text_agrees_and_sees_a_changed_byte(request: pytest.FixtureRequest,
+                                                   tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """mm/mm_init.c of linux-source-6.12 interpreted on each recorded dump's first compound:
+    the same as the live struct pages; a byte changed in tail 1 is reported by the C text
+    too, with the C line that wrote it.  (Slow: about 30 s of interpretation.)"""
+    tree = request.getfixturevalue("linux612")
+    monkeypatch.setattr(live_run, "source_tree", lambda: (tree, ""))
+    rec = load_recorded(DATA)
+    assert rec.exit_code == 0
+    ct = {r.name: r.ctext for r in rec.namespaces}
+    assert all(t is not None and t.reason is None and not t.diffs for t in ct.values()), ct
+    assert [t.compared for t in ct.values() if t] == [512, 64, 128, 64]
+    d = recorded_copy(tmp_path)
+    flip(d, "devdax-2M-dev", 0x100000 + 2560 + 1, 32, 0x02)  # page[1]'s _folio_nr_pages
+    code, out, _ = run("--live-from", str(d), "--no-times", "--quiet", "--format", "json")
+    assert code == 1
+    ns = {n["name"]: n for n in json.loads(out)["namespaces"]}["devdax-2M-dev"]
+    (cdiff,) = ns["c_text"]["differences"]
+    assert (cdiff["tail"], cdiff["offset"]) == (1, 32)
+    assert any(st["source"] and st["source"].startswith(("mm/internal.h:", "include/"))
+               for st in cdiff["provenance"][-1]), cdiff["provenance"]
+    assert len(ns["differences"]) == 1  # and the hand model's
 
 
 # ---- bad input: one line, exit 3 -------------------------------------------------------

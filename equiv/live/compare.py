@@ -244,6 +244,29 @@ def _word_meaning(atom: Atom, page: int, kl: KernelLayout, pgmap: int) -> str:
     return ""
 
 
+def field_diffs(L: Layout, kl: KernelLayout, pgmap: int, pfn: int, c: int, t: int | None,
+                live: int, page: PageState) -> list[LiveDiff]:
+    """The fields of one struct page whose live bytes (``live``, the page as one integer)
+    differ from the prediction ``page`` in a byte the prediction wrote, one per layout atom,
+    named for tail index ``t`` (None: not a compound page)."""
+    assert page.origin is not None
+    bits = int(page.bits)
+    out: list[LiveDiff] = []
+    for atom in L.atoms:
+        lo, hi = atom.offset, atom.offset + atom.size
+        written = [i for i in range(lo, hi) if page.origin[i]]
+        if not written:
+            continue
+        amask = sum(0xFF << (8 * (i - lo)) for i in written)
+        lv, mv = (live >> (8 * lo)) & amask, (bits >> (8 * lo)) & amask
+        if lv != mv:
+            chains = tuple(dict.fromkeys(page.origin[i] for i in written))
+            out.append(LiveDiff(pfn, c, t or 0, lo, atom.size, tuple(atom.names_for(t)), lv, mv,
+                                chains, _word_meaning(atom, live, kl, pgmap),
+                                _word_meaning(atom, bits, kl, pgmap)))
+    return out
+
+
 # ---- the comparison ------------------------------------------------------------------
 
 
@@ -341,22 +364,8 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
             live = int.from_bytes(rec.raw, "little")
             differs = live & mask != want
             if differs:  # name each differing field (rare: the slow loop)
-                assert page.origin is not None
-                bits = int(page.bits)
-                for atom in L.atoms:
-                    lo, hi = atom.offset, atom.offset + atom.size
-                    written = [i for i in range(lo, hi) if page.origin[i]]
-                    if not written:
-                        continue
-                    amask = sum(0xFF << (8 * (i - lo)) for i in written)
-                    lv, mv = (live >> (8 * lo)) & amask, (bits >> (8 * lo)) & amask
-                    if lv != mv:
-                        chains = tuple(dict.fromkeys(page.origin[i] for i in written))
-                        diffs.append(LiveDiff(
-                            pfn, c, t, lo, atom.size,
-                            tuple(atom.names_for(t if order else None)), lv, mv, chains,
-                            _word_meaning(atom, live, kl, pg.pointer),
-                            _word_meaning(atom, bits, kl, pg.pointer)))
+                diffs += field_diffs(L, kl, pg.pointer, pfn, c, t if order else None,
+                                     live, page)
             roles[role][0] += 1
             roles[role][1] += differs
         if unread:
@@ -395,5 +404,5 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
         outside=tuple(outside))
 
 
-__all__ = ["ASSUMED", "PREDICTION", "LiveComparison", "LiveDiff", "Outside", "PageblockDiff",
-           "RoleCount", "compare", "meaning"]
+__all__ = ["ALIASED", "ASSUMED", "PREDICTION", "LiveComparison", "LiveDiff", "Outside",
+           "PageblockDiff", "RoleCount", "compare", "field_diffs", "meaning"]

@@ -28,8 +28,11 @@ from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
 from equiv.engine.cache import TOOL_VERSION
 from equiv.live.compare import ASSUMED, PREDICTION, LiveComparison, LiveDiff, PageblockDiff
+from equiv.live.ctext import PREDICTION as CTEXT_PREDICTION
+from equiv.live.ctext import CTextResult
 from equiv.live.run import LiveRun, NamespaceResult
 from equiv.report.text import WIDTH
+from equiv.source.patch_present import parse_step
 
 #: The formats of a live report.
 LIVE_FORMATS = ("text", "json", "junit", "sarif")
@@ -56,24 +59,39 @@ KERNEL_TEXT: dict[str, tuple[str, int]] = {
 
 
 def step_source(step: str) -> tuple[str, int] | None:
-    """The kernel file and line of a provenance step (``"prep_compound_tail (6.12): ..."``
-    names ``prep_compound_tail``); None for a step the table does not know."""
+    """The kernel file and line of a provenance step: the C interpreter's steps name them
+    (``"mm/mm_init.c:1003: ..."``); a hand model's step names its function
+    (``"prep_compound_tail (6.12): ..."``), looked up in :data:`KERNEL_TEXT`; None for a
+    step neither gives."""
+    at = parse_step(step)
+    if at is not None:
+        return at[0], at[1]
     name = step.split(":", 1)[0].split(" (", 1)[0].strip()
     return KERNEL_TEXT.get(name)
 
 
 def _traced(step: str) -> str:
     src = step_source(step)
-    return step if src is None else f"{step} [{src[0]}:{src[1]}]"
+    if src is None or parse_step(step) is not None:
+        return step
+    return f"{step} [{src[0]}:{src[1]}]"
 
 
 def _verdict(r: NamespaceResult) -> str:
     c = r.comparison
     if c is None:
         return "NOT COMPARED"
-    if c.diffs or c.pageblock_diffs:
+    if r.differs:
         return "DIFFERENT"
     return "SAME" if c.clean else "NOTHING COMPARED"
+
+
+def _ctext_line(t: CTextResult | None) -> str:
+    if t is None or t.reason is not None:
+        return f"C text: not run: {'not asked for' if t is None else t.reason}"
+    verdict = f"{len(t.diffs):,} field difference(s)" if t.diffs else "the same"
+    return (f"C text: pfns {t.first_pfn:#x}..{t.end_pfn - 1:#x}, {t.compared:,} struct "
+            f"pages compared: {verdict}")
 
 
 def _wrap(text: str, indent: str = "  ", more: str = "    ") -> list[str]:
@@ -130,6 +148,7 @@ def header_lines(run: LiveRun) -> list[str]:
             *row("config", f"sha256 {k.config_sha256[:16]} (the .config the model read)"),
             *row("ran", f"{run.accelerator}, in {run.directory}"),
             *row("prediction", PREDICTION),
+            *row("second", CTEXT_PREDICTION),
             *row("assumed", "; ".join(ASSUMED)),
             *row("namespaces", ", ".join(r.name for r in run.namespaces))]
 
@@ -156,8 +175,12 @@ def render_live_text(run: LiveRun, *, times: bool = True) -> str:
         lines += _wrap("compared: " + ", ".join(
             f"{x.role} {x.compared:,}" + (f" ({x.differing:,} differ)" if x.differing else "")
             for x in c.roles) + f"; pageblocks {c.pageblocks_compared:,}")
+        lines += _wrap(_ctext_line(r.ctext))
+        if r.ctext is not None and r.ctext.diffs:
+            for d in r.ctext.diffs[:20]:
+                lines += diff_lines(d)
         if c.diffs:
-            lines.append(f"  {len(c.diffs):,} field difference(s):")
+            lines.append(f"  {len(c.diffs):,} field difference(s) from the model:")
             for d in c.diffs[:20]:
                 lines += diff_lines(d)
             if len(c.diffs) > 20:
@@ -213,6 +236,12 @@ def _ns_json(r: NamespaceResult, times: bool) -> dict[str, Any]:
                                   for d in c.pageblock_diffs],
         "not_compared": [{"what": o.what, "count": o.count, "reason": o.reason}
                          for o in c.outside]})
+    t = r.ctext
+    out["c_text"] = ({"run": False, "reason": "not asked for" if t is None else t.reason}
+                     if t is None or t.reason is not None else
+                     {"run": True, "tree": t.tree, "first_pfn": t.first_pfn,
+                      "end_pfn": t.end_pfn, "struct_pages_compared": t.compared,
+                      "differences": [_diff_json(d) for d in t.diffs]})
     return out
 
 
@@ -224,7 +253,8 @@ def live_json(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
         "kernel": {"release": k.release, "package": k.package,
                    "package_version": k.package_version, "config_sha256": k.config_sha256},
         "accelerator": run.accelerator, "directory": run.directory,
-        "prediction": PREDICTION, "assumed": list(ASSUMED),
+        "prediction": PREDICTION, "second_prediction": CTEXT_PREDICTION,
+        "assumed": list(ASSUMED),
         "namespaces": [_ns_json(r, times) for r in run.namespaces],
         "summary": summary_line(run), "exit_code": run.exit_code}
     if times:
@@ -245,6 +275,8 @@ def _case_text(r: NamespaceResult) -> str:
     c = r.comparison
     assert c is not None
     lines = [x for d in c.diffs for x in diff_lines(d)]
+    if r.ctext is not None and r.ctext.diffs:
+        lines += ["C text:", *(x for d in r.ctext.diffs for x in diff_lines(d))]
     lines += [x for d in c.pageblock_diffs for x in _pb_lines(d)]
     return "\n".join(lines) + "\n"
 
@@ -267,9 +299,10 @@ def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
             failures += 1
             c = r.comparison
             assert c is not None
+            nct = 0 if r.ctext is None else len(r.ctext.diffs)
             res: Failure | Error = Failure(
                 f"{r.name}: {len(c.diffs)} field and {len(c.pageblock_diffs)} pageblock "
-                "difference(s) from the model", "DIFFERENT")
+                f"difference(s) from the model, {nct} from the C text", "DIFFERENT")
             res.text = _case_text(r)
             case.result = [res]
         elif v != "SAME":
@@ -322,10 +355,11 @@ def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
                             "message": {"text": f"{r.name}: {r.error or 'nothing compared'}"},
                             "locations": [_location(None, "memmap_init_zone_device()")]})
             continue
-        for d in c.diffs:
+        ct = () if r.ctext is None else r.ctext.diffs
+        for who, d in [*(("model", x) for x in c.diffs), *(("C text", x) for x in ct)]:
             steps = [s for ch in d.provenance for s in ch]
             last = steps[-1] if steps else None
-            msg = (f"{r.name}: pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
+            msg = (f"{r.name} ({who}): pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
                    f"{_names(d)} @{d.offset}: live {_value(d.live, d.live_meaning)}, model "
                    f"{_value(d.model, d.model_meaning)}")
             results.append({

@@ -39,6 +39,7 @@ from equiv.engine.errors import InputError
 from equiv.live import boot, build, dump, packages
 from equiv.live.boot import Namespace
 from equiv.live.compare import LiveComparison, compare
+from equiv.live.ctext import CTextResult, ctext_compare, source_tree
 
 #: the namespaces ``--live`` creates when none are named: devdax at each alignment with the
 #: memmap in the device and in RAM, and fsdax with both maps
@@ -71,6 +72,14 @@ class NamespaceResult:
     comparison: LiveComparison | None
     error: str | None = None
     seconds: float = 0.0  #: the comparison's time
+    ctext: CTextResult | None = None  #: the C text's prediction (second opinion), if run
+
+    @property
+    def differs(self) -> bool:
+        """The dump differs from the model's or the C text's prediction somewhere."""
+        c, t = self.comparison, self.ctext
+        model = c is not None and bool(c.diffs or c.pageblock_diffs)
+        return model or (t is not None and bool(t.diffs))
 
 
 @frozen(eq=False)
@@ -88,8 +97,7 @@ class LiveRun:
     def exit_code(self) -> int:
         """1 if any namespace differs from the model, else 2 if any was not compared or
         compared nothing (not everything was checked: never success), else 0."""
-        if any(r.comparison is not None and (r.comparison.diffs or r.comparison.pageblock_diffs)
-               for r in self.namespaces):
+        if any(r.differs for r in self.namespaces):
             return 1
         if not self.namespaces or any(r.comparison is None or not r.comparison.clean
                                       for r in self.namespaces):
@@ -135,15 +143,22 @@ def _release(log: Path) -> str:
     return m.group(1) if m else "unknown"
 
 
-def _compare_dir(directory: str, config: str) -> tuple[LiveComparison | None, str | None, float]:
-    """Compare one dump directory (in a worker process): the comparison or the one-line
-    reason it could not be made, and the seconds it took."""
+Compared = tuple[LiveComparison | None, str | None, float, CTextResult | None]
+
+
+def _compare_dir(directory: str, config: str, tree: str | None, why_no_tree: str) -> Compared:
+    """Compare one dump directory (in a worker process) with the model and, when ``tree``
+    is given, with the C text's prediction (:mod:`equiv.live.ctext`): the comparison or the
+    one-line reason it could not be made, the seconds it took, the C text's result."""
     t0 = time.monotonic()
     try:
-        return compare(dump.load(Path(directory)), from_kconfig(config)), None, \
-            time.monotonic() - t0
+        d = dump.load(Path(directory))
+        cfg = from_kconfig(config)
+        cmp = compare(d, cfg)
     except InputError as e:
-        return None, str(e), time.monotonic() - t0
+        return None, str(e), time.monotonic() - t0, None
+    ct = ctext_compare(d, cfg, Path(tree)) if tree else CTextResult(reason=why_no_tree)
+    return cmp, None, time.monotonic() - t0, ct
 
 
 def _write_record(out: Path, kernel: KernelInfo, accelerator: str,
@@ -184,9 +199,13 @@ def run_live(names: Sequence[str], out: Path | None = None,
             p.unlink(missing_ok=True)
     out.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(files.config, out / CONFIG)
+    t0 = time.monotonic()
+    tree, why_no_tree = source_tree()
+    timings.append(("kernel source", time.monotonic() - t0))
+    progress(f"source   {tree or why_no_tree}")
     kvm = boot.kvm_usable(files, out)
     accel = "KVM" if kvm else "TCG"
-    results: dict[str, Future[tuple[LiveComparison | None, str | None, float]]] = {}
+    results: dict[str, Future[Compared]] = {}
     dirs: list[tuple[str, str]] = []
     release = "unknown"
     with ProcessPoolExecutor(max_workers=1) as pool:  # compares beside the next boot
@@ -200,7 +219,8 @@ def run_live(names: Sequence[str], out: Path | None = None,
             for ns, d in got.items():
                 rel = str(d.relative_to(out))
                 dirs.append((ns.name, rel))
-                results[ns.name] = pool.submit(_compare_dir, str(d), str(out / CONFIG))
+                results[ns.name] = pool.submit(_compare_dir, str(d), str(out / CONFIG),
+                                               None if tree is None else str(tree), why_no_tree)
         t0 = time.monotonic()
         done = {n: f.result() for n, f in results.items()}
         timings.append(("compare (after the last boot)", time.monotonic() - t0))
@@ -211,10 +231,10 @@ def run_live(names: Sequence[str], out: Path | None = None,
     return LiveRun(kernel, accel, rows, str(out), tuple(timings))
 
 
-def load_recorded(directory: Path,
-                  progress: Callable[[str], None] = lambda _s: None) -> LiveRun:
+def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: None,
+                  c_text: bool = True) -> LiveRun:
     """Re-run the comparison on a recorded run directory (:data:`RECORD`, :data:`CONFIG` and
-    the dumps it names), without a boot.
+    the dumps it names), without a boot; with ``c_text``, the C text's prediction too.
 
     InputError: no record, a malformed one, a config whose hash is not the recorded one, or
     a dump directory that is missing."""
@@ -238,10 +258,13 @@ def load_recorded(directory: Path,
                          f"(sha256 {kernel.config_sha256[:12]}...)")
     rows = []
     t0 = time.monotonic()
+    tree, why_no_tree = source_tree() if c_text else (None, "not asked for")
     for name, rel in entries:
         progress(f"compare  {name}")
         rows.append(NamespaceResult(name, str(directory / rel),
-                                    *_compare_dir(str(directory / rel), str(config))))
+                                    *_compare_dir(str(directory / rel), str(config),
+                                                  None if tree is None else str(tree),
+                                                  why_no_tree)))
     return LiveRun(kernel, f"recorded ({accel})", tuple(rows), str(directory),
                    (("compare", time.monotonic() - t0),))
 
