@@ -25,9 +25,11 @@ from attrs import evolve
 
 import equiv.report.html
 import equiv.report.text
-from equiv.counterexample import Counterexample, InitialMemory
+from equiv.config import preset
+from equiv.counterexample import Counterexample, FieldDiff, InitialMemory, Observed
 from equiv.engine.picture import Box, ObjectBytes
-from equiv.present import compound_strip, pageblock_strip
+from equiv.page_model import Layout
+from equiv.present import compound_strip, pageblock_strip, picture
 from equiv.proofs import main
 from equiv.report import render_runs
 from equiv.report.html import diagram, hexdump
@@ -163,7 +165,7 @@ class TestPage:
         assert not re.search(r'class="box diff"[^>]*>_mapcount<', page)
         assert '<td class="diff">52</td>' in page and '<td class="diff">53</td>' not in page
         assert page.count("<mark>00</mark>") == 3 and page.count("<mark>01</mark>") == 3
-        row = re.search(r"<tr><th>0x0030</th>(.*?)</tr>", page)
+        row = re.search(r"<tr><th>0x30</th>(.*?)</tr>", page)
         assert row is not None
         assert re.findall(r"<td[^>]*>(.*?)</td>", row.group(1))[16:24] == \
             ["ff", "ff", "ff", "ff", "<mark>01</mark>", "00", "00", "00"]
@@ -279,6 +281,26 @@ class TestPictures:
         assert [(s.label, s.marked, s.kind) for s in pb.segments] == [
             ("pageblock 0x1", False, "out"), ("pageblock 0x2", True, "in")]
 
+    def test_pageblock_cell_picture(self) -> None:
+        """A differing pageblock bitmap cell: its one byte (initial, slow, fast) and the
+        pageblock strip, no compound strip; its text hexdump marks the byte."""
+        inputs: dict[str, int | bool] = {
+            "start_pfn": 0, "nr_pages": 0x800, "altmap_valid": False, "altmap_reserve": 0,
+            "altmap_free": 0}
+        diff = FieldDiff(0, 1, ("pageblock migratetype bits",), 0x1, 0x4, (("a",),), (("b",),))
+        cx = Counterexample("pageblock", inputs, {"b": 3}, None, {}, (diff,),
+                            InitialMemory((), 0, (), 0), observed=Observed(b"\x00", b"\x01",
+                                                                           b"\x04"))
+        pic = picture(cx, Layout.from_config(preset("x86_64-default")), 2)
+        assert pic.bytes is not None and pic.bytes.diff_offsets == {0}
+        assert [s.title.split(":")[0] for s in pic.strips] == ["pageblocks"]
+        assert [(s.label, s.marked) for s in pic.strips[0].segments] == [
+            ("pageblock 0x0", False), ("1 pageblock", False), ("pageblock 0x2", False),
+            ("pageblock 0x3", True)]
+        assert [c.slow_chains for c in pic.changes] == [(("a",),)]
+        assert hexdump_lines(pic.bytes)[-2:] == ["0x00  00       01       04",
+                                                  "               ^^       ^^"]
+
     @pytest.mark.parametrize("module", [equiv.report.html, equiv.report.text])
     def test_doctests(self, module: object) -> None:
         res = doctest.testmod(module)  # type: ignore[arg-type]
@@ -289,6 +311,10 @@ class TestPictures:
     (["--linux", "/nonexistent", "--format", "html"], "--linux reports in text or json"),
     (["--live-from", "/tmp", "--format", "html"], "reports in text, json, junit, sarif"),
     (["--btf", "/nonexistent", "--format", "html"], "--btf reports in text or json"),
+    (["--self-test", "--format", "html"], "--self-test reports in text only"),
+    (["--copy-primitive", "--format", "html"], "--copy-primitive reports in text only"),
+    (["--explain", "_refcount", "--types", "GENERIC", "--orders", "2", "--format", "html"],
+     "--explain reports in text only"),
 ])
 def test_modes_without_html_refuse_it(argv: list[str], msg: str) -> None:
     """The modes that have their own reports and no HTML say so in one line, exit 3."""
