@@ -84,10 +84,11 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "hand model); exit 1 on drift or a counterexample")
     g.add_argument("--live", nargs="*", default=None, metavar="MODE-ALIGN-MAP",
                    help="instead of proving, boot Debian's 6.12.117 kernel (fetched into the "
-                        "user's cache), create these pmem namespaces (default: devdax 4K/2M/1G "
-                        "with --map dev and mem, fsdax 2M dev and mem), dump their struct pages "
-                        "and pageblocks and compare every byte with the model's prediction; "
-                        "exit 1 on a difference")
+                        "user's cache), create these pgmaps (pmem namespaces devdax/fsdax, or "
+                        "coherent ones the dump module creates; default: devdax 4K/2M/1G "
+                        "with --map dev and mem, fsdax 2M dev and mem, coherent 2M dev and "
+                        "mem), dump their struct pages and pageblocks and compare every byte "
+                        "with the model's prediction; exit 1 on a difference")
     g.add_argument("--live-from", default=None, metavar="DIR",
                    help="compare the dumps a previous --live run recorded in DIR (no boot)")
     g.add_argument("--live-out", default=None, metavar="DIR",

@@ -326,8 +326,9 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
     if d_start < first:
         outside.append(Outside(
             f"pfns {d_start:#x}..{min(first, d_end) - 1:#x}", min(first, d_end) - d_start,
-            "before the first device pfn (altmap base + reserve + free: the info block and the "
-            "altmap's pages, initialised by memmap_init_range, not memmap_init_zone_device)"))
+            f"before the first device pfn (altmap base + reserve {reserve} + free {free}: the "
+            "reserve (a pmem namespace's info block) and the altmap's own pages, which "
+            "memmap_init_range initialises, not memmap_init_zone_device)"))
     if d_end > end:
         outside.append(Outside(f"pfns {end:#x}..{d_end - 1:#x}", d_end - end,
                                "past the range's end"))

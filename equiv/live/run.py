@@ -42,9 +42,11 @@ from equiv.live.compare import LiveComparison, compare
 from equiv.live.ctext import CTextResult, ctext_compare, source_tree
 
 #: the namespaces ``--live`` creates when none are named: devdax at each alignment with the
-#: memmap in the device and in RAM, and fsdax with both maps
+#: memmap in the device and in RAM, fsdax with both maps, and a MEMORY_DEVICE_COHERENT pgmap
+#: the dump module creates (2M, with an altmap and with a deduplicated vmemmap)
 DEFAULT_NAMESPACES = ("devdax-4K-dev", "devdax-4K-mem", "devdax-2M-dev", "devdax-2M-mem",
-                      "devdax-1G-dev", "devdax-1G-mem", "fsdax-2M-dev", "fsdax-2M-mem")
+                      "fsdax-2M-dev", "fsdax-2M-mem", "coherent-2M-dev", "coherent-2M-mem",
+                      "devdax-1G-dev", "devdax-1G-mem")
 #: the record of a run, in its directory
 RECORD = "run.json"
 #: the kernel's .config, copied into the run directory
