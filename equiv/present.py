@@ -234,6 +234,12 @@ def _pfns(lo: int, hi: int) -> str:
     return f"pfn {lo:#x}" if lo == hi else f"pfns {lo:#x}..{hi:#x}"
 
 
+def _signed(v: int) -> int:
+    """A 64-bit value read as signed (a pfn below 0 wrapped modulo 2^64 is negative)."""
+    v &= M64
+    return v - (1 << 64) if v >> 63 else v
+
+
 def _range(cx: Counterexample) -> tuple[int, int, int]:
     """start_pfn, the first pfn the loop initialises (after the altmap's pages) and end_pfn
     of a counterexample's inputs."""
@@ -251,16 +257,17 @@ def compound_strip(cx: Counterexample, order: int) -> Strip:
     start, first, end = _range(cx)
     pfn, stride = cx.pfn, 1 << order
     ncomp = max(0, (end - first + stride - 1) >> order)
-    inside = first <= pfn < end
-    c = (pfn - first) >> order if inside else (0 if pfn < first else max(0, ncomp - 1))
-    t = pfn - first - (c << order) if inside else -1
+    rel = _signed(pfn - first)  # pfn arithmetic is modulo 2^64: start_pfn 0 minus 1 is below
+    inside = 0 <= rel < end - first
+    c = rel >> order if inside else (0 if rel < 0 else max(0, ncomp - 1))
+    t = rel - (c << order) if inside else -1
     segs: list[Segment] = []
     if start < first:
         below = f"the altmap's pages, {_pfns(start, first - 1)}"
     else:
         below = f"{_pfns(first - 1, first - 1)} and below" if first else "none"
-    segs.append(Segment("below the first pfn", f"pfn {pfn:#x}" if pfn < first else below,
-                        pfn < first, "out"))
+    this = f"pfn {pfn:#x}" + (" (start_pfn - 1)" if pfn == (start - 1) & M64 else "")
+    segs.append(Segment("below the first pfn", this if rel < 0 else below, rel < 0, "out"))
     head = first + (c << order)
     if c > 0:
         segs.append(Segment("compound 0" if c == 1 else f"compounds 0..{c - 1}",
@@ -275,8 +282,9 @@ def compound_strip(cx: Counterexample, order: int) -> Strip:
         segs.append(Segment(f"compound {c + 1}" if c + 2 == ncomp else
                             f"compounds {c + 1}..{ncomp - 1}",
                             _pfns(head + stride, first + (ncomp << order) - 1), False, "gap"))
-    segs.append(Segment("from end_pfn on", f"pfn {pfn:#x}" if pfn >= end else
-                        f"end_pfn {end:#x} and above", pfn >= end, "out"))
+    past = rel >= end - first
+    segs.append(Segment("from end_pfn on", this if past else f"end_pfn {end:#x} and above",
+                        past, "out"))
     where = (f"compound {c} of {ncomp}" if inside else
              "outside the range's compounds" + (f" (compound {c} of {ncomp} shown)" if ncomp else ""))
     return Strip(f"struct pages: {where}, order {order} ({stride} struct "
@@ -290,7 +298,7 @@ def pageblock_strip(cx: Counterexample, pageblock_order: int) -> Strip:
     in between are drawn as one gap."""
     start, first, end = _range(cx)
     po = pageblock_order
-    target = cx.index["b"] if cx.pfn is None else cx.pfn >> po
+    target = cx.index["b"] if cx.pfn is None else _signed(cx.pfn) >> po
     lo, hi = start >> po, (end - 1) >> po if end > start else (start >> po) - 1
     init_lo = (first + (1 << po) - 1) >> po  # pageblock_align(first) rounds up
     segs: list[Segment] = []

@@ -40,6 +40,8 @@ from equiv.report.text import WIDTH, hexdump_lines
 REFUTED = ("--types", "GENERIC", "--orders", "2", "--jobs", "1", "--no-cache", "--quiet",
            "--mutant", "mutant_tail_keeps_type_refcount")
 
+M64 = (1 << 64) - 1
+
 #: elements without an end tag (HTML Living Standard, "void elements")
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source",
         "track", "wbr"}
@@ -277,6 +279,12 @@ class TestPictures:
         assert [s.label for s in strip.segments] == [
             "below the first pfn", "compounds 0..58", "head", "tail 1", "tail 2", "tails 3..15",
             "from end_pfn on"]
+        low = {**inputs, "start_pfn": 0, "altmap_valid": False}  # start_pfn - 1 wraps to 2^64 - 1
+        below = Counterexample("outside", low, {"c": M64, "t": 3}, M64, {}, (), mem)
+        assert [(s.label, s.detail) for s in compound_strip(below, 2).segments if s.marked] == [
+            ("below the first pfn", "pfn 0xffffffffffffffff (start_pfn - 1)")]
+        assert [(s.label, s.detail) for s in pageblock_strip(below, 9).segments if s.marked] == [
+            ("pageblock -0x1", "below the range")]
         pb = pageblock_strip(Counterexample("pageblock", inputs, {"b": 2}, None, {}, (), mem), 9)
         assert [(s.label, s.marked, s.kind) for s in pb.segments] == [
             ("pageblock 0x1", False, "out"), ("pageblock 0x2", True, "in")]
@@ -300,6 +308,18 @@ class TestPictures:
         assert [c.slow_chains for c in pic.changes] == [(("a",),)]
         assert hexdump_lines(pic.bytes)[-2:] == ["0x00  00       01       04",
                                                   "               ^^       ^^"]
+
+    def test_observed_bytes_survive_the_cache_not_json(self) -> None:
+        """The observed bytes go into the result cache (a warm run draws the same pictures)
+        but not into the JSON report (its schema is unchanged)."""
+        inputs: dict[str, int | bool] = {"start_pfn": 0, "nr_pages": 4}
+        cx = Counterexample("tail1", inputs, {"c": 0, "t": 1}, 1, {}, (),
+                            InitialMemory((), 0, (), 0),
+                            observed=Observed(bytes(64), bytes(63) + b"\x01", bytes(64)))
+        back = Counterexample.from_cache(json.loads(json.dumps(cx.to_cache())))
+        assert back == cx
+        assert "observed" not in cx.to_json()
+        assert Counterexample.from_json(cx.to_json()).observed is None
 
     @pytest.mark.parametrize("module", [equiv.report.html, equiv.report.text])
     def test_doctests(self, module: object) -> None:
