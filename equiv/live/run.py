@@ -9,8 +9,8 @@
    1G-aligned namespaces need a 2 GiB region and a 6 GiB guest, the others are compared on
    a 512 MiB region, four times fewer struct pages);
 4. :func:`equiv.live.compare.compare` of every namespace's dump with the model's concrete
-   prediction under the kernel's own ``.config``, in a worker process while the next boot
-   runs.
+   prediction under the kernel's own ``.config`` (and :func:`equiv.live.ctext.ctext_compare`
+   with the C text's on its first compound), in worker processes while the next boot runs.
 
 The run directory (``--live-out``, default ``<cache>/equiv/live/runs/last``) keeps the
 kernel's ``config``, one directory per boot (``boot-1``, ...) with the guest's logs and one
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 import shutil
 import time
@@ -210,7 +211,8 @@ def run_live(names: Sequence[str], out: Path | None = None,
     results: dict[str, Future[Compared]] = {}
     dirs: list[tuple[str, str]] = []
     release = "unknown"
-    with ProcessPoolExecutor(max_workers=1) as pool:  # compares beside the next boot
+    # compares beside the next boot (which keeps one core busy under TCG), then on every core
+    with ProcessPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2))) as pool:
         for i, group in enumerate(boot_groups(namespaces), 1):
             t0 = time.monotonic()
             bdir = out / f"boot-{i}"
