@@ -1,11 +1,12 @@
 """The live check's second layer (equiv/live): parsing equiv_dump.ko's files, the guest script
 and the boot.
 
-The fast tests build small dumps in the test and replace the boot; the slow test boots
-Debian's 6.12.117 kernel once (virtme-ng; QEMU's software emulation where KVM does not run
-ordinary guests) with a devdax 2M ``--map dev`` and a devdax 4K ``--map mem`` namespace and
-checks what it dumped.  Missing host tools are installed when running as root; otherwise the
-test fails naming them, never skips.
+The fast tests build small dumps in the test and replace the boot.  What a real boot dumped
+is checked by :func:`check_dump_facts`, which tests/test_live_cli.py's whole live check (a
+slow test: Debian's 6.12.117 booted under virtme-ng, QEMU's software emulation where KVM does
+not run ordinary guests) calls on its devdax 2M ``--map dev`` and devdax 4K ``--map mem``
+dumps.  Missing host tools are installed when running as root; otherwise the test fails
+naming them, never skips.
 """
 
 from __future__ import annotations
@@ -14,14 +15,13 @@ import errno
 import re
 import shutil
 import subprocess
-import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from equiv.engine.errors import InputError
-from equiv.live import boot, build, dump, host, packages
+from equiv.live import boot, dump, packages
 
 PAGE = 64  # sizeof(struct page) on 6.12 x86_64
 
@@ -312,27 +312,14 @@ def test_the_doctests_of_boot() -> None:
     assert doctest.testmod(boot).failed == 0
 
 
-# --- the real thing -------------------------------------------------------------------------
+# --- what a real boot dumped ----------------------------------------------------------------
 
-@pytest.mark.slow
-def test_boot_and_dump_two_namespaces(tmp_path: Path) -> None:
-    """Fetches and builds (cached), boots once (about 30-60 s under TCG) with a devdax 2M
-    ``--map dev`` and a devdax 4K ``--map mem`` namespace, and checks the dumps' basic facts
-    on 6.12.117."""
+def check_dump_facts(files: packages.KernelFiles, d2: dump.Dump, d4: dump.Dump) -> None:
+    """The basic facts of a devdax 2M ``--map dev`` dump (``d2``) and a devdax 4K ``--map
+    mem`` dump (``d4``) of 6.12.117 (run by tests/test_live_cli.py's whole live check, which
+    boots the kernel once for every default namespace)."""
     from equiv.config import from_kconfig
     from equiv.page_model import FlagsLayout
-
-    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
-                         packages.DEPMOD_TOOL])
-    files = packages.fetch()
-    ko = build.build_module(files)
-    dev = boot.Namespace("devdax", "2M", "dev")
-    mem = boot.Namespace("devdax", "4K", "mem")
-    t0 = time.monotonic()
-    dirs = boot.boot_and_dump(files, ko, [dev, mem], tmp_path / "boot")
-    took = time.monotonic() - t0
-    assert took < boot.BOOT_TIMEOUT
-    d2, d4 = dump.load(dirs[dev]), dump.load(dirs[mem])
 
     # the layout constants are the model's for Debian's config
     model = FlagsLayout.from_config(from_kconfig(str(files.config)))

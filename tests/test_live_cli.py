@@ -21,7 +21,7 @@ import pytest
 from junitparser import JUnitXml
 from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
-from equiv.live import host, packages
+from equiv.live import dump, host, packages
 from equiv.live import run as live_run
 from equiv.live.present import step_source
 from equiv.live.run import DEFAULT_NAMESPACES, RECORD, load_recorded
@@ -313,3 +313,8 @@ def test_the_whole_live_check(tmp_path: Path) -> None:
         assert n["struct_pages_compared"] > 0 and n["pageblocks_compared"] > 0
     assert doc["kernel"]["release"] == packages.RELEASE
     assert took < 20 * 60
+    # the dumps' basic facts (layout constants, pgmap, heads and tails, pageblocks)
+    from test_live_boot import check_dump_facts
+
+    check_dump_facts(packages.fetch(), dump.load(Path(got["devdax-2M-dev"]["dump"])),
+                     dump.load(Path(got["devdax-4K-mem"]["dump"])))
