@@ -12,6 +12,7 @@ byte (provenance).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -41,6 +42,16 @@ class FieldDiff:
     fast: int
     slow_provenance: tuple[Chain, ...]
     fast_provenance: tuple[Chain, ...]
+
+    @property
+    def fields(self) -> tuple[str, ...]:
+        """The names without the byte range a part of a wider field carries
+        (``memcg_data[4..7]`` is a part of ``memcg_data``).
+
+        >>> FieldDiff(60, 4, ("memcg_data[4..7]", "folio._nr_pages"), 0, 1, (), ()).fields
+        ('memcg_data', 'folio._nr_pages')
+        """
+        return tuple(re.sub(r"\[\d+\.\.\d+\]$", "", n) for n in self.names)
 
 
 @frozen
@@ -307,7 +318,7 @@ def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[Fie
         mask = (1 << (8 * atom.size)) - 1
         sv, fv = (sb >> (8 * lo)) & mask, (fb >> (8 * lo)) & mask
         if sv != fv:
-            diffs.append(FieldDiff(lo, atom.size, tuple(atom.names_for(page_index)), sv, fv,
+            diffs.append(FieldDiff(lo, atom.size, tuple(atom.labels_for(page_index)), sv, fv,
                                    _chains(sp.origin, lo, hi), _chains(fp.origin, lo, hi)))
     if sp.events is not None and fp.events is not None:
         se, fe = int(sp.events), int(fp.events)

@@ -193,6 +193,19 @@ class Atom:
         out += [f"folio.{v.name}" for v in self.views if v.page is not None and v.page == page_index]
         return out or ["<padding>"]
 
+    def labels_for(self, page_index: int | None) -> list[str]:
+        """:meth:`names_for`, each naming the bytes of its view this atom is: a view wider
+        than the atom gets its byte range, ``memcg_data[4..7]`` for the upper half of
+        memcg_data (a reported difference then says which part of the field it is)."""
+        views = [v for v in self.views if v.page is None]
+        views += [v for v in self.views if v.page is not None and v.page == page_index]
+        out = []
+        for v, name in zip(views, self.names_for(page_index), strict=False):
+            lo = self.offset - v.offset
+            whole = lo == 0 and v.size == self.size
+            out.append(name if whole else f"{name}[{lo}..{lo + self.size - 1}]")
+        return out or ["<padding>"]
+
 
 @frozen
 class Layout:

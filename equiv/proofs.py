@@ -32,6 +32,7 @@ from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
 from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, exit_code
 from equiv.report import FORMATS, render_runs, render_selftest, write_tests
+from equiv.report.text import fit
 from equiv.subjects import DEFAULT, REGISTRY, every, selected
 
 #: default wall-clock limit per group of cells, seconds
@@ -348,7 +349,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     if args.list:
         listed = selected(args.subject) if "subject" in given(args) else every()
         for s in listed:
-            out.write("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()]) + "\n")
+            out.write(fit("\n".join([f"subject {s.name}: {s.summary}", *s.list_lines()])) + "\n")
         return 0
     subjects = selected(args.subject)
     _own_options(args, subjects)
@@ -370,7 +371,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
         raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
     if args.self_test:
         results = [s.self_test(args.jobs) for s in subjects]
-        _emit(args, "\n".join(render_selftest(st) for st in results) + "\n", out)
+        _emit(args, fit("\n".join(render_selftest(st) for st in results)) + "\n", out)
         return 0 if all(st.ok for st in results) else 1
     for s in subjects:
         code = s.special(args, out, lambda text: _emit(args, text, out))

@@ -53,7 +53,8 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
     ``page``, a kill must also name that struct page outside the range (a counterexample of
     the ``outside`` role at that pfn)."""
     cxs = [cx for o in res.obligations if (cx := counterexample_of(o)) is not None]
-    reported = tuple(sorted({n for cx in cxs for d in cx.diffs for n in d.names}))
+    # a part of a field (memcg_data[4..7]) counts as the field
+    reported = tuple(sorted({n for cx in cxs for d in cx.diffs for n in d.fields}))
     if expected is None:
         if res.verdict is not Verdict.PROVED:
             return Outcome.FALSE_REPORT, reported

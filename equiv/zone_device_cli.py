@@ -205,13 +205,14 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
         from equiv.copy_ordering import ordering_table
         from equiv.copy_prover import copy_matrix, copy_summary
         from equiv.copy_report import render_copy_summary, render_ordering_table
+        from equiv.report.text import fit
 
         results = copy_matrix()
-        emit("byte equality with memcpy (sizes 56..96, every dst/src alignment):\n"
-             + render_copy_summary(copy_summary(results)) + "\n\n"
-             "publication of a non-temporally copied struct page (simplified x86-TSO "
-             "with non-temporal stores):\n"
-             + render_ordering_table(ordering_table(), witnesses=args.verbose) + "\n")
+        emit(fit("byte equality with memcpy (sizes 56..96, every dst/src alignment):\n"
+                 + render_copy_summary(copy_summary(results)) + "\n\n"
+                 "publication of a non-temporally copied struct page (simplified x86-TSO "
+                 "with non-temporal stores):\n"
+                 + render_ordering_table(ordering_table(), witnesses=args.verbose)) + "\n")
         return max(EXIT[r.verdict] for r in results)
     if args.explain is not None:
         from equiv.explain import explain, lookup_field

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
+from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
 from equiv.proofs import main
 
@@ -334,3 +335,103 @@ class TestLinuxExit:
         from equiv.source.cli import linux_exit
 
         assert linux_exit(Verdict(verdict), drift_ok) == code
+
+
+def _too_wide(text: str, width: int = 72) -> list[str]:
+    return [line for line in text.splitlines() if len(line) > width]
+
+
+class TestWidth:
+    """Every text output fits 72 columns (a mail reply); tables wrap under their last
+    column."""
+
+    def test_list(self) -> None:
+        code, out, _ = run("--list")
+        assert code == 0 and not _too_wide(out)
+
+    def test_copy_primitive(self) -> None:
+        code, out, _ = run("--copy-primitive")
+        assert code == 0 and out.startswith("byte equality with memcpy")
+        assert not _too_wide(out)
+
+    def test_btf(self, tmp_path: Path) -> None:
+        blob = tmp_path / "vmlinux.btf"
+        blob.write_bytes(_btf_of("cpuinfo_x86"))
+        _, out, _ = run("--btf", str(blob), "--config", "x86_64-default")
+        assert "sizeof(struct page)" in out and not _too_wide(out)
+
+    @pytest.mark.skipif(not os.path.exists("/sys/kernel/btf/vmlinux")
+                        or not os.uname().machine == "x86_64", reason="needs an x86_64 vmlinux BTF")
+    def test_btf_of_this_machine(self) -> None:
+        """Renamed fields show the kernel's name after ``=``."""
+        _, out, _ = run("--btf", "/sys/kernel/btf/vmlinux")
+        assert "compound_info = compound_head" in out and not _too_wide(out)
+
+    def test_the_warm_summary_is_whole_on_the_first_line(self, tmp_path: Path) -> None:
+        """`head -1` of a warm run gets the whole summary; the times follow."""
+        argv = ["--types", "GENERIC", "--orders", "0", "--quiet", "--cache-dir", str(tmp_path)]
+        run(*argv)
+        code, out, _ = run(*argv)
+        first, second = out.splitlines()[:2]
+        assert code == 0
+        assert first == "12 obligations (1 cell): 12 proved"
+        assert second.startswith("  (wall ") and second.endswith(", 1 cell from the cache)")
+        assert not _too_wide(out)
+
+    def test_a_part_of_a_field_is_named_as_such(self) -> None:
+        """memcg_data is 8 bytes; the 4 at offset 60 are its upper half."""
+        code, out, _ = run("--types", "GENERIC", "--orders", "2", "--no-times", "--jobs", "1",
+                           "--quiet", "--mutant", "mutant_short_copy")
+        assert code == 1
+        assert "field memcg_data[4..7] (offset 60, 4 bytes)" in out
+        assert "memcg_data (offset 60" not in out
+
+    @pytest.mark.slow
+    def test_self_test(self) -> None:
+        code, out, _ = run("--self-test")
+        assert code == 0 and not _too_wide(out)
+
+    @pytest.mark.slow
+    def test_linux(self, linux612: Path) -> None:  # noqa: F811
+        """The --linux report, a counterexample included: 72 columns, the inputs one per
+        line with the pgmap type by name."""
+        code, out, _ = run("--linux", str(linux612), "--compare", "v6.12", "--orders", "0",
+                           "--types", "GENERIC", "--no-times", "--quiet")
+        assert code == 1
+        assert "pgmap->type                      MEMORY_DEVICE_GENERIC (4)" in out
+        assert not _too_wide(out)
+
+
+#: the attributes the strict JUnit schema (Jenkins' junit-10.xsd) allows on <testsuites>
+TESTSUITES_ATTRIBUTES = {"name", "time", "tests", "failures", "disabled", "errors"}
+
+
+def _check_junit(text: str) -> None:
+    import xml.etree.ElementTree as ET
+
+    root = ET.fromstring(text.encode())
+    assert root.tag == "testsuites"
+    assert set(root.attrib) <= TESTSUITES_ATTRIBUTES, set(root.attrib) - TESTSUITES_ATTRIBUTES
+    suites = root.findall("testsuite")
+    assert suites
+    if "time" in root.attrib:
+        assert all(float(root.attrib["time"]) >= float(s.attrib["time"]) for s in suites)
+        assert float(root.attrib["time"]) == pytest.approx(
+            sum(float(s.attrib["time"]) for s in suites), abs=0.002)
+
+
+class TestJunit:
+    def test_proof_run(self) -> None:
+        """Several configurations run in parallel: the root time is not below a suite's
+        (it was the wall time, below the sum of cell times of a parallel run)."""
+        code, out, _ = run("--config", "all", "--types", "GENERIC,FS_DAX", "--orders", "0",
+                           "--jobs", "2", "--quiet", "--no-cache", "--format", "junit")
+        assert code == 0
+        _check_junit(out)
+
+    def test_patch_report(self) -> None:
+        from test_patch_cli import _report
+
+        from equiv.source.patch_present import render_patch_junit
+
+        _check_junit(render_patch_junit(_report()))

@@ -6,16 +6,19 @@ import doctest
 
 import pytest
 
+import equiv.counterexample
 import equiv.engine.bv
 import equiv.engine.cache
 import equiv.engine.errors
 import equiv.engine.options
 import equiv.engine.verdict
+import equiv.report.text
 import equiv.source.cli
 
 
 @pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
-                                    equiv.engine.options, equiv.engine.verdict, equiv.source.cli])
+                                    equiv.engine.options, equiv.engine.verdict, equiv.source.cli,
+                                    equiv.counterexample, equiv.report.text])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

@@ -96,7 +96,7 @@ def test_control(name: str, ptype: MemoryType, order: int) -> None:
         return
     assert res.verdict is Verdict.REFUTED
     named = {n for o in res.obligations if o.counterexample
-             for d in o.counterexample.diffs for n in d.names}
+             for d in o.counterexample.diffs for n in d.fields}
     assert named & set(want), f"expected one of {want}, got {sorted(named)}"
     lemmas = [o for o in res.obligations if o.kind == "lemma"]
     if any(o.verdict is not Verdict.PROVED for o in lemmas):
@@ -188,7 +188,7 @@ class TestNewControls:
         """Order 2: page[1]'s folio fields and page[2]'s _deferred_list, under folio names."""
         res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.FS_DAX, 2,
                                 mutant="mutant_no_prep_compound_head"))
-        by_role = {o.role: {n for d in o.counterexample.diffs for n in d.names}
+        by_role = {o.role: {n for d in o.counterexample.diffs for n in d.fields}
                    for o in res.obligations if o.counterexample}
         assert {"folio._large_mapcount", "folio._flags_1"} <= by_role["tail1"]
         assert "folio._deferred_list.next" in by_role["tail2"]
@@ -264,7 +264,7 @@ def test_self_test_on_a_reduced_set() -> None:
                      "harmless_set_head_after_tails": ["ok", "ok"]}
     assert res.ok and res.kill_rate == 1.0 and len(res.killed) == 2 and len(res.controls) == 1
     text = render_selftest(res)
-    assert text.splitlines()[0].split()[:3] == ["mutant", "GENERIC/0", "GENERIC/2"]
+    assert text.splitlines()[:2] == ["mutant [config]: result", "  GENERIC/0  GENERIC/2"]
     killed_on = text.split("killed on (the expected names its counterexamples report):\n")[1]
     assert "  mutant_no_prep_compound_head: " in killed_on and "(1 cell)" in killed_on
     assert "harmless_set_head_after_tails" not in killed_on

@@ -4,6 +4,7 @@ tables are in :mod:`equiv.source.present`.)"""
 from __future__ import annotations
 
 from equiv.engine.selftest import Outcome, SelfTestResult
+from equiv.report.text import WIDTH
 
 
 def selftest_summary(st: SelfTestResult) -> str:
@@ -35,6 +36,12 @@ def render_selftest(st: SelfTestResult) -> str:
     out = [line("mutant", heads, "config", "result")]
     out += [line(r.name, [c.outcome.value for c in r.cells], r.config, r.status)
             for r in st.rows]
+    if max(len(x) for x in out) > WIDTH:  # two lines a mutant: its name, then its cells
+        cells = [f"  {'  '.join(c.ljust(w) for c, w in zip(row, widths, strict=True))}".rstrip()
+                 for row in [heads, *([c.outcome.value for c in r.cells] for r in st.rows)]]
+        out = ["mutant [config]: result", cells[0]]
+        for r, row in zip(st.rows, cells[1:], strict=True):
+            out += [f"{r.name} [{r.config}]: {r.status}", row]
     caught = [(r, c) for r in st.rows for c in r.cells if c.outcome is Outcome.KILLED]
     if caught:
         out += ["", "killed on (the expected names its counterexamples report):"]

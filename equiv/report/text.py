@@ -10,6 +10,7 @@ that obligation.
 
 from __future__ import annotations
 
+import re
 import textwrap
 from collections.abc import Sequence
 
@@ -27,6 +28,30 @@ def wrap(text: str, indent: str = "", more: str | None = None, width: int = WIDT
     return textwrap.wrap(text, width, initial_indent=indent,
                          subsequent_indent=indent + "  " if more is None else more,
                          break_on_hyphens=False) or [indent.rstrip()]
+
+
+def fit(text: str, width: int = WIDTH) -> str:
+    """``text`` with every line longer than ``width`` wrapped: a table row continues under
+    its last column that starts early enough (at most ``width - 24``), other lines two
+    spaces deeper than they start.  Lines that fit are left as they are.
+
+    >>> print(fit("v4a   80 PROVED  inline: fall-through 16@64 16@48 16@32 16@16 16@0 "
+    ...           "[nt8 x10]", 48))
+    v4a   80 PROVED  inline: fall-through 16@64
+                     16@48 16@32 16@16 16@0 [nt8
+                     x10]
+    """
+    out: list[str] = []
+    for line in text.split("\n"):
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        cols = [m.end() for m in re.finditer(r"\S {2,}(?=\S)", line) if m.end() <= width - 24]
+        more = " " * (cols[-1] if cols else min(lead + 2, width - 24))
+        out += textwrap.wrap(line, width, subsequent_indent=more, break_on_hyphens=False,
+                             replace_whitespace=False)
+    return "\n".join(out)
 
 
 def summary_line(run: RunResult) -> str:
@@ -142,7 +167,11 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     from_cache = f", {cached} cell{'s' * (cached != 1)} from the cache" if cached else ""
     jobs = f"{run.jobs} job{'s' * (run.jobs != 1)}"
     tail = f" (wall {run.wall_seconds:.1f} s, {jobs}{from_cache})" if times else ""
-    out += wrap(summary_line(run) + tail)
+    if len(summary_line(run) + tail) <= WIDTH:
+        out.append(summary_line(run) + tail)
+    else:  # the summary whole on the first line (`head -1`), the times under it
+        out += wrap(summary_line(run))
+        out += wrap(tail.strip(), "  ")
     refuted = sorted({c.order for c in run.cells if c.verdict is Verdict.REFUTED})
     if refuted:
         out += wrap(f"smallest {run.row_label} with a counterexample: {refuted[0]}")

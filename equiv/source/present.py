@@ -8,6 +8,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from equiv.memmap import INPUT_NAMES, MemoryType
+from equiv.report.text import fit, wrap
 from equiv.source.cinterp import TRUSTED
 from equiv.source.drift import DriftReport
 from equiv.source.fidelity import MAX_COMPOUNDS, FidelityRun
@@ -49,7 +51,7 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
             out.append(f"  {lr.verdict:8} {lr.struct} {lr.view}: model @{lr.model[0]} size "
                        f"{lr.model[1]}, tree {tree}")
     if run is None:
-        return "\n".join(out) + "\n"
+        return fit("\n".join(out)) + "\n"
     out.append(f"source-derived proof: the tree's memmap_init_zone_device() interpreted vs the "
                f"hand-written {run.model}, up to {MAX_COMPOUNDS} compounds, symbolic pfn, nid, "
                "pgmap, altmap and initial memory:")
@@ -63,8 +65,9 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
             if rr.diffs:
                 idx = ", ".join(f"{k}={v}" for k, v in rr.index)
                 pfn = f", pfn {rr.pfn:#x}" if rr.pfn is not None else ""
-                out.append(f"      page {idx}{pfn}; inputs: " + ", ".join(
-                    f"{k}={v if isinstance(v, bool) else hex(v)}" for k, v in rr.inputs))
+                out.append(f"      page {idx}{pfn}; inputs:")
+                out += [f"        {INPUT_NAMES.get(k, k):32s} {_input_value(k, v)}"
+                        for k, v in rr.inputs]
                 for d in rr.diffs:
                     out.append(f"      {'/'.join(d.names)} @{d.offset}: hand {d.slow:#x}, "
                                f"tree {d.fast:#x}")
@@ -78,7 +81,7 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
         out.append(f"  {n}: {TRUSTED[n].model}")
     tt = f" in {run.seconds:.1f}s" if times else ""
     out.append(f"verdict: {run.verdict.value}{tt}")
-    return "\n".join(out) + "\n"
+    return fit("\n".join(out)) + "\n"
 
 
 def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | None,
@@ -128,24 +131,37 @@ def render_linux_json(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
 # ---- --btf: the layout check ----------------------------------------------------------
 
 
+def _input_value(name: str, v: int | bool) -> str:
+    """An input of a counterexample as the report shows it: enums by name."""
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if name == "pgmap_type":
+        names = {t.value: t.kname for t in MemoryType}
+        return f"{names[v]} ({v})" if v in names else f"{v} (not a memory type)"
+    return hex(v)
+
+
 def render_layout_text(rep: LayoutReport) -> str:
-    """The BTF layout check as a table: model vs kernel offset and size, verdict per field."""
-    out = [f"layout check: model config {rep.config} vs BTF {rep.btf}",
-           f"{'struct':6s} {'field (model name)':40s} {'kernel name':22s} {'model':>9s} "
-           f"{'kernel':>9s}  verdict"]
+    """The BTF layout check as a table (72 columns): model vs kernel offset+size and the
+    verdict per field; a kernel name other than the model's follows ``=``."""
+    out = [*wrap(f"layout check: model config {rep.config} vs BTF {rep.btf}"),
+           f"{'struct':6s} {'field (= kernel name)':36s} {'model':>7s} {'kernel':>7s}  verdict"]
     for r in rep.rows:
         k = "-" if r.kernel_offset is None else f"{r.kernel_offset}+{r.kernel_size}"
-        out.append(f"{r.struct:6s} {r.model_name:40s} {(r.kernel_name or '-'):22s} "
-                   f"{f'{r.model_offset}+{r.model_size}':>9s} {k:>9s}  {r.verdict}")
+        name = r.model_name
+        if r.kernel_name is not None and r.kernel_name != name.split(" (page[")[0]:
+            name += f" = {r.kernel_name}"
+        out.append(fit(f"{r.struct:6s} {name:36s} {f'{r.model_offset}+{r.model_size}':>7s} "
+                       f"{k:>7s}  {r.verdict}"))
     bad = [r for r in rep.rows if r.verdict != "MATCH"]
     if rep.unnamed:
-        out.append("kernel views of struct page the model does not name (same bytes, other "
-                   "union members): " + ", ".join(f"{m.path}@{m.offset}" for m in rep.unnamed))
+        out += wrap("kernel views of struct page the model does not name (same bytes, other "
+                    "union members): " + ", ".join(f"{m.path}@{m.offset}" for m in rep.unnamed))
     for m in rep.uncovered:
-        out.append(f"UNCOVERED kernel field {m.path}@{m.offset}+{m.size}: beyond the model's "
-                   "struct page")
-    out.append(f"{len(rep.rows)} fields checked: {len(rep.rows) - len(bad)} match, "
-               f"{len(bad)} differ" + (f", {len(rep.uncovered)} uncovered" if rep.uncovered else ""))
+        out += wrap(f"UNCOVERED kernel field {m.path}@{m.offset}+{m.size}: beyond the model's "
+                    "struct page")
+    out += wrap(f"{len(rep.rows)} fields checked: {len(rep.rows) - len(bad)} match, "
+                f"{len(bad)} differ" + (f", {len(rep.uncovered)} uncovered" if rep.uncovered else ""))
     return "\n".join(out) + "\n"
 
 
