@@ -4,7 +4,7 @@ Values are the Kconfig symbols of the kernel (``CONFIG_`` prefix dropped) plus t
 constants that a .config cannot settle (``SECTION_SIZE_BITS``, ``MAX_PHYSMEM_BITS``,
 ``pageblock_order``, ``KASAN_TAG_KERNEL``, ``WANT_PAGE_VIRTUAL``).  Sources: mm/Kconfig,
 arch/x86/Kconfig, arch/arm64/Kconfig and include/linux/page-flags-layout.h as summarised in
-../shared/reference/zone_device.md §5.  Arch defaults marked [M] there are taken as given
+docs/model.md.  Arch defaults marked [M] are taken as given
 and every run prints them (``Config.assumed``).  :func:`from_kconfig` builds one from a
 kernel .config (read by :mod:`equiv.linux.kconfig`) on the arch preset's constants.
 """

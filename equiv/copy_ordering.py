@@ -3,8 +3,8 @@ non-temporal stores.
 
 Subject: what a reader CPU can see when a writer CPU copies a prepared template
 ``struct page`` with one of the series' copy primitives (:mod:`equiv.copy_primitive`, whose
-store sequences it runs; ``../shared/reference/zone_device.md`` §7, "Patches 5–7" and "Earlier
-iterations of the copy primitive") and then publishes it with a store to a separate flag.
+store sequences it runs; the series' patches 5-7 and their earlier iterations, listed in
+docs/model.md) and then publishes it with a store to a separate flag.
 
 :func:`ordering_row` / :func:`ordering_table` enumerate every interleaving of a writer CPU
 (NT copy of the page, optional drain, a publication store to a separate flag) and a reader CPU

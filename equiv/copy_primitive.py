@@ -2,8 +2,8 @@
 byte equality with memcpy is :mod:`equiv.copy_prover`).
 
 Subject: the copy of a prepared template ``struct page`` (56..96 bytes, a multiple of 8) that
-the series does with a non-temporal copy (``../shared/reference/zone_device.md`` §7,
-"Patches 5–7" and "Earlier iterations of the copy primitive").  The rest of equiv treats that
+the series does with a non-temporal copy (its patches 5-7 and their earlier iterations,
+listed in docs/model.md).  The rest of equiv treats that
 copy as a byte copy; this module checks the assumption.
 
 Each copy routine is modelled as a *sequence of stores*

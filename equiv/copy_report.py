@@ -3,7 +3,7 @@ table.
 
 Renders the data of :mod:`equiv.copy_prover` (:func:`~equiv.copy_prover.copy_summary`:
 does each revision of the series' non-temporal copy of a ``struct page`` write exactly the
-bytes memcpy writes, ``../shared/reference/zone_device.md`` §7) and of
+bytes memcpy writes, docs/model.md) and of
 :mod:`equiv.copy_ordering` (:func:`~equiv.copy_ordering.ordering_table`: can a reader see the
 published flag but a stale page, in a simplified x86-TSO model with non-temporal stores).
 Rendering only: every function takes rows and returns a string; nothing prints

@@ -1,6 +1,6 @@
 """Inputs of ``memmap_init_zone_device()`` and the address arithmetic both paths share.
 
-Mirrors (v7.3-rc1, ../shared/reference/zone_device.md §3): ``pfn_to_page`` (SPARSEMEM_VMEMMAP:
+Mirrors (v7.3-rc1, docs/model.md): ``pfn_to_page`` (SPARSEMEM_VMEMMAP:
 ``vmemmap + pfn``), ``__va``, ``pfn_to_section_nr``, ``pgmap_altmap``, ``vmem_altmap_offset``,
 ``pgmap_vmemmap_nr``, the vmemmap deduplication of optimised device-dax compounds
 (Documentation/mm/vmemmap_dedup.rst: struct pages past the first two vmemmap pages of a

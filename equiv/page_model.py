@@ -1,6 +1,6 @@
 """Byte-precise model of ``struct page`` / ``struct folio`` and of the memmap being initialised.
 
-What is modelled, and from where (see ../shared/reference/zone_device.md):
+What is modelled, and from where (see docs/model.md):
 
 * :class:`FlagsLayout` — the ``page->flags`` bit layout, computed with the formulas of
   include/linux/page-flags-layout.h, kernel/bounds.c (``NR_CPUS_BITS = order_base_2(NR_CPUS)``,

@@ -1,7 +1,7 @@
 """The slow path: per-pfn initialisation of ZONE_DEVICE struct pages, base v7.3-rc1.
 
 Each function mirrors the kernel function of the same name in the v7.3-rc1 tree as
-reconstructed in ../shared/reference/zone_device.md (§1-§5; mm/mm_init.c LMM@00f68374 with
+listed in docs/model.md (mm/mm_init.c LMM@00f68374 with
 Muchun Song's pageblock and compound_nr_pages fixes from akpm's 25-new @a8d6729b,
 mm/internal.h and include/linux/mm.h LMM@009857a2, include/linux/page-flags.h and
 include/linux/page_ref.h LMM@03e0599d).  Functions on one struct page are pure

@@ -1,7 +1,7 @@
 """The fast path: template-copy initialisation from Li Zhe's series, per revision.
 
 Mirrors "mm: optimize zone-device memmap initialization" as described in
-../shared/reference/zone_device.md §7:
+docs/model.md (the fast path):
 
 * **v11** (2026-08-31, on v7.3-rc1; akpm 25-new @f0475a50 / 372d26e3 / e51430ad / 51d58682,
   queued as cfb3f192 + dca3fd8b): the first head is initialised by the slow path on the

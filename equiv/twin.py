@@ -1,9 +1,9 @@
 """A concrete, independent twin of ZONE_DEVICE memmap initialisation (slow path and v11 fast path).
 
-Written from the kernel semantics in ``shared/reference/zone_device.md`` (section numbers ``§n``
-below), not from the symbolic model, so it can be used for differential testing.  It works on
-plain ints and bytearrays: every struct page is a little-endian ``bytearray`` of ``cfg.size``
-bytes, every pageblock bitmap cell an 8-bit int.
+Written from the kernel semantics (the texts are listed in docs/model.md; the ``§n`` below
+number the sections of the reconstruction it was written from), not from the symbolic model,
+so it can be used for differential testing.  It works on plain ints and bytearrays: every
+struct page is a little-endian ``bytearray`` of ``cfg.size`` bytes, every pageblock bitmap cell an 8-bit int.
 
 Only x86_64-like configurations are covered: ``ZONES_SHIFT`` 3 (five zones, ``ZONE_DEVICE`` = 4),
 ``NR_PAGEFLAGS`` 22, no LRU_GEN, no KASAN tags, no section bits in ``page->flags`` (SPARSEMEM_VMEMMAP,

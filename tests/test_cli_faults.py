@@ -435,3 +435,47 @@ class TestJunit:
         from equiv.source.patch_present import render_patch_junit
 
         _check_junit(render_patch_junit(_report()))
+
+
+class TestModelDoc:
+    """README, the docs and the reports point to docs/model.md, in the repository, not to a
+    reference file a user of the repository does not have."""
+
+    def test_no_pointer_outside_the_repository(self) -> None:
+        files = [ROOT / "README.md", *(ROOT / "docs").rglob("*.md"), *(ROOT / "equiv").rglob("*.py"),
+                 *(ROOT / "tests" / "data").rglob("*.md")]
+        needle = "shared/" + "reference"
+        assert [str(f) for f in files if needle in f.read_text()] == []
+
+    def test_every_named_choice_is_in_the_doc(self) -> None:
+        from equiv.slow_variants import COMPARISONS
+        from equiv.template_path import REVISIONS
+        from equiv.vmap.revisions import COMMON_CHOICES
+        from equiv.vmap.revisions import REVISIONS as VMAP_REVISIONS
+
+        doc = (ROOT / "docs" / "model.md").read_text()
+        choices = [a for r in REVISIONS.values() for a in r.assumptions]
+        choices += [a for c in COMPARISONS.values() for a in (*c.assumptions, *c.differences)]
+        choices += [*COMMON_CHOICES, *(a for r in VMAP_REVISIONS.values() for a in r.choices)]
+        names = [*REVISIONS, *(c.name for c in COMPARISONS.values()), *VMAP_REVISIONS]
+        assert [c for c in choices if c not in doc] == []
+        assert [n for n in names if f"`{n}`" not in doc] == []
+
+    def test_the_model_functions_it_names_exist(self) -> None:
+        """Each table's first column names functions of the module its section is about."""
+        import importlib
+        import re
+
+        doc = (ROOT / "docs" / "model.md").read_text()
+        sections = {"equiv/slow_path.py": ["equiv.slow_path"],
+                    "equiv/template_path.py": ["equiv.template_path"],
+                    "equiv/source/slow_v612y.py": ["equiv.source.slow_v612y"],
+                    "equiv/vmap/": ["equiv.vmap.paths", "equiv.vmap.arch"]}
+        for heading in re.split(r"\n## ", doc)[1:]:
+            where = next((k for k in sections if f"`{k}`" in heading.splitlines()[0]), None)
+            if where is None:
+                continue
+            modules = [importlib.import_module(m) for m in sections[where]]
+            for row in re.findall(r"^\| (.*?) \|", heading, re.M)[1:]:
+                for name in re.findall(r"`(\w+)`", row):
+                    assert any(hasattr(m, name) for m in modules), (where, name)

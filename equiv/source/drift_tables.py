@@ -9,7 +9,7 @@ normalisation).  They are kept beside the hand-written paths and change with the
 * ``v6.12`` is ``--compare v6.12`` (:func:`equiv.slow_variants._path_612`): the v6.12 release
   as the reference recalls it (per-page pageblock migratetype, no early_section() test), with
   the 2026 ``prep_compound_head()`` / ``set_compound_head()`` the hand path reuses.
-* ``v7.3-rc1`` is :mod:`equiv.slow_path`, reconstructed in ../shared/reference/zone_device.md
+* ``v7.3-rc1`` is :mod:`equiv.slow_path`, whose sources docs/model.md lists
   (§1-§4); no v7.3 tree was available to check it against.
 """
 

@@ -7,7 +7,7 @@ CONT_PTE blocks (up to 1M per call) and PMD blocks in one page-table walk.  This
 checks, for symbolic inputs (the virtual range, the protection, the page array as up to
 ``bound`` physically contiguous segments of 2^k pages at any pfn, the vmalloc shift, the
 initial page-table state), that the fast path builds the translations of the slow path, and
-only well-formed blocks (reference ``../shared/reference/vmalloc.md`` §9).
+only well-formed blocks (docs/model.md).
 
 API (the lead's integration contract):
 
@@ -30,7 +30,7 @@ against the real steps and walks of concrete runs.  Counterexamples come from th
 the exact (unrolled) model and are reported only after the concrete twin
 (:mod:`equiv.vmap.twin`), an independent page-by-page mirror of the kernel loops,
 reproduces them.  Trusted: the hand-written models (from
-``../shared/reference/vmalloc.md``: mm/vmalloc.c BASE-C, POST-C1, POST-C2 as paraphrased;
+docs/model.md: mm/vmalloc.c BASE-C, POST-C1, POST-C2 as paraphrased;
 arm64 vmalloc.h BASE-H, POST-H1), Bitwuzla / z3, and Python.  Not modelled: TLB maintenance
 and what a misprogrammed CONT group does in hardware, concurrency (the trylock is an oracle),
 KMSAN, ``vunmap`` itself (the unwind is argued from ``frame``), ``vmap_pfn``, other arches

@@ -1,6 +1,6 @@
 """arm64, 4K granule: page-table constants, entry encoding and the vmap arch hooks.
 
-Mirrors (reference ``../shared/reference/vmalloc.md`` §1-§3):
+Mirrors (the texts are listed in docs/model.md):
 
 * ``arch/arm64/include/asm/pgtable-hwdef.h`` / ``pgtable.h``: ``PTE_VALID``, ``PTE_TABLE_BIT``,
   ``PTE_CONT`` (bit 52), ``PTE_PXN``/``PTE_UXN``, ``pfn_pte()``, ``pte_mkcont()``,

@@ -196,7 +196,7 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
                                  backstop_s=args.backstop_s, scheduler=args.scheduler)
     cfg = SubjectConfig(
         vmap.CONFIG,
-        "arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G (../shared/reference/vmalloc.md section 1)",
+        "arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G (arch/arm64 pgtable-hwdef.h; docs/model.md)",
     )
     return [
         RunResult(

@@ -1,7 +1,7 @@
 """Revisions of the series "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous
 memory" (Wen Jiang, Barry Song, 2026) as knobs of one fast-path construction.
 
-Sources (reference ``../shared/reference/vmalloc.md`` §0): the mm-tree snapshots POST-C1
+Sources (listed in docs/model.md): the mm-tree snapshots POST-C1
 (``1054009064/linux`` mm/vmalloc.c @ 01bddf7cda69, "map contiguous pages in batches for vmap()
 if possible") and POST-C2 (@ 36e4f471846e, "simplify vmap batching helper and limit scan by
 PFN alignment"), the arm64 hook POST-H1 (``sjp38/linux`` arch/arm64/include/asm/vmalloc.h @
