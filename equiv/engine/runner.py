@@ -165,7 +165,7 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
         except BaseException:  # a failed group or ^C: stop the workers, start nothing more
             for fut in futures:
                 fut.cancel()
-            pool.stop()
+            pool.stop()  # type: ignore[no-untyped-call]
             pool.join(timeout=10)
             raise
 
