@@ -19,14 +19,16 @@ def run(*argv: str) -> tuple[int, str, str]:
     return main(list(argv), out=out, err=err), out.getvalue(), err.getvalue()
 
 
-@pytest.mark.parametrize("solver", ["cvc5", "bitwuzla", "all"])
+@pytest.mark.parametrize("solver", [pytest.param("cvc5", marks=pytest.mark.slow), "bitwuzla",
+                                    pytest.param("all", marks=pytest.mark.slow)])
 def test_small_matrix_proved_by_each_solver(solver: str) -> None:
     """Orders 0-3 of the default matrix are proved by cvc5, by Bitwuzla and by all three."""
     code, out, _ = run("--solver", solver, "--orders", "0-3", "--jobs", "1")
     assert code == 0, out[-1500:]
 
 
-@pytest.mark.parametrize("mutant", ["mutant_short_copy", "mutant_tail_keeps_type_refcount",
+@pytest.mark.parametrize("mutant", [pytest.param("mutant_short_copy", marks=pytest.mark.slow),
+                                    "mutant_tail_keeps_type_refcount",
                                     "harmless_head_snapshot_after_compound"])
 def test_solvers_agree_on_controls(mutant: str) -> None:
     """All three solvers agree on refuted and on harmless controls (no disagreement)."""
