@@ -98,7 +98,7 @@ def test_lemma_catches_writes_outside_the_block() -> None:
     assert cx is not None and cx.role == "outside" and cx.frame is not None
     assert cx.pfn == cx.inputs["start_pfn"] + cx.inputs["nr_pages"]  # type: ignore[operator]
     assert "of cascade writes the struct page of pfn" in cx.frame and "end_pfn" in cx.frame
-    assert {"flags", "_mapcount"} <= {n for d in cx.diffs for n in d.names}
+    assert {"flags", "_mapcount"} <= {n for d in cx.diffs for n in d.fields}
 
 
 def test_lemma_catches_reads_outside_the_block() -> None:

@@ -39,7 +39,7 @@ def test_v612_differs_where_history_says() -> None:
                               solver="bitwuzla"))
     tail2 = next(o for o in tails.obligations if o.role == "tail2")
     assert tail2.verdict is Verdict.REFUTED and tail2.counterexample is not None
-    names = {n for d in tail2.counterexample.diffs for n in d.names}
+    names = {n for d in tail2.counterexample.diffs for n in d.fields}
     assert "folio._deferred_list.next" in names
     # the pageblock obligation can fail too: 6.12 set migratetypes per page
     pageblock = next(o for o in tails.obligations if o.role == "pageblock")

@@ -391,7 +391,7 @@ class TestSourceDerivedProof:
         refuted = [r for r in cell.roles if r.verdict == Verdict.REFUTED]
         assert ["outside_equal"] == [r.name for r in refuted]
         assert 0 == dict(refuted[0].index)["t"]
-        assert "flags" in {n for d in refuted[0].diffs for n in d.names}
+        assert "flags" in {n for d in refuted[0].diffs for n in d.fields}
 
     def test_a_write_below_the_range_is_refuted(self, linux612: Path, tmp_path: Path) -> None:
         """Each head written at pfn_to_page(pfn - 1): the first one lands below the first
@@ -413,7 +413,7 @@ class TestSourceDerivedProof:
         cell = check_fidelity_cell(st, None, 1)
         tail1 = next(r for r in cell.roles if r.name == "tail1_equal")
         assert Verdict.REFUTED == tail1.verdict
-        assert "compound_info" in {n for d in tail1.diffs for n in d.names}
+        assert "compound_info" in {n for d in tail1.diffs for n in d.fields}
 
 
 class TestCli:

@@ -163,7 +163,7 @@ class TestConfigMakesItReal:
         cx = next(o.counterexample for o in res.obligations if o.counterexample)
         assert cx is not None and cx.pfn is not None and cx.seed_pfn is not None
         assert cx.pfn >> cx.section_shift != cx.seed_pfn >> cx.section_shift
-        assert any("flags" in d.names for d in cx.diffs)
+        assert any("flags" in d.fields for d in cx.diffs)
 
     def test_virtual_counterexample(self) -> None:
         """Hypothetical WANT_PAGE_VIRTUAL: `virtual` differs when the refresh is skipped."""

@@ -40,7 +40,7 @@ def test_tail_loop_past_the_range_is_refuted_naming_end_pfn(order: int) -> None:
     assert cx is not None and cx.frame is not None
     assert f"iteration {1 << order} of memmap_init_compound.template_tails" in cx.frame
     assert "end_pfn: the struct page right after the device range" in cx.frame
-    assert {"flags", "compound_info"} <= {n for d in cx.diffs for n in d.names}
+    assert {"flags", "compound_info"} <= {n for d in cx.diffs for n in d.fields}
     assert all(d.slow_provenance == ((),) for d in cx.diffs)  # the slow path never wrote it
 
 

@@ -157,7 +157,7 @@ def test_control(linux612: Path, tmp_path: Path, name: str) -> None:  # noqa: F8
     refuted = {r.name: r for r in cell.roles if r.verdict is Verdict.REFUTED}
     assert control.role in refuted, _roles(cell)
     role = refuted[control.role]
-    names = {n for d in role.diffs for n in d.names}
+    names = {n for d in role.diffs for n in d.fields}
     assert names & control.fields, f"{control.role} differs in {sorted(names)}"
     if control.role != "pageblock_equal":  # see test_pageblock_provenance_names_a_line
         assert _lines(role), [d.fast_provenance for d in role.diffs]
