@@ -204,6 +204,40 @@ class TestInterrupt:
         assert not [pid for pid in children if Path(f"/proc/{pid}").exists()
                     and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
 
+    def test_sigint_stops_the_workers_of_the_c_text_proofs(self, tmp_path: Path) -> None:
+        """--linux and --patch run their cells with :func:`map_in_workers`: Ctrl-C stops
+        its workers at once (they were waited for, each printing a traceback)."""
+        script = tmp_path / "run.py"
+        script.write_text(
+            "import sys, time\n"
+            "from equiv.engine.runner import map_in_workers\n"
+            "def slow(x: int) -> int:\n"
+            "    time.sleep(120)\n"
+            "    return x\n"
+            "try:\n"
+            "    map_in_workers(slow, [(1,), (2,), (3,)], 2)\n"
+            "except KeyboardInterrupt:\n"
+            "    print('stopped', flush=True)\n"
+            "    sys.exit(130)\n")
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True, env=env,
+                                start_new_session=True)
+        children: set[int] = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(children) < 2:
+            time.sleep(0.2)
+            children = _children(proc.pid)
+        assert len(children) >= 2, "the workers never started"
+        t0 = time.monotonic()
+        os.killpg(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert time.monotonic() - t0 < 30, "waited for the workers' cells"
+        assert (proc.returncode, out, err) == (130, "stopped\n", "")
+        time.sleep(0.5)
+        assert not [pid for pid in children if Path(f"/proc/{pid}").exists()
+                    and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
+
 
 def _children(pid: int) -> set[int]:
     """The live child processes of ``pid`` (from /proc)."""

@@ -25,6 +25,7 @@ from equiv.engine.results import CellResult
 from equiv.engine.verdict import Verdict
 
 S = TypeVar("S")  # a cell's description, whatever the subject
+R = TypeVar("R")  # what a worker returns
 
 
 def _cached_group(cache: Cache, specs: Sequence[S], describe: Callable[[S], dict[str, object]],
@@ -170,6 +171,36 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
             raise
 
 
+def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs: int,
+                   order: Sequence[int] | None = None) -> list[R]:
+    """``fn(*args)`` for every ``args`` of ``calls`` in up to ``jobs`` forked worker processes
+    (started in ``order``, default as given); the results in the order of ``calls``.
+
+    Ctrl-C reaches only this process, which stops the workers and re-raises
+    ``KeyboardInterrupt``; an exception in a worker stops the others and is raised here
+    (with the worker's traceback as its cause).
+    """
+    from pebble import ProcessPool
+
+    results: dict[int, R] = {}
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPool(max_workers=max(1, min(jobs, len(calls))), context=ctx,
+                     initializer=_ignore_sigint) as pool:
+        futures: dict[int, Future[R]] = {
+            i: pool.schedule(fn, args=calls[i])
+            for i in (range(len(calls)) if order is None else order)}
+        try:
+            for i, fut in futures.items():
+                results[i] = fut.result()
+        except BaseException:
+            for fut in futures.values():
+                fut.cancel()
+            pool.stop()  # type: ignore[no-untyped-call]
+            pool.join(timeout=10)
+            raise
+    return [results[i] for i in range(len(calls))]
+
+
 def _ignore_sigint() -> None:
     """In a worker: Ctrl-C reaches the whole process group, but only the parent handles it
     (it stops the workers), so no worker prints a traceback of its own."""
@@ -200,4 +231,4 @@ def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
         client.close()
 
 
-__all__ = ["run_cached", "run_groups"]
+__all__ = ["map_in_workers", "run_cached", "run_groups"]

@@ -26,10 +26,8 @@ REFUTED.
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
 import z3
 from attrs import evolve, frozen
@@ -39,6 +37,7 @@ from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx, Lemma
@@ -596,12 +595,10 @@ def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *
     if jobs <= 1 or len(todo) <= 1:
         cells = tuple(check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms) for ty, o in todo)
     else:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx) as ex:
-            futs = {i: ex.submit(_cell_worker, str(st.tree.root), st.config, st.model.name, ty, o,
-                                 timeout_ms)
-                    for i, (ty, o) in sorted(enumerate(todo), key=lambda x: -x[1][1])}
-            cells = tuple(futs[i].result() for i in range(len(todo)))
+        cells = tuple(map_in_workers(
+            _cell_worker, [(str(st.tree.root), st.config, st.model.name, ty, o, timeout_ms)
+                           for ty, o in todo], jobs,
+            order=sorted(range(len(todo)), key=lambda i: -todo[i][1])))
     return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name, cells,
                        time.perf_counter() - t0)
 

@@ -22,10 +22,8 @@ REFUTED; the differing fields carry the file:line of the C statements that wrote
 from __future__ import annotations
 
 import logging
-import multiprocessing
 import time
 from collections.abc import Callable
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import z3
@@ -36,6 +34,7 @@ from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.runner import map_in_workers
 from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
@@ -551,12 +550,10 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
         b, p = side("base", base_tree, cfg), side("patched", load_tree(patched_root), cfg)
         cells = tuple(check_patch_cell(b, p, cfg, ty, o, timeout_ms=timeout_ms) for ty, o in todo)
     else:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(jobs, len(todo)), mp_context=ctx) as ex:
-            futs = {i: ex.submit(_cell_worker, str(base_root), str(patched_root), cfg, ty, o,
-                                 timeout_ms)
-                    for i, (ty, o) in sorted(enumerate(todo), key=lambda x: -x[1][1])}
-            cells = tuple(futs[i].result() for i in range(len(todo)))
+        cells = tuple(map_in_workers(
+            _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms)
+                           for ty, o in todo], jobs,
+            order=sorted(range(len(todo)), key=lambda i: -todo[i][1])))
     return PatchRun(str(base_root), base_tree.version, label, cfg.name, cells,
                     time.perf_counter() - t0)
 
