@@ -513,3 +513,20 @@ class TestModelDoc:
             for row in re.findall(r"^\| (.*?) \|", heading, re.M)[1:]:
                 for name in re.findall(r"`(\w+)`", row):
                     assert any(hasattr(m, name) for m in modules), (where, name)
+
+
+def test_the_patch_report_names_the_pgmap_type() -> None:
+    """--linux --patch counterexamples: ``pgmap_type=MEMORY_DEVICE_GENERIC``, not ``0x4``."""
+    from attrs import evolve
+    from test_patch_cli import _report
+
+    from equiv.source.patch_present import render_patch_text
+
+    rep = _report()
+    cell = rep.run.cells[0]
+    head = evolve(cell.roles[1], inputs=(("nid", 0), ("pgmap_type", 4)))
+    rep = evolve(rep, run=evolve(rep.run, cells=(evolve(cell, roles=(
+        cell.roles[0], head, cell.roles[2])),)))
+    text = render_patch_text(rep, times=False)
+    assert "inputs: nid=0x0, pgmap_type=MEMORY_DEVICE_GENERIC" in text
+    assert not _too_wide(text.split("re-run:")[0])

@@ -173,6 +173,15 @@ def _val(v: int | bool) -> str:
     return str(v).lower() if isinstance(v, bool) else hex(v)
 
 
+def _input(name: str, v: int | bool) -> str:
+    """An input of a counterexample in the text report: ``pgmap_type`` by its enum name."""
+    if name == "pgmap_type" and not isinstance(v, bool):
+        kname = {t.value: t.kname for t in MemoryType}.get(v)
+        if kname is not None:
+            return kname
+    return _val(v)
+
+
 def _page(role: PatchRole) -> str:
     idx = dict(role.index)
     if "b" in idx:
@@ -272,7 +281,7 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
             if r.diffs:
                 out.append(f"      {_page(r)}")
                 if r.inputs:
-                    out += wrap("inputs: " + ", ".join(f"{k}={_val(v)}" for k, v in r.inputs),
+                    out += wrap("inputs: " + ", ".join(f"{k}={_input(k, v)}" for k, v in r.inputs),
                                 "      ", "        ")
                 for d in r.diffs:
                     out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
