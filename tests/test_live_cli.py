@@ -122,6 +122,21 @@ def test_json_report(tmp_path: Path) -> None:
     assert sarif["runs"][0]["properties"]["config_sha256"] == rec["config_sha256"]
 
 
+def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path) -> None:
+    """The SARIF log validates against OASIS's SARIF 2.1.0 schema, clean and with a
+    difference."""
+    from test_formats import sarif_errors
+
+    _, out, _ = run("--live-from", str(DATA), "--format", "sarif", "--quiet")
+    assert sarif_errors(json.loads(out)) == []
+    d = recorded_copy(tmp_path)
+    flip(d, "devdax-1G-mem", 0x100000 + 5, 8, 0x08)
+    code, out, _ = run("--live-from", str(d), "--format", "sarif", "--quiet")
+    doc = json.loads(out)
+    assert code == 1 and len(doc["runs"][0]["results"]) == 1
+    assert sarif_errors(doc) == []
+
+
 # ---- seeded differences ----------------------------------------------------------------
 
 
