@@ -122,6 +122,15 @@ def test_json_report(tmp_path: Path) -> None:
     assert sarif["runs"][0]["properties"]["config_sha256"] == rec["config_sha256"]
 
 
+def test_junit_keeps_to_the_strict_schema() -> None:
+    """<testsuites> carries only the attributes Jenkins' junit-10.xsd allows, and its time
+    is the sum of its suites'."""
+    from test_cli_faults import _check_junit
+
+    _, out, _ = run("--live-from", str(DATA), "--format", "junit", "--quiet")
+    _check_junit(out)
+
+
 def test_sarif_is_valid_sarif_2_1_0(tmp_path: Path) -> None:
     """The SARIF log validates against OASIS's SARIF 2.1.0 schema, clean and with a
     difference."""
