@@ -1,19 +1,19 @@
 """The vmap subject's queries have a deterministic budget (issue 17): Bitwuzla is stopped
 after a number of terminator polls (:data:`equiv.engine.query.BITWUZLA_STEPS_PER_MS` per
 millisecond of the query's budget), not after a wall-clock time, so a verdict cannot flip
-because the machine is busy."""
+because the machine is busy.  The whole vmap self-test runs with both cores busy in
+tests/test_vmap_check.py (slow), through :func:`busy_cores`."""
 
 from __future__ import annotations
 
-import io
+import contextlib
 import multiprocessing
 import time
+from collections.abc import Iterator
 
-import pytest
 import z3
 
 from equiv.engine.query import BITWUZLA_STEPS_PER_MS, SAT, UNKNOWN, Query
-from equiv.proofs import main
 
 
 def _factoring(bits: int, n: int) -> list[z3.BoolRef]:
@@ -47,20 +47,27 @@ def _spin(stop: float) -> None:
         pass
 
 
-@pytest.mark.slow
-def test_vmap_self_test_passes_with_the_cores_busy() -> None:
-    """``--subject vmap --self-test`` while two busy loops occupy both cores: every mutant is
-    still killed, every harmless variant still proved (it FAILED this way when Bitwuzla had
-    a wall-clock limit)."""
+@contextlib.contextmanager
+def busy_cores(n: int) -> Iterator[None]:
+    """``n`` processes spinning on the CPU for the duration of the block.  The vmap
+    self-test runs inside it (tests/test_vmap_check.py, the slow ``kill_matrix`` fixture):
+    every mutant still killed and every harmless variant still proved with the cores busy
+    (it FAILED this way when Bitwuzla had a wall-clock limit)."""
     ctx = multiprocessing.get_context("spawn")
     stop = time.monotonic() + 3600
-    spinners = [ctx.Process(target=_spin, args=(stop,), daemon=True) for _ in range(2)]
+    spinners = [ctx.Process(target=_spin, args=(stop,), daemon=True) for _ in range(n)]
     for p in spinners:
         p.start()
     try:
-        out, err = io.StringIO(), io.StringIO()
-        code = main(["--subject", "vmap", "--self-test", "--no-cache"], out=out, err=err)
+        yield
     finally:
         for p in spinners:
             p.kill()
-    assert code == 0, out.getvalue()[-3000:] + err.getvalue()[-1000:]
+            p.join()
+
+
+def test_busy_cores_spin_and_stop() -> None:
+    t0 = time.process_time()
+    with busy_cores(1):
+        time.sleep(0.5)
+    assert time.process_time() - t0 < 0.5  # the spinning is in another process
