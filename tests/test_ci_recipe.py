@@ -76,6 +76,7 @@ class TestWorkflow:
         assert all((tmp_path / f).stat().st_size > 0 for f in written)
 
 
+@pytest.mark.slow
 def test_vmap_job_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The vmap job's two command lines are accepted: the v8-fix gate proves (on one bound
     here, to keep the test fast) and the v8 run reports the finding (exit 1); every report

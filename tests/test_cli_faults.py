@@ -383,6 +383,7 @@ class TestWidth:
         code, out, _ = run("--list")
         assert code == 0 and not _too_wide(out)
 
+    @pytest.mark.slow
     def test_copy_primitive(self) -> None:
         code, out, _ = run("--copy-primitive")
         assert code == 0 and out.startswith("byte equality with memcpy")

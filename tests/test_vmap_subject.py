@@ -62,6 +62,7 @@ def test_options_of_another_subject_are_refused() -> None:
     assert code == 3 and "unknown vmap mutant 'mutant_short_copy'" in err
 
 
+@pytest.mark.slow
 def test_solver_is_the_subjects_own_and_named_in_the_header(tmp_path: Path) -> None:
     """vmap decides with Bitwuzla unless told otherwise, and says so in the text header and
     the JSON (which still validates); zone-device keeps z3."""
@@ -166,6 +167,7 @@ def test_one_obligation_gives_its_own_verdict() -> None:
     assert code == 0 and out.splitlines()[0].endswith("proved")
 
 
+@pytest.mark.slow
 def test_emitted_tests_replay_and_can_fail(tmp_path: Path) -> None:
     """--emit-tests serves vmap: one pytest file per counterexample (the finding; the trylock
     choice carried), which passes in a fresh interpreter, and fails once its record is wrong."""
