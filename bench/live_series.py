@@ -24,6 +24,11 @@ kernel a second time and compares the two boots (what identical kernels look lik
 
 A re-run finds the builds in the cache ("cached"); the boots are always redone unless
 --reuse-dumps finds a finished dump of the same kernel image.  Errors: one line, exit 3.
+
+Measured (2 cores shared with other work, TCG, docs/live.md "Both sides of the series on a
+real kernel"): builds 5,941 s with the series and 2,806 s without (one-time, then cached; all
+11,245 vmlinux export CRCs equal to Debian's); with --build-both --control and the builds
+cached, 654 s: 8 boots of 30-39 s, 20 kernel-pair and 20 model comparisons, all the same.
 """
 
 from __future__ import annotations

@@ -343,7 +343,7 @@ def build(recipe: Recipe, prebuilt: KernelFiles, cache: Path | None = None, jobs
     info = {
         "key": out.name, "release": release, "target": TARGET,
         "tarball": str(recipe.tarball), "config": str(config),
-        "patches": [str(p) for p in recipe.patches],
+        "patches": [str(p.resolve()) for p in recipe.patches],
         "config_changes": [config_line(n, v) for n, v in recipe.changes],
         "make": make, "jobs": jobs, "compiler": _compiler_version(),
         "symvers_compared": compared, "symvers_mismatches": 0,
