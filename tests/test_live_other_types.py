@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_live_boot import _fake_boot
 
 from equiv.config import Config, from_kconfig
 from equiv.engine.errors import InputError
@@ -185,23 +186,12 @@ def test_a_refused_pgmap_is_one_line_with_the_kernels_words(monkeypatch: pytest.
                                                              tmp_path: Path) -> None:
     """The boot fails when memremap_pages() refuses, and the error carries the kernel's
     message (these guest.log lines are the ones Debian's 6.12.117 wrote)."""
-    calls: list[list[str]] = []
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}")
-    monkeypatch.setenv("EQUIV_LIVE_KVM", "0")
-
-    def run(cmd: list[str], log: Path, timeout: float) -> tuple[int | None, float]:
-        calls.append(cmd)
-        out = Path(cmd[cmd.index("--rwdir") + 1])
-        log.write_text("console\n")
-        (out / boot.GUEST_LOG).write_text(
-            "equiv-guest: namespace private-4K-mem\n/bin/echo: write error: Invalid argument\n"
-            "[   17.085524] Device private memory not supported\n"
-            "[   17.113138] equiv_dump: memremap_pages(private, 0x100000000-0x11fffffff, "
-            "vmemmap_shift 0, altmap 0) failed: -22\n"
-            "equiv-guest: FAILED: memremap_pages private-4K-mem\n")
-        return 255, 31.0
-
-    monkeypatch.setattr(boot, "_run", run)
+    calls = _fake_boot(monkeypatch, (
+        "equiv-guest: namespace private-4K-mem\n/bin/echo: write error: Invalid argument\n"
+        "[   17.085524] Device private memory not supported\n"
+        "[   17.113138] equiv_dump: memremap_pages(private, 0x100000000-0x11fffffff, "
+        "vmemmap_shift 0, altmap 0) failed: -22\n"
+        "equiv-guest: FAILED: memremap_pages private-4K-mem\n"), marker=False)
     ko = tmp_path / "equiv_dump.ko"
     ko.write_bytes(b"")
     with pytest.raises(InputError) as e:
