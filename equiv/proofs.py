@@ -21,6 +21,7 @@ import sys
 import tempfile
 import time
 import traceback
+from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from equiv.engine.cache import TOOL_VERSION, Cache
@@ -28,10 +29,11 @@ from equiv.engine.cache import default_dir as default_cache_dir
 from equiv.engine.errors import InputError
 from equiv.engine.options import Given, given
 from equiv.engine.query import set_unknown_dir
+from equiv.engine.results import RunResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
-from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, exit_code
-from equiv.report import FORMATS, render_runs, render_selftest, write_tests
+from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, Verdict, exit_code
+from equiv.report import FORMATS, SourceLines, render_runs, render_selftest, write_tests
 from equiv.report.text import fit
 from equiv.subjects import DEFAULT, REGISTRY, every, selected
 
@@ -108,6 +110,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--dump-smt", default=None, metavar="DIR",
                    help="write every query as an SMT-LIB 2 file into DIR (unsat = obligation "
                         "holds), for re-running with any solver")
+    p.add_argument("--kernel-tree", default=None, metavar="DIR",
+                   help="SARIF: locate each result at the line of its kernel function in "
+                        "this kernel tree (the checkout the log is uploaded from; paths are "
+                        "relative to it, %%SRCROOT%%); without it results have no line")
     p.add_argument("--jobs", type=int, default=None, help="worker processes (default: cores)")
     p.add_argument("--no-times", action="store_true",
                    help="omit timings and versions (stable output for golden files)")
@@ -220,6 +226,37 @@ def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
                              f"{os.path.dirname(path)!r}")
         out.append((fmt, path))
     return out
+
+
+def _kernel_tree(args: argparse.Namespace, reports: list[tuple[str, str]]) -> None:
+    """Check --kernel-tree before the run: a SARIF report is asked for and DIR is a kernel
+    tree (a directory holding mm/)."""
+    tree = args.kernel_tree
+    if tree is None:
+        return
+    if "sarif" not in (args.format, *(f for f, _ in reports)):
+        raise InputError("--kernel-tree locates SARIF results; give --format sarif or "
+                         "--report sarif=FILE with it")
+    if not os.path.isdir(os.path.join(tree, "mm")):
+        raise InputError(f"--kernel-tree {tree!r} is not a kernel source tree (no mm/ in it); "
+                         "give the root of the kernel checkout the SARIF is uploaded from")
+
+
+def _source_lines(tree: str | None, runs: list[RunResult], err: TextIO) -> SourceLines | None:
+    """The lines of the kernel functions the runs' SARIF results are located at, in the
+    --kernel-tree tree (None without it); a function the tree lacks is said on ``err``."""
+    if tree is None:
+        return None
+    from equiv.linux.ktree import definition_lines
+
+    wanted = sorted({r.presenter.location(c, ob) for r in runs for c in r.cells
+                     for ob in c.obligations if ob.verdict is not Verdict.PROVED})
+    lines = definition_lines(tree, wanted) if wanted else {}
+    for file, fn in wanted:
+        if (file, fn) not in lines:
+            err.write(f"equiv: --kernel-tree {tree}: no definition of {fn}() in {file}; its "
+                      "SARIF results have no line\n")
+    return SourceLines(Path(tree), lines)
 
 
 def _write(path: str, text: str, option: str) -> None:
@@ -355,6 +392,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     _own_options(args, subjects)
     _patched(args)
     reports = _reports(args)
+    _kernel_tree(args, reports)
     if args.output is not None:
         _writable_file(args.output, "--output")
     if args.dump_smt is not None:
@@ -394,11 +432,12 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
         written = [path for r in runs for path in write_tests(r, args.emit_tests)]
         err.write(f"equiv: wrote {len(written)} test file{'s' * (len(written) != 1)} to "
                   f"{args.emit_tests}\n")
+    src = _source_lines(args.kernel_tree, runs, err)
     for fmt, path in reports:
         _write(path, render_runs(fmt, runs, times=times, verbose=args.verbose,
-                                 exit_code=code), f"--report {fmt}")
+                                 exit_code=code, src=src), f"--report {fmt}")
     _emit(args, render_runs(args.format, runs, times=times, verbose=args.verbose,
-                            exit_code=code), out)
+                            exit_code=code, src=src), out)
     return code
 
 

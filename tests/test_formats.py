@@ -285,8 +285,8 @@ class TestSarif:
             assert "error" == res["level"]
             assert rules[res["ruleIndex"]]["id"] == res["ruleId"]
             (loc,) = res["locations"]
-            assert {"uri": KERNEL_FILE, "uriBaseId": "KERNELSRC"} == \
-                loc["physicalLocation"]["artifactLocation"]
+            assert {"artifactLocation": {"uri": KERNEL_FILE, "uriBaseId": "%SRCROOT%"}} == \
+                loc["physicalLocation"]  # no --kernel-tree: no line
             assert [{"name": "memmap_init_compound", "kind": "function"}] == loc["logicalLocations"]
             text = res["message"]["text"]
             assert "_refcount" in text and "slow 0x0, fast 0x1" in text
@@ -294,6 +294,41 @@ class TestSarif:
         assert {"config": "x86_64-default", "revision": "v11",
                 "mutant": "mutant_tail_keeps_type_refcount"}.items() <= srun["properties"].items()
         assert "summary" in srun["properties"]
+
+    def test_kernel_tree_lines(self, tmp_path: Path) -> None:
+        """--kernel-tree DIR: each result is located at its function's definition line in
+        that tree (a function the tree lacks is said on stderr, its results without a
+        line), relative to %SRCROOT%, whose uri is the tree."""
+        tree = tmp_path / "linux"
+        (tree / "mm").mkdir(parents=True)
+        (tree / KERNEL_FILE).write_text(
+            "/* fake mm_init.c */\n#include <linux/mm.h>\n\nstatic void __ref\n"
+            "memmap_init_compound(struct page *head, unsigned long head_pfn)\n{\n}\n")
+        code, out, err = run(*REFUTED, "--format", "sarif", "--kernel-tree", str(tree))
+        assert 1 == code and "" == err
+        log = json.loads(out)
+        assert [] == sarif_errors(log)
+        (srun,) = log["runs"]
+        assert (tree.resolve().as_uri() + "/") == srun["originalUriBaseIds"]["%SRCROOT%"]["uri"]
+        assert {4} == {r["locations"][0]["physicalLocation"]["region"]["startLine"]
+                       for r in srun["results"]}
+        (tree / KERNEL_FILE).write_text("/* memmap_init_compound is gone */\n")
+        code, out, err = run(*REFUTED, "--format", "sarif", "--kernel-tree", str(tree))
+        assert 1 == code
+        assert err == (f"equiv: --kernel-tree {tree}: no definition of memmap_init_compound() "
+                       "in mm/mm_init.c; its SARIF results have no line\n")
+        assert all("region" not in r["locations"][0]["physicalLocation"]
+                   for r in json.loads(out)["runs"][0]["results"])
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["--kernel-tree", "."], "--kernel-tree locates SARIF results; give --format sarif"),
+        (["--format", "sarif", "--kernel-tree", "/nonexistent"],
+         "--kernel-tree '/nonexistent' is not a kernel source tree (no mm/ in it)"),
+    ])
+    def test_kernel_tree_bad_input(self, argv: list[str], message: str) -> None:
+        code, out, err = run(*argv)
+        assert (3, "") == (code, out)
+        assert err.startswith(f"equiv: error: {message}") and err.count("\n") == 1
 
     def test_rules_cover_every_role_and_lemma_kind(self, refuted: tuple[int, dict[str, str]]) -> None:
         """One rule per page role and per lemma kind, each with short and full descriptions;

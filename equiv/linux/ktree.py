@@ -322,6 +322,33 @@ class KernelTree:
         return None
 
 
+def definition_lines(root: str | Path,
+                     wanted: Sequence[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """The line of each (file, function) definition of ``wanted`` in the tree at ``root``
+    (the first definition in the file when the preprocessor keeps several); pairs whose
+    function the file does not define are left out.
+
+    Raises:
+        InputError: ``root`` is not a directory or lacks one of the files.
+    """
+    path = Path(root)
+    files = sorted({f for f, _ in wanted})
+    if not path.is_dir():
+        raise InputError(f"--kernel-tree {str(root)!r} is not a directory; give the root of a "
+                         "kernel source tree (the folder holding mm/ and include/)")
+    absent = [f for f in files if not (path / f).is_file()]
+    if absent:
+        raise InputError(f"--kernel-tree {str(root)!r} has no {absent[0]}; give the root of a "
+                         "kernel source tree")
+    tree = KernelTree.load(path, files)
+    out: dict[tuple[str, str], int] = {}
+    for f, fn in wanted:
+        lines = [d.line for d in tree.defs.get(fn, ()) if d.kind == "function" and d.file == f]
+        if lines:
+            out[(f, fn)] = min(lines)
+    return out
+
+
 def _version(root: Path) -> str:
     mk = root / MAKEFILE
     if not mk.is_file():
@@ -413,4 +440,4 @@ def _enum_expr(expr: str, known: dict[str, int]) -> int:
 
 
 __all__ = ["MAKEFILE", "Definition", "KernelTree", "MacroEnv", "Parent", "active_children", "child",
-           "enum_values", "eval_condition", "parser", "taken_branch", "text"]
+           "definition_lines", "enum_values", "eval_condition", "parser", "taken_branch", "text"]

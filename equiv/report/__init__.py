@@ -16,6 +16,7 @@ from equiv.engine.errors import InputError
 from equiv.engine.results import RunResult
 from equiv.report.machine import (
     JSON_SCHEMA,
+    SourceLines,
     records,
     render_json,
     render_json_many,
@@ -38,7 +39,8 @@ FORMATS = ("text", "json", "markdown", "junit", "sarif", "html")
 
 
 def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
-                verbose: bool = False, exit_code: int | None = None) -> str:
+                verbose: bool = False, exit_code: int | None = None,
+                src: SourceLines | None = None) -> str:
     """The report of one or several runs (``--config all``) in format ``fmt``.
 
     Args:
@@ -47,6 +49,7 @@ def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
         times: include timings and versions (off for golden files).
         verbose: text only: detail every obligation, not only those not proved.
         exit_code: SARIF only: the process exit code, recorded in the invocation.
+        src: SARIF only: the kernel tree whose lines locate the results (``--kernel-tree``).
 
     Raises:
         InputError: ``fmt`` is not one of :data:`FORMATS`.
@@ -61,7 +64,7 @@ def render_runs(fmt: str, runs: Sequence[RunResult], *, times: bool = True,
     if fmt == "junit":
         return render_junit(runs, times=times)
     if fmt == "sarif":
-        return render_sarif(runs, times=times, exit_code=exit_code)
+        return render_sarif(runs, times=times, exit_code=exit_code, src=src)
     if fmt == "html":
         from equiv.report.html import render_html  # Jinja2 is loaded for this format only
 
@@ -94,7 +97,24 @@ def write_tests(run: RunResult, directory: str) -> list[str]:
     return paths
 
 
-__all__ = ["FORMATS", "JSON_SCHEMA", "records", "render_json", "render_json_many",
-           "render_junit", "render_markdown", "render_markdown_many", "render_runs",
-           "render_sarif", "render_selftest", "render_text", "repro_command", "reproduce",
-           "sarif_log", "selftest_summary", "summary_line", "write_tests"]
+__all__ = [
+    "FORMATS",
+    "JSON_SCHEMA",
+    "SourceLines",
+    "records",
+    "render_json",
+    "render_json_many",
+    "render_junit",
+    "render_markdown",
+    "render_markdown_many",
+    "render_runs",
+    "render_sarif",
+    "render_selftest",
+    "render_text",
+    "repro_command",
+    "reproduce",
+    "sarif_log",
+    "selftest_summary",
+    "summary_line",
+    "write_tests",
+]

@@ -20,9 +20,11 @@ from __future__ import annotations
 
 import json
 import xml.dom.minidom
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from attrs import frozen
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
 from equiv.engine.results import CellResult, ObligationResult, RunResult
@@ -201,7 +203,21 @@ SARIF_VERSION = "2.1.0"
 #: The OASIS SARIF 2.1.0 (errata 01) schema, the value of a log's ``$schema``.
 SARIF_SCHEMA_URI = ("https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/"
                     "sarif-schema-2.1.0.json")
-KERNEL_URI_BASE = "KERNELSRC"
+#: SARIF's conventional base for paths in the analysed source checkout: GitHub code scanning
+#: (and other SARIF viewers) resolve a ``%SRCROOT%``-relative path against the root of the
+#: repository the log is uploaded from, here a kernel tree.
+KERNEL_URI_BASE = "%SRCROOT%"
+
+
+@frozen(eq=False)
+class SourceLines:
+    """Where the kernel functions findings are located at lie in one kernel tree
+    (``--kernel-tree DIR``): the tree's root and the line of each (file, function)
+    definition found there."""
+
+    root: Path
+    lines: Mapping[tuple[str, str], int]
+
 
 def _sarif_message(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
     what = run.presenter.about(ob)
@@ -213,8 +229,18 @@ def _sarif_message(run: RunResult, cell: CellResult, ob: ObligationResult) -> st
     return head + body + (f" Reproduce: {cmd}" if cmd else "")
 
 
+def _sarif_location(file: str, function: str, src: SourceLines | None) -> dict[str, Any]:
+    phys: dict[str, Any] = {"artifactLocation": {"uri": file, "uriBaseId": KERNEL_URI_BASE}}
+    line = None if src is None else src.lines.get((file, function))
+    if line is not None:
+        phys["region"] = {"startLine": line}
+    return {"physicalLocation": phys,
+            "logicalLocations": [{"name": function, "kind": "function"}]}
+
+
 def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
-               exit_code: int | None, automation: bool) -> dict[str, Any]:
+               exit_code: int | None, automation: bool,
+               src: SourceLines | None) -> dict[str, Any]:
     index = {r["id"]: i for i, r in enumerate(rules)}
     results = []
     for c in run.cells:
@@ -228,11 +254,7 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
                 "ruleIndex": index[rid],
                 "level": "error" if ob.verdict is Verdict.REFUTED else "warning",
                 "message": {"text": _sarif_message(run, c, ob)},
-                "locations": [{
-                    "physicalLocation": {"artifactLocation": {"uri": file,
-                                                              "uriBaseId": KERNEL_URI_BASE}},
-                    "logicalLocations": [{"name": function, "kind": "function"}],
-                }],
+                "locations": [_sarif_location(file, function, src)],
                 "partialFingerprints": {
                     "equivObligation/v1": "/".join([run.config.name, run.revision,
                                                     run.mutant or "-", c.ptype, str(c.order),
@@ -254,8 +276,7 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
     out: dict[str, Any] = {
         "tool": {"driver": driver},
         "invocations": [invocation],
-        "originalUriBaseIds": {KERNEL_URI_BASE: {"description": {
-            "text": f"root of a Linux kernel source tree at {run.kernel_base}"}}},
+        "originalUriBaseIds": {KERNEL_URI_BASE: _sarif_base(run, src)},
         "results": results,
         "properties": {"config": run.config.name, "hypothetical_config": run.config.hypothetical,
                        "revision": run.revision, "mutant": run.mutant,
@@ -267,8 +288,19 @@ def _sarif_run(run: RunResult, rules: list[dict[str, Any]], *, times: bool,
     return out
 
 
+def _sarif_base(run: RunResult, src: SourceLines | None) -> dict[str, Any]:
+    if src is None:
+        return {"description": {"text": (
+            f"root of the Linux kernel source tree the log is uploaded from (the model "
+            f"mirrors {run.kernel_base}); no line numbers: give --kernel-tree DIR to locate "
+            "findings at that tree's lines")}}
+    return {"uri": src.root.resolve().as_uri() + "/", "description": {"text": (
+        f"root of the kernel tree given by --kernel-tree (the model mirrors "
+        f"{run.kernel_base}); lines are that tree's function definitions")}}
+
+
 def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
-              exit_code: int | None = None) -> dict[str, Any]:
+              exit_code: int | None = None, src: SourceLines | None = None) -> dict[str, Any]:
     """The SARIF 2.1.0 log (a dict) of ``runs``: one SARIF run each, a result for every
     obligation not proved (level ``error`` for REFUTED, ``warning`` for UNKNOWN and VACUOUS).
 
@@ -276,6 +308,7 @@ def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
         runs: the proof runs (one per configuration).
         times: include the tool version (volatile).
         exit_code: the process exit code, recorded in each run's invocation (or omitted).
+        src: the kernel tree whose lines locate results (``region``), or None (no lines).
     """
     rules: list[dict[str, Any]] = []
     by_presenter: dict[int, tuple[Any, list[RunResult]]] = {}
@@ -286,10 +319,11 @@ def sarif_log(runs: Sequence[RunResult], *, times: bool = True,
         rules += [rule for rule in presenter.sarif_rules(its_runs) if rule["id"] not in ids]
     return {"$schema": SARIF_SCHEMA_URI, "version": SARIF_VERSION,
             "runs": [_sarif_run(r, rules, times=times, exit_code=exit_code,
-                                automation=len(runs) > 1) for r in runs]}
+                                automation=len(runs) > 1, src=src) for r in runs]}
 
 
 def render_sarif(runs: Sequence[RunResult], *, times: bool = True,
-                 exit_code: int | None = None) -> str:
+                 exit_code: int | None = None, src: SourceLines | None = None) -> str:
     """:func:`sarif_log` as JSON text."""
-    return json.dumps(sarif_log(runs, times=times, exit_code=exit_code), indent=2) + "\n"
+    return json.dumps(sarif_log(runs, times=times, exit_code=exit_code, src=src),
+                      indent=2) + "\n"
