@@ -204,6 +204,35 @@ class TestInterrupt:
         assert not [pid for pid in children if Path(f"/proc/{pid}").exists()
                     and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
 
+    def test_kill_9_of_the_parent_takes_its_workers_along(self, tmp_path: Path) -> None:
+        """``kill -9`` of equiv while workers prove: the workers die with it (Linux's
+        parent-death signal), none solves on alone (it used to for about a minute)."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "equiv.proofs", "--orders", "0-18", "--no-cache", "--jobs",
+             "2", "--quiet", "--output", str(tmp_path / "report.txt")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
+            start_new_session=True)
+        children: set[int] = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(children) < 2:
+            time.sleep(0.2)
+            children = _children(proc.pid)
+        assert children, "the workers never started"
+        proc.kill()
+        proc.wait(timeout=10)
+        left = children
+        deadline = time.monotonic() + 5
+        while left and time.monotonic() < deadline:
+            time.sleep(0.1)
+            left = {pid for pid in left if Path(f"/proc/{pid}").exists()
+                    and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]}
+        try:
+            assert not left, f"workers {sorted(left)} outlived their parent"
+        finally:
+            for pid in left:
+                os.kill(pid, signal.SIGKILL)
+
     def test_sigint_stops_the_workers_of_the_c_text_proofs(self, tmp_path: Path) -> None:
         """--linux and --patch run their cells with :func:`map_in_workers`: Ctrl-C stops
         its workers at once (they were waited for, each printing a traceback)."""

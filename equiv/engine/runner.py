@@ -11,7 +11,9 @@ a cached cell.  :func:`run_cached` is the one cache-then-run loop every subject 
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
+import os
 import signal
 import time
 from collections.abc import Callable, Sequence
@@ -203,8 +205,31 @@ def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs:
 
 def _ignore_sigint() -> None:
     """In a worker: Ctrl-C reaches the whole process group, but only the parent handles it
-    (it stops the workers), so no worker prints a traceback of its own."""
+    (it stops the workers), so no worker prints a traceback of its own.  And a worker dies
+    with its parent: :func:`die_with_parent`."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
+
+
+#: prctl(2) option: the signal a process gets when its parent dies (linux/prctl.h)
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_parent() -> None:
+    """In a worker process: have Linux send it SIGKILL when the process that forked it dies
+    (``prctl(PR_SET_PDEATHSIG, SIGKILL)``), so a ``kill -9`` of equiv leaves no worker
+    solving on for the rest of its query; if the parent is already gone (reparented before
+    the call), exit now.  Elsewhere than Linux nothing is done: the worker ends when it next
+    talks to its gone parent."""
+    parent = os.getppid()
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0) != 0:
+            return
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent or parent == 1:
+        os._exit(1)
 
 
 def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
@@ -231,4 +256,4 @@ def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
         client.close()
 
 
-__all__ = ["map_in_workers", "run_cached", "run_groups"]
+__all__ = ["die_with_parent", "map_in_workers", "run_cached", "run_groups"]

@@ -37,6 +37,7 @@ from attrs import frozen
 
 from equiv.config import from_kconfig
 from equiv.engine.errors import InputError
+from equiv.engine.runner import die_with_parent
 from equiv.live import boot, build, dump, packages
 from equiv.live.boot import Namespace
 from equiv.live.compare import LiveComparison, compare
@@ -212,7 +213,8 @@ def run_live(names: Sequence[str], out: Path | None = None,
     dirs: list[tuple[str, str]] = []
     release = "unknown"
     # compares beside the next boot (which keeps one core busy under TCG), then on every core
-    with ProcessPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2))) as pool:
+    with ProcessPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)),
+                             initializer=die_with_parent) as pool:
         for i, group in enumerate(boot_groups(namespaces), 1):
             t0 = time.monotonic()
             bdir = out / f"boot-{i}"
