@@ -5,9 +5,9 @@ The 2026 series "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous 
 (Wen Jiang, Barry Song; v8 of 2026-09-17) maps physically contiguous runs with arm64
 CONT_PTE blocks (up to 1M per call) and PMD blocks in one page-table walk.  This package
 checks, for symbolic inputs (the virtual range, the protection, the page array as up to
-``bound`` physically contiguous segments of 2^k pages at any pfn, the vmalloc shift, the
-initial page-table state), that the fast path builds the translations of the slow path, and
-only well-formed blocks (docs/model.md).
+``bound`` physically contiguous segments of 2^k pages at any pfn, or with bound ``ANY`` any
+array of any length, the vmalloc shift, the initial page-table state), that the fast path
+builds the translations of the slow path, and only well-formed blocks (docs/model.md).
 
 API (the lead's integration contract):
 
@@ -86,8 +86,8 @@ def check(
         path: one of :data:`PATHS`.
         bound: the maximal number of physically contiguous segments of the page array (each
             2^k pages, k in 0..9, at any pfn; vmalloc: chunks of 2^(shift-12) pages; ioremap
-            is one contiguous range of any length and ignores it): see
-            :func:`bound_description`.
+            is one contiguous range of any length and ignores it), or ``ANY``
+            (:data:`equiv.vmap.names.ANY`: any number): see :func:`bound_description`.
         revision: a key of :data:`REVISIONS` (default :data:`DEFAULT_REVISION`).
         mutant: a key of :data:`MUTANTS` (a seeded bug applied to the revision), or None.
         timeout_ms: time limit of each solver query (UNKNOWN when it runs out).
@@ -118,9 +118,18 @@ def self_test(jobs: int | None = None) -> SelfTestResult:
 
 
 def bound_description(bound: int | None) -> str:
-    """What ``bound`` means, for every output that states it (None: a bound ``B``)."""
+    """What ``bound`` means, for every output that states it (None: a bound ``B``; ``ANY``:
+    any number of segments)."""
     from equiv.vmap.inputs import MAX_SEG_ORDER
+    from equiv.vmap.names import is_any
 
+    if bound is not None and is_any(bound):
+        return (
+            "any number of segments: page arrays of any length (N < 2^31) and any shape, "
+            "pages[] an arbitrary function of the index (vmap: any pfns, any runs; vmalloc: "
+            "any number of chunks of 2^(shift-12) pages); ioremap: one contiguous range of "
+            "up to 2^31 pages"
+        )
     n = "B" if bound is None else str(bound)
     pages = f"B x {1 << MAX_SEG_ORDER}" if bound is None else f"{bound << MAX_SEG_ORDER}"
     return (

@@ -45,11 +45,21 @@ from equiv.vmap.counterexample import (
     VmapCounterexample,
     build,
     read_case,
+    read_points,
     replay,
     simplify,
 )
-from equiv.vmap.inputs import PATHS, ConcreteCase, VmapInputs, assumptions, symbolic_inputs
-from equiv.vmap.lemmas import RUNS, Lemma, depends, lemmas
+from equiv.vmap.inputs import (
+    ANY,
+    MAX_SEGMENTS,
+    PATHS,
+    ConcreteCase,
+    RunArray,
+    VmapInputs,
+    assumptions,
+    symbolic_inputs,
+)
+from equiv.vmap.lemmas import Lemma, depends, lemmas, runs
 from equiv.vmap.obligations import OBLIGATIONS, claim, for_path
 from equiv.vmap.revisions import COMMON_CHOICES, TRYLOCKS, Revision, revision
 
@@ -60,6 +70,9 @@ Extra = Callable[[VmapInputs], list[tuple[str, Cond]]]
 EXACT_BOUND = 2
 #: time limit of each exact-model search (a search that ends by timeout leaves UNKNOWN)
 EXACT_TIMEOUT_MS = 15_000
+#: a cell of any number of segments also takes candidates from the local model with this
+#: many segments (vmap's M5 needs 3)
+SMALL_BOUND = 3
 
 
 def _assertions(conds: list[tuple[str, Cond]]) -> list[z3.BoolRef]:
@@ -128,7 +141,11 @@ class _Cell:
             o.ffs0(z3.BitVecVal(0, 32)),
         ]
         pg = inp.pages
-        mention += [t for t in (*pg.active, *pg.base, *(pg.order or pg.length)) if isinstance(t, z3.ExprRef)]
+        if isinstance(pg, RunArray):
+            mention += pg.mention()
+        else:
+            terms = (*pg.active, *pg.base, *(pg.order or pg.length))
+            mention += [t for t in terms if isinstance(t, z3.ExprRef)]
         q = Query(
             [*(self.base if base is None else base), *extra],
             timeout_ms=timeout_ms or self.timeout_ms,
@@ -150,13 +167,19 @@ class _Cell:
                 prefs.append(t == 0)
             elif name.startswith("hint."):
                 prefs.append(t)
-        for j in range(pg.nseg - 1, 0, -1):  # few segments
-            if isinstance(pg.active[j], z3.BoolRef):
-                prefs.append(z3.Not(pg.active[j]))
-        if pg.order is not None and inp.path == "vmap":
-            prefs += [z3.ULE(k, 5) for k in pg.order if isinstance(k, z3.ExprRef)]
-        prefs += [z3.ULT(b, 1 << 20) for b in pg.base if isinstance(b, z3.ExprRef)]
-        prefs += [z3.ULT(b, 1 << 16) for b in pg.base if isinstance(b, z3.ExprRef)]
+        if isinstance(pg, RunArray):
+            # a short array (read page by page) with small pfns where the query reads it
+            prefs += [z3.ULT(pg.count, 256)]
+            if pg.path == "vmap":
+                prefs += [z3.ULT(pg.off_fn(t), 1 << 20) for t in read_points(q, pg)]
+        else:
+            for j in range(pg.nseg - 1, 0, -1):  # few segments
+                if isinstance(pg.active[j], z3.BoolRef):
+                    prefs.append(z3.Not(pg.active[j]))
+            if pg.order is not None and inp.path == "vmap":
+                prefs += [z3.ULE(k, 5) for k in pg.order if isinstance(k, z3.ExprRef)]
+            prefs += [z3.ULT(b, 1 << 20) for b in pg.base if isinstance(b, z3.ExprRef)]
+            prefs += [z3.ULT(b, 1 << 16) for b in pg.base if isinstance(b, z3.ExprRef)]
         # a page of arm64's vmalloc area (VMALLOC_START = 0xffff800080000000 with VA_BITS=48)
         va_lo = 0xFFFF800080000000 >> 12 & ((1 << 36) - 1)
         prefs += [
@@ -231,13 +254,35 @@ class _Cell:
             )
         return SAT, rp, ""
 
+    def small_candidate(self, name: str) -> tuple[Replay, int] | None:
+        """A candidate of ``name`` from the local model with :data:`SMALL_BOUND` segments,
+        replayed (the replay and the page), or None."""
+        sub = _Cell(self.path, SMALL_BOUND, self.rev, self.mutant, self.timeout_ms, self.rlimit, None,
+                    self.backend)
+        neg, free = sub.local_claim(name)
+        for facts in (sub.run_facts, sub.contig_facts):
+            q = sub.query([facts, neg])
+            if q.result != SAT:
+                continue
+            sub.prefer_small(q, sub.inp, free)
+            case = read_case(q, self.path, sub.inp)
+            if case is not None:
+                rp = replay(case, self.rev, name)
+                if rp.violations:
+                    return rp, int(q.value(sub.v))
+        return None
+
     def run_lemma(self, lm: Lemma) -> ObligationResult:
         t0 = time.perf_counter()
-        q = self.query(
-            [_conj(lm.premise), z3.Not(_conj(lm.claim))],
-            base=_assertions(self.pre),
-            also=list(lm.free.values()),
-        )
+        # the claim, or each of its parts in turn (the lemma is proved when every part is)
+        for goal in lm.parts or (lm.claim,):
+            q = self.query(
+                [_conj(lm.premise), z3.Not(_conj(goal))],
+                base=_assertions(self.pre),
+                also=list(lm.free.values()),
+            )
+            if q.result != UNSAT:
+                break
         dt = time.perf_counter() - t0
         if q.result == UNSAT:
             return ObligationResult(lm.name, "lemma", "lemma", Verdict.PROVED, dt)
@@ -269,8 +314,9 @@ class _Cell:
         ob = OBLIGATIONS[name]
         t0 = time.perf_counter()
         neg, free = self.local_claim(name)
-        runs = [self.run_facts] if "batch_runs" in depends(name, self.path, self.rev) else []
-        q = self.query([*runs, neg])
+        deps = depends(name, self.path, self.rev, self.inp.unbounded)
+        run_facts = [self.run_facts] if "batch_runs" in deps else []
+        q = self.query([*run_facts, neg])
 
         def refuted(rp: Replay, found_by: str, page: int | None) -> ObligationResult:
             rp = simplify(rp, self.rev, name)
@@ -295,9 +341,8 @@ class _Cell:
                 reason="undefined behaviour" if name == "ub_ffs0" else "",
             )
 
-        lemmas_ok = depends(name, self.path, self.rev) <= proved_lemmas
+        lemmas_ok = deps <= proved_lemmas
         if q.result == UNSAT and lemmas_ok:
-            deps = sorted(depends(name, self.path, self.rev))
             return ObligationResult(
                 name,
                 ob.kind,
@@ -306,7 +351,7 @@ class _Cell:
                 time.perf_counter() - t0,
                 coverage=(
                     "preconditions satisfiable with the local model's facts",
-                    *([f"lemmas {', '.join(deps)} proved"] if deps else []),
+                    *([f"lemmas {', '.join(sorted(deps))} proved"] if deps else []),
                 ),
             )
         if q.result == UNKNOWN:
@@ -328,7 +373,7 @@ class _Cell:
                     return refuted(rp, "local", int(q.value(self.v)))
         else:
             why = "the local proof rests on a lemma that does not hold"
-            if runs and not set(RUNS) <= proved_lemmas:
+            if run_facts and not runs(self.inp.unbounded) <= proved_lemmas:
                 # the run facts are unjustified (a seeded bug breaks the batches' alignment):
                 # candidates from the facts that remain, replayed like any other
                 q2 = self.query([self.contig_facts, neg])
@@ -339,6 +384,13 @@ class _Cell:
                         rp = replay(case, self.rev, name)
                         if rp.violations:
                             return refuted(rp, "local", int(q2.value(self.v)))
+        if self.inp.unbounded:
+            # a page array of any number of runs is read at a few indices only, so its
+            # candidate may not fix the pages between them as the violation needs; the local
+            # model with a few segments (every page fixed) proposes candidates too
+            small = self.small_candidate(name)
+            if small is not None:
+                return refuted(small[0], f"{SMALL_BOUND}-segment local", small[1])
         if name in self.lemma_witness:
             return refuted(self.lemma_witness[name], "lemma", None)
         ans, rp2, reason = self.exact(name)
@@ -383,8 +435,9 @@ def check_cell(
 
     Args:
         path: "ioremap", "vmalloc" or "vmap".
-        bound: the maximal number of segments of the page array (ioremap: unused, one
-            contiguous range of any length up to 2^31 pages).
+        bound: the maximal number of segments of the page array, or ``ANY`` (any number: a
+            :class:`~equiv.vmap.inputs.RunArray`; ioremap: unused, one contiguous range of
+            any length up to 2^31 pages).
         rev: the revision (a seeded bug already applied).
         mutant: the seeded bug's name, for the report.
         timeout_ms: time limit of each query.
@@ -501,7 +554,8 @@ def load_counterexample(rev: Revision, mutant: str | None
         rp = replay(ConcreteCase.from_json(c["case"]), rev, ob["obligation"])
         if not rp.violations:
             raise ValueError(f"cached counterexample of {ob['obligation']} does not replay")
-        return build(rp, obligation=ob["obligation"], rev=rev, mutant=mutant, bound=cell["order"],
+        bound = ANY if cell["order"] == MAX_SEGMENTS else cell["order"]  # JSON keeps the number
+        return build(rp, obligation=ob["obligation"], rev=rev, mutant=mutant, bound=bound,
                      page=c["page"], found_by=c["found_by"])
 
     return load

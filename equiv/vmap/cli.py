@@ -19,12 +19,13 @@ from equiv.engine.results import CellResult, RunResult, SubjectConfig
 from equiv.engine.selftest import SelfTestResult
 from equiv.engine.subject import RunContext, Subject
 from equiv.engine.verdict import worst
-from equiv.vmap.names import PATHS, TRYLOCKS
+from equiv.vmap.names import ANY, PATHS, TRYLOCKS, is_any
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
 OWN_OPTIONS: dict[str, object] = {"paths": "all", "bounds": None, "trylock": None}
-#: bounds (maximal number of segments of the page array) of a default run, and the range
-DEFAULT_BOUNDS = (1, 2)
+#: bounds (maximal number of segments of the page array) of a default run, and the range of
+#: the numbers; ``any`` (:data:`~equiv.vmap.names.ANY`): any number of segments
+DEFAULT_BOUNDS = (1, 2, ANY)
 MIN_BOUND, MAX_BOUND = 1, 32
 #: the --solver choices, the default first: Bitwuzla decides this subject's bit-vector
 #: queries in seconds where z3 takes minutes (bench/vmap.py)
@@ -43,10 +44,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--bounds",
         default=None,
-        metavar="N|N-M|LIST",
+        metavar="N|N-M|any|LIST",
         help="the bound of each cell: the maximal number of physically "
-        "contiguous segments of the page array (see --list; default "
-        f"{_fmt(DEFAULT_BOUNDS)})",
+        "contiguous segments of the page array, or any (any number: pages[] of any length "
+        f"and shape; see --list; default {_fmt(DEFAULT_BOUNDS)})",
     )
     g.add_argument(
         "--trylock",
@@ -59,7 +60,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def _fmt(bounds: tuple[int, ...]) -> str:
-    return ",".join(map(str, bounds))
+    return ",".join(map(str, bounds))  # ANY prints as "any"
 
 
 def _paths(spec: str) -> list[str]:
@@ -76,7 +77,10 @@ def _paths(spec: str) -> list[str]:
 def _bounds(spec: str | None) -> list[int]:
     if spec is None:
         return list(DEFAULT_BOUNDS)
-    return parse_ranges(spec, MIN_BOUND, MAX_BOUND, "--bounds", "bound")
+    parts = [p.strip() for p in spec.split(",")]
+    numbers = ",".join(p for p in parts if p != "any")
+    out = parse_ranges(numbers, MIN_BOUND, MAX_BOUND, "--bounds", "bound", words=("any",)) if numbers else []
+    return out + ([ANY] if "any" in parts else [])
 
 
 def list_lines() -> list[str]:
@@ -87,8 +91,8 @@ def list_lines() -> list[str]:
     out += [f"  {name}: {rev.summary}" for name, rev in vmap.REVISIONS.items()]
     out.append("paths: " + ", ".join(PATHS))
     out.append(
-        f"bounds (--bounds B, {MIN_BOUND}..{MAX_BOUND}; default {_fmt(DEFAULT_BOUNDS)}): "
-        f"B = {vmap.bound_description(None)}"
+        f"bounds (--bounds B, {MIN_BOUND}..{MAX_BOUND} or any; default {_fmt(DEFAULT_BOUNDS)}): "
+        f"B = {vmap.bound_description(None)}; any = {vmap.bound_description(ANY)}"
     )
     out.append("obligations (--obligation): " + ", ".join(vmap.OBLIGATIONS))
     out.append("mutants (seeded-bug controls):")
@@ -150,7 +154,8 @@ def _load(spec: VmapCellSpec, payload: dict[str, Any]) -> CellResult:
     from equiv.vmap.cell import load_counterexample, resolve
 
     rev = resolve(spec.revision, spec.mutant, spec.trylock)
-    return CellResult.from_cache(payload, load_counterexample(rev, spec.mutant))
+    res = CellResult.from_cache(payload, load_counterexample(rev, spec.mutant))
+    return evolve(res, order=spec.bound) if is_any(spec.bound) else res  # prints as "any" again
 
 
 def _group(specs: list[VmapCellSpec]) -> list[CellResult]:
@@ -208,10 +213,10 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             cells=tuple(cells),
             wall_seconds=wall,
             jobs=jobs,
-            layout_note=f"bound B = {_fmt(tuple(bounds))}: " + vmap.bound_description(None),
+            layout_note=_layout_note(tuple(bounds)),
             choices=next((c.choices for c in cells if c.choices), tuple(rev.choices)),
             budget_args=ctx.budget_args,
-            assumptions=next((c.assumptions for c in cells if c.assumptions), ()),
+            assumptions=_assumptions(cells),
             revision_summary=rev.summary,
             mutant_description=vmap.MUTANTS[args.mutant].description if args.mutant else "",
             config_arg="--subject vmap" + (f" --trylock {args.trylock}" if args.trylock else ""),
@@ -224,6 +229,25 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             kernel_base="the 2026 mm tree the vmalloc series applies to (BASE-C, 00cc00cd1fb6)",
         )
     ]
+
+
+def _assumptions(cells: list[CellResult]) -> tuple[str, ...]:
+    """The first cell's assumptions, then what a cell of any number of segments assumes
+    besides (the shape of its page array)."""
+    first = next((c.assumptions for c in cells if c.assumptions), ())
+    extra = (a for c in cells if is_any(c.order) for a in c.assumptions if a not in first)
+    return tuple(dict.fromkeys((*first, *extra)))
+
+
+def _layout_note(bounds: tuple[int, ...]) -> str:
+    """What the run's bounds mean, for the report's header."""
+    from equiv import vmap
+
+    finite = tuple(b for b in bounds if not is_any(b))
+    parts = [f"bound B = {_fmt(finite)}: " + vmap.bound_description(None)] if finite else []
+    if len(finite) < len(bounds):
+        parts.append("bound any: " + vmap.bound_description(ANY))
+    return "; ".join(parts)
 
 
 SUBJECT = Subject(

@@ -10,6 +10,7 @@ is undefined behaviour.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import z3
@@ -17,7 +18,8 @@ from attrs import frozen
 
 from equiv.engine.query import Query
 from equiv.vmap import arch
-from equiv.vmap.inputs import ConcreteCase, VmapInputs
+from equiv.vmap.arch import IDX_BITS, PFN_BITS
+from equiv.vmap.inputs import MAX_SEG_ORDER, ConcreteCase, RunArray, VmapInputs
 from equiv.vmap.obligations import Violation, violations
 from equiv.vmap.revisions import Revision
 from equiv.vmap.twin import Run, run_fast, run_slow
@@ -27,6 +29,9 @@ from equiv.vmap.twin import Run, run_fast, run_slow
 PAGE_KERNEL = 0x0068000000000703
 #: the largest range the twin replays (pages)
 MAX_REPLAY_PAGES = 1 << 20
+#: the largest range read off a model of a page array of any number of runs (its pages are
+#: read one by one)
+MAX_RUN_ARRAY_PAGES = 1 << 14
 
 
 @frozen
@@ -134,6 +139,91 @@ class VmapCounterexample:
         }
 
 
+def _power_pieces(pfns: list[int], kmax: int) -> list[tuple[int, int]]:
+    """``pfns`` as segments ``(k, first pfn)`` of 2^k contiguous pages (k <= kmax): each
+    physically contiguous run cut into powers of two, largest first.
+
+    >>> _power_pieces([5, 6, 7, 9], 9)
+    [(1, 5), (0, 7), (0, 9)]
+    """
+    out: list[tuple[int, int]] = []
+    i = 0
+    while i < len(pfns):
+        j = i + 1
+        while j < len(pfns) and pfns[j] == pfns[j - 1] + 1:
+            j += 1
+        while i < j:
+            k = min(kmax, (j - i).bit_length() - 1)
+            out.append((k, pfns[i]))
+            i += 1 << k
+    return out
+
+
+def read_points(q: Query, pg: RunArray) -> list[z3.ExprRef]:
+    """The index terms ``pg`` was read at that the query ``q`` knows (a cell's queries
+    share the array, each reads it at some of them)."""
+    names = set(re.findall(r"\(declare-fun \|?([^\s|()]+)", q.smt2()))
+    return [t for t in pg.reads.values() if _symbols(t) <= names]
+
+
+def _symbols(t: z3.ExprRef) -> set[str]:
+    """The names of the uninterpreted constants of ``t`` (a DAG walk, each node once)."""
+    seen: set[int] = set()
+    out: set[str] = set()
+    todo = [t]
+    while todo:
+        e = todo.pop()
+        if e.get_id() in seen:
+            continue
+        seen.add(e.get_id())
+        if z3.is_const(e) and e.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            out.add(e.decl().name())
+        todo += e.children()
+    return out
+
+
+def _run_array_segments(
+    q: Query, inp: VmapInputs, pg: RunArray, n: int
+) -> tuple[tuple[int, int], ...] | None:
+    """The concrete array of a model of a :class:`~equiv.vmap.inputs.RunArray`, as segments.
+
+    vmalloc: every chunk's pfn, read off the model (the chunk shape holds by construction).
+    vmap: the model fixes ``off`` and ``run_end`` only at the indices the query reads; from
+    each of them (in index order) its run ``[k, run_end(k))`` gets pfns ``off(k) + i``, and
+    the pages no such run covers get pfns that continue no neighbour (one-page runs, far
+    from the others).  The replay on the twin decides whether the array shows the violation.
+    """
+    mask = (1 << PFN_BITS) - 1
+    if pg.path == "vmalloc":
+        o = int(q.value(inp.shift)) - arch.PAGE_SHIFT
+        return tuple(
+            (o, (int(q.value(pg.off_fn(z3.BitVecVal(c, IDX_BITS)))) << o) & mask) for c in range(n >> o)
+        )
+    if n > MAX_RUN_ARRAY_PAGES:
+        return None
+    pfns: list[int | None] = [None] * n
+    points = sorted({int(q.value(t)) for t in read_points(q, pg)} | {0})
+    for k in points:
+        if k >= n or pfns[k] is not None:
+            continue
+        off = int(q.value(pg.off_fn(z3.BitVecVal(k, IDX_BITS))))
+        end = int(q.value(pg.run_end(z3.BitVecVal(k, IDX_BITS))))
+        for i in range(k, min(max(end, k + 1), n)):
+            if pfns[i] is not None:
+                break
+            pfns[i] = (off + i) & mask
+    used = {p for p in pfns if p is not None}
+    far = (max(used, default=0) + 2) | 1  # odd pfns two apart: no two contiguous
+    out: list[int] = []
+    for p in pfns:
+        if p is None:
+            while far in used or far - 1 in used or far + 1 in used:
+                far += 2
+            p, far = far, far + 2
+        out.append(p)
+    return tuple(_power_pieces(out, MAX_SEG_ORDER))
+
+
 def read_case(q: Query, path: str, inp: VmapInputs) -> ConcreteCase | None:
     """The concrete input of a SAT model (None if the range is too long to replay)."""
     pg = inp.pages
@@ -142,13 +232,19 @@ def read_case(q: Query, path: str, inp: VmapInputs) -> ConcreteCase | None:
     if n > MAX_REPLAY_PAGES:
         return None
     segs: list[tuple[int, int]] = []
-    for j in range(pg.nseg):
-        act = pg.active[j]
-        if not (act if isinstance(act, bool) else q.value(act)):
-            break
-        base = int(q.value(pg.base[j]))
-        size = int(q.value(pg.order[j])) if pg.order is not None else int(q.value(pg.length[j]))
-        segs.append((size, base))
+    if isinstance(pg, RunArray):
+        runs = _run_array_segments(q, inp, pg, n)
+        if runs is None:
+            return None
+        segs = list(runs)
+    else:
+        for j in range(pg.nseg):
+            act = pg.active[j]
+            if not (act if isinstance(act, bool) else q.value(act)):
+                break
+            base = int(q.value(pg.base[j]))
+            size = int(q.value(pg.order[j])) if pg.order is not None else int(q.value(pg.length[j]))
+            segs.append((size, base))
     shift = int(q.value(inp.shift))
     o = inp.oracles
     tables: set[tuple[str, int]] = set()

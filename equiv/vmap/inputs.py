@@ -8,6 +8,13 @@ misaligned and mixed-order runs; adjacent segments may also be physically contig
 merges them into a longer run); for vmalloc every segment is one ``2^(shift-12)`` chunk
 (reference §9 P3); for ioremap one segment of any length (``p[i] = phys/4K + i``).
 
+For the cell of *any* number of segments (bound :data:`ANY`) the array is not a tuple of
+segments but a function: :class:`RunArray` (vmap: ``pages[i] = off(i) + i`` with ``off`` and
+the end of ``i``'s physically contiguous run uninterpreted, so any array of any length and
+any number of runs; vmalloc: every chunk an uninterpreted 2^(shift-12)-aligned pfn).  The
+queries read it at a few symbolic indices only (the observed page, the step, the walk, the
+iteration), so their size does not depend on the array's.
+
 The initial table state S0 is given by oracles over table slots: whether a PUD table hangs
 under a pgd entry, a PMD table under a pud entry, a PTE table under a pmd entry
 (precondition P1: no leaf maps any page of the range; an entry covering part of the range is
@@ -29,7 +36,11 @@ from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import WidthError
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS, SHIFT_BITS, VPN_BITS
+from equiv.vmap.names import ANY as ANY  # re-exported: the bound values are the model's too
+from equiv.vmap.names import MAX_SEGMENTS as MAX_SEGMENTS
 from equiv.vmap.names import PATHS as PATHS  # re-exported: the paths are the model's too
+from equiv.vmap.names import AnyBound as AnyBound
+from equiv.vmap.names import is_any as is_any
 
 #: largest segment order of a vmap page array (reference issue: k from 0 to 9)
 MAX_SEG_ORDER = 9
@@ -37,7 +48,6 @@ MAX_SEG_ORDER = 9
 VMALLOC_SHIFTS = (arch.PAGE_SHIFT, arch.CONT_PTE_SHIFT, arch.PMD_SHIFT)
 
 Oracle = Callable[[Val], Cond]
-
 
 def _width(expected: int) -> Callable[[object, object, Val], None]:
     def check(_inst: object, attr: object, value: Val) -> None:
@@ -166,6 +176,96 @@ class PageArray:
 
 
 @frozen(kw_only=True, eq=False)
+class RunArray:
+    """``pages[]`` of any length and any number of runs (the cell of bound :data:`ANY`).
+
+    vmap: ``page_to_pfn(pages[i]) = off(i) + i`` (36-bit) for an uninterpreted ``off``, and
+    the end of the physically contiguous run from ``pages[i]`` is an uninterpreted
+    ``run_end(i)``, clamped into ``(i, N]``.  By definition of ``run_end``, ``off`` is the
+    same at every index of ``[i, run_end(i))`` (:meth:`run_def`): the lemmas state that
+    definition at the indices they name.  Any array is one such pair of functions, so a
+    query over them covers every array of every length (N < 2^31) and every number of runs.
+
+    vmalloc: chunk ``c`` (pages ``[c << o, (c + 1) << o)``, ``o = shift - 12``) maps pfns
+    ``(base(c) << o) + (i & (2^o - 1))`` for an uninterpreted ``base``: every chunk is
+    contiguous and aligned to its size by construction (P3), any number of chunks.
+    """
+
+    path: str
+    count: Val
+    #: vmap: index -> pfn offset; vmalloc: chunk index -> chunk pfn >> o
+    off_fn: z3.FuncDeclRef
+    #: vmap: index -> end of its run (before the clamp); vmalloc: None
+    end_fn: z3.FuncDeclRef | None
+    #: vmalloc: the chunk order o = shift - 12 (0, 4 or 9); vmap: None
+    chunk_order: Val | None = None
+    #: every index term the model read the array at (a solver model's values there are
+    #: what a counterexample's concrete array keeps: :func:`equiv.vmap.counterexample.read_case`)
+    reads: dict[int, Val] = field(factory=dict)
+
+    nseg = 0  # no segment variables (the bounded cells' PageArray has them)
+
+    def run_end(self, x: Val) -> Val:
+        """The end of the run from ``pages[x]``, in ``(x, N]`` (for ``x < N``)."""
+        assert self.end_fn is not None
+        e: Val = self.end_fn(x)
+        return bv.ite(bv.ule(e, x), x + 1, bv.ite(bv.ult(self.count, e), self.count, e))
+
+    def _chunk(self, x: Val) -> tuple[Val, Val]:
+        """vmalloc: (first pfn of x's chunk, first index of x's chunk)."""
+        o = self.chunk_order
+        assert o is not None
+        first: Val = bv.const_like(x, 0, PFN_BITS)
+        start: Val = x
+        for k in (arch.CONT_PTE_SHIFT - arch.PAGE_SHIFT, arch.PMD_SHIFT - arch.PAGE_SHIFT):
+            c = z3.LShR(x, k)
+            first = bv.ite(bv.eq(o, k), ops.zext(self.off_fn(c), PFN_BITS) << k, first)
+            start = bv.ite(bv.eq(o, k), c << k, start)
+        first = bv.ite(bv.eq(o, 0), self.off_fn(x), first)
+        return first, start
+
+    def seg(self, x: Val) -> Seg:
+        """The run (vmap) or chunk (vmalloc) holding index ``x``, as a :class:`Seg`."""
+        if self.path == "vmalloc":
+            first, start = self._chunk(x)
+            o = self.chunk_order
+            assert o is not None
+            end = start + ops.pow2(o, IDX_BITS, MAX_SEG_ORDER)
+            return Seg(off=first - ops.zext(start, PFN_BITS), start=start, end=end, chain_end=end)
+        if isinstance(x, z3.ExprRef):
+            self.reads.setdefault(x.get_id(), x)
+        end = self.run_end(x)
+        return Seg(off=self.off_fn(x), start=x, end=end, chain_end=end)
+
+    def pfn_at(self, x: Val) -> Val:
+        """``page_to_pfn(pages[x])``."""
+        return self.seg(x).pfn(x)
+
+    def run_def(self, i: Val, u: Val) -> Cond:
+        """The definition of ``run_end`` at (i, u): an index u of the run from ``pages[i]``
+        has the same offset (vmap; vmalloc: true by construction)."""
+        if self.path == "vmalloc":
+            return True
+        return ops.implies(
+            bv.and_(bv.ule(i, u), bv.ult(u, self.run_end(i)), bv.ult(u, self.count)),
+            bv.eq(self.off_fn(u), self.off_fn(i)),
+        )
+
+    def mention(self) -> list[z3.ExprRef]:
+        """Terms to declare in every query (so that a model can be read at any index)."""
+        zero = z3.BitVecVal(0, IDX_BITS)
+        out: list[z3.ExprRef] = [self.off_fn(zero)]
+        if self.end_fn is not None:
+            out.append(self.end_fn(zero))
+        if isinstance(self.count, z3.ExprRef):
+            out.append(self.count)
+        return out
+
+
+Pages = PageArray | RunArray
+
+
+@frozen(kw_only=True, eq=False)
 class Oracles:
     """S0 and the shared oracles (P1, P4), as functions of a table slot index.
 
@@ -189,10 +289,15 @@ class VmapInputs:
     path: str
     a: Val = field(validator=_width(VPN_BITS))
     prot: Val = field(validator=_width(arch.ENTRY_BITS))
-    pages: PageArray
+    pages: Pages
     shift: Val = field(validator=_width(SHIFT_BITS))
     oracles: Oracles
     bound: int
+
+    @property
+    def unbounded(self) -> bool:
+        """The page array has any number of segments (:class:`RunArray`)."""
+        return isinstance(self.pages, RunArray)
 
     @property
     def count(self) -> Val:
@@ -206,6 +311,8 @@ class VmapInputs:
     @property
     def max_count(self) -> int:
         """The largest N the assumptions allow (sizes the bit-vector helpers)."""
+        if self.unbounded:
+            return MAX_SEGMENTS
         if self.path == "vmap":
             return self.bound << MAX_SEG_ORDER
         if self.path == "vmalloc":
@@ -215,13 +322,27 @@ class VmapInputs:
 
 def symbolic_inputs(path: str, bound: int) -> VmapInputs:
     """Fresh symbolic inputs for ``path`` with up to ``bound`` segments (ioremap: one segment
-    of any length, whatever the bound)."""
+    of any length, whatever the bound; :data:`ANY`: a :class:`RunArray`)."""
     nseg = 1 if path == "ioremap" else bound
     shift = (
         z3.BitVec("vmalloc.shift", SHIFT_BITS)
         if path == "vmalloc"
         else z3.BitVecVal(arch.PAGE_SHIFT, SHIFT_BITS)
     )
+    oracles = _oracles()
+    a = z3.BitVec("va.start_vpn", VPN_BITS)
+    prot = z3.BitVec("prot", arch.ENTRY_BITS)
+    if is_any(bound) and path != "ioremap":
+        vmalloc = path == "vmalloc"
+        idx = z3.BitVecSort(IDX_BITS)
+        runs = RunArray(
+            path=path,
+            count=z3.BitVec("pages.count", IDX_BITS),
+            off_fn=z3.Function("pages.chunk_pfn" if vmalloc else "pages.off", idx, z3.BitVecSort(PFN_BITS)),
+            end_fn=None if vmalloc else z3.Function("pages.run_end", idx, idx),
+            chunk_order=ops.zext(shift - arch.PAGE_SHIFT, IDX_BITS) if vmalloc else None,
+        )
+        return VmapInputs(path=path, a=a, prot=prot, pages=runs, shift=shift, oracles=oracles, bound=bound)
     active: list[Cond] = []
     length: list[Val] = []
     base: list[Val] = []
@@ -240,6 +361,11 @@ def symbolic_inputs(path: str, bound: int) -> VmapInputs:
     pages = PageArray.build(
         tuple(active), tuple(length), tuple(base), None if order is None else tuple(order)
     )
+    return VmapInputs(path=path, a=a, prot=prot, pages=pages, shift=shift, oracles=oracles, bound=bound)
+
+
+def _oracles() -> Oracles:
+    """The symbolic S0 and allocation oracles (uninterpreted functions of a slot)."""
     bool_fn = {
         n: z3.Function(f"s0.{n}", z3.BitVecSort(w), z3.BoolSort())
         for n, w in (
@@ -251,22 +377,13 @@ def symbolic_inputs(path: str, bound: int) -> VmapInputs:
         )
     }
     ffs0 = z3.Function("ub.ffs0", z3.BitVecSort(IDX_BITS), z3.BitVecSort(6))
-    oracles = Oracles(
+    return Oracles(
         pgd_table=bool_fn["pgd_table"],
         pud_table=bool_fn["pud_table"],
         pmd_table=bool_fn["pmd_table"],
         trylock_pud=bool_fn["trylock_pud"],
         trylock_pmd=bool_fn["trylock_pmd"],
         ffs0=ffs0,
-    )
-    return VmapInputs(
-        path=path,
-        a=z3.BitVec("va.start_vpn", VPN_BITS),
-        prot=z3.BitVec("prot", arch.ENTRY_BITS),
-        pages=pages,
-        shift=shift,
-        oracles=oracles,
-        bound=bound,
     )
 
 
@@ -408,6 +525,36 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
             bv.and_(bv.eq(p & arch.OA_MASK, 0), bv.eq(p & arch.PTE_CONT, 0), bv.eq(p & 3, 3)),
         )
     )
+    if isinstance(pg, RunArray):
+        out += _run_assumptions(inp, pg)
+    else:
+        out += _segment_assumptions(inp, pg)
+    out.append(
+        (
+            "S0 (P1): no leaf maps a page of the range; entries covering part of it are "
+            "none or tables (oracles per slot); P4: allocation outcomes are shared oracles; "
+            "POST-C1's mmap_read_trylock (BASE-C has none) as Revision.trylock says",
+            True,
+        )
+    )
+    out.append(
+        (
+            "local model, by the structure of the code (no lemma; the property tests check it "
+            "against the twin's loops): the page-table loops visit their range in order "
+            "(pXd_addr_end slots; PTE steps advance pte, *nr or pfn, and addr together); a PMD "
+            "block of vmap_pages_pmd_range advances *nr by 512 (M3's missing increment is "
+            "counted). Every other fact of the local model is a lemma proved in the same run "
+            "(docs/vmap-trust.md)",
+            True,
+        )
+    )
+    return out
+
+
+def _segment_assumptions(inp: VmapInputs, pg: PageArray) -> list[tuple[str, Cond]]:
+    """The shape of a page array of up to ``inp.bound`` segments."""
+    a = inp.a
+    out: list[tuple[str, Cond]] = []
     seg_ok: list[Cond] = []
     for j in range(pg.nseg):
         fits = bv.ult(
@@ -456,23 +603,34 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
                 True,
             )
         )
-    out.append(
-        (
-            "S0 (P1): no leaf maps a page of the range; entries covering part of it are "
-            "none or tables (oracles per slot); P4: allocation outcomes are shared oracles; "
-            "POST-C1's mmap_read_trylock (BASE-C has none) as Revision.trylock says",
-            True,
-        )
-    )
-    out.append(
-        (
-            "local model, by the structure of the code (no lemma; the property tests check it "
-            "against the twin's loops): the page-table loops visit their range in order "
-            "(pXd_addr_end slots; PTE steps advance pte, *nr or pfn, and addr together); a PMD "
-            "block of vmap_pages_pmd_range advances *nr by 512 (M3's missing increment is "
-            "counted). Every other fact of the local model is a lemma proved in the same run "
-            "(docs/vmap-trust.md)",
-            True,
-        )
-    )
     return out
+
+
+def _run_assumptions(inp: VmapInputs, pg: RunArray) -> list[tuple[str, Cond]]:
+    """The shape of a page array of any number of runs (:class:`RunArray`)."""
+    if inp.path == "vmap":
+        return [
+            (
+                "vmap page array of any length and any number of segments: pages[i] has pfn "
+                "off(i) + i for an arbitrary function off (any 36-bit pfns: P2, pfn 0 "
+                "included); run_end(i) is any index in (i, N] such that off is the same on "
+                "[i, run_end(i)) (the end of pages[i]'s physically contiguous run is one; "
+                "stated at the indices the lemmas name)",
+                True,
+            )
+        ]
+    o = pg.chunk_order
+    assert o is not None
+    s = inp.shift
+    return [
+        (
+            "vmalloc (P3) with any number of chunks: shift in {12, 16, 21}; N a multiple of "
+            "2^(shift-12); chunk c maps 2^(shift-12) contiguous pages from an arbitrary pfn "
+            "aligned to its size; va aligned to 1 << shift",
+            bv.and_(
+                bv.or_(*[bv.eq(s, v) for v in VMALLOC_SHIFTS]),
+                ops.is_aligned_dyn(inp.a, o),
+                ops.is_aligned_dyn(pg.count, o),
+            ),
+        )
+    ]

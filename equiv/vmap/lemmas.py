@@ -34,6 +34,11 @@ symbolic page ``u``: the invariant at ``u`` depends only on the invariant at ``u
 * A walk's ``*nr`` advances with ``addr`` (a PTE loop by the slot's length; a PMD block by
   512 with the v8 "*nr increment"): by the structure of the code.  Seeded bug M3 drops the
   increment; the local model then counts the lag.
+* With a page array of any number of runs (the cell of bound ``ANY``,
+  :class:`equiv.vmap.inputs.RunArray`) the same lemmas are proved over uninterpreted
+  functions of the index; ``chain_contiguous`` is then not a lemma but the definition of
+  ``run_end`` (:meth:`~equiv.vmap.inputs.RunArray.run_def`), which ``batch_runs`` states at
+  its (i, u).
 * ``vmalloc_chunks_aligned`` (vmalloc): with shift >= 16, every 64K-aligned page of the range
   maps a 64K-aligned pfn (P3), so the hook's acceptance is the same at every aligned position.
 """
@@ -49,7 +54,7 @@ from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
-from equiv.vmap.inputs import VmapInputs
+from equiv.vmap.inputs import RunArray, VmapInputs
 from equiv.vmap.paths import (
     BASE_HOOK,
     OFF,
@@ -78,6 +83,9 @@ class Lemma:
     #: lemmas whose claims (instances over the same free variables) are in the premise: this
     #: lemma counts as proved only if they are
     requires: tuple[str, ...] = ()
+    #: the claim as a conjunction of parts, each proved by its own query (smaller queries;
+    #: empty: the claim in one query)
+    parts: tuple[Cond, ...] = ()
 
 
 def _hook_tiles(inp: VmapInputs, path: str, rev: Revision) -> Lemma:
@@ -230,35 +238,37 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
             ),
         )
 
-    it = batch_iteration(inp, rev, st)
+    # get_vmap_batch_order() summarised by what lemma batch_order_run proves of it
+    order = z3.BitVec("lemma.batch.order", 32)
+    it = batch_iteration(inp, rev, st, order)
     run = bv.ult(st.i, inp.count)
     _, fin_lo, fin_hi = final_walk(inp, rev, st)
     fin_shift = bv.ite(bv.eq(st.prev, 0), bv.const_like(st.prev, arch.PAGE_SHIFT, 32), st.prev)
-    claim = bv.and_(
+    parts = (
         inv(BatchState.initial(st.i)),
-        ops.implies(
-            run,
-            bv.and_(
-                # the walk issued here has the facts
-                ops.implies(it.issued, _walk_facts(inp, u, st.map_addr, st.bend, st.idx, it.prev)),
-                # broken: the remaining walk [map_addr, end) has shift PAGE_SHIFT
-                ops.implies(it.brk, bv.eq(it.mid.prev, arch.PAGE_SHIFT)),
-                ops.implies(bv.not_(it.brk), inv(it.after)),
-            ),
-        ),
+        # the walk issued here has the facts
+        ops.implies(bv.and_(run, it.issued), _walk_facts(inp, u, st.map_addr, st.bend, st.idx, it.prev)),
+        # broken: the remaining walk [map_addr, end) has shift PAGE_SHIFT
+        ops.implies(bv.and_(run, it.brk), bv.eq(it.mid.prev, arch.PAGE_SHIFT)),
+        # the invariant again, the pending walk extended (no new walk: the hard case) or new
+        ops.implies(bv.and_(run, bv.not_(it.brk), bv.not_(it.issued)), inv(it.after)),
+        ops.implies(bv.and_(run, bv.not_(it.brk), it.issued), inv(it.after)),
         # the loop ended normally: the final walk [map_addr, end) with prev_shift
         ops.implies(bv.not_(run), _walk_facts(inp, u, fin_lo, fin_hi, st.idx, fin_shift)),
     )
-    helpers = bv.and_(_batch_order_run(inp, rev).claim, _chain_contiguous(inp).claim)
+    pg = inp.pages
+    contiguous = pg.run_def(st.i, u) if isinstance(pg, RunArray) else _chain_contiguous(inp).claim
+    helpers = bv.and_(_order_facts(inp, st.i, order), contiguous)
     return Lemma(
         name="batch_runs",
         description="vmap_pages_range_batched: every page of every walk lies in an iteration of the "
         "walk's order that is physically contiguous, PA-aligned to its size and inside "
         "the walk (inductive: one symbolic iteration, one symbolic page)",
         premise=bv.and_(inv(st), helpers),
-        claim=claim,
-        free=_free(st, u=u),
-        requires=("batch_order_run", "chain_contiguous"),
+        claim=bv.and_(*parts),
+        parts=parts,
+        free=_free(st, u=u, order=order),
+        requires=("batch_order_run",) + (() if isinstance(pg, RunArray) else ("chain_contiguous",)),
     )
 
 
@@ -379,23 +389,34 @@ def _batch_flush_covers(inp: VmapInputs, rev: Revision) -> Lemma:
     )
 
 
-def _batch_order_run(inp: VmapInputs, rev: Revision) -> Lemma:
-    """The iteration at index i (i < count) covers [i, i + 2^order): inside the contiguous
-    chain of pages[i], inside the array, its first pfn aligned to 2^order."""
+def _order_facts(inp: VmapInputs, i: Val, order: Val) -> Cond:
+    """What lemma ``batch_order_run`` proves of the order of the iteration at index ``i``:
+    if ``i < count``, ``[i, i + 2^order)`` lies in the contiguous chain of ``pages[i]`` and
+    in the array, the first pfn is aligned to ``2^order``, and the order is below the
+    width of the bit-vector helpers."""
     pg = inp.pages
-    nbits = max(inp.max_count, 2).bit_length()
-    i = z3.BitVec("lemma.batch.i", IDX_BITS)
-    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, i), i)
-    size = ops.pow2(bo.order, OFF, nbits)
+    nbits = _nbits(inp)
+    size = ops.pow2(order, OFF, nbits)
     si = pg.seg(i)
-    claim = ops.implies(
+    return ops.implies(
         bv.ult(i, inp.count),
         bv.and_(
+            bv.ult(order, nbits),
             bv.ule(i + size, si.chain_end),
-            ops.is_aligned_dyn(si.pfn(i), bo.order),
+            ops.is_aligned_dyn(si.pfn(i), order),
             bv.ule(i + size, inp.count),
         ),
     )
+
+
+def _batch_order_run(inp: VmapInputs, rev: Revision) -> Lemma:
+    """The iteration at index i (i < count) covers [i, i + 2^order): inside the contiguous
+    chain of pages[i], inside the array, its first pfn aligned to 2^order (and the order
+    below the helpers' width): :func:`_order_facts`, which ``batch_runs`` assumes in place
+    of ``get_vmap_batch_order()``."""
+    i = z3.BitVec("lemma.batch.i", IDX_BITS)
+    bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, i), i)
+    claim = _order_facts(inp, i, bo.order)
     return Lemma(
         name="batch_order_run",
         description="get_vmap_batch_order: the iteration at pages[i] covers 2^order pages that are "
@@ -457,7 +478,8 @@ def _batch_order_inside(inp: VmapInputs, rev: Revision) -> Lemma:
 
 def _chain_contiguous(inp: VmapInputs) -> Lemma:
     """Every index between i and the end of i's contiguous chain maps to pfn off + index with
-    the same off (a property of the segment encoding, stated for the solver)."""
+    the same off (a property of the segment encoding, stated for the solver; with a
+    :class:`~equiv.vmap.inputs.RunArray` it is the definition of ``run_end``, not a lemma)."""
     pg = inp.pages
     i = z3.BitVec("lemma.batch.i", IDX_BITS)
     u = z3.BitVec("lemma.batch.u", IDX_BITS)
@@ -515,6 +537,9 @@ FACTS: dict[str, tuple[str, ...]] = {
 #: (``LocalObs.run_facts``: every iteration of a walk contiguous, PA-aligned, inside it),
 #: which only the translation needs
 RUNS: tuple[str, ...] = ("batch_order_run", "chain_contiguous", "batch_runs")
+#: what is a lemma with segments but a definition with a page array of any number of runs
+#: (:meth:`equiv.vmap.inputs.RunArray.run_def`)
+DEFINED_ANY: frozenset[str] = frozenset({"chain_contiguous"})
 
 #: which lemmas each path's local model rests on, in the order they are proved (a lemma
 #: after those it requires)
@@ -565,22 +590,33 @@ def _m5(path: str, rev: Revision | None) -> bool:
     return path == "vmap" and rev is not None and rev.batch_step == "shift"
 
 
-def path_lemmas(path: str, rev: Revision | None = None) -> tuple[str, ...]:
-    """The lemmas of ``path`` (revision ``rev``), in the order they are proved."""
-    return (*PATH_LEMMAS[path], "batch_one_iteration") if _m5(path, rev) else PATH_LEMMAS[path]
+def path_lemmas(path: str, rev: Revision | None = None, unbounded: bool = False) -> tuple[str, ...]:
+    """The lemmas of ``path`` (revision ``rev``; ``unbounded``: a page array of any number
+    of runs), in the order they are proved."""
+    names = (*PATH_LEMMAS[path], "batch_one_iteration") if _m5(path, rev) else PATH_LEMMAS[path]
+    return tuple(n for n in names if not (unbounded and n in DEFINED_ANY))
 
 
-def depends(obligation: str, path: str, rev: Revision | None = None) -> frozenset[str]:
-    """The lemmas ``obligation``'s local proof on ``path`` (revision ``rev``) rests on."""
+def depends(
+    obligation: str, path: str, rev: Revision | None = None, unbounded: bool = False
+) -> frozenset[str]:
+    """The lemmas ``obligation``'s local proof on ``path`` (revision ``rev``; ``unbounded``:
+    a page array of any number of runs) rests on."""
     m5 = _m5(path, rev)
     facts = frozenset(M5_FACTS if m5 else FACTS[path])
-    on_path = facts if m5 else frozenset(PATH_LEMMAS[path])
+    on_path = facts if m5 else frozenset(path_lemmas(path, rev, unbounded))
     extra = EXTRA.get(obligation, frozenset())
     if extra is None:
         return GLOBAL[obligation] & on_path
     return (facts | extra) & on_path
 
 
+def runs(unbounded: bool = False) -> frozenset[str]:
+    """The lemmas of the run facts (:data:`RUNS`; without the definitions of a page array
+    of any number of runs)."""
+    return frozenset(RUNS) - (DEFINED_ANY if unbounded else frozenset())
+
+
 def lemmas(inp: VmapInputs, path: str, rev: Revision) -> list[Lemma]:
     """The lemmas of ``path``, in a fixed order."""
-    return [LEMMAS[n](inp, path, rev) for n in path_lemmas(path, rev)]
+    return [LEMMAS[n](inp, path, rev) for n in path_lemmas(path, rev, inp.unbounded)]

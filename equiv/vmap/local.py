@@ -77,7 +77,7 @@ from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch, ops
 from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, Hook
-from equiv.vmap.inputs import Seg, VmapInputs
+from equiv.vmap.inputs import PageArray, Seg, VmapInputs
 from equiv.vmap.paths import (
     BASE_HOOK,
     IOREMAP_MAX_PAGE_SHIFT,
@@ -259,16 +259,27 @@ def pmd_lag(
     pte_first: bool = False,
     facts: list[Cond] | None = None,
     in_run: Callable[[Val], Cond] | None = None,
+    fresh: Fresh | None = None,
 ) -> Lag:
     """Seeded bug M3 (no ``*nr += 512`` after a PMD block): the index lag at v's slot of a
     page-array walk from ``lo``, i.e. ``lag - 512 * (PMD blocks of the walk before v's
     slot)``, counting over the walk's slots in order (at most ``slots`` before v's).  The
     PMD decision is ``vmap_pages_pmd_range``'s (POST-C1); ``trylock``: whether its
-    ``mmap_read_trylock`` is the oracle (:func:`equiv.vmap.paths.free_ok`)."""
+    ``mmap_read_trylock`` is the oracle (:func:`equiv.vmap.paths.free_ok`).  With ``fresh``
+    (a page array of any number of runs: no bound on the slots) the count is a free variable
+    constrained only by the slots before v's (``facts``: appended to)."""
     o = inp.oracles
     s_addr, _ = slot_of(inp, v, lo, hi, 9)
     addr: Val = lo
     cur: Val = bv.const_like(v, 0, OFF) if lag is None else lag
+    if fresh is not None:
+        # any number of slots (a page array of any number of runs): any number k of PMD
+        # blocks before v's slot, k * 512 <= s_addr - lo (the real count is one of them)
+        k = fresh.var("fast.m3_blocks")
+        if facts is not None:
+            facts.append(bv.ule(k * PMD_PAGES, s_addr - lo))
+            facts.append(bv.ule(k, (1 << (IDX_BITS - 9)) - 1))
+        return cur - k * PMD_PAGES
     for _ in range(slots):
         act = bv.ult(addr, s_addr)
         nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
@@ -367,6 +378,7 @@ def range_walk(
 
 def _linear_sel(inp: VmapInputs) -> Callable[[Val], Seg]:
     top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    assert isinstance(inp.pages, PageArray)  # ioremap: one segment, whatever the bound
     sel = Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
     return lambda _x: sel
 
@@ -496,6 +508,7 @@ def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> Loc
                 slots=inp.bound + 1,
                 trylock=fast_trylock(rev),
                 pte_first=rev.pte_alloc_first,
+                fresh=fresh if inp.unbounded else None,
             )
         )
         return range_walk(
@@ -586,6 +599,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
             pte_first=rev.pte_alloc_first,
             facts=lag_facts,
             in_run=in_run,
+            fresh=fresh if inp.unbounded else None,
         )
     )
     # PMD attempt (shift >= PMD_SHIFT): pages[*nr] at the slot start

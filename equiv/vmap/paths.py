@@ -62,7 +62,7 @@ from equiv.vmap.arch import (
     VPN_BITS,
     Hook,
 )
-from equiv.vmap.inputs import Oracles, Seg, VmapInputs
+from equiv.vmap.inputs import Oracles, PageArray, Seg, VmapInputs
 from equiv.vmap.revisions import Revision
 
 #: BASE-H: the arm64 hook before the series (64K CONT blocks only)
@@ -680,6 +680,7 @@ def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
 
 def _ioremap_seg(inp: VmapInputs) -> Seg:
     top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
+    assert isinstance(inp.pages, PageArray)  # ioremap: one segment, whatever the bound
     return Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
 
 
@@ -906,15 +907,21 @@ class BatchIteration:
     after: BatchState
 
 
-def batch_iteration(inp: VmapInputs, rev: Revision, st: BatchState) -> BatchIteration:
+def batch_iteration(
+    inp: VmapInputs, rev: Revision, st: BatchState, order: Val | None = None
+) -> BatchIteration:
     """The body of the batching loop of ``vmap_pages_range_batched()`` (POST-C1, see
     :func:`vmap_pages_range_batched`), once, from ``st`` (with ``st.i < count``).  Shared by
     the exact model (unrolled) and the inductive lemmas of :mod:`equiv.vmap.lemmas`, so the
     lemmas are proved on the loop the model runs.  Seeded edits: M5 (``i += 1U << shift``),
-    X1 (``count - i + 1``), X6 (the walk issued only when the shift drops)."""
+    X1 (``count - i + 1``), X6 (the walk issued only when the shift drops).  ``order``:
+    the value of ``get_vmap_batch_order()`` as a term of the caller's (a lemma that
+    summarises it by what lemma ``batch_order_run`` proves about it), else its model."""
     count = inp.count
     nbits = max(inp.max_count, 2).bit_length()
     bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, count, st.i), st.i)
+    if order is not None:
+        bo = BatchOrder(order=order, ub=bo.ub, reads_ok=bo.reads_ok)
     shift = bo.order + arch.PAGE_SHIFT
     prev = bv.ite(bv.eq(st.i, 0), shift, st.prev)
     change = bv.not_(bv.eq(shift, prev))

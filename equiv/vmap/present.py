@@ -22,6 +22,7 @@ from equiv.engine.verdict import Verdict
 from equiv.report.text import command_lines, repro_command
 from equiv.vmap.arch import PAGE_SHIFT, kernel_va
 from equiv.vmap.counterexample import LeafView, VmapCounterexample
+from equiv.vmap.names import is_any
 
 #: top bits of an arm64 kernel virtual address with VA_BITS=48
 
@@ -57,7 +58,11 @@ def counterexample_lines(cx: VmapCounterexample, width: int = 72) -> list[str]:
     what = (
         f"{cx.obligation} on {cx.path}, revision {cx.revision}"
         + (f" + seeded bug {cx.mutant}" if cx.mutant else "")
-        + f", bound {cx.bound} segment{'s' * (cx.bound != 1)}"
+        + (
+            ", any number of segments"
+            if is_any(cx.bound)
+            else f", bound {cx.bound} segment{'s' * (cx.bound != 1)}"
+        )
     )
     kind = "undefined behaviour" if cx.obligation == "ub_ffs0" else "counterexample"
     out += _fill(
