@@ -18,6 +18,7 @@ from equiv.counterexample import Counterexample
 from equiv.engine.cache import Cache
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.runner import run_cached
+from equiv.engine.selftest import describe_edit
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType, Scenario
 from equiv.mutants import MUTANTS
@@ -54,10 +55,17 @@ class CellSpec:
         deterministic resource budget.  (The wall-clock timeout is not part of it: it only
         decides whether an answer is UNKNOWN, which is never cached.)"""
         cfg = self.config if isinstance(self.config, Config) else preset(self.config)
-        return {"config": asdict(cfg), "revision": self.revision,
-                "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
-                "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
-                "solver": self.solver, "rlimit": self.rlimit}
+        out: dict[str, object] = {
+            "config": asdict(cfg), "revision": self.revision,
+            "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
+            "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
+            "solver": self.solver, "rlimit": self.rlimit}
+        if self.mutant is not None:
+            # the seeded bug's edit itself, not only its name: a mutant changed at run time
+            # (or a catalogue entry given another edit) is never served another's result
+            m = MUTANTS[self.mutant]
+            out["edit"] = describe_edit({"knobs": m.knobs, "compare": m.compare})
+        return out
 
 
 def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:

@@ -62,7 +62,8 @@ def _parser() -> argparse.ArgumentParser:
                    help=f"what to prove: {', '.join(REGISTRY)}, or all (default {DEFAULT})")
     p.add_argument("--self-test", action="store_true",
                    help="run every seeded-bug control and print the kill matrix; exit 1 if a "
-                        "bug survives or an equivalent control is reported")
+                        "bug survives or an equivalent control is reported (zone-device: its "
+                        "cells go through the result cache, see --cache-dir)")
     p.add_argument("--revision", default=None,
                    help="series revision of the subject (zone-device: default v11, valid: "
                         "v11, v11-fix, v1..v5; see --list)")
@@ -338,6 +339,13 @@ def _crash_report(args: argparse.Namespace | None, text: str) -> str:
     return "(could not be written: no writable cache or temporary directory)"
 
 
+def _cache_summary(cache: Cache | None, err: TextIO) -> None:
+    """One line per kind of cache problem the run met (:meth:`Cache.summary`)."""
+    if cache is not None:
+        for problem in cache.summary():
+            err.write(f"equiv: cache: {problem}\n")
+
+
 def _undecided(runs: list[Any], err: TextIO) -> None:
     """Say where the SMT-LIB files of the run's UNKNOWN queries went (one line)."""
     import re
@@ -407,24 +415,24 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
         raise InputError(f"--jobs must be at least 1, got {args.jobs}")
     if args.backstop_s <= 0:
         raise InputError(f"--backstop-s must be positive, got {args.backstop_s:g}")
+    cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
     if args.self_test:
-        results = [s.self_test(args.jobs) for s in subjects]
+        set_unknown_dir(None if cache is None else str(cache.root / "unknown"))
+        results = [s.run_self_test(args.jobs, cache) for s in subjects]
+        _cache_summary(cache, err)
         _emit(args, fit("\n".join(render_selftest(st) for st in results)) + "\n", out)
         return 0 if all(st.ok for st in results) else 1
     for s in subjects:
         code = s.special(args, out, lambda text: _emit(args, text, out))
         if code is not None:
             return code
-    cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
     set_unknown_dir(args.dump_smt or (None if cache is None else str(cache.root / "unknown")))
     budget = ((f" --timeout-ms {args.timeout_ms}" if args.timeout_ms != 60_000 else "")
               + (f" --rlimit {args.rlimit}" if args.rlimit is not None else "")
               + (f" --solver {args.solver}" if args.solver is not None else ""))
     ctx = RunContext(err, cache, args.quiet, budget)
     runs = [r for s in subjects for r in s.run(args, ctx)]
-    if cache is not None:
-        for problem in cache.summary():
-            err.write(f"equiv: cache: {problem}\n")
+    _cache_summary(cache, err)
     _undecided(runs, err)
     times = not args.no_times
     code = exit_code(r.verdict for r in runs)

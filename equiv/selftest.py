@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from equiv.counterexample import Counterexample, counterexample_of
+from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
 from equiv.engine.results import CellResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
@@ -67,13 +68,18 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
 
 
 def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
-              cells: Iterable[tuple[MemoryType, int]] = CELLS) -> SelfTestResult:
+              cells: Iterable[tuple[MemoryType, int]] = CELLS,
+              cache: Cache | None = None) -> SelfTestResult:
     """Run the mutation self-test.
 
     Args:
         jobs: worker processes (default: all cores).
         names: the mutants to run (default: the whole catalogue, in catalogue order).
         cells: the (type, order) cells to check each mutant on.
+        cache: the result cache (:mod:`equiv.engine.cache`), or None: each cell is looked
+            up and stored like a proof cell, keyed by its description (the mutant's edit
+            included) and the tool's source fingerprint, and used only when every query
+            answer it rests on is cached too.
 
     Raises:
         InputError: an unknown mutant name.
@@ -85,7 +91,7 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
     cell_list = tuple(cells)
     specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
              for n in chosen for t, o in cell_list]
-    results, wall, used = run_matrix(specs, jobs)
+    results, wall, used = run_matrix(specs, jobs, cache=cache)
     rows: list[MutantRow] = []
     it = iter(results)
     for n in chosen:

@@ -19,6 +19,7 @@ from attrs import evolve
 
 from equiv.config import PRESETS, Config, preset
 from equiv.engine import solvers
+from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError, lookup, parse_ranges
 from equiv.engine.options import Given, given
 from equiv.engine.selftest import SelfTestResult
@@ -306,11 +307,11 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     return out
 
 
-def self_test(jobs: int | None) -> SelfTestResult:
-    """The seeded-bug controls (:func:`equiv.selftest.self_test`)."""
+def self_test(jobs: int | None, cache: Cache | None = None) -> SelfTestResult:
+    """The seeded-bug controls (:func:`equiv.selftest.self_test`), through ``cache``."""
     from equiv.selftest import self_test as run_self_test
 
-    return run_self_test(jobs)
+    return run_self_test(jobs, cache=cache)
 
 
 SUBJECT = Subject(
@@ -318,4 +319,4 @@ SUBJECT = Subject(
     summary="ZONE_DEVICE memmap init: struct page template copies (v1..v11) against the "
             "v7.3-rc1 slow path",
     add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
-    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS)
+    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, cached_self_test=self_test)

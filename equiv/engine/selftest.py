@@ -19,12 +19,23 @@ code      outcome           meaning
 A bug mutant is *killed* if it is killed on at least one cell and survives on none.  The
 self-test is ``ok`` when no cell survived, was caught on the wrong field, or was falsely
 reported.
+
+A self-test's cells go through the result cache like any proof cell
+(:func:`equiv.engine.runner.run_cached`): a cell's key is its description and the tool's
+source fingerprint, and a cached cell is used only when every query answer it rests on is
+cached too.  A mutant's *name* is not enough for the key (a test, or a catalogue edited
+at run time, can give one name another edit): :func:`describe_edit` turns the edit itself
+into data for the key.
 """
 
 from __future__ import annotations
 
 import enum
+import hashlib
+import types
+from typing import Any
 
+import attrs
 from attrs import frozen
 
 from equiv.engine.verdict import Verdict
@@ -130,4 +141,47 @@ class SelfTestResult:
         return not any(r.failures for r in self.rows)
 
 
-__all__ = ["CellOutcome", "MutantRow", "Outcome", "SelfTestResult"]
+def describe_edit(edit: object) -> Any:
+    """A seeded bug's edit as plain data for a cache key: attrs instances and dicts field
+    by field, enums by name, functions by qualified name and a digest of their code (so an
+    edit that is a function changed at run time gets another key).
+
+    >>> describe_edit({"tail_loop_end_delta": -1, "where": Outcome.KILLED})
+    {'tail_loop_end_delta': -1, 'where': 'Outcome.KILLED'}
+    >>> describe_edit(describe_edit)["function"]
+    'equiv.engine.selftest.describe_edit'
+    """
+    if attrs.has(type(edit)):
+        fields: tuple[attrs.Attribute[Any], ...] = attrs.fields(type(edit))  # type: ignore[arg-type]
+        return {"type": type(edit).__qualname__,
+                **{f.name: describe_edit(getattr(edit, f.name)) for f in fields}}
+    if isinstance(edit, dict):
+        return {str(k): describe_edit(v) for k, v in edit.items()}
+    if isinstance(edit, (list, tuple)):
+        return [describe_edit(v) for v in edit]
+    if isinstance(edit, enum.Enum):
+        return f"{type(edit).__name__}.{edit.name}"
+    code = getattr(edit, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return {"function": f"{getattr(edit, '__module__', '?')}.{getattr(edit, '__qualname__', '?')}",
+                "code": hashlib.sha256(_code_bytes(code)).hexdigest()}
+    if edit is None or isinstance(edit, (bool, int, float, str)):
+        return edit
+    return repr(edit)
+
+
+def _code_bytes(code: types.CodeType) -> bytes:
+    """A code object's bytecode, names and constants, the same in every process (a
+    frozenset constant is sorted: ``marshal`` would follow the string hash seed)."""
+    parts = [code.co_code, repr(code.co_names).encode()]
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            parts.append(_code_bytes(c))
+        elif isinstance(c, frozenset):
+            parts.append(repr(sorted(map(repr, c))).encode())
+        else:
+            parts.append(repr(c).encode())
+    return b"\0".join(parts)
+
+
+__all__ = ["CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "describe_edit"]

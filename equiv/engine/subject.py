@@ -60,6 +60,18 @@ class Subject:
     solvers: tuple[str, ...]
     #: the solver choices under which ``--rlimit`` (a z3 budget) takes effect
     rlimit_solvers: tuple[str, ...] = (*SOLVERS, "all")
+    #: the self-test through the run's result cache (jobs, cache or None), if the subject
+    #: has one: ``--self-test`` then honours ``--cache-dir`` and ``--no-cache``.  Its cells
+    #: must be keyed like proof cells (:func:`equiv.engine.runner.run_cached`), with the
+    #: seeded bug's edit in the key (:func:`equiv.engine.selftest.describe_edit`), so a
+    #: changed mutant or model is never served stale.
+    cached_self_test: Callable[[int | None, Cache | None], SelfTestResult] | None = None
+
+    def run_self_test(self, jobs: int | None, cache: Cache | None) -> SelfTestResult:
+        """The self-test, through ``cache`` when the subject's self-test can use one."""
+        if self.cached_self_test is not None:
+            return self.cached_self_test(jobs, cache)
+        return self.self_test(jobs)
 
     def solver(self, args: argparse.Namespace) -> str:
         """The solver the run uses: ``--solver`` or the subject's default; a choice the
