@@ -12,7 +12,7 @@ from equiv.engine.errors import InputError
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell
+from equiv.matrix import CellSpec, run_cell, run_matrix
 from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
 from equiv.report import render_selftest
@@ -84,12 +84,23 @@ def test_bad_knobs_are_rejected(knobs: dict[str, object], match: str) -> None:
         FastVariant(**knobs)  # type: ignore[arg-type]
 
 
+@pytest.fixture(scope="module")
+def controls() -> dict[tuple[str, MemoryType, int], CellResult]:
+    """Every control on every cell, run once as one matrix in worker processes (as the
+    self-test runs them: counterexamples not minimised) rather than cell by cell."""
+    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
+             for n in sorted(MUTANTS) for t, o in CELLS]
+    results, _wall, _jobs = run_matrix(specs)
+    return {(sp.mutant or "", sp.ptype, sp.order): r for sp, r in zip(specs, results, strict=True)}
+
+
 @pytest.mark.parametrize("name", sorted(MUTANTS))
 @pytest.mark.parametrize(("ptype", "order"), CELLS, ids=[f"{t.name}-o{o}" for t, o in CELLS])
-def test_control(name: str, ptype: MemoryType, order: int) -> None:
+def test_control(controls: dict[tuple[str, MemoryType, int], CellResult], name: str,
+                 ptype: MemoryType, order: int) -> None:
     """The control's verdict and, when refuted, a differing field it names."""
     m = MUTANTS[name]
-    res = run_cell(CellSpec(m.config, "v11", ptype, order, mutant=name))
+    res = controls[(name, ptype, order)]
     want = m.expect(ptype, order)
     if want is None:
         assert res.verdict is Verdict.PROVED, [(o.name, o.verdict) for o in res.obligations]
