@@ -29,8 +29,8 @@ from equiv.vmap.twin import Run, run_fast, run_slow
 PAGE_KERNEL = 0x0068000000000703
 #: the largest range the twin replays (pages)
 MAX_REPLAY_PAGES = 1 << 20
-#: the largest range read off a model of a page array of any number of runs (its pages are
-#: read one by one)
+#: the most pages (vmalloc: chunks) read off a model of a page array of any number of runs
+#: (they are read one by one)
 MAX_RUN_ARRAY_PAGES = 1 << 14
 
 
@@ -196,6 +196,8 @@ def _run_array_segments(
     mask = (1 << PFN_BITS) - 1
     if pg.path == "vmalloc":
         o = int(q.value(inp.shift)) - arch.PAGE_SHIFT
+        if n >> o > MAX_RUN_ARRAY_PAGES:
+            return None
         return tuple(
             (o, (int(q.value(pg.off_fn(z3.BitVecVal(c, IDX_BITS)))) << o) & mask) for c in range(n >> o)
         )

@@ -257,7 +257,16 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
         ops.implies(bv.not_(run), _walk_facts(inp, u, fin_lo, fin_hi, st.idx, fin_shift)),
     )
     pg = inp.pages
-    contiguous = pg.run_def(st.i, u) if isinstance(pg, RunArray) else _chain_contiguous(inp).claim
+    if isinstance(pg, RunArray):
+        # run_end's definition at u and at u's iteration start in the walk after this
+        # iteration (X6: an iteration of a higher order joins a walk of a lower one, whose
+        # iterations then start inside it)
+        after = it.after
+        size = ops.pow2(after.prev - arch.PAGE_SHIFT, OFF, nbits)
+        start = after.map_addr + ((u - after.map_addr) & ~(size - 1))
+        contiguous = bv.and_(pg.run_def(st.i, u), pg.run_def(st.i, start))
+    else:
+        contiguous = _chain_contiguous(inp).claim
     helpers = bv.and_(_order_facts(inp, st.i, order), contiguous)
     return Lemma(
         name="batch_runs",
