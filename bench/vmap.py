@@ -132,7 +132,7 @@ def main() -> int:
 def any_segments(jobs: int) -> bool:
     """v8-fix on the three paths with any number of segments, side by side on ``jobs``
     worker processes (the vmap cell first: it is the longest), then v8's vmap cell."""
-    print(f"any number of segments ({bound_description(ANY)}):")
+    print(f"bound any: {bound_description(ANY)}")
     cells = [("vmap", ANY, "v8-fix"), ("vmalloc", ANY, "v8-fix"), ("ioremap", ANY, "v8-fix")]
     t0 = time.perf_counter()
     with ProcessPoolExecutor(

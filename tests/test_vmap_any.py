@@ -8,11 +8,15 @@ from __future__ import annotations
 import io
 import json
 import pickle
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 import z3
 
 from equiv.engine.errors import InputError
+from equiv.engine.selftest import Outcome
 from equiv.engine.verdict import Verdict
 from equiv.proofs import main
 from equiv.vmap import REVISIONS, VmapCounterexample, bound_description, check
@@ -22,6 +26,9 @@ from equiv.vmap.counterexample import _power_pieces, replay
 from equiv.vmap.inputs import ANY, MAX_SEGMENTS, RunArray, is_any, symbolic_inputs
 from equiv.vmap.lemmas import depends, path_lemmas, runs
 from equiv.vmap.present import counterexample_lines
+from equiv.vmap.selftest import self_test
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def verdicts(r: object) -> dict[str, Verdict]:
@@ -148,3 +155,25 @@ class TestAnyCells:
         assert code == 0, out.getvalue()
         assert "bound any: any number of segments" in text
         assert "any PROVED" in text
+
+    def test_batching_bugs_killed_on_the_any_cell(self) -> None:
+        """The seeded bugs of the batching loop (M1, M4, M5, X1, X3, X4) are killed on the
+        vmap cell of any number of segments, on their obligations, and X6 (the equivalent
+        control of the batching invariant) is PROVED there."""
+        names = ["mutant_no_pfn_align_clamp", "mutant_flush_from_map_addr", "mutant_batch_step_by_shift",
+                 "mutant_max_steps_past_end", "mutant_final_walk_to_batch_end", "mutant_flush_to_batch_end",
+                 "harmless_walk_on_shift_drop"]
+        res = self_test(2, names=names, cells=(("vmap", ANY),))
+        assert res.ok, res.rows
+        assert len(res.killed) == 6 and res.count(Outcome.FALSE_REPORT) == 0
+
+    def test_bench_prints_the_any_figures(self) -> None:
+        """bench/vmap.py times v8-fix on the three paths with any number of segments and
+        v8's finding there."""
+        p = subprocess.run(
+            [sys.executable, "bench/vmap.py", "--bound", "1", "--quick", "--no-self-test"],
+            cwd=ROOT, capture_output=True, text=True, check=False, timeout=600,
+        )
+        assert "bound any: any number of segments: " in p.stdout, p.stdout + p.stderr
+        assert "v8-fix on all three paths: wall" in p.stdout
+        assert "v8      vmap    REFUTED" in p.stdout
