@@ -20,6 +20,10 @@ def pytest_configure(config: pytest.Config) -> None:
     import os
     import tempfile
 
+    # the user's cache stays reachable for what is not a result: the unpacked
+    # linux-source-6.12 files (tests/test_linux_tree.py's linux612), extracted once
+    user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    os.environ.setdefault("EQUIV_TEST_USER_CACHE", user)
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="equiv-test-cache-")
 
 

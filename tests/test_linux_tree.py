@@ -12,7 +12,6 @@ import os
 import re
 import shutil
 import subprocess
-import tarfile
 from pathlib import Path
 
 import pytest
@@ -43,13 +42,7 @@ from equiv.source.files import FILES, load_tree, macro_env
 from equiv.source.src_layout import compare_with_model, source_structs
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
-TOP = "linux-source-6.12"
 CFG = PRESETS["x86_64-default"]
-
-
-def _cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "equiv" / TOP
 
 
 def _install() -> str | None:
@@ -66,23 +59,19 @@ def _install() -> str | None:
 
 @pytest.fixture(scope="session")
 def linux612() -> Path:
-    """The root of an unpacked linux-source-6.12 holding the mirrored files (cached)."""
-    root = _cache_dir() / TOP
-    want = [*FILES, MAKEFILE]
-    if all((root / f).is_file() for f in want):
-        return root
-    if not TARBALL.is_file():
-        why = _install()
-        if why is not None:
-            pytest.skip(f"no linux-source-6.12 tree: {why}")
-    root.parent.mkdir(parents=True, exist_ok=True)
-    names = {f"{TOP}/{f}" for f in want}
-    with tarfile.open(TARBALL, "r:xz") as tar:
-        for m in tar:
-            if m.name in names:
-                tar.extract(m, root.parent, filter="data")
-    missing = [f for f in want if not (root / f).is_file()]
-    assert not missing, f"{TARBALL} lacks {missing}"
+    """The root of an unpacked linux-source-6.12 holding the mirrored files: the same
+    copy ``--live``'s C text reads (:func:`equiv.live.ctext.source_tree`), in the user's
+    cache (not a result: kept from session to session), installed with apt-get first
+    when root can."""
+    from equiv.live.ctext import source_tree
+
+    user = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv"  # set by conftest.py
+    root, why = source_tree(user)
+    if root is None and not TARBALL.is_file():
+        failed = _install()
+        root, why = source_tree(user) if failed is None else (None, failed)
+    if root is None:
+        pytest.skip(f"no linux-source-6.12 tree: {why}")
     return root
 
 

@@ -60,14 +60,21 @@ class CTextResult:
 
 def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
     """The root of the unpacked files of linux-source-6.12 (extracted once into the live
-    cache from :data:`TARBALL`), or None and why not."""
+    cache from :data:`TARBALL`, again when the tarball changes), or None and why not.
+    ``cache`` is the ``equiv`` directory of a user cache (default: this user's)."""
     from equiv.linux.ktree import MAKEFILE
     from equiv.source.files import FILES
 
     # beside the live cache, where the tests' linux-source-6.12 fixture unpacks it too
     root = (cache or packages.cache_dir().parent) / TOP
     want = [*FILES, MAKEFILE]
-    if not all((root / f).is_file() for f in want):
+    stamp = root / ".equiv-tarball"
+    made_from = ""
+    if TARBALL.is_file():  # a newer package re-extracts
+        st = TARBALL.stat()
+        made_from = f"{st.st_size} {st.st_mtime_ns}\n"
+    fresh = not made_from or (stamp.is_file() and stamp.read_text() == made_from)
+    if not fresh or not all((root / f).is_file() for f in want):
         if not TARBALL.is_file():
             return None, f"{TARBALL} is not installed (apt-get install {TOP})"
         names = {f"{TOP}/{f}" for f in want}
@@ -82,6 +89,7 @@ def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
         missing = [f for f in want if not (root / f).is_file()]
         if missing:
             return None, f"{TARBALL} lacks {', '.join(missing)}"
+        stamp.write_text(made_from)
     return root, ""
 
 
