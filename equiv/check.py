@@ -58,18 +58,63 @@ def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
     return s
 
 
-def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation) -> int:
+def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation, *,
+                 from_scratch: bool = False) -> int:
     """Steer a SAT query to small, readable inputs; keep each preference only if still SAT.
+
+    Greedy, in a fixed order: preference ``i`` is kept if the assertions with every kept
+    preference before it and ``i`` are SAT.  With ``from_scratch`` (a solver that decides
+    every check from its assertions alone, as the tactic solver of the page roles does:
+    :func:`solver_for` with ``pages``), runs of preferences are tried together and split
+    only when they are not SAT together, which keeps the same preferences and ends on the
+    same assertions, hence the same model, in a few checks instead of one per preference.
 
     Returns:
         the number of solver frames pushed (the caller pops them); the solver is SAT.
     """
     idx: dict[str, list[z3.BitVecRef]] = {k: [v] for k, v in ob.indices.items()}
-    return _prefer(s, problem, ob.optimised, idx)
+    return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch)
+
+
+def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool) -> int:
+    """Push each preference of ``prefs`` that keeps ``s`` SAT (in order, each given the ones
+    kept before it); the number kept.  The last check of ``s`` is left SAT on exactly the
+    assertions it ends with."""
+    if not from_scratch:  # an incremental solver: its model may depend on every check
+        kept = 0
+        for p in prefs:
+            s.push()
+            s.add(p)
+            if s.check() == z3.sat:
+                kept += 1
+            else:
+                s.pop()
+        if kept and s.check() != z3.sat:  # re-establish the model of the last kept frame
+            raise AssertionError("solver lost a model it had")
+        return kept
+    kept = 0
+    last_sat = True  # the caller's check was SAT on the assertions as they are
+    todo = [prefs]
+    while todo:
+        block = todo.pop()
+        for p in block:
+            s.push()
+            s.add(p)
+        last_sat = s.check() == z3.sat
+        if last_sat:
+            kept += len(block)
+            continue
+        s.pop(len(block))
+        if len(block) > 1:  # not SAT together: the first half, then the second
+            half = len(block) // 2
+            todo += [block[half:], block[:half]]
+    if not last_sat and s.check() != z3.sat:
+        raise AssertionError("solver lost a model it had")
+    return kept
 
 
 def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
-            indices: dict[str, list[z3.BitVecRef]]) -> int:
+            indices: dict[str, list[z3.BitVecRef]], *, from_scratch: bool = False) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
     preferred at most 1, then 0; ``t`` at most 3)."""
     inp, stride = problem.inputs, problem.scenario.stride
@@ -91,23 +136,14 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
               inp.altmap_reserve == 0, inp.altmap_free == 0,
               inp.pgmap == 0xFFFF888100000000,
               inp.vmemmap_base == 0xFFFFEA0000000000, inp.page_offset == 0xFFFF888000000000]
-    kept = 0
-    for p in prefs:
-        s.push()
-        s.add(p)
-        if s.check() == z3.sat:
-            kept += 1
-        else:
-            s.pop()
-    if kept and s.check() != z3.sat:  # re-establish the model of the last kept frame
-        raise AssertionError("solver lost a model it had")
-    return kept
+    return _keep_greedy(s, prefs, from_scratch)
 
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                rlimit: int | None = None, solver: str = "z3",
                dump_smt: str | None = None, only: str | None = None,
-               minimise: bool = True, cache: Cache | None = None) -> CellResult:
+               minimise: bool = True, cache: Cache | None = None,
+               probe: bool = False) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -121,6 +157,10 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             is the only one (:func:`_minimise`); the self-test skips this.
         cache: the on-disk result cache: decided queries are looked up and stored by the
             hash of their SMT-LIB text (:mod:`equiv.engine.cache`), or None.
+        probe: stop at the first query that does not prove its obligation, with an
+            UNKNOWN obligation ``probe`` saying so (no counterexample is looked for): the
+            all-types try of :func:`equiv.matrix.run_group`, whose result is used only
+            when it proves everything.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -175,6 +215,14 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     coverage = ("assumptions satisfiable together with the role's constraint",
                 *(f"{p} path reaches its end" for p in problem.reach))
 
+    def stopped(what: str) -> CellResult:
+        results.append(ObligationResult(
+            "probe", "cell", "cell", Verdict.UNKNOWN, 0.0,
+            reason=f"probe stopped: {what} not proved (the cell is checked per type)"))
+        return done()
+
+    if probe and vacuous:
+        return stopped("a role's vacuity check")
     # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
@@ -183,6 +231,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     s.add(z3.Not(conj([lm.formula for lm in problem.lemmas])))
     r = check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
     dt = time.perf_counter() - t0
+    if probe and r != z3.unsat:
+        return stopped("the loop lemmas")
     for n in dict.fromkeys(names) if r == z3.unsat else ():
         results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
     for n in dict.fromkeys(names) if r != z3.unsat else ():
@@ -212,10 +262,12 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
         r1 = check(ses, s, name=f"role-{ob.role.name}")
+        if probe and r1 != z3.unsat:
+            return stopped(f"role {ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
-            pushed = prefer_small(s, problem, ob)
+            pushed = prefer_small(s, problem, ob, from_scratch=True)
             model = s.model()
             for _ in range(pushed):
                 s.pop()

@@ -83,15 +83,16 @@ def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
     return Scenario(layout, spec.ptype, spec.order), rev, fast or fast_path(rev)
 
 
-def run_cell(spec: CellSpec) -> CellResult:
-    """Build and check one cell (in whichever process calls it)."""
+def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
+    """Build and check one cell (in whichever process calls it); with ``probe``, stop at
+    the first obligation not proved (:func:`equiv.check.check_cell`)."""
     sc, rev, fast = cell_paths(spec)
     t0 = time.perf_counter()
     problem = build_cell(sc, rev, fast)
     cache = _cache(spec.cache_dir)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
-                     cache=cache)
+                     cache=cache, probe=probe)
     met: tuple[tuple[str, str], ...] = ()
     if cache is not None:  # handed to the parent with the result, reported once per run
         met, cache.problems[:] = tuple(cache.problems), []
@@ -146,7 +147,8 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
     PRIVATE, then share the answer: see ``equiv.engine.query._ANSWERS``).
     """
     if len(specs) > 1:
-        shared = run_cell(evolve(specs[0], ptype=None))
+        # used only if it proves everything: stopped at the first obligation it does not
+        shared = run_cell(evolve(specs[0], ptype=None), probe=True)
         if shared.verdict is Verdict.PROVED:
             return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", all_types=True)
                     for s in specs]

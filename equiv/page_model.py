@@ -310,8 +310,9 @@ def _atoms(views: tuple[View, ...], size: int) -> tuple[Atom, ...]:
 
 
 def _check_bits(inst: PageState, _attr: Any, bits: Val) -> None:
-    if bv.width(bits) % 64 or not 56 * 8 <= bv.width(bits) <= 96 * 8:
-        raise WidthError(f"struct page of {bv.width(bits)} bits; must be 56..96 bytes, 8-aligned")
+    w = bv.width(bits)
+    if w % 64 or not 56 * 8 <= w <= 96 * 8:
+        raise WidthError(f"struct page of {w} bits; must be 56..96 bytes, 8-aligned")
 
 
 @frozen(kw_only=True, eq=False)

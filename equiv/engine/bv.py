@@ -20,8 +20,8 @@ concrete domain and ``z3.BoolRef`` in the symbolic domain; :func:`ite` with a Py
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TypeAlias
+from collections.abc import Callable, Sequence
+from typing import Any, TypeAlias
 
 import z3
 
@@ -129,6 +129,20 @@ def is_sym(x: object) -> bool:
 _ctx = z3.main_ctx()
 
 
+def _unchecked(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """The ctypes function under one of z3core's wrappers, which checks the context's error
+    state after every call (z3core keeps it as its ``_elems.f`` default); the wrapper
+    itself when it has no such default.  Only for calls that cannot fail on a live,
+    well-sorted term (reading a term's width)."""
+    defaults = getattr(fn, "__defaults__", None) or ()
+    raw = getattr(defaults[0], "f", None) if defaults else None
+    return raw if callable(raw) else fn
+
+
+_get_sort = _unchecked(z3.Z3_get_sort)
+_get_bv_sort_size = _unchecked(z3.Z3_get_bv_sort_size)
+
+
 def _bool(ast: z3.Ast) -> Bool:
     return z3.BoolRef(ast, _ctx)
 
@@ -159,8 +173,13 @@ def const_like(x: Val | Cond, v: int, w: int = 64) -> Val:
 
 
 def width(x: Val) -> int:
-    """Width in bits of a value of either domain."""
-    return x.size()
+    """Width in bits of a value of either domain (of a z3 term straight from the C API:
+    ``BitVecRef.size()`` wraps the sort in two Python objects first)."""
+    if isinstance(x, CBV):
+        return x.width
+    ref = _ctx.ref()
+    w: int = _get_bv_sort_size(ref, _get_sort(ref, x.as_ast()))
+    return w
 
 
 def lshr(x: Val, n: int) -> Val:
@@ -186,7 +205,7 @@ def concat(*parts: Val) -> Val:
             v = (v << p.width) | p.value
             w += p.width
         return CBV(v, w)
-    zs = [_z(p, p.size()) for p in parts]
+    zs = [z3.BitVecVal(p.value, p.width) if isinstance(p, CBV) else p for p in parts]
     acc = zs[0].as_ast()
     for p in zs[1:]:
         acc = z3.Z3_mk_concat(_ctx.ref(), acc, p.as_ast())
@@ -212,7 +231,7 @@ def ult(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a < b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value < a._o(b)
-    w = b.size() if isinstance(a, int) and not isinstance(b, int) else a.size()
+    w = width(b) if isinstance(a, int) and not isinstance(b, int) else width(a)
     return _bool(z3.Z3_mk_bvult(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
@@ -220,7 +239,7 @@ def ule(a: Val, b: Val | int) -> Cond:
     """Unsigned ``a <= b``."""
     if isinstance(a, CBV) and not is_sym(b):
         return a.value <= a._o(b)
-    w = b.size() if isinstance(a, int) and not isinstance(b, int) else a.size()
+    w = width(b) if isinstance(a, int) and not isinstance(b, int) else width(a)
     return _bool(z3.Z3_mk_bvule(_ctx.ref(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
@@ -253,7 +272,9 @@ def ite(c: Cond, a: Val, b: Val) -> Val:
     """``c ? a : b``; with a Python bool no term is built."""
     if isinstance(c, bool):
         return a if c else b
-    w = a.size() if not isinstance(a, int) else b.size()
+    if isinstance(a, z3.BitVecRef) and isinstance(b, z3.BitVecRef):
+        return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()))
+    w = width(a) if not isinstance(a, int) else width(b)
     return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 

@@ -1,0 +1,231 @@
+"""Benchmark: the zone-device subject's two long commands (issue 18, items 1, 2 and 4), cold
+and warm, timed from outside, each with its target.
+
+* ``python -m equiv.proofs --config all --quiet``: every preset, every order (target
+  <= 20 s cold on 2 cores);
+* ``python -m equiv.proofs --self-test --quiet``: the seeded-bug kill matrix (target
+  <= 15 s cold, <= 2 s warm: the self-test goes through the result cache).
+
+Each run is a fresh process (start-up included).  "cold" gets an empty cache directory of
+its own, "warm" re-runs with the cold run's directory.  Every run's exit code is checked
+(0: everything proved, every bug killed): a faster verdict must be the same verdict.  With
+``--repeat N`` each figure is the median of N runs.  The machine is shared, so the table
+starts with the load average and a calibration figure (a fixed pure-Python loop, about
+0.5 s on a quiet 2026 core): ratios measured under load are pessimistic by about the
+calibration's slowdown.
+
+``--profile`` also runs each command once under cProfile, its cells in the profiled
+process (one job, no worker pool: a pool's workers would hide their time from the
+profile), and prints where the time goes (term building, the solver, counterexample
+steering and replay, the cache, imports and start-up) and the top entries by cumulative
+time.
+
+Usage::
+
+    python bench/zone_device.py [--repeat N] [--only config-all,self-test] [--profile]
+
+Findings (2026-12-02, 2 cores shared with three other sessions, load average 4-5,
+calibration 1.5 s, i.e. about 3x slower than quiet):
+
+* ``--config all`` (16 presets, 1580 cells in 316 groups of one order): 66 % of the CPU
+  time in the page-role queries (``z3`` ``check``: head, tail1, tail2, tail, outside,
+  pageblock; tail2 and tail the largest, and the head of x86_64-want-page-virtual, whose
+  preset alone was 20 % of the matrix), 24 % building terms (``build_cell``: both paths
+  run symbolically, a third of it in z3's Python wrappers: ``BitVecRef.size()`` made two
+  Python objects per call, 140,000 calls per preset), the loop lemmas 6 %, vacuity and
+  reach checks 1.5 %, imports and the worker pool under 1 s.  Queries shared between
+  presets (z3 hash-conses equal terms) are the cheap ones: running all presets of an
+  order in one process saves 6 %.  One query for all page roles at once, and other z3
+  tactics (the QF_AUFBV default, solve-eqs, no elim-uncnstr), were slower in total.
+* ``--self-test`` (42 mutants x 5 cells): 45 % in ``prefer_small`` (25 solver checks
+  per counterexample, each deciding the whole role query again: the page-role solver is
+  a tactic solver, not incremental), 30 % the queries themselves, 25 % building terms;
+  and for every bug mutant at order 2 a whole all-types cell (with its counterexamples)
+  that is thrown away once it is not proved.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from attrs import frozen
+
+ROOT = Path(__file__).resolve().parent.parent
+EQUIV = (sys.executable, "-m", "equiv.proofs", "--quiet")
+
+
+@frozen
+class Command:
+    """One command: its name, its arguments after ``python -m equiv.proofs --quiet``, and
+    the cold and warm targets in seconds (None: measured, no target)."""
+
+    name: str
+    argv: tuple[str, ...]
+    cold_s: float | None
+    warm_s: float | None
+
+
+COMMANDS = (
+    Command("config-all", ("--config", "all"), 20.0, None),
+    Command("self-test", ("--self-test",), 15.0, 2.0),
+)
+
+
+def calibrate() -> float:
+    """Seconds of a fixed pure-Python loop (the machine's speed right now)."""
+    t0 = time.perf_counter()
+    s = 0
+    for i in range(10_000_000):
+        s += i
+    return time.perf_counter() - t0
+
+
+def load() -> str:
+    """The 1-minute load average and the core count."""
+    one, five, _ = os.getloadavg()
+    return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
+
+
+def timed(argv: tuple[str, ...], cache_dir: str) -> tuple[float, int]:
+    """Wall seconds and exit code of one run of the command in a fresh process."""
+    t0 = time.perf_counter()
+    done = subprocess.run([*EQUIV, *argv, "--cache-dir", cache_dir], cwd=ROOT,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+                          check=False)
+    wall = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.stderr.write(done.stderr[-2000:])
+    return wall, done.returncode
+
+
+def measure(cmd: Command, repeat: int) -> dict[str, list[float]]:
+    """The cold and warm wall times of ``repeat`` runs each (every run exits 0, or this
+    raises)."""
+    out: dict[str, list[float]] = {"cold": [], "warm": []}
+    for _ in range(repeat):
+        d = tempfile.mkdtemp(prefix="equiv-bench-")
+        try:
+            for kind in ("cold", "warm"):
+                wall, code = timed(cmd.argv, d)
+                if code != 0:
+                    raise SystemExit(f"{cmd.name} {kind}: exit {code} (expected 0): FAILED")
+                out[kind].append(wall)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+    return out
+
+
+def figure(name: str, runs: list[float], target: float | None) -> str:
+    """One line of the table: the median, the runs, the target and the ratio."""
+    med = statistics.median(runs)
+    each = ", ".join(f"{r:.1f}" for r in runs)
+    if target is None:
+        return f"  {name:18s} {med:7.1f} s  (runs: {each}; no target)"
+    verdict = "met" if med <= target else "NOT met"
+    return (f"  {name:18s} {med:7.1f} s  target {target:5.1f} s  ratio {med / target:5.2f} "
+            f"{verdict}  (runs: {each})")
+
+
+# ---------------------------------------------------------------------------------------
+# --profile: the command's cells in this process, under cProfile
+
+#: where the time goes: (label, file fragment, function name), cumulative times (the
+#: solver's line includes the checks prefer_small makes)
+PARTS = (
+    ("term building (build_cell)", "equiv/obligations.py", "build_cell"),
+    ("solver (every z3 check)", "z3/z3.py", "check"),
+    ("counterexample steering (prefer_small)", "equiv/check.py", "prefer_small"),
+    ("replay (concrete run of both paths)", "equiv/counterexample.py", "replay"),
+    ("cache reads", "equiv/engine/cache.py", "get"),
+    ("cache writes", "equiv/engine/cache.py", "put"),
+    ("imports and start-up", "<frozen importlib._bootstrap>", "_find_and_load"),
+)
+
+
+def _in_process() -> None:
+    """Run every cell here: no worker pool (whose time cProfile cannot see)."""
+    import equiv.matrix
+    import equiv.selftest
+
+    whole = equiv.matrix.run_matrix
+
+    def here(specs: list[equiv.matrix.CellSpec], jobs: int | None = None,
+             on_done: Callable[[int], None] | None = None, **kw: object
+             ) -> tuple[list[equiv.engine.results.CellResult], float, int]:
+        kw["backstop_s"] = None
+        return whole(specs, 1, on_done, **kw)  # type: ignore[arg-type]
+
+    equiv.matrix.run_matrix = here
+    equiv.selftest.run_matrix = here  # type: ignore[attr-defined]
+
+
+def profile(cmd: Command, top: int) -> None:
+    """Profile one cold run of ``cmd`` (cells in this process) and print the summary."""
+    sys.path.insert(0, str(ROOT))
+    import equiv.engine.query
+    from equiv.proofs import main
+
+    _in_process()
+    equiv.engine.query.clear_answers()
+    d = tempfile.mkdtemp(prefix="equiv-bench-profile-")
+    prof = cProfile.Profile()
+    sink = open(os.devnull, "w")  # closed below
+    t0 = time.perf_counter()
+    try:
+        prof.enable()
+        code = main([*EQUIV[3:], *cmd.argv, "--jobs", "1", "--cache-dir", d], out=sink,
+                    err=sink)
+        prof.disable()
+    finally:
+        sink.close()
+        shutil.rmtree(d, ignore_errors=True)
+    wall = time.perf_counter() - t0
+    stats = pstats.Stats(prof)
+    total = max(wall, 1e-9)
+    print(f"\n{cmd.name}: profiled cold run, one process, exit {code}, {wall:.1f} s "
+          "(cProfile slows z3's Python wrappers most)")
+    raw: dict[tuple[str, int, str], tuple[int, int, float, float, object]] = \
+        stats.stats  # type: ignore[attr-defined]
+    for label, where, fn in PARTS:
+        cum = sum(v[3] for (f, _, name), v in raw.items() if where in f and name == fn)
+        print(f"  {label:40s} {cum:7.1f} s  {100 * cum / total:4.0f} %")
+    print(f"  top {top} by cumulative time:")
+    stats.sort_stats("cumulative").print_stats(top)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    ap.add_argument("--only", default="", help="comma-separated command names: "
+                    + ", ".join(c.name for c in COMMANDS))
+    ap.add_argument("--profile", action="store_true",
+                    help="also profile each command (cells in this process)")
+    ap.add_argument("--top", type=int, default=25, help="profile entries to print")
+    args = ap.parse_args()
+    chosen = [c for c in COMMANDS if not args.only or c.name in args.only.split(",")]
+    print(f"{load()}; calibration {calibrate():.2f} s (about 0.5 s quiet)")
+    for cmd in chosen:
+        got = measure(cmd, args.repeat)
+        print(f"{cmd.name}: python -m equiv.proofs --quiet {' '.join(cmd.argv)}")
+        print(figure("cold", got["cold"], cmd.cold_s))
+        print(figure("warm", got["warm"], cmd.warm_s))
+    print(load())
+    if args.profile:
+        for cmd in chosen:
+            profile(cmd, args.top)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
