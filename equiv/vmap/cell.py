@@ -11,7 +11,9 @@ Order of work (fresh queries, fixed order, a time limit per query):
    * UNSAT, every lemma proved: PROVED.
    * SAT: the model's inputs are replayed on the concrete twin; if the twin shows the
      violation, REFUTED with that counterexample.  The local model over-approximates, so a
-     candidate may not reproduce: then the exact model (:mod:`equiv.vmap.paths`, loops
+     candidate may not reproduce (with bound ``ANY`` the model fixes ``pages[]`` only at the
+     indices it reads: the local model with :data:`SMALL_BOUND` segments proposes
+     candidates next, every page fixed): then the exact model (:mod:`equiv.vmap.paths`, loops
      unrolled, no free variables) searches for a counterexample with at most
      :data:`EXACT_BOUND` segments; what it finds is replayed too.  An exact-model answer that
      does not reproduce is an internal error (:class:`~equiv.engine.errors.InternalMismatch`).

@@ -49,13 +49,19 @@ every lemma it rests on is; docs/vmap-trust.md has the same list as a table):
 7. **Within a walk ``*nr`` advances with ``addr``**: a PTE step by its size, a PMD block by
    512 (v8's ``*nr += 1 << (PMD_SHIFT - PAGE_SHIFT)``; ``vmap_try_huge_pmd`` maps only a
    full 2M slot).  *By the structure of the code* (printed with every run); under seeded bug
-   M3 the model counts the lag (:func:`pmd_lag`), whose per-block run facts are run facts.
+   M3 the model counts the lag (:func:`pmd_lag`), whose per-block run facts are run facts;
+   with a page array of any number of runs (bound ``ANY``) the count of PMD blocks before
+   v's slot is a free variable (any count the slots allow).
 8. **The batching scan** (index_bound): ``get_vmap_batch_order``'s reads at a free
    iteration ``r < N``: any index, no lemma needed.
 9. **Seeded bug M5** (``i += 1U << shift``) ends the loop after its first batched
    iteration; the model then has the single final walk over the whole range with that
    iteration's shift (``N < 2^16``), and no run facts: lemma ``batch_one_iteration``
    (instead of facts 4-6, whose lemmas M5 breaks; :data:`equiv.vmap.lemmas.M5_FACTS`).
+
+Nothing here depends on the number of segments: with bound ``ANY`` the page array is a
+:class:`~equiv.vmap.inputs.RunArray` (functions of the index) and the same facts are read at
+the same few indices.
 
 The obligations add (:mod:`equiv.vmap.obligations`): WF-block reads the entries of v's CONT
 group from the step covering v (:attr:`~equiv.vmap.paths.Leaf.entry_at`), which is sound
