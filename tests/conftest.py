@@ -7,8 +7,11 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
+#: plain runs try 30 examples per property, --runslow (CI) Hypothesis's 100: derandomised,
+#: so each run tries the same examples
 settings.register_profile("equiv", derandomize=True, database=None, deadline=None,
-                          print_blob=True)
+                          print_blob=True, max_examples=30)
+settings.register_profile("equiv-ci", parent=settings.get_profile("equiv"), max_examples=100)
 settings.load_profile("equiv")
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -16,9 +19,13 @@ GOLDEN = Path(__file__).parent / "golden"
 
 def pytest_configure(config: pytest.Config) -> None:
     """Hermetic runs: the result cache of every test (and of every subprocess a test starts)
-    lives in a fresh temporary directory, never in the user's cache."""
+    lives in a fresh temporary directory, never in the user's cache.  --runslow: the
+    properties' full example count."""
     import os
     import tempfile
+
+    if config.getoption("--runslow"):
+        settings.load_profile("equiv-ci")
 
     # the user's cache stays reachable for what is not a result: the unpacked
     # linux-source-6.12 files (tests/test_linux_tree.py's linux612), extracted once
