@@ -181,7 +181,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
             assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
             hypothetical=sc.layout.config.hypothetical, shared_queries=ses.shared,
-            query_keys=tuple(dict.fromkeys(ses.keys)))
+            query_keys=tuple(dict.fromkeys(ses.keys)), decided=ses.undecided == 0)
 
     # 1. vacuity: the assumptions, then each role's constraint under them
     s = solver_for(problem, timeout_ms, rlimit=rlimit)
@@ -247,7 +247,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             continue
         lemma_ok = False
         if r1 == z3.sat:
-            results.append(_refuted_lemma(problem, s, members, n, t0))
+            results.append(_refuted_lemma(problem, s, members, n, t0, ses))
         else:
             results.append(ObligationResult(
                 n, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
@@ -295,7 +295,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
 
 
 def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], name: str,
-                   t0: float) -> ObligationResult:
+                   t0: float, ses: Session) -> ObligationResult:
     """A loop lemma with a model.  A frame-write lemma is replayed
     (:func:`~equiv.counterexample.replay_frame`): an iteration that writes outside its frame
     and leaves a struct page different is REFUTED with that page; one whose write leaves no
@@ -327,7 +327,9 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
             if focus is not None:
                 s.push()
                 s.add(focus)
-                if s.check() != z3.sat:
+                r = s.check()
+                if r != z3.sat:
+                    ses.undecided += r == z3.unknown  # the cell's result rests on a budget
                     s.pop()
                     continue
             pushed = _prefer(s, problem, opt, ks)

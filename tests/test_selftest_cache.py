@@ -5,6 +5,7 @@ the same kill matrix, a changed mutant is never served stale, and ``--self-test`
 from __future__ import annotations
 
 import io
+import json
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,9 @@ from equiv.selftest import self_test
 
 #: one bug and one equivalent control, on one cheap cell
 NAMES = ["mutant_heads_loop_one_short", "harmless_heads_loop_from_first"]
+#: a bug whose cell is REFUTED with UNKNOWN obligations beside (the head's proof rests on
+#: a refuted loop lemma): every query decided, so it is cached too
+UNKNOWN_BESIDE = "mutant_heads_loop_one_past_end"
 CELLS = [(MemoryType.GENERIC, 0)]
 
 
@@ -46,6 +50,19 @@ class TestSelfTestCache:
         assert warm_cache.stores["cell"] == 0
         assert _matrix(warm) == _matrix(cold)
         assert [r.status for r in warm.rows] == ["killed", "equivalent"] and warm.ok
+
+    def test_a_cell_with_derived_unknowns_is_cached(self, tmp_path: Path) -> None:
+        """A cell whose UNKNOWN obligations follow from decided queries (a refuted loop
+        lemma) is stored, and served warm with the same outcome; its verdicts are not
+        promoted by the cache."""
+        cold = self_test(1, names=[UNKNOWN_BESIDE], cells=CELLS, cache=Cache(str(tmp_path)))
+        assert cold.rows[0].cells[0].outcome is Outcome.KILLED
+        [entry] = (tmp_path / "cell").rglob("*.json")
+        stored = json.loads(entry.read_text())["payload"]["obligations"]
+        assert "UNKNOWN" in {o["verdict"] for o in stored}
+        warm_cache = Cache(str(tmp_path))
+        warm = self_test(1, names=[UNKNOWN_BESIDE], cells=CELLS, cache=warm_cache)
+        assert warm_cache.hits["cell"] == 1 and _matrix(warm) == _matrix(cold)
 
     def test_a_changed_mutant_is_not_served_stale(self, tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,7 +12,9 @@ user's cache directory, ``platformdirs.user_cache_dir("equiv")``):
   filter, budget, solver) and a fingerprint of the tool's own source, and listing the
   query keys its verdicts rest on.  A cell entry is used only when every one of those
   query entries is present, so a cached verdict is always backed by the cached answer of
-  the exact query; a cell with an UNKNOWN obligation is never stored.
+  the exact query; a cell with an UNKNOWN obligation is stored only when every query it
+  posed was decided (the UNKNOWN then follows from decided answers, e.g. a refuted loop
+  lemma: the seeded bugs of the self-test), never when a budget ran out.
 
 Integrity: every entry names its format, kind and key and carries the SHA-256 of its
 payload; an entry that does not parse (not UTF-8, not JSON), or whose format, kind, key or

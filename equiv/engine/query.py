@@ -64,6 +64,8 @@ class Session:
     keys: list[str] = Factory(list)
     #: answers taken from :data:`_ANSWERS`
     shared: int = 0
+    #: queries that came out unknown (a budget ran out, or the solvers disagreed)
+    undecided: int = 0
 
 
 def conj(fs: list[z3.BoolRef]) -> z3.BoolRef:
@@ -136,6 +138,8 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
             r = z3.unknown
         else:
             r = _R[seen.pop()]
+    if r == z3.unknown:
+        ses.undecided += 1
     if r == z3.unsat or (keep_sat and r == z3.sat):
         _ANSWERS[key] = (r, terms)
     if store is not None and r != z3.unknown:  # never cache unknown

@@ -89,6 +89,11 @@ class CellResult:
     #: problems the worker met with the result cache (:data:`equiv.engine.cache.Problem`),
     #: reported by the process that started the run; never stored
     cache_problems: tuple[tuple[str, str], ...] = ()
+    #: every query the cell posed was decided (none came out unknown, on any budget): an
+    #: UNKNOWN obligation of the cell then follows from decided answers (a loop lemma
+    #: refuted, a replay without a difference), not from a budget, and the cell may be
+    #: cached like any other (:func:`equiv.engine.runner.run_cached`); never stored
+    decided: bool = False
 
     def to_cache(self) -> dict[str, Any]:
         """Everything needed to rebuild this result (the cache's cell payload); each

@@ -74,8 +74,9 @@ def run_cached(specs: Sequence[S], groups: list[list[int]], *,
             is neither looked up nor stored.
         load: rebuilds a cell from its cache payload (raising KeyError, TypeError or
             ValueError on another shape, which is reported and recomputed).
-        cache: the result cache, or None.  Cells without an UNKNOWN obligation are stored
-            after the run, by this process only.
+        cache: the result cache, or None.  Cells without an UNKNOWN obligation, or whose
+            every query was decided (``CellResult.decided``), are stored after the run, by
+            this process only.
         jobs: worker processes.
         on_done: called here with the number of cells of each group as that group finishes.
         backstop_s: wall-clock limit per group; a worker past it is killed and its cells
@@ -95,8 +96,8 @@ def run_cached(specs: Sequence[S], groups: list[list[int]], *,
             if cache is not None:  # what the worker's own handle of the cache met
                 cache.problems.extend(r.cache_problems)
             key = keys[i]
-            if cache is not None and key is not None and not r.cached and \
-                    all(o.verdict is not Verdict.UNKNOWN for o in r.obligations):
+            if cache is not None and key is not None and not r.cached and (r.decided or all(
+                    o.verdict is not Verdict.UNKNOWN for o in r.obligations)):
                 cache.put("cell", cell_key(key), r.to_cache())
         if on_done is not None:
             on_done(len(idx))
