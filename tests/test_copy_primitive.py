@@ -122,6 +122,7 @@ class TestPlans:
 
 
 class TestByteEquality:
+    @pytest.mark.slow
     def test_v11_proved_for_every_size_and_alignment(self, matrix: Matrix) -> None:
         """v11 writes exactly memcpy's bytes for 56..96 and every dst/src alignment."""
         v11 = [r for k, r in matrix.items() if k[0] == "v11"]
@@ -129,6 +130,7 @@ class TestByteEquality:
         assert {r.verdict for r in v11} == {Verdict.PROVED}
         assert {r.frame for r in v11} == {"all"}
 
+    @pytest.mark.slow
     def test_every_revision_proved(self, matrix: Matrix) -> None:
         """v5, v4a, v4b and the memcpy reference are proved too, on each of their paths."""
         assert len(matrix) == len(CELLS)
@@ -136,6 +138,7 @@ class TestByteEquality:
         assert matrix[("v5", 64, 3, 0)].path == "__memcpy_flushcache"
         assert matrix[("v4b", 96, 0, 1)].path == "fallback memcpy"
 
+    @pytest.mark.slow
     def test_summary_table(self, matrix: Matrix) -> None:
         """One summary row per (revision, cnt), all 64 cells proved; the text names the paths."""
         rows = copy_summary(matrix.values())

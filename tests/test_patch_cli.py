@@ -381,6 +381,7 @@ class TestRefuted:
             for c in doc["cells"] for r in c["roles"] for f in r["fields"]
             for ch in f["patched_provenance"] for s in ch)
 
+    @pytest.mark.slow
     def test_against_a_prepared_tree_is_refuted(self, linux612: Path,  # noqa: F811
                                                 tmp_path: Path) -> None:
         """--against a tree prepare() made with the series and the short copy: the same

@@ -29,7 +29,8 @@ def test_small_matrix_proved_by_each_solver(solver: str) -> None:
 
 @pytest.mark.parametrize("mutant", [pytest.param("mutant_short_copy", marks=pytest.mark.slow),
                                     "mutant_tail_keeps_type_refcount",
-                                    "harmless_head_snapshot_after_compound"])
+                                    pytest.param("harmless_head_snapshot_after_compound",
+                                                 marks=pytest.mark.slow)])
 def test_solvers_agree_on_controls(mutant: str) -> None:
     """All three solvers agree on refuted and on harmless controls (no disagreement)."""
     res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2, mutant=mutant,

@@ -206,6 +206,7 @@ def test_twin_matches_model_order9_dedup(early: frozenset[int]) -> None:
             mobility_disabled=False, early=early, garbage=0x33)
 
 
+@pytest.mark.slow
 @settings(max_examples=100)
 @given(scenarios(orders=(8, 9), max_compounds=2))
 def test_twin_matches_model_large_orders(sc: tuple) -> None:  # type: ignore[type-arg]

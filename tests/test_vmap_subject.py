@@ -102,6 +102,7 @@ def test_backstop_serves_this_subject_too() -> None:
     assert "wall-clock backstop reached (0.2 s per group): the worker was killed" in out
 
 
+@pytest.mark.slow
 def test_trylock_choice_is_selectable_printed_and_reproduced() -> None:
     """With POST-C1's mmap_read_trylock allowed to fail, the fast ioremap path maps a slot
     with CONT PTEs where BASE-C (no trylock) puts a PMD block: e_enc, not e_trans, and the
@@ -132,6 +133,7 @@ def test_all_subjects_start_with_the_whole_answer() -> None:
     assert all(len(ln) <= WIDTH for ln in lines)
 
 
+@pytest.mark.slow
 def test_cache_serves_this_subject_and_replays_what_it_stores(tmp_path: Path) -> None:
     """A warm run gives the same report from the cache; a cached counterexample that no
     longer reproduces is ignored (said on stderr) and the cell is decided again."""
