@@ -6,13 +6,14 @@ and warm, timed from outside, each with its target.
 * ``python -m equiv.proofs --self-test --quiet``: the seeded-bug kill matrix (target
   <= 15 s cold, <= 2 s warm: the self-test goes through the result cache).
 
-Each run is a fresh process (start-up included).  "cold" gets an empty cache directory of
-its own, "warm" re-runs with the cold run's directory.  Every run's exit code is checked
+Each run is a fresh process (start-up included), from this checkout or ``--tree DIR``.
+"cold" gets an empty cache directory of its own, "warm" re-runs with the cold run's
+directory.  Every run's exit code is checked
 (0: everything proved, every bug killed): a faster verdict must be the same verdict.  With
-``--repeat N`` each figure is the median of N runs.  The machine is shared, so the table
-starts with the load average and a calibration figure (a fixed pure-Python loop, about
-0.5 s on a quiet 2026 core): ratios measured under load are pessimistic by about the
-calibration's slowdown.
+``--repeat N`` each figure is the median of N runs, wall and CPU (the process and its
+workers).  The machine is shared, so the table starts with the load average, and each run
+is preceded by a calibration (a fixed pure-Python loop, about 0.5 s on a quiet 2026 core):
+the "quiet estimate" scales the wall time by that slowdown (an estimate, no more).
 
 ``--profile`` also runs each command once under cProfile, its cells in the profiled
 process (one job, no worker pool: a pool's workers would hide their time from the
@@ -22,7 +23,7 @@ time.
 
 Usage::
 
-    python bench/zone_device.py [--repeat N] [--only config-all,self-test] [--profile]
+    python bench/zone_device.py [--repeat N] [--only config-all,self-test] [--profile] [--tree DIR]
 
 Findings (2026-12-02, 2 cores shared with three other sessions, load average 4-5,
 calibration 1.5 s, i.e. about 3x slower than quiet):
@@ -50,6 +51,7 @@ import argparse
 import cProfile
 import os
 import pstats
+import resource
 import shutil
 import statistics
 import subprocess
@@ -97,44 +99,73 @@ def load() -> str:
     return f"load average {one:.2f} (5 min {five:.2f}) on {os.cpu_count()} cores"
 
 
-def timed(argv: tuple[str, ...], cache_dir: str) -> tuple[float, int]:
-    """Wall seconds and exit code of one run of the command in a fresh process."""
+#: the calibration loop's seconds on a quiet core (2026 x86_64)
+QUIET_CALIBRATION_S = 0.5
+
+
+@frozen
+class Run:
+    """One run: wall and CPU seconds (the process and its workers), and the calibration
+    measured just before it."""
+
+    wall: float
+    cpu: float
+    calibration: float
+
+    @property
+    def quiet(self) -> float:
+        """The wall time scaled by the machine's slowdown at the time (an estimate)."""
+        return self.wall * min(1.0, QUIET_CALIBRATION_S / self.calibration)
+
+
+def timed(argv: tuple[str, ...], cache_dir: str, tree: Path) -> tuple[Run, int]:
+    """One run of the command in a fresh process, from the checkout ``tree``, and its
+    exit code."""
+    cal = calibrate()
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
-    done = subprocess.run([*EQUIV, *argv, "--cache-dir", cache_dir], cwd=ROOT,
+    done = subprocess.run([*EQUIV, *argv, "--cache-dir", cache_dir], cwd=tree,
                           stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-                          check=False)
+                          check=False, env={**os.environ, "PYTHONPATH": str(tree)})
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     if done.returncode != 0:
         sys.stderr.write(done.stderr[-2000:])
-    return wall, done.returncode
+    return Run(wall, cpu, cal), done.returncode
 
 
-def measure(cmd: Command, repeat: int) -> dict[str, list[float]]:
-    """The cold and warm wall times of ``repeat`` runs each (every run exits 0, or this
-    raises)."""
-    out: dict[str, list[float]] = {"cold": [], "warm": []}
+def measure(cmd: Command, repeat: int, tree: Path, kinds: tuple[str, ...] = ("cold", "warm")
+            ) -> dict[str, list[Run]]:
+    """The cold and warm runs, ``repeat`` of each (every run exits 0, or this raises)."""
+    out: dict[str, list[Run]] = {k: [] for k in kinds}
     for _ in range(repeat):
         d = tempfile.mkdtemp(prefix="equiv-bench-")
         try:
-            for kind in ("cold", "warm"):
-                wall, code = timed(cmd.argv, d)
+            for kind in kinds:
+                run, code = timed(cmd.argv, d, tree)
                 if code != 0:
                     raise SystemExit(f"{cmd.name} {kind}: exit {code} (expected 0): FAILED")
-                out[kind].append(wall)
+                out[kind].append(run)
         finally:
             shutil.rmtree(d, ignore_errors=True)
     return out
 
 
-def figure(name: str, runs: list[float], target: float | None) -> str:
-    """One line of the table: the median, the runs, the target and the ratio."""
-    med = statistics.median(runs)
-    each = ", ".join(f"{r:.1f}" for r in runs)
+def figure(name: str, runs: list[Run], target: float | None) -> str:
+    """One line of the table: the median wall time, its ratio to the target, the median
+    CPU time and the quiet-machine estimate, and each run."""
+    med = statistics.median(r.wall for r in runs)
+    cpu = statistics.median(r.cpu for r in runs)
+    quiet = statistics.median(r.quiet for r in runs)
+    each = ", ".join(f"{r.wall:.1f} (cal {r.calibration:.2f})" for r in runs)
     if target is None:
-        return f"  {name:18s} {med:7.1f} s  (runs: {each}; no target)"
-    verdict = "met" if med <= target else "NOT met"
-    return (f"  {name:18s} {med:7.1f} s  target {target:5.1f} s  ratio {med / target:5.2f} "
-            f"{verdict}  (runs: {each})")
+        goal = "no target"
+    else:
+        goal = (f"target {target:g} s, ratio {med / target:.2f} "
+                f"{'met' if med <= target else 'NOT met'}; quiet estimate {quiet:.1f} s, "
+                f"ratio {quiet / target:.2f}")
+    return f"  {name:5s} {med:7.1f} s wall, {cpu:7.1f} s CPU; {goal}\n        runs: {each}"
 
 
 # ---------------------------------------------------------------------------------------
@@ -212,14 +243,20 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true",
                     help="also profile each command (cells in this process)")
     ap.add_argument("--top", type=int, default=25, help="profile entries to print")
+    ap.add_argument("--cold-only", action="store_true", help="no warm runs")
+    ap.add_argument("--tree", type=Path, default=ROOT,
+                    help="the checkout to run the commands from (default: this one), e.g. a "
+                         "git worktree of an older commit for a before/after figure")
     args = ap.parse_args()
     chosen = [c for c in COMMANDS if not args.only or c.name in args.only.split(",")]
-    print(f"{load()}; calibration {calibrate():.2f} s (about 0.5 s quiet)")
+    print(f"{load()}; calibration {calibrate():.2f} s (about {QUIET_CALIBRATION_S} s quiet); "
+          f"tree {args.tree}")
     for cmd in chosen:
-        got = measure(cmd, args.repeat)
-        print(f"{cmd.name}: python -m equiv.proofs --quiet {' '.join(cmd.argv)}")
-        print(figure("cold", got["cold"], cmd.cold_s))
-        print(figure("warm", got["warm"], cmd.warm_s))
+        got = measure(cmd, args.repeat, args.tree.resolve(), ("cold",) if args.cold_only else
+                      ("cold", "warm"))
+        print(f"{cmd.name}: python -m equiv.proofs --quiet {' '.join(cmd.argv)}", flush=True)
+        for kind, runs in got.items():
+            print(figure(kind, runs, cmd.cold_s if kind == "cold" else cmd.warm_s), flush=True)
     print(load())
     if args.profile:
         for cmd in chosen:
