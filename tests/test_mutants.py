@@ -118,12 +118,25 @@ def test_control(controls: dict[tuple[str, MemoryType, int], CellResult], name: 
                    for o in lemmas), [(o.name, o.verdict) for o in lemmas]
 
 
+#: the controls of the default config, checked at order 18 too
+PUD_CONTROLS = sorted(n for n, m in MUTANTS.items() if m.config == "x86_64-default")
+
+
+@pytest.fixture(scope="module")
+def pud_controls() -> dict[str, CellResult]:
+    """Each default-config control at order 18, run as one matrix in worker processes."""
+    specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 18, mutant=n, minimise=False)
+             for n in PUD_CONTROLS]
+    results, _wall, _jobs = run_matrix(specs)
+    return dict(zip(PUD_CONTROLS, results, strict=True))
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(n for n, m in MUTANTS.items() if m.config == "x86_64-default"))
-def test_control_at_pud_order(name: str) -> None:
+@pytest.mark.parametrize("name", PUD_CONTROLS)
+def test_control_at_pud_order(pud_controls: dict[str, CellResult], name: str) -> None:
     """Order 18 (262,144 struct pages per compound) decides every control the same way."""
     m = MUTANTS[name]
-    res = run_cell(CellSpec(m.config, "v11", MemoryType.GENERIC, 18, mutant=name))
+    res = pud_controls[name]
     want = m.expect(MemoryType.GENERIC, 18)
     assert res.verdict is (Verdict.PROVED if want is None else Verdict.REFUTED)
 
