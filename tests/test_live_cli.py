@@ -23,6 +23,7 @@ from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
 from equiv.live import dump, host, packages
 from equiv.live import run as live_run
+from equiv.live.boot import Namespace
 from equiv.live.present import step_source
 from equiv.live.run import DEFAULT_NAMESPACES, RECORD, load_recorded
 from equiv.proofs import main
@@ -342,3 +343,8 @@ def test_the_whole_live_check(tmp_path: Path) -> None:
 
     check_dump_facts(packages.fetch(), dump.load(Path(got["devdax-2M-dev"]["dump"])),
                      dump.load(Path(got["devdax-4K-mem"]["dump"])))
+    # the COHERENT pgmaps the dump module made: what the comparison does not look at
+    from test_live_other_types import check_coherent
+
+    for name in ("coherent-2M-dev", "coherent-2M-mem"):
+        check_coherent(Path(got[name]["dump"]), Namespace.parse(name), got[name]["first_pfn"])
