@@ -230,11 +230,15 @@ def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
 
 
 def _kernel_tree(args: argparse.Namespace, reports: list[tuple[str, str]]) -> None:
-    """Check --kernel-tree before the run: a SARIF report is asked for and DIR is a kernel
-    tree (a directory holding mm/)."""
+    """Check --kernel-tree before the run: a proof run (not --patch/--against, whose results
+    are located in their own trees), a SARIF report is asked for, and DIR is a kernel tree
+    (a directory holding mm/)."""
     tree = args.kernel_tree
     if tree is None:
         return
+    if args.patch or args.against is not None:
+        raise InputError("--patch/--against locate their SARIF results in the trees they "
+                         "read (--linux BASE and the patched one); drop --kernel-tree")
     if "sarif" not in (args.format, *(f for f, _ in reports)):
         raise InputError("--kernel-tree locates SARIF results; give --format sarif or "
                          "--report sarif=FILE with it")
@@ -398,9 +402,9 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
         return 0
     subjects = selected(args.subject)
     _own_options(args, subjects)
-    _patched(args)
     reports = _reports(args)
     _kernel_tree(args, reports)
+    _patched(args)
     if args.output is not None:
         _writable_file(args.output, "--output")
     if args.dump_smt is not None:

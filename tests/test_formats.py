@@ -330,6 +330,22 @@ class TestSarif:
         assert (3, "") == (code, out)
         assert err.startswith(f"equiv: error: {message}") and err.count("\n") == 1
 
+    @pytest.mark.parametrize(("mode", "message"), [
+        (["--live-from", "tests/data/live"], "--live-from locates its SARIF results in "
+                                             "linux-source-6.12 itself; drop --kernel-tree"),
+        (["--linux", "TREE", "--patch", "tests/data/zone-device-backport-6.12/bugs/"
+                                        "03-short-copy.patch"],
+         "--patch/--against locate their SARIF results in the trees they read"),
+    ])
+    def test_kernel_tree_is_for_proof_runs(self, tmp_path: Path, mode: list[str],
+                                           message: str) -> None:
+        """The modes that locate their results in trees of their own refuse it."""
+        (tmp_path / "mm").mkdir()
+        argv = [str(tmp_path) if a == "TREE" else a for a in mode]
+        code, out, err = run(*argv, "--format", "sarif", "--kernel-tree", str(tmp_path))
+        assert (3, "") == (code, out)
+        assert err.startswith(f"equiv: error: {message}") and err.count("\n") == 1
+
     def test_rules_cover_every_role_and_lemma_kind(self, refuted: tuple[int, dict[str, str]]) -> None:
         """One rule per page role and per lemma kind, each with short and full descriptions;
         every lemma of a real run has its rule, located at the function its name starts with."""

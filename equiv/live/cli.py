@@ -40,6 +40,9 @@ def check_live_options(args: argparse.Namespace) -> None:
     if args.config != "x86_64-default":
         raise InputError(f"{option} does not take --config: the model reads the booted "
                          "kernel's own .config")
+    if getattr(args, "kernel_tree", None) is not None:
+        raise InputError(f"{option} locates its SARIF results in linux-source-6.12 itself; "
+                         "drop --kernel-tree")
     if args.copy_primitive or getattr(args, "patch", None) or \
             getattr(args, "against", None) is not None:
         raise InputError(f"{option} does not take --copy-primitive, --patch or --against")
