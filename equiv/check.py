@@ -22,6 +22,8 @@ loops.  UNKNOWN (timeouts included) is never success.
 from __future__ import annotations
 
 import time
+import weakref
+from collections.abc import Callable
 
 import z3
 from attrs import evolve
@@ -40,12 +42,16 @@ from equiv.slow_path import compound_nr_pages
 
 
 def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
-            rlimit: int | None = None) -> z3.Solver:
+            rlimit: int | None = None, about: z3.BoolRef | None = None) -> z3.Solver:
     """A fresh solver holding the assumptions.  Page-role queries use z3's ``smt`` tactic
     after eliminating unconstrained terms (about 4x faster than the QF_AUFBV default on them;
     z3's model converter keeps models valid for the original formula, and every model is
     replayed anyway); the index-level lemma and vacuity queries use the QF_AUFBV solver
-    (about 7x faster there)."""
+    (about 7x faster there).
+
+    With ``about`` (the formula the query will add), only the assumptions that share a
+    symbol with it, directly or through other assumptions, are added; :func:`decide` adds
+    the others when the query is not UNSAT without them."""
     if pages:
         s = z3.Then("simplify", "propagate-values", "elim-uncnstr", "smt").solver()
     else:
@@ -53,13 +59,122 @@ def solver_for(problem: CellProblem, timeout_ms: int, *, pages: bool = False,
     s.set("timeout", timeout_ms)
     if rlimit is not None:
         s.set("rlimit", rlimit)
-    for _, a in problem.assumptions:
+    kept, aside = _slice(problem, about)
+    for a in kept:
         s.add(a)
+    if aside:
+        _WHOLE[s] = (len(kept), lambda: solver_for(problem, timeout_ms, pages=pages, rlimit=rlimit))
     return s
 
 
+#: How to build the whole solver (every assumption) of a sliced one (:func:`solver_for`
+#: with ``about``), and how many assumptions the sliced one holds, for :func:`decide`.
+_WHOLE: weakref.WeakKeyDictionary[z3.Solver, tuple[int, Callable[[], z3.Solver]]] = \
+    weakref.WeakKeyDictionary()
+#: Per cell problem, the symbols each term mentions, by AST id (:func:`_symbols`).
+_SYMBOLS: weakref.WeakKeyDictionary[CellProblem, dict[int, frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _symbols(e: z3.ExprRef, memo: dict[int, frozenset[str]]) -> frozenset[str]:
+    """The names of the uninterpreted constants and functions ``e`` mentions (a walk of
+    its DAG through z3's C API, each node once per ``memo``)."""
+    ctx = e.ctx.ref()
+    app = z3.Z3_APP_AST
+    uninterpreted = z3.Z3_OP_UNINTERPRETED
+
+    def walk(a: z3.Ast) -> frozenset[str]:
+        i = z3.Z3_get_ast_id(ctx, a)
+        hit = memo.get(i)
+        if hit is not None:
+            return hit
+        out: frozenset[str] = frozenset()
+        if z3.Z3_get_ast_kind(ctx, a) == app:
+            d = z3.Z3_get_app_decl(ctx, a)
+            if z3.Z3_get_decl_kind(ctx, d) == uninterpreted:
+                out = frozenset((z3.Z3_get_symbol_string(ctx, z3.Z3_get_decl_name(ctx, d)),))
+            for j in range(z3.Z3_get_app_num_args(ctx, a)):
+                sub = walk(z3.Z3_get_app_arg(ctx, a, j))
+                if not sub <= out:
+                    out = out | sub
+        memo[i] = out
+        return out
+
+    return walk(e.as_ast())
+
+
+def _slice(problem: CellProblem, about: z3.BoolRef | None
+           ) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
+    """The assumptions connected to ``about`` by shared symbols (directly or through other
+    assumptions), and the rest."""
+    every = [a for _, a in problem.assumptions]
+    if about is None:
+        return every, []
+    memo = _SYMBOLS.setdefault(problem, {})
+    need = set(_symbols(about, memo))
+    syms = [_symbols(a, memo) for a in every]
+    kept = [False] * len(every)
+    grew = True
+    while grew:
+        grew = False
+        for i, sy in enumerate(syms):
+            if not kept[i] and sy & need:
+                kept[i], grew = True, True
+                need |= sy
+    return ([a for a, k in zip(every, kept, strict=True) if k],
+            [a for a, k in zip(every, kept, strict=True) if not k])
+
+
+#: Sliced queries of this process that were not UNSAT (SAT, or undecided within the
+#: deterministic budget in the key), keyed by budget and the AST ids of their assertions,
+#: which are kept alive with the answer; UNSAT ones are shared by :func:`check` itself.  A
+#: query asked again (the same sliced lemma or pageblock query in each pgmap type's cell)
+#: goes straight to its whole form.
+_NOT_UNSAT: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
+
+
+def decide(ses: Session, s: z3.Solver, name: str, *, whole: bool = True,
+           budget: int | None = None, trial: bool = False) -> tuple[z3.CheckSatResult, z3.Solver]:
+    """:func:`~equiv.engine.query.check` for a solver of :func:`solver_for`.
+
+    A sliced solver's query is decided without the assumptions that share no symbol with
+    it.  If that is UNSAT, so is the query with them.  Otherwise (and if ``whole``) the
+    whole query is decided (every assumption, then the query's own assertions: the query
+    and the model it had without slicing) and returned with its solver.  Sound because a
+    cell's assumptions are satisfiable (checked first; else every role is VACUOUS and no
+    other query is asked): a part of them that shares no symbol with the rest is
+    satisfiable on its own, so leaving it out cannot make a SAT query UNSAT or an UNSAT one
+    SAT.  Queries that differ only in what they do not depend on (the pageblock role and
+    the loop lemmas of each pgmap type's cell: only the type's assumption differs) are then
+    the same text, decided once per process (:data:`equiv.engine.query._ANSWERS`) and
+    cached once.  ``budget`` (the solver's z3 resource limit) keys the memo of answers that
+    are not UNSAT (:data:`_NOT_UNSAT`); an undecided query is not asked again whole, since
+    more assumptions of other symbols cannot help it.  A ``trial`` query's verdict rests on
+    another query if it is undecided, so it does not count as undecided for the cache
+    (``Session.undecided``)."""
+    terms = list(s.assertions())
+    key = (-1 if budget is None else budget, *(t.get_id() for t in terms))
+    hit = _NOT_UNSAT.get(key) if ses.mode == "z3" else None
+    if hit is not None:
+        ses.shared += 1
+        r = hit[0]
+        ses.undecided += r == z3.unknown and not trial
+    else:
+        r = check(ses, s, name=name)
+        ses.undecided -= r == z3.unknown and trial
+        if r != z3.unsat and ses.mode == "z3":
+            _NOT_UNSAT[key] = (r, terms)
+    built = _WHOLE.pop(s, None)
+    if r != z3.sat or built is None or not whole:
+        return r, s
+    nkept, build = built
+    full = build()
+    full.add(*s.assertions()[nkept:])  # the query's own assertions
+    return check(ses, full, name=name), full
+
+
 def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation, *,
-                 from_scratch: bool = False) -> int:
+                 from_scratch: bool = False, budget: tuple[int, int | None] | None = None) -> int:
     """Steer a SAT query to small, readable inputs; keep each preference only if still SAT.
 
     Greedy, in a fixed order: preference ``i`` is kept if the assertions with every kept
@@ -68,15 +183,32 @@ def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation, *,
     :func:`solver_for` with ``pages``), runs of preferences are tried together and split
     only when they are not SAT together, which keeps the same preferences and ends on the
     same assertions, hence the same model, in a few checks instead of one per preference.
+    With ``budget`` ``(try, full)``, each check of a preference gets the z3 resource budget
+    ``try`` (a preference not decided SAT within it is not kept: the counterexample is as
+    valid, perhaps less small) and the solver ``full`` again afterwards.
 
     Returns:
         the number of solver frames pushed (the caller pops them); the solver is SAT.
     """
     idx: dict[str, list[z3.BitVecRef]] = {k: [v] for k, v in ob.indices.items()}
-    return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch)
+    return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch, budget=budget)
 
 
-def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool) -> int:
+def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
+                 budget: tuple[int, int | None] | None = None) -> int:
+    """:func:`_keep_greedy_in` with each preference's check under ``budget[0]`` and the
+    solver's own budget ``budget[1]`` (None: none) restored for the last check."""
+    if budget is None:
+        return _keep_greedy_in(s, prefs, from_scratch)
+    s.set("rlimit", budget[0])
+    try:
+        return _keep_greedy_in(s, prefs, from_scratch, restore=budget[1] or 0)
+    finally:
+        s.set("rlimit", budget[1] or 0)
+
+
+def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
+                    restore: int | None = None) -> int:
     """Push each preference of ``prefs`` that keeps ``s`` SAT (in order, each given the ones
     kept before it); the number kept.  The last check of ``s`` is left SAT on exactly the
     assertions it ends with."""
@@ -89,6 +221,8 @@ def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool) -> i
                 kept += 1
             else:
                 s.pop()
+        if restore is not None:
+            s.set("rlimit", restore)
         if kept and s.check() != z3.sat:  # re-establish the model of the last kept frame
             raise AssertionError("solver lost a model it had")
         return kept
@@ -108,13 +242,16 @@ def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool) -> i
         if len(block) > 1:  # not SAT together: the first half, then the second
             half = len(block) // 2
             todo += [block[half:], block[:half]]
+    if restore is not None:
+        s.set("rlimit", restore)
     if not last_sat and s.check() != z3.sat:
         raise AssertionError("solver lost a model it had")
     return kept
 
 
 def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
-            indices: dict[str, list[z3.BitVecRef]], *, from_scratch: bool = False) -> int:
+            indices: dict[str, list[z3.BitVecRef]], *, from_scratch: bool = False,
+            budget: tuple[int, int | None] | None = None) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
     preferred at most 1, then 0; ``t`` at most 3)."""
     inp, stride = problem.inputs, problem.scenario.stride
@@ -136,14 +273,14 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
               inp.altmap_reserve == 0, inp.altmap_free == 0,
               inp.pgmap == 0xFFFF888100000000,
               inp.vmemmap_base == 0xFFFFEA0000000000, inp.page_offset == 0xFFFF888000000000]
-    return _keep_greedy(s, prefs, from_scratch)
+    return _keep_greedy(s, prefs, from_scratch, budget)
 
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                rlimit: int | None = None, solver: str = "z3",
                dump_smt: str | None = None, only: str | None = None,
                minimise: bool = True, cache: Cache | None = None,
-               probe: bool = False) -> CellResult:
+               probe: bool = False, lemma_try: int | None = None) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -161,6 +298,14 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             UNKNOWN obligation ``probe`` saying so (no counterexample is looked for): the
             all-types try of :func:`equiv.matrix.run_group`, whose result is used only
             when it proves everything.
+        lemma_try: z3 resource budget of the tries whose failure costs only time or
+            readability: the first tries at the loop lemmas (all at once, then per loop
+            and kind; a lemma not proved within it is proved conjunct by conjunct under
+            ``rlimit`` (:func:`_lemma_conjuncts`), and if one of those is not UNSAT, whole
+            under ``rlimit``), each preference steering a counterexample and each query
+            explaining one.  None: every query gets ``rlimit``.  Either way a lemma is
+            PROVED exactly when a query within ``rlimit`` shows it valid, and a verdict
+            never depends on it.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -223,13 +368,18 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
 
     if probe and vacuous:
         return stopped("a role's vacuity check")
-    # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind
+    # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind;
+    # with ``lemma_try``, those two under that smaller budget, then conjunct by conjunct
     lemma_ok = True
     names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
-    s = solver_for(problem, timeout_ms, rlimit=rlimit)
+    try_rl = rlimit if lemma_try is None or solver != "z3" else (
+        lemma_try if rlimit is None else min(lemma_try, rlimit))
+    every = conj([lm.formula for lm in problem.lemmas])
+    s = solver_for(problem, timeout_ms, rlimit=try_rl, about=every)
     t0 = time.perf_counter()
-    s.add(z3.Not(conj([lm.formula for lm in problem.lemmas])))
-    r = check(ses, s, name="lemmas") if problem.lemmas else z3.unsat
+    s.add(z3.Not(every))
+    r, s = decide(ses, s, "lemmas", whole=not probe, budget=try_rl,
+                  trial=try_rl != rlimit) if problem.lemmas else (z3.unsat, s)
     dt = time.perf_counter() - t0
     if probe and r != z3.unsat:
         return stopped("the loop lemmas")
@@ -238,9 +388,17 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     for n in dict.fromkeys(names) if r != z3.unsat else ():
         members = [lm for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
         t0 = time.perf_counter()
-        s = solver_for(problem, timeout_ms, rlimit=rlimit)
-        s.add(z3.Not(conj([lm.formula for lm in members])))
-        r1 = check(ses, s, name=f"lemma-{n}")
+        these = conj([lm.formula for lm in members])
+        s = solver_for(problem, timeout_ms, rlimit=try_rl, about=these)
+        s.add(z3.Not(these))
+        r1, s = decide(ses, s, f"lemma-{n}", budget=try_rl, trial=try_rl != rlimit)
+        if r1 != z3.unsat and try_rl != rlimit:
+            if _lemma_conjuncts(problem, members, ses, timeout_ms, rlimit, n):
+                r1 = z3.unsat
+            else:  # a conjunct is not proved: the whole lemma under the full budget
+                s = solver_for(problem, timeout_ms, rlimit=rlimit, about=these)
+                s.add(z3.Not(these))
+                r1, s = decide(ses, s, f"lemma-{n}", budget=rlimit)
         if r1 == z3.unsat:
             results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED,
                                             time.perf_counter() - t0))
@@ -258,23 +416,25 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     for ob, claim in zip(problem.observations, claims, strict=True):
         if ob.role.name in vacuous:
             continue
-        s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
+        s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit, about=claim)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
-        r1 = check(ses, s, name=f"role-{ob.role.name}")
+        r1, s = decide(ses, s, f"role-{ob.role.name}", whole=not probe, budget=rlimit)
         if probe and r1 != z3.unsat:
             return stopped(f"role {ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
-            pushed = prefer_small(s, problem, ob, from_scratch=True)
+            pushed = prefer_small(s, problem, ob, from_scratch=True,
+                                  budget=None if lemma_try is None else (lemma_try, rlimit))
             model = s.model()
             for _ in range(pushed):
                 s.pop()
             try:
                 cex = replay(problem, ob, model)
                 if minimise:
-                    cex = _minimise(problem, ob, model, cex, timeout_ms, rlimit)
+                    cex = _minimise(problem, ob, model, cex, timeout_ms,
+                                    rlimit if lemma_try is None else lemma_try)
             except InternalMismatch as e:
                 if lemma_ok:
                     raise
@@ -292,6 +452,26 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 time.perf_counter() - t0,
                 reason=f"{ses.note or s.reason_unknown()}; query: {dump_unknown(s, cell_tag)}"))
     return done()
+
+
+def _lemma_conjuncts(problem: CellProblem, members: list[Lemma], ses: Session, timeout_ms: int,
+                     rlimit: int | None, name: str) -> bool:
+    """Prove the lemmas ``members`` (one loop and kind) one conjunct of their claims at a
+    time: ``premise -> (a and b and ...)`` is valid iff each ``premise -> a`` is.  A frame
+    lemma's claim has a conjunct per read or per kind of memory; alone, each is a small
+    bit-vector query where the conjunction made z3 search them together (the v6.12 heads
+    loop's frame-read at order 12: 5.7 s whole, 1.3 s in 15 parts).  True if every one is
+    UNSAT; False at the first that is not (the caller then decides the whole lemma)."""
+    for lm in members:
+        parts = lm.claim.children() if z3.is_and(lm.claim) else [lm.claim]
+        for i, part in enumerate(parts):
+            one = z3.Implies(lm.premise, part)
+            s = solver_for(problem, timeout_ms, rlimit=rlimit, about=one)
+            s.add(z3.Not(one))
+            if decide(ses, s, f"lemma-{name}-{i}", whole=False, budget=rlimit,
+                      trial=True)[0] != z3.unsat:
+                return False
+    return True
 
 
 def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], name: str,

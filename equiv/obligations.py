@@ -111,7 +111,8 @@ class CellProblem:
 
 
 def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
-               unroll: Callable[[str], int] | None = None) -> CellProblem:
+               unroll: Callable[[str], int] | None = None, *,
+               first_form: bool = False) -> CellProblem:
     """Run both paths symbolically and derive the cell's obligations.
 
     Args:
@@ -122,7 +123,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
             bounded-unrolling baseline of ``bench/unrolling.py``); the bounds are assumed.
     """
     fast_fn = fast or fast_path(rev)
-    inp, early = symbolic_inputs(sc.layout)
+    inp, early = symbolic_inputs(sc.layout, first_form=first_form)
     ctx = Ctx(symbolic=True)
     ctx.unroll = unroll
     # one index pair for all page roles (each role is its own query)
@@ -130,7 +131,10 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
     ctx.k_hint.update({"memmap_init_zone_device.heads": c,
                        "memmap_init_zone_device.template_heads": c,
                        "memmap_init_compound.tails": t,
-                       "memmap_init_compound.template_tails": t})
+                       "memmap_init_compound.template_tails": t,
+                       # the v6.12 loops of --compare v6.12 (equiv.slow_variants)
+                       "memmap_init_zone_device.heads (6.12)": c,
+                       "memmap_init_compound.tails (6.12)": t})
     ctx.path = "slow"
     slow_mem = memmap_init_zone_device(ctx, sc, inp)
     ctx.path = "fast"

@@ -12,6 +12,7 @@ options, and only the subject that runs imports its model (inside the functions 
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TextIO
 
@@ -285,6 +286,10 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
 
     specs, per_config, rev_name = _specs(args)
     rev, _ = resolve(rev_name)
+    if not ctx.quiet:  # a run that takes minutes says so first (issue 17)
+        from equiv.estimate import notice
+
+        notice(specs, max(1, args.jobs or os.cpu_count() or 1), ctx.cache, ctx.err)
     with progress(len(specs), ctx.err, enabled=not ctx.quiet) as advance:
         cells, wall, jobs = run_matrix(specs, args.jobs, on_done=advance, cache=ctx.cache,
                                        backstop_s=args.backstop_s, scheduler=args.scheduler)

@@ -1,0 +1,156 @@
+"""Benchmark: ``--compare v6.12`` at every order 0..18 (issues 17 and 18).
+
+Runs ``python -m equiv.proofs --compare v6.12 --no-cache --quiet --format json`` cold (no
+result cache) with the default solver (z3 with its deterministic budget) and with
+``--solver bitwuzla``, ``--repeat`` times each, and prints the median wall time against the
+target (30 s on 2 cores), the ratio, the verdicts (an UNKNOWN cell fails the figure) and the
+machine's load (``uptime``: the cores are shared, so wall times are noisy).
+
+With ``--profile`` it also runs the same cells in this process (``--jobs 1``) under cProfile
+and prints where the time goes: process start-up (importing equiv), building the terms of
+both paths, the solver (z3's check), the concrete replay of counterexamples, steering and
+explaining them, and the top functions.
+
+Usage: python bench/compare.py [--orders 0-18] [--jobs N] [--repeat N] [--solvers z3,bitwuzla]
+                               [--profile] [--profile-orders LIST]
+
+Figures (2026-12-02, 2 cores shared with other work, load 5-8): before this work the
+default solver left orders 0..18 UNKNOWN (pageblock and loop-lemma queries over z3's 60 s
+wall-clock limit; 368 s for order 0 alone with one job) and ``--solver bitwuzla --orders
+0-4`` took 538 s and ended UNKNOWN.  See the README's Benchmark table for the current
+figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+TARGET_S = 30.0
+
+
+def _load() -> str:
+    try:
+        return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
+    except OSError:
+        return "uptime unavailable"
+
+
+def one_run(orders: str, jobs: int, solver: str) -> tuple[float, dict[str, int]]:
+    """Wall seconds of one cold run and how many cells got each verdict."""
+    cmd = [sys.executable, "-m", "equiv.proofs", "--compare", "v6.12", "--orders", orders,
+           "--no-cache", "--quiet", "--format", "json", "--jobs", str(jobs)]
+    if solver != "z3":
+        cmd += ["--solver", solver]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
+    wall = time.perf_counter() - t0
+    counts: dict[str, int] = {}
+    try:
+        data = json.loads(p.stdout)
+        for run in data.get("runs", [data]):
+            for cell in run.get("cells", []):
+                v = cell.get("verdict", "?")
+                counts[v] = counts.get(v, 0) + 1
+    except json.JSONDecodeError:
+        counts[f"unreadable output (exit {p.returncode})"] = 1
+    return wall, counts
+
+
+def startup_seconds() -> float:
+    """Wall seconds of ``python -m equiv.proofs --version`` (interpreter and imports)."""
+    t0 = time.perf_counter()
+    subprocess.run([sys.executable, "-m", "equiv.proofs", "--version"], capture_output=True,
+                   cwd=ROOT, check=False)
+    return time.perf_counter() - t0
+
+
+#: where profile time is attributed: (label, function-name fragments, any of which counts)
+BUCKETS = (
+    ("solver (z3 check)", ("Z3_solver_check_assumptions",)),
+    ("bitwuzla / SMT-LIB export", ("check_bitwuzla", "smtlib")),
+    ("building both paths' terms", ("build_cell",)),
+    ("concrete replay of counterexamples", ("replay",)),
+    ("steering counterexamples (prefer_small)", ("prefer_small",)),
+    ("explaining counterexamples (_minimise)", ("_minimise",)),
+)
+
+
+def profile(orders: list[int], solver: str) -> str:
+    """Profile the cells of ``orders`` in this process; a text summary."""
+    from equiv.engine.query import clear_answers
+    from equiv.matrix import CellSpec, run_group
+    from equiv.memmap import MemoryType
+
+    pr = cProfile.Profile()
+    t0 = time.perf_counter()
+    pr.enable()
+    for o in orders:
+        run_group([CellSpec("x86_64-default", "compare:v6.12", t, o, rlimit=1_000_000_000,
+                            solver=solver) for t in MemoryType])
+    pr.disable()
+    clear_answers()
+    wall = time.perf_counter() - t0
+    st = pstats.Stats(pr)
+    stats = st.stats  # type: ignore[attr-defined]
+    lines = [f"profile ({solver}, orders {orders}, one process): {wall:.1f} s"]
+    for label, names in BUCKETS:
+        cum = max((v[3] for (_, _, fn), v in stats.items() if any(n == fn for n in names)),
+                  default=0.0)
+        lines.append(f"  {label:44} {cum:7.1f} s  {100 * cum / wall:5.1f} %")
+    buf = io.StringIO()
+    pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(20)
+    lines.append(buf.getvalue())
+    return "\n".join(lines)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--orders", default="0-18")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--solvers", default="z3,bitwuzla")
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--profile-orders", default="0,2,12")
+    a = ap.parse_args()
+    print(f"--compare v6.12, orders {a.orders}, cold (--no-cache), {a.jobs} jobs; "
+          f"{os.cpu_count()} cores")
+    print(f"load before: {_load()}")
+    print(f"start-up (python -m equiv.proofs --version): {startup_seconds():.2f} s")
+    rows = []
+    for solver in a.solvers.split(","):
+        walls, verdicts = [], {}
+        for _ in range(a.repeat):
+            w, counts = one_run(a.orders, a.jobs, solver)
+            walls.append(w)
+            verdicts = counts
+            print(f"  {solver:9} {w:7.1f} s  {counts}", flush=True)
+        rows.append((solver, statistics.median(walls), verdicts))
+    print(f"load after: {_load()}")
+    print()
+    print(f"{'figure':44} {'median':>8} {'target':>7} {'ratio':>6}  verdicts")
+    for solver, med, counts in rows:
+        label = f"--compare v6.12 orders {a.orders}, {solver}"
+        print(f"{label:44} {med:8.1f} {TARGET_S:7.0f} {med / TARGET_S:6.2f}  {counts}"
+              + ("  UNKNOWN: figure not met" if counts.get("UNKNOWN") else ""))
+    if a.profile:
+        print()
+        orders = [int(x) for x in a.profile_orders.split(",")]
+        print(profile(orders, a.solvers.split(",")[0]))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,72 @@
+"""How long a zone-device run will take, said before it starts (issue 17).
+
+A run that takes minutes announces itself with one line on stderr, before the first cell
+starts::
+
+    equiv: about 3 min (114 cells in 19 groups, 0 cached; 2 jobs; measured cold on 2 cores)
+
+The figure is not a guess: it is the sum, over the groups of cells the cache cannot serve,
+of the cold seconds each group took on the 2-core development machine with every other
+cell of the run beside it (:data:`GROUP_SECONDS`, written down from ``bench/compare.py`` and
+``bench/matrix.py``), divided among the jobs.  A run it has no figure for, or one it
+expects to take under :data:`NOTICE_S`, prints nothing; so does a run served by the cache.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from equiv.engine.cache import Cache, cell_key
+from equiv.matrix import CellSpec
+
+#: Below this many seconds (the estimate) nothing is printed.
+NOTICE_S = 60.0
+
+#: Cold seconds of one group of cells (one configuration, revision and order: the five
+#: pgmap types, or one) by revision, then order; the last figure stands for every larger
+#: order.  Measured on the 2-core development machine with 2 jobs (bench/compare.py, the
+#: medians of its runs, 2026-12-02, load 5-7 from other work on the machine).
+GROUP_SECONDS: dict[str, tuple[float, ...]] = {
+    # --compare v6.12: every cell is refuted somewhere, so each order runs the all-types
+    # try and all five types, with counterexamples steered, replayed and explained
+    "compare:v6.12": (8.0, 30.0, 45.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 40.0, 45.0),
+}
+
+
+def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None
+                     ) -> tuple[float, int, int, int] | None:
+    """``(seconds, cells, groups, cached cells)`` of the cells still to run, or None when
+    there is no measured figure for some cell's revision."""
+    groups: dict[tuple[str, str, str | None, int], list[CellSpec]] = {}
+    for sp in specs:
+        cfg = sp.config if isinstance(sp.config, str) else sp.config.name
+        groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(sp)
+    total = 0.0
+    cached = 0
+    for (_, rev, mutant, order), cells in groups.items():
+        figures = GROUP_SECONDS.get(rev)
+        if figures is None or mutant is not None:
+            return None
+        if cache is not None and all(
+                cache.get("cell", cell_key(sp.description())) is not None for sp in cells):
+            cached += len(cells)
+            continue
+        total += figures[min(order, len(figures) - 1)] * (len(cells) / 5 if len(cells) < 5
+                                                               else 1)
+    return total / max(1, min(jobs, len(groups))), len(specs), len(groups), cached
+
+
+def notice(specs: Sequence[CellSpec], jobs: int, cache: Cache | None, err: TextIO) -> None:
+    """Print the one-line estimate on ``err`` if the run will take minutes."""
+    got = estimate_seconds(specs, jobs, cache)
+    if got is None or got[0] < NOTICE_S:
+        return
+    seconds, cells, ngroups, cached = got
+    err.write(f"equiv: about {max(1, round(seconds / 60))} min ({cells} cells in {ngroups} "
+              f"groups, {cached} cached; {jobs} job{'s' if jobs != 1 else ''}; measured "
+              "cold on 2 cores)\n")
+    err.flush()
+
+
+__all__ = ["GROUP_SECONDS", "NOTICE_S", "estimate_seconds", "notice"]
