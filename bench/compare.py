@@ -29,6 +29,7 @@ import io
 import json
 import os
 import pstats
+import resource
 import statistics
 import subprocess
 import sys
@@ -48,15 +49,19 @@ def _load() -> str:
         return "uptime unavailable"
 
 
-def one_run(orders: str, jobs: int, solver: str) -> tuple[float, dict[str, int]]:
-    """Wall seconds of one cold run and how many cells got each verdict."""
+def one_run(orders: str, jobs: int, solver: str) -> tuple[float, float, dict[str, int]]:
+    """Wall and CPU seconds (the children's rusage: workers included) of one cold run and
+    how many cells got each verdict."""
     cmd = [sys.executable, "-m", "equiv.proofs", "--compare", "v6.12", "--orders", orders,
            "--no-cache", "--quiet", "--format", "json", "--jobs", str(jobs)]
     if solver != "z3":
         cmd += ["--solver", solver]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, check=False)
     wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     counts: dict[str, int] = {}
     try:
         data = json.loads(p.stdout)
@@ -66,7 +71,7 @@ def one_run(orders: str, jobs: int, solver: str) -> tuple[float, dict[str, int]]
                 counts[v] = counts.get(v, 0) + 1
     except json.JSONDecodeError:
         counts[f"unreadable output (exit {p.returncode})"] = 1
-    return wall, counts
+    return wall, cpu, counts
 
 
 def startup_seconds() -> float:
@@ -131,20 +136,24 @@ def main() -> int:
     print(f"start-up (python -m equiv.proofs --version): {startup_seconds():.2f} s")
     rows = []
     for solver in a.solvers.split(","):
-        walls, verdicts = [], {}
+        walls, cpus, verdicts = [], [], {}
         for _ in range(a.repeat):
-            w, counts = one_run(a.orders, a.jobs, solver)
+            w, c, counts = one_run(a.orders, a.jobs, solver)
             walls.append(w)
+            cpus.append(c)
             verdicts = counts
-            print(f"  {solver:9} {w:7.1f} s  {counts}", flush=True)
-        rows.append((solver, statistics.median(walls), verdicts))
+            print(f"  {solver:9} wall {w:7.1f} s  cpu {c:7.1f} s  {counts}", flush=True)
+        rows.append((solver, statistics.median(walls), statistics.median(cpus), verdicts))
     print(f"load after: {_load()}")
     print()
-    print(f"{'figure':44} {'median':>8} {'target':>7} {'ratio':>6}  verdicts")
-    for solver, med, counts in rows:
-        label = f"--compare v6.12 orders {a.orders}, {solver}"
-        print(f"{label:44} {med:8.1f} {TARGET_S:7.0f} {med / TARGET_S:6.2f}  {counts}"
+    cores = os.cpu_count() or 1
+    print(f"{'figure':52} {'median':>8} {'target':>7} {'ratio':>6}  verdicts")
+    for solver, med, cpu, counts in rows:
+        label = f"--compare v6.12 orders {a.orders}, {solver}, wall"
+        print(f"{label:52} {med:8.1f} {TARGET_S:7.0f} {med / TARGET_S:6.2f}  {counts}"
               + ("  UNKNOWN: figure not met" if counts.get("UNKNOWN") else ""))
+        label = f"  the same, cpu / {cores} cores (a busy machine's wall aside)"
+        print(f"{label:52} {cpu / cores:8.1f} {TARGET_S:7.0f} {cpu / cores / TARGET_S:6.2f}")
     if a.profile:
         print()
         orders = [int(x) for x in a.profile_orders.split(",")]
