@@ -77,6 +77,15 @@ EXACT_TIMEOUT_MS = 15_000
 SMALL_BOUND = 3
 
 
+#: the UNSAT answers of this process, by backend, budget and the z3 terms asserted (z3
+#: hash-conses terms: the same term built again has the same id while the first is alive,
+#: so the terms are kept): the cells of a self-test share most of their queries (a seeded
+#: bug edits one function of one path), so a query decided UNSAT once is not decided again.
+#: Only UNSAT is kept (a SAT answer's model is read afterwards); the same query with the
+#: same budget gets the same answer, so no verdict depends on the order of the cells.
+_UNSAT: dict[tuple[object, ...], list[z3.BoolRef]] = {}
+
+
 def _assertions(conds: list[tuple[str, Cond]]) -> list[z3.BoolRef]:
     return [c if isinstance(c, z3.BoolRef) else z3.BoolVal(bool(c)) for _, c in conds]
 
@@ -155,7 +164,13 @@ class _Cell:
             rlimit=self.rlimit,
             mention=mention + (also or []),
         )
+        key = (self.backend, q.timeout_ms, self.rlimit, *(t.get_id() for t in q.assertions))
+        if key in _UNSAT:
+            q.result = UNSAT
+            return q
         q.check()
+        if q.result == UNSAT:
+            _UNSAT[key] = q.assertions  # kept alive: z3 reuses the id of a freed term
         return q
 
     # ---- steering a model to readable inputs -----------------------------------------
