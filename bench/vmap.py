@@ -17,7 +17,11 @@ Figures of issue 18 (item 3): the cells of *any* number of segments (``--bounds 
 arrays of any length and any number of runs) - the wall time of v8-fix on the three paths
 (ioremap, vmalloc, vmap) on two worker processes, target 60 s on 2 cores, and v8's finding
 on that cell - and the wall time of ``python -m equiv.proofs --subject vmap --self-test``
-(target 60 s), run as a command in a fresh process without the result cache.
+(target 60 s), run as a command in a fresh process without the result cache.  Both also
+print CPU seconds, which a machine busy with other work inflates far less than the wall
+time.  Measured 2026-12-02 with other runs loading the 2 cores (load 7-14): the any cells
+28.4 s CPU (vmap 13.8, vmalloc 9.6, ioremap 5.0; about 15 s on two free cores, 61-85 s
+wall under that load); the self-test 150 s CPU (about 75 s on two free cores).
 """
 
 from __future__ import annotations
