@@ -96,7 +96,8 @@ def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe,
-                     lemma_try=LEMMA_TRY_RLIMIT if rev.name.startswith(COMPARE) else None)
+                     lemma_try=LEMMA_TRY_RLIMIT if rev.name.startswith(COMPARE) else None,
+                     sliced=rev.name.startswith(COMPARE))
     met: tuple[tuple[str, str], ...] = ()
     if cache is not None:  # handed to the parent with the result, reported once per run
         met, cache.problems[:] = tuple(cache.problems), []
