@@ -59,6 +59,8 @@ class Row:
     after: str = ""
     suite: bool = False
     expect: str = ""  # a text the output must hold (the vmap bound statement)
+    #: what the command does not cover of the issue's row (the row is then not met)
+    missing: str = ""
 
 
 def linux_tree() -> tuple[Path | None, str]:
@@ -70,7 +72,9 @@ def linux_tree() -> tuple[Path | None, str]:
 
 
 def rows(tree: Path | None) -> list[Row]:
-    linux = ("--linux", str(tree), "--orders", "0-18") if tree else ()
+    # --linux proves orders 0..4 (the C loops run as written, at most 32 iterations): the
+    # row times those and says that 5..18 are not reached
+    linux = ("--linux", str(tree), "--orders", "0-4") if tree else ()
     return [
         Row("config-all", (*EQUIV, "--config", "all"), 20),
         Row("self-test-cold", (*EQUIV, "--self-test"), 15),
@@ -79,7 +83,8 @@ def rows(tree: Path | None) -> list[Row]:
         Row("compare-v6.12", (*EQUIV, "--compare", "v6.12", "--orders", "0-18"), 30, exits=(1,)),
         Row("compare-v6.12-bitwuzla", (*EQUIV, "--compare", "v6.12", "--orders", "0-18",
                                        "--solver", "bitwuzla"), 30, exits=(1,)),
-        Row("linux-0-18", (*EQUIV, *linux), 60),
+        Row("linux-0-18", (*EQUIV, *linux), 60,
+            missing="orders 5..18 not reached: --linux is bounded at order 4"),
         Row("vmap-any-segments", (*EQUIV, "--subject", "vmap", "--revision", "v8-fix"), 60,
             expect="any number of segments"),
         Row("pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"), 180,
@@ -117,6 +122,8 @@ def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
         problem = f"exit {p.returncode}, expected {'/'.join(map(str, row.exits))}: {last[0]}"
     elif row.expect and row.expect not in p.stdout:
         problem = f"the report does not say {row.expect!r}"
+    elif row.missing:
+        problem = row.missing
     return Measured(row, dt, p.returncode, problem)
 
 
