@@ -189,20 +189,14 @@ class TestInterrupt:
              "2", "--quiet", "--output", str(tmp_path / "report.txt")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
             start_new_session=True)
-        children: set[int] = set()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(children) < 2:  # wait for the workers
-            time.sleep(0.2)
-            children = _children(proc.pid)
-        assert children, "the workers never started"
+        children = _workers(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
         out, err = proc.communicate(timeout=60)
         assert proc.returncode == 130, err
         assert (out, err) == ("", "equiv: interrupted\n")
         assert not (tmp_path / "report.txt").exists()
         time.sleep(0.5)
-        assert not [pid for pid in children if Path(f"/proc/{pid}").exists()
-                    and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
+        assert not _alive(children)
 
     def test_kill_9_of_the_parent_takes_its_workers_along(self, tmp_path: Path) -> None:
         """``kill -9`` of equiv while workers prove: the workers die with it (Linux's
@@ -213,20 +207,14 @@ class TestInterrupt:
              "2", "--quiet", "--output", str(tmp_path / "report.txt")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env,
             start_new_session=True)
-        children: set[int] = set()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(children) < 2:
-            time.sleep(0.2)
-            children = _children(proc.pid)
-        assert children, "the workers never started"
+        children = _workers(proc.pid)
         proc.kill()
         proc.wait(timeout=10)
         left = children
         deadline = time.monotonic() + 5
         while left and time.monotonic() < deadline:
             time.sleep(0.1)
-            left = {pid for pid in left if Path(f"/proc/{pid}").exists()
-                    and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]}
+            left = _alive(left)
         try:
             assert not left, f"workers {sorted(left)} outlived their parent"
         finally:
@@ -252,20 +240,38 @@ class TestInterrupt:
         proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env,
                                 start_new_session=True)
-        children: set[int] = set()
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and len(children) < 2:
-            time.sleep(0.2)
-            children = _children(proc.pid)
-        assert len(children) >= 2, "the workers never started"
+        children = _workers(proc.pid)
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
         out, err = proc.communicate(timeout=60)
         assert time.monotonic() - t0 < 30, "waited for the workers' cells"
         assert (proc.returncode, out, err) == (130, "stopped\n", "")
         time.sleep(0.5)
-        assert not [pid for pid in children if Path(f"/proc/{pid}").exists()
-                    and "Z" not in Path(f"/proc/{pid}/stat").read_text().split()[2]]
+        assert not _alive(children)
+
+
+def _workers(pid: int) -> set[int]:
+    """The children of ``pid`` once at least two (its workers) have started (a minute at
+    most)."""
+    children: set[int] = set()
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and len(children) < 2:
+        time.sleep(0.2)
+        children = _children(pid)
+    assert len(children) >= 2, "the workers never started"
+    return children
+
+
+def _alive(pids: set[int]) -> set[int]:
+    """Those of ``pids`` still running (not gone, not a zombie)."""
+    out = set()
+    for pid in pids:
+        try:
+            if "Z" not in Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]:
+                out.add(pid)
+        except OSError:
+            continue
+    return out
 
 
 def _children(pid: int) -> set[int]:
