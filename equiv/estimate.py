@@ -31,6 +31,10 @@ NOTICE_S = 60.0
 #: time was about four times its CPU time); order 18 hit the 900 s backstop on that busy
 #: machine and is the order-17 figure doubled (16 -> 17 took 2.4 times as long).
 GROUP_SECONDS: dict[str, tuple[float, ...]] = {
+    # v11 (the default revision): --config all, 16 presets x 19 orders, took 256 s of CPU
+    # cold (bench/zone_device.py, 2026-12-02): 0.84 s per group, flat in the order (the
+    # orders are proved by a symbolic page index, not by enumerating pages)
+    "v11": (0.84,),
     # --compare v6.12: every cell is refuted somewhere, so each order runs the all-types
     # try and all five types, with counterexamples steered, replayed and explained
     "compare:v6.12": (5.6, 25.0, 39.0, 34.0, 25.0, 22.0, 22.0, 19.0, 27.0, 19.0, 13.0, 12.0,
