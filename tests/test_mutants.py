@@ -84,18 +84,26 @@ def test_bad_knobs_are_rejected(knobs: dict[str, object], match: str) -> None:
         FastVariant(**knobs)  # type: ignore[arg-type]
 
 
+#: the cell every control is checked on in plain runs (every page role); --runslow: all
+PLAIN_CELL = (MemoryType.GENERIC, 2)
+
+
 @pytest.fixture(scope="module")
-def controls() -> dict[tuple[str, MemoryType, int], CellResult]:
-    """Every control on every cell, run once as one matrix in worker processes (as the
-    self-test runs them: counterexamples not minimised) rather than cell by cell."""
+def controls(request: pytest.FixtureRequest) -> dict[tuple[str, MemoryType, int], CellResult]:
+    """Every control on every cell (plain runs: on :data:`PLAIN_CELL`), run once as one
+    matrix in worker processes (as the self-test runs them: counterexamples not minimised)
+    rather than cell by cell."""
+    cells = CELLS if request.config.getoption("--runslow") else [PLAIN_CELL]
     specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
-             for n in sorted(MUTANTS) for t, o in CELLS]
+             for n in sorted(MUTANTS) for t, o in cells]
     results, _wall, _jobs = run_matrix(specs)
     return {(sp.mutant or "", sp.ptype, sp.order): r for sp, r in zip(specs, results, strict=True)}
 
 
 @pytest.mark.parametrize("name", sorted(MUTANTS))
-@pytest.mark.parametrize(("ptype", "order"), CELLS, ids=[f"{t.name}-o{o}" for t, o in CELLS])
+@pytest.mark.parametrize(("ptype", "order"), [
+    pytest.param(t, o, id=f"{t.name}-o{o}", marks=() if (t, o) == PLAIN_CELL else pytest.mark.slow)
+    for t, o in CELLS])
 def test_control(controls: dict[tuple[str, MemoryType, int], CellResult], name: str,
                  ptype: MemoryType, order: int) -> None:
     """The control's verdict and, when refuted, a differing field it names."""
