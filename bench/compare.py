@@ -29,16 +29,16 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import io
 import json
 import os
-import pstats
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from profiling import bucket_lines  # bench/profiling.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -112,17 +112,8 @@ def profile(orders: list[int], solver: str) -> str:
     pr.disable()
     clear_answers()
     wall = time.perf_counter() - t0
-    st = pstats.Stats(pr)
-    stats = st.stats  # type: ignore[attr-defined]
-    lines = [f"profile ({solver}, orders {orders}, one process): {wall:.1f} s"]
-    for label, names in BUCKETS:
-        cum = max((v[3] for (_, _, fn), v in stats.items() if any(n == fn for n in names)),
-                  default=0.0)
-        lines.append(f"  {label:44} {cum:7.1f} s  {100 * cum / wall:5.1f} %")
-    buf = io.StringIO()
-    pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(20)
-    lines.append(buf.getvalue())
-    return "\n".join(lines)
+    return "\n".join([f"profile ({solver}, orders {orders}, one process): {wall:.1f} s",
+                      *bucket_lines(pr, BUCKETS, wall)])
 
 
 def main() -> int:

@@ -28,16 +28,16 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import io
 import json
 import os
-import pstats
 import resource
 import statistics
 import subprocess
 import sys
 import time
 from pathlib import Path
+
+from profiling import bucket_lines  # bench/profiling.py, beside this script
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -98,25 +98,16 @@ def profile(tree: Path, orders: list[int]) -> str:
     cells = [check_fidelity_cell(st, None, o) for o in orders]
     pr.disable()
     t3 = time.perf_counter()
-    stats = pstats.Stats(pr).stats  # type: ignore[attr-defined]
-
-    def cum(name: str) -> float:
-        return max((v[3] for (_, _, fn), v in stats.items() if fn == name), default=0.0)
-
     wall = t3 - t2
     lines = [f"profile (orders {orders}, one process): imports {t1 - t0:.1f} s, reading and "
              f"parsing the tree {t2 - t1:.1f} s, cells {wall:.1f} s "
              f"({', '.join(f'{c.order}: {c.verdict.value} {c.seconds:.1f} s' for c in cells)})"]
-    for label, fn in (("solver (z3 check)", "Z3_solver_check_assumptions"),
-                      ("interpreting the C (Interp.call)", "call"),
-                      ("role terms (_observations)", "_observations"),
-                      ("specialising them (specialise)", "specialise"),
-                      ("deciding roles (_check_role)", "_check_role")):
-        c = cum(fn)
-        lines.append(f"  {label:40} {c:7.1f} s  {100 * c / max(wall, 1e-9):5.1f} %")
-    buf = io.StringIO()
-    pstats.Stats(pr, stream=buf).sort_stats("cumulative").print_stats(20)
-    lines.append(buf.getvalue())
+    lines += bucket_lines(pr, (("solver (z3 check)", ("Z3_solver_check_assumptions",)),
+                               ("interpreting the C (Interp.call)", ("call",)),
+                               ("role terms (_observations)", ("_observations",)),
+                               ("specialising them (specialise)", ("specialise",)),
+                               ("deciding roles (_check_role)", ("_check_role",))),
+                          wall, width=40)
     return "\n".join(lines)
 
 
