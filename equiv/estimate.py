@@ -1,14 +1,18 @@
-"""How long a zone-device run will take, said before it starts (issue 17).
+"""How long a run will take, said before it starts (issue 17).
 
 A run that takes minutes announces itself with one line on stderr, before the first cell
 starts::
 
-    equiv: about 3 min (114 cells in 19 groups, 0 cached; 2 jobs; measured cold on 2 cores)
+    equiv: about 9 min (95 cells, 0 cached; 2 jobs)
+    equiv: about 1 min (self-test: 210 cells, 0 cached; 2 jobs)
 
 The figure is not a guess: it is the sum, over the groups of cells the cache cannot serve,
 of the cold seconds each group took on the 2-core development machine with every other
 cell of the run beside it (:data:`GROUP_SECONDS`, written down from ``bench/compare.py`` and
-``bench/matrix.py``), divided among the jobs.  A run it has no figure for, or one it
+``bench/matrix.py``; :data:`MUTANT_CELL_SECONDS` for a seeded-bug cell, from the
+self-test's row of ``bench/all.py``), divided among the jobs.  (The vmap subject's self-test
+has one figure for the whole run: ``equiv.vmap.selftest.COLD_CPU_SECONDS``.)  The line is
+written by :func:`equiv.report.progress.announce`.  A run it has no figure for, or one it
 expects to take under :data:`NOTICE_S`, prints nothing; so does a run served by the cache.
 """
 
@@ -19,9 +23,7 @@ from typing import TextIO
 
 from equiv.engine.cache import Cache, cell_key
 from equiv.matrix import CellSpec
-
-#: Below this many seconds (the estimate) nothing is printed.
-NOTICE_S = 60.0
+from equiv.report.progress import NOTICE_S, Estimate, announce
 
 #: Cold seconds of one group of cells (one configuration, revision and order: the five
 #: pgmap types, or one) by revision, then order; the last figure stands for every larger
@@ -42,10 +44,17 @@ GROUP_SECONDS: dict[str, tuple[float, ...]] = {
 }
 
 
-def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None
-                     ) -> tuple[float, int, int, int] | None:
-    """``(seconds, cells, groups, cached cells)`` of the cells still to run, or None when
-    there is no measured figure for some cell's revision."""
+#: Cold seconds of one zone-device seeded-bug cell (revision v11, one pgmap type, the
+#: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 61 s wall on
+#: 2 jobs cold (``bench/all.py``, 2026-12-02, load 1.4 to 2), i.e. 122 s of the cores
+#: for 210 cells; in one process it took 107 s (101 s in the cells).
+MUTANT_CELL_SECONDS = 0.58
+
+
+def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,
+                     what: str = "") -> Estimate | None:
+    """The estimate of the cells still to run, or None when there is no measured figure
+    for some cell (its revision, or a seeded bug on a revision other than v11)."""
     groups: dict[tuple[str, str, str | None, int], list[CellSpec]] = {}
     for sp in specs:
         cfg = sp.config if isinstance(sp.config, str) else sp.config.name
@@ -54,27 +63,32 @@ def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None
     cached = 0
     for (_, rev, mutant, order), cells in groups.items():
         figures = GROUP_SECONDS.get(rev)
-        if figures is None or mutant is not None:
+        if figures is None or (mutant is not None and rev != "v11"):
             return None
         if cache is not None and all(
                 cache.get("cell", cell_key(sp.description())) is not None for sp in cells):
             cached += len(cells)
             continue
-        total += figures[min(order, len(figures) - 1)] * (len(cells) / 5 if len(cells) < 5
-                                                               else 1)
-    return total / max(1, min(jobs, len(groups))), len(specs), len(groups), cached
+        if mutant is not None:  # each type its own cell (a bug is seldom proved at once)
+            total += MUTANT_CELL_SECONDS * len(cells)
+        else:
+            total += figures[min(order, len(figures) - 1)] * (len(cells) / 5 if len(cells) < 5
+                                                                   else 1)
+    return Estimate(total / max(1, min(jobs, len(groups))), len(specs), len(groups), cached,
+                    what)
+
+
+def self_test_notice(jobs: int, cache: Cache | None, err: TextIO) -> None:
+    """Print the zone-device self-test's estimate on ``err`` if it will take minutes."""
+    from equiv.selftest import specs
+
+    announce(estimate_seconds(specs(), jobs, cache, "self-test"), jobs, err)
 
 
 def notice(specs: Sequence[CellSpec], jobs: int, cache: Cache | None, err: TextIO) -> None:
-    """Print the one-line estimate on ``err`` if the run will take minutes."""
-    got = estimate_seconds(specs, jobs, cache)
-    if got is None or got[0] < NOTICE_S:
-        return
-    seconds, cells, ngroups, cached = got
-    err.write(f"equiv: about {max(1, round(seconds / 60))} min ({cells} cells in {ngroups} "
-              f"groups, {cached} cached; {jobs} job{'s' if jobs != 1 else ''}; measured "
-              "cold on 2 cores)\n")
-    err.flush()
+    """Print the one-line estimate of a proof matrix on ``err`` if it will take minutes."""
+    announce(estimate_seconds(specs, jobs, cache), jobs, err)
 
 
-__all__ = ["GROUP_SECONDS", "NOTICE_S", "estimate_seconds", "notice"]
+__all__ = ["GROUP_SECONDS", "MUTANT_CELL_SECONDS", "NOTICE_S", "estimate_seconds", "notice",
+           "self_test_notice"]

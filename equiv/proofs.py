@@ -422,7 +422,11 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     cache = None if args.no_cache else Cache(args.cache_dir or default_cache_dir())
     if args.self_test:
         set_unknown_dir(None if cache is None else str(cache.root / "unknown"))
-        results = [s.run_self_test(args.jobs, cache) for s in subjects]
+        results = []
+        for s in subjects:
+            if s.self_test_notice is not None and not args.quiet:
+                s.self_test_notice(args.jobs or os.cpu_count() or 1, cache, err)
+            results.append(s.run_self_test(args.jobs, cache))
         _cache_summary(cache, err)
         _emit(args, fit("\n".join(render_selftest(st) for st in results)) + "\n", out)
         return 0 if all(st.ok for st in results) else 1

@@ -67,6 +67,23 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
     return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
 
 
+def specs(names: Iterable[str] | None = None,
+          cells: Iterable[tuple[MemoryType, int]] = CELLS) -> list[CellSpec]:
+    """The self-test's cells: each mutant of ``names`` (default: all) on each of ``cells``,
+    mutant by mutant.
+
+    Raises:
+        InputError: an unknown mutant name.
+    """
+    chosen = list(MUTANTS) if names is None else list(names)
+    unknown = [n for n in chosen if n not in MUTANTS]
+    if unknown:
+        raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    cell_list = tuple(cells)
+    return [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
+            for n in chosen for t, o in cell_list]
+
+
 def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
               cells: Iterable[tuple[MemoryType, int]] = CELLS,
               cache: Cache | None = None) -> SelfTestResult:
@@ -85,13 +102,8 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
         InputError: an unknown mutant name.
     """
     chosen = list(MUTANTS) if names is None else list(names)
-    unknown = [n for n in chosen if n not in MUTANTS]
-    if unknown:
-        raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
     cell_list = tuple(cells)
-    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
-             for n in chosen for t, o in cell_list]
-    results, wall, used = run_matrix(specs, jobs, cache=cache)
+    results, wall, used = run_matrix(specs(chosen, cell_list), jobs, cache=cache)
     rows: list[MutantRow] = []
     it = iter(results)
     for n in chosen:
@@ -108,4 +120,4 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
 
 
 __all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "classify",
-           "is_equivalent", "self_test"]
+           "is_equivalent", "self_test", "specs"]

@@ -42,7 +42,7 @@ OWN_OPTIONS: dict[str, object] = {
 SOLVERS = (*solvers.SOLVERS, "all")
 
 __all__ = ["OWN_OPTIONS", "SOLVERS", "SUBJECT", "add_arguments", "list_lines", "runs",
-           "self_test", "special"]
+           "self_test", "self_test_notice", "special"]
 
 
 def obligations() -> dict[str, str]:
@@ -319,9 +319,17 @@ def self_test(jobs: int | None, cache: Cache | None = None) -> SelfTestResult:
     return run_self_test(jobs, cache=cache)
 
 
+def self_test_notice(jobs: int, cache: Cache | None, err: TextIO) -> None:
+    """The self-test's estimate (:func:`equiv.estimate.self_test_notice`)."""
+    from equiv.estimate import self_test_notice as notice
+
+    notice(jobs, cache, err)
+
+
 SUBJECT = Subject(
     name="zone-device",
     summary="ZONE_DEVICE memmap init: struct page template copies (v1..v11) against the "
             "v7.3-rc1 slow path",
     add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
-    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, cached_self_test=self_test)
+    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, cached_self_test=self_test,
+    self_test_notice=self_test_notice)

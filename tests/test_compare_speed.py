@@ -1,9 +1,7 @@
 """What makes --compare v6.12 decide: the first-pfn form of the inputs, sliced queries,
-lemmas proved conjunct by conjunct, and the estimate printed before a long run."""
+lemmas proved conjunct by conjunct, (the estimate printed before a long run: tests/test_estimate.py)."""
 
 from __future__ import annotations
-
-import io
 
 import pytest
 import z3
@@ -12,7 +10,6 @@ from equiv.check import _slice, check_cell, decide, solver_for
 from equiv.config import preset
 from equiv.engine.query import Session, clear_answers
 from equiv.engine.verdict import Verdict
-from equiv.estimate import NOTICE_S, estimate_seconds, notice
 from equiv.matrix import COMPARE, CellSpec, cell_paths, run_cell
 from equiv.memmap import MemoryType, Scenario, geometry, symbolic_inputs
 from equiv.obligations import build_cell
@@ -108,40 +105,6 @@ class TestLemmaTry:
         assert [(o.name, o.verdict) for o in whole.obligations] == \
             [(o.name, o.verdict) for o in parts.obligations]
         assert Verdict.PROVED == parts.verdict
-
-
-class TestEstimate:
-    def test_compare_all_orders_announced(self) -> None:
-        """--compare v6.12 at every order is estimated at minutes and says so on stderr, in
-        one line naming the cells and where the figure comes from."""
-        specs = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
-                 for o in range(19) for t in MemoryType]
-        got = estimate_seconds(specs, 2, None)
-        assert got is not None and got[0] >= NOTICE_S and got[1:] == (95, 19, 0)
-        err = io.StringIO()
-        notice(specs, 2, None, err)
-        line = err.getvalue()
-        assert line.startswith("equiv: about ") and "95 cells in 19 groups" in line
-        assert "measured" in line and line.count("\n") == 1
-
-    def test_config_all_announced(self) -> None:
-        """--config all (every preset, every order of v11) takes minutes on 2 cores: said."""
-        from equiv.config import PRESETS
-
-        specs = [CellSpec(c, "v11", t, o) for c in PRESETS for o in range(19) for t in MemoryType]
-        err = io.StringIO()
-        notice(specs, 2, None, err)
-        assert err.getvalue().startswith("equiv: about 2 min (1520 cells in 304 groups")
-
-    def test_short_or_unmeasured_run_is_silent(self) -> None:
-        """One order of --compare v6.12 and the default matrix (seconds each) print
-        nothing."""
-        err = io.StringIO()
-        notice([CellSpec("x86_64-default", COMPARE + "v6.12", t, 0) for t in MemoryType],
-               2, None, err)
-        notice([CellSpec("x86_64-default", "v11", t, o) for o in range(19) for t in MemoryType],
-               2, None, err)
-        assert "" == err.getvalue()
 
 
 @pytest.mark.slow

@@ -66,6 +66,10 @@ class Subject:
     #: seeded bug's edit in the key (:func:`equiv.engine.selftest.describe_edit`), so a
     #: changed mutant or model is never served stale.
     cached_self_test: Callable[[int | None, Cache | None], SelfTestResult] | None = None
+    #: prints the self-test's estimate before it starts (jobs, cache or None, stderr), if
+    #: the subject has measured figures for it (:func:`equiv.report.progress.announce`:
+    #: one line, only for a self-test that will take minutes)
+    self_test_notice: Callable[[int, Cache | None, TextIO], None] | None = None
 
     def run_self_test(self, jobs: int | None, cache: Cache | None) -> SelfTestResult:
         """The self-test, through ``cache`` when the subject's self-test can use one."""

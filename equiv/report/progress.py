@@ -1,8 +1,12 @@
-"""A progress display for long matrix runs, on a terminal only.
+"""What a long run says while it runs: its estimate first, then a progress display.
 
-A thin wrapper around tqdm: the display appears only once a run has taken more than
-:data:`DELAY_SECONDS`, only on a stream that is a terminal, and is erased when the run ends,
-so it never reaches a report, a log or a golden file.
+* :func:`announce`: the one line a run that will take minutes prints on stderr before it
+  starts (issue 17), from an :class:`Estimate` its subject computed from measured figures
+  (``equiv/estimate.py`` for the zone-device subject, ``equiv.vmap.selftest`` for vmap's
+  self-test).
+* :func:`progress`: a thin wrapper around tqdm: the display appears only once a run has
+  taken more than :data:`DELAY_SECONDS`, only on a stream that is a terminal, and is erased
+  when the run ends, so it never reaches a report, a log or a golden file.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
+from attrs import frozen
 from tqdm import tqdm
 
 if TYPE_CHECKING:
@@ -20,10 +25,43 @@ if TYPE_CHECKING:
 else:
     _Counter = tqdm  # not subscriptable at run time
 
-__all__ = ["DELAY_SECONDS", "progress"]
+__all__ = ["DELAY_SECONDS", "NOTICE_S", "Estimate", "announce", "progress"]
 
 #: runs shorter than this show no progress display at all
 DELAY_SECONDS = 1.0
+
+#: runs estimated below this many seconds print no estimate
+NOTICE_S = 60.0
+
+
+@frozen
+class Estimate:
+    """What a run is expected to cost, computed before it starts from measured figures."""
+
+    #: wall seconds on the run's jobs: the cold figures of the cells still to run, shared
+    seconds: float
+    cells: int
+    #: the units the jobs share (groups of cells a worker runs together)
+    groups: int
+    #: cells the cache will serve (not counted in ``seconds``)
+    cached: int
+    #: what is run when it is not a proof matrix ("self-test"), else ""
+    what: str = ""
+
+
+def announce(got: Estimate | None, jobs: int, err: TextIO) -> None:
+    """Print the one-line estimate on ``err`` if the run will take minutes (at most 72
+    columns; where the figures come from is in the subject's docs)::
+
+        equiv: about 9 min (95 cells, 0 cached; 2 jobs)
+        equiv: about 1 min (self-test: 210 cells, 0 cached; 2 jobs)
+    """
+    if got is None or got.seconds < NOTICE_S:
+        return
+    what = f"{got.what}: " if got.what else ""
+    err.write(f"equiv: about {max(1, round(got.seconds / 60))} min ({what}{got.cells} cells, "
+              f"{got.cached} cached; {jobs} job{'s' if jobs != 1 else ''})\n")
+    err.flush()
 
 
 class _Bar(_Counter):

@@ -32,7 +32,7 @@ MIN_BOUND, MAX_BOUND = 1, 32
 SOLVERS = ("bitwuzla", "z3")
 
 __all__ = ["OWN_OPTIONS", "SOLVERS", "SUBJECT", "VmapCellSpec", "add_arguments", "list_lines",
-           "runs", "self_test", "special"]
+           "runs", "self_test", "self_test_notice", "special"]
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -110,6 +110,15 @@ def self_test(jobs: int | None) -> SelfTestResult:
     from equiv import vmap
 
     return vmap.self_test(jobs)
+
+
+def self_test_notice(jobs: int, cache: object, err: TextIO) -> None:
+    """The self-test's estimate, printed if it will take minutes (it is never cached, so
+    ``cache`` does not change it)."""
+    from equiv.report.progress import announce
+    from equiv.vmap.selftest import estimate
+
+    announce(estimate(jobs), jobs, err)
 
 
 @frozen(kw_only=True)
@@ -255,4 +264,5 @@ SUBJECT = Subject(
     summary="batched vmap/vmalloc/ioremap page-table mapping (arm64 CONT_PTE / PMD) against "
             "the per-page and per-chunk paths",
     add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
-    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, rlimit_solvers=("z3",))
+    special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, rlimit_solvers=("z3",),
+    self_test_notice=self_test_notice)

@@ -21,6 +21,7 @@ from equiv.engine.results import CellResult
 from equiv.engine.runner import run_groups
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
+from equiv.report.progress import Estimate
 from equiv.vmap.cell import check, stopped_cell
 from equiv.vmap.mutants import MUTANTS, Mutant
 
@@ -31,6 +32,17 @@ BASE = "v8-fix"
 #: (path, bound) cells every mutant is checked on: vmap needs 3 segments for M5 (two runs
 #: after the first batch), vmalloc 2 chunks for M3 (a PMD block, then a later slot)
 CELLS: tuple[tuple[str, int], ...] = (("ioremap", 1), ("vmalloc", 2), ("vmap", 3))
+
+#: CPU seconds of the whole self-test, cold (its cells are never cached): 150 s, measured
+#: with ``bench/all.py`` on the 2-core development machine (2026-12-02: 59.9 s wall on 2
+#: jobs); the estimate printed before it starts shares this among the jobs
+COLD_CPU_SECONDS = 150.0
+
+
+def estimate(jobs: int) -> Estimate:
+    """What the whole self-test is expected to take on ``jobs`` workers (cold)."""
+    cells = len(MUTANTS) * len(CELLS)
+    return Estimate(COLD_CPU_SECONDS / max(1, min(jobs, cells)), cells, cells, 0, "self-test")
 
 
 def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str, ...]]:

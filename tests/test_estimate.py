@@ -1,0 +1,124 @@
+"""The estimate a long run prints before it starts (issue 17): one line on stderr, from
+measured figures, for a proof matrix (``--compare v6.12``, ``--config all``) and for the
+self-tests of both subjects; nothing for short runs, runs served by the cache, or
+``--quiet``."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+
+import equiv.selftest
+from equiv.engine.cache import Cache
+from equiv.estimate import MUTANT_CELL_SECONDS, NOTICE_S, estimate_seconds, notice
+from equiv.matrix import COMPARE, CellSpec
+from equiv.memmap import MemoryType
+from equiv.proofs import main
+from equiv.report.progress import announce
+from equiv.selftest import specs
+
+
+class TestEstimate:
+    def test_compare_all_orders_announced(self) -> None:
+        """--compare v6.12 at every order is estimated at minutes and says so on stderr, in
+        one line naming the cells and where the figure comes from."""
+        specs = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
+                 for o in range(19) for t in MemoryType]
+        got = estimate_seconds(specs, 2, None)
+        assert got is not None and got.seconds >= NOTICE_S
+        assert (got.cells, got.groups, got.cached) == (95, 19, 0)
+        err = io.StringIO()
+        notice(specs, 2, None, err)
+        line = err.getvalue()
+        assert line.startswith("equiv: about ") and "(95 cells, 0 cached; 2 jobs)" in line
+        assert line.count("\n") == 1 and len(line) <= 73
+
+    def test_config_all_announced(self) -> None:
+        """--config all (every preset, every order of v11) takes minutes on 2 cores: said."""
+        from equiv.config import PRESETS
+
+        specs = [CellSpec(c, "v11", t, o) for c in PRESETS for o in range(19) for t in MemoryType]
+        err = io.StringIO()
+        notice(specs, 2, None, err)
+        assert err.getvalue().startswith("equiv: about 2 min (1520 cells, 0 cached")
+
+    def test_short_or_unmeasured_run_is_silent(self) -> None:
+        """One order of --compare v6.12 and the default matrix (seconds each) print
+        nothing."""
+        err = io.StringIO()
+        notice([CellSpec("x86_64-default", COMPARE + "v6.12", t, 0) for t in MemoryType],
+               2, None, err)
+        notice([CellSpec("x86_64-default", "v11", t, o) for o in range(19) for t in MemoryType],
+               2, None, err)
+        assert "" == err.getvalue()
+
+
+class TestSelfTestEstimate:
+    def test_zone_device_self_test_cold_is_announced(self) -> None:
+        """The whole catalogue (42 bugs x 5 cells) cold on 2 jobs: about a minute, said
+        with the number of cells and groups; on one job about two."""
+        got = estimate_seconds(specs(), 2, None, "self-test")
+        assert got is not None
+        n = len(specs())
+        assert (got.cells, got.cached, got.what) == (n, 0, "self-test")
+        assert got.seconds == pytest.approx(n * MUTANT_CELL_SECONDS / 2)
+        err = io.StringIO()
+        announce(got, 2, err)
+        assert err.getvalue() == f"equiv: about 1 min (self-test: {n} cells, 0 cached; 2 jobs)\n"
+        err = io.StringIO()
+        announce(estimate_seconds(specs(), 1, None, "self-test"), 1, err)
+        assert err.getvalue().startswith("equiv: about 2 min (self-test: ")
+        assert err.getvalue().endswith("; 1 job)\n")
+
+    def test_cached_cells_are_not_counted(self, tmp_path: Path) -> None:
+        """A self-test whose cells the cache holds is estimated at nothing to run."""
+        names, cells = ["mutant_heads_loop_one_short"], [(MemoryType.GENERIC, 0)]
+        cache = Cache(str(tmp_path))
+        cold = estimate_seconds(specs(names, cells), 2, cache, "self-test")
+        assert cold is not None and cold.seconds > 0 and cold.cached == 0
+        equiv.selftest.self_test(1, names=names, cells=cells, cache=cache)
+        warm = estimate_seconds(specs(names, cells), 2, Cache(str(tmp_path)), "self-test")
+        assert warm is not None and (warm.seconds, warm.cached) == (0, 1)
+
+    def test_vmap_self_test_is_announced(self) -> None:
+        """The vmap self-test (never cached) takes minutes of CPU: announced, shared among
+        the jobs."""
+        from equiv.vmap.mutants import MUTANTS
+        from equiv.vmap.selftest import CELLS, COLD_CPU_SECONDS, estimate
+
+        got = estimate(2)
+        assert got.seconds == COLD_CPU_SECONDS / 2 >= NOTICE_S
+        err = io.StringIO()
+        announce(got, 2, err)
+        assert err.getvalue() == (f"equiv: about 1 min (self-test: {len(MUTANTS) * len(CELLS)} "
+                                  "cells, 0 cached; 2 jobs)\n")
+
+    @pytest.mark.parametrize("subject", ["zone-device", "vmap"])
+    def test_the_command_prints_it_first_and_quiet_does_not(
+            self, subject: str, monkeypatch: pytest.MonkeyPatch) -> None:
+        """``--self-test`` prints the estimate on stderr before the kill matrix (the self-test
+        itself is replaced by a stub here: only the line before it is checked);
+        ``--quiet`` prints none."""
+        import equiv.vmap
+        from equiv.engine.selftest import SelfTestResult
+
+        seen: list[str] = []
+
+        def stub(jobs: int | None, **_: object) -> SelfTestResult:
+            seen.append(err.getvalue())
+            return SelfTestResult((), (), 0.0, 1)
+
+        monkeypatch.setattr(equiv.selftest if subject == "zone-device" else equiv.vmap,
+                            "self_test", stub)
+        for quiet in (False, True):
+            err, out = io.StringIO(), io.StringIO()
+            argv = ["--self-test", "--jobs", "1", "--no-cache", "--subject", subject]
+            assert main([*argv, *(["--quiet"] if quiet else [])], out=out, err=err) == 0
+            first = seen[-1]
+            if quiet:
+                assert "about" not in first
+            else:
+                assert first.startswith("equiv: about 2 min (self-test: ") and \
+                    first.count("\n") == 1
