@@ -281,7 +281,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                dump_smt: str | None = None, only: str | None = None,
                minimise: bool = True, cache: Cache | None = None,
                probe: bool = False, lemma_try: int | None = None,
-               sliced: bool = False) -> CellResult:
+               sliced: bool = False,
+               enough: Callable[[ObligationResult], bool] | None = None) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -312,6 +313,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             one order then pose the same type-independent queries, decided once.  Off by
             default: walking the terms costs about 10 % of the default matrix, whose
             all-types try usually proves every type at once.
+        enough: stop once an obligation's result satisfies it (the self-test's "this
+            seeded bug is caught, with the field it must name": the obligations after it
+            could not change that).  The result lists the obligations decided so far.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -413,6 +417,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         lemma_ok = False
         if r1 == z3.sat:
             results.append(_refuted_lemma(problem, s, members, n, t0, ses))
+            if enough is not None and enough(results[-1]):
+                return done()
         else:
             results.append(ObligationResult(
                 n, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
@@ -454,6 +460,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             else:
                 results.append(ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name,
                                                 Verdict.REFUTED, time.perf_counter() - t0, cex))
+                if enough is not None and enough(results[-1]):
+                    return done()
         else:
             results.append(ObligationResult(
                 f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,

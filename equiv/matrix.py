@@ -48,6 +48,9 @@ class CellSpec:
     minimise: bool = True
     #: directory of the result cache (:mod:`equiv.engine.cache`), or None for no cache
     cache_dir: str | None = None
+    #: a seeded-bug cell of the self-test: stop at the first obligation that catches the
+    #: bug with a field it must name (:func:`equiv.selftest.caught`)
+    until_caught: bool = False
 
     def description(self) -> dict[str, object]:
         """What the cell's result depends on, for its cache key: the configuration's every
@@ -59,7 +62,7 @@ class CellSpec:
             "config": asdict(cfg), "revision": self.revision,
             "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
             "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
-            "solver": self.solver, "rlimit": self.rlimit}
+            "solver": self.solver, "rlimit": self.rlimit, "until_caught": self.until_caught}
         if self.mutant is not None:
             # the seeded bug's edit itself, not only its name: a mutant changed at run time
             # (or a catalogue entry given another edit) is never served another's result
@@ -93,11 +96,16 @@ def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
     # inputs that keeps its altmap sum out of every query; see symbolic_inputs)
     problem = build_cell(sc, rev, fast, first_form=rev.name.startswith(COMPARE))
     cache = _cache(spec.cache_dir)
+    enough = None
+    if spec.until_caught and spec.mutant is not None:
+        from equiv.selftest import caught  # the self-test's notion of a kill
+
+        enough = caught(spec.mutant, spec.ptype, spec.order)
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe,
                      lemma_try=LEMMA_TRY_RLIMIT if rev.name.startswith(COMPARE) else None,
-                     sliced=rev.name.startswith(COMPARE))
+                     sliced=rev.name.startswith(COMPARE), enough=enough)
     met: tuple[tuple[str, str], ...] = ()
     if cache is not None:  # handed to the parent with the result, reported once per run
         met, cache.problems[:] = tuple(cache.problems), []

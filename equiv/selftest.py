@@ -11,12 +11,12 @@ none.  Returns data; it prints nothing (:func:`equiv.report.render_selftest` ren
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from equiv.counterexample import Counterexample, counterexample_of
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
-from equiv.engine.results import CellResult
+from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
@@ -67,6 +67,31 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
     return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
 
 
+def caught(name: str, ptype: MemoryType | None, order: int
+           ) -> Callable[[ObligationResult], bool] | None:
+    """When a cell of mutant ``name`` has shown what the self-test asks of it: an obligation
+    REFUTED by a counterexample that reports one of the fields the bug must name (and, for
+    a bug of a page outside the range, names that page).  :func:`classify` scores such a
+    cell KILLED whatever the obligations after it say, so :func:`~equiv.check.check_cell`
+    stops there.  None where the bug is not expected to show (the cell must be proved
+    whole) and for the equivalent controls."""
+    m = MUTANTS[name]
+    want = None if ptype is None else m.expect(ptype, order)
+    if want is None or is_equivalent(m):
+        return None
+    fields = set(want)
+
+    def enough(o: ObligationResult) -> bool:
+        cx = counterexample_of(o)
+        if o.verdict is not Verdict.REFUTED or cx is None:
+            return False
+        if not fields & {n for d in cx.diffs for n in d.fields}:
+            return False
+        return m.page is None or names_page(cx, m.page)
+
+    return enough
+
+
 def specs(names: Iterable[str] | None = None,
           cells: Iterable[tuple[MemoryType, int]] = CELLS) -> list[CellSpec]:
     """The self-test's cells: each mutant of ``names`` (default: all) on each of ``cells``,
@@ -80,8 +105,8 @@ def specs(names: Iterable[str] | None = None,
     if unknown:
         raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
     cell_list = tuple(cells)
-    return [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
-            for n in chosen for t, o in cell_list]
+    return [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False,
+                     until_caught=True) for n in chosen for t, o in cell_list]
 
 
 def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
@@ -119,5 +144,5 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
     return SelfTestResult(tuple((t.name, o) for t, o in cell_list), tuple(rows), wall, used)
 
 
-__all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "classify",
-           "is_equivalent", "self_test", "specs"]
+__all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "caught",
+           "classify", "is_equivalent", "self_test", "specs"]

@@ -4,7 +4,7 @@ stays PROVED.  A checker that cannot fail is not a checker."""
 from __future__ import annotations
 
 import pytest
-from attrs import fields
+from attrs import evolve, fields
 
 from equiv.config import PRESETS
 from equiv.counterexample import Counterexample, FieldDiff, InitialMemory
@@ -17,7 +17,7 @@ from equiv.memmap import MemoryType
 from equiv.mutants import MUTANTS
 from equiv.report import render_selftest
 from equiv.selftest import CELLS as SELFTEST_CELLS
-from equiv.selftest import classify, self_test
+from equiv.selftest import caught, classify, self_test
 from equiv.template_path import REVISIONS, FastVariant
 
 #: (type, order) cells each control is checked on: order 0/1 (no template tails), 2 (every
@@ -302,6 +302,27 @@ def test_self_test_on_a_reduced_set() -> None:
     assert "harmless_set_head_after_tails" not in killed_on
     assert text.rstrip().endswith("self-test: 2 mutants killed of 2 (100%), "
                                   "1 equivalent controls not reported (0 false reports)")
+
+
+def test_a_caught_bug_stops_its_cell_with_the_same_outcome() -> None:
+    """The self-test stops a bug's cell at the first obligation that catches it with a field
+    it must name (``until_caught``): the obligations decided are the whole cell's first ones,
+    with the same verdicts, and the outcome is the same KILLED.  A cell where the bug must not
+    show (and every cell of an equivalent control) has nothing to stop at: checked whole.
+    The cache keeps the two kinds of cell apart."""
+    name, ptype, order = "mutant_heads_loop_one_short", MemoryType.GENERIC, 2
+    spec = CellSpec(MUTANTS[name].config, "v11", ptype, order, mutant=name, minimise=False)
+    whole, early = run_cell(spec), run_cell(evolve(spec, until_caught=True))
+    n = len(early.obligations)
+    assert 0 < n < len(whole.obligations)
+    assert [(o.name, o.verdict) for o in early.obligations] == \
+        [(o.name, o.verdict) for o in whole.obligations[:n]]
+    want = MUTANTS[name].expect(ptype, order)
+    assert classify(want, False, early)[0] is classify(want, False, whole)[0] is Outcome.KILLED
+    assert spec.description() != evolve(spec, until_caught=True).description()
+    assert MUTANTS["mutant_tail_copy_to_next_page"].expect(MemoryType.GENERIC, 0) is None
+    assert caught("mutant_tail_copy_to_next_page", MemoryType.GENERIC, 0) is None
+    assert caught("harmless_set_head_after_tails", MemoryType.GENERIC, 2) is None
 
 
 def test_render_names_failures() -> None:
