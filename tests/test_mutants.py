@@ -325,6 +325,32 @@ def test_a_caught_bug_stops_its_cell_with_the_same_outcome() -> None:
     assert caught("harmless_set_head_after_tails", MemoryType.GENERIC, 2) is None
 
 
+def test_a_self_test_group_with_an_expected_kill_skips_the_all_types_try(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Two types of one order: the all-types try (pgmap->type symbolic, kept only if it
+    proves everything) is skipped when the self-test expects the bug to show on one of
+    them, and made otherwise; the per-type verdicts are the same."""
+    import equiv.matrix
+
+    calls: list[tuple[MemoryType | None, bool]] = []
+    real = equiv.matrix.run_cell
+
+    def spy(spec: CellSpec, *, probe: bool = False) -> CellResult:
+        calls.append((spec.ptype, probe))
+        return real(spec, probe=probe)
+
+    monkeypatch.setattr(equiv.matrix, "run_cell", spy)
+    name = "mutant_heads_loop_one_short"
+    specs = [CellSpec(MUTANTS[name].config, "v11", t, 2, mutant=name, minimise=False,
+                      until_caught=True) for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
+    early = equiv.matrix.run_group(specs)
+    assert calls == [(MemoryType.FS_DAX, False), (MemoryType.GENERIC, False)]
+    calls.clear()
+    whole = equiv.matrix.run_group([evolve(sp, until_caught=False) for sp in specs])
+    assert calls[0] == (None, True)
+    assert [r.verdict for r in early] == [r.verdict for r in whole] == [Verdict.REFUTED] * 2
+
+
 def test_render_names_failures() -> None:
     """A survived bug and a false report make the result not ok, and are spelled out."""
     g0 = ("GENERIC", 0)
