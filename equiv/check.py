@@ -254,6 +254,12 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
             budget: tuple[int, int | None] | None = None) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
     preferred at most 1, then 0; ``t`` at most 3)."""
+    return _keep_greedy(s, _preferences(problem, optimised, indices), from_scratch, budget)
+
+
+def _preferences(problem: CellProblem, optimised: z3.BoolRef | bool,
+                 indices: dict[str, list[z3.BitVecRef]]) -> list[z3.BoolRef]:
+    """The preferences of :func:`_prefer`, in the order they are tried."""
     inp, stride = problem.inputs, problem.scenario.stride
     prefs: list[z3.BoolRef] = [
         z3.Not(inp.altmap_valid),
@@ -273,7 +279,63 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
               inp.altmap_reserve == 0, inp.altmap_free == 0,
               inp.pgmap == 0xFFFF888100000000,
               inp.vmemmap_base == 0xFFFFEA0000000000, inp.page_offset == 0xFFFF888000000000]
-    return _keep_greedy(s, prefs, from_scratch, budget)
+    return prefs
+
+
+#: Steering checks of this process (:func:`_steer_sliced`), keyed by the z3 budget and the
+#: AST ids of the assertions, which are kept alive with the answer: each pgmap type's cell
+#: steers the same sliced query (the pageblock role, a refcount every type shares) through
+#: the same checks, decided once.
+_STEERED: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
+
+
+def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, timeout_ms: int,
+                  rlimit: int | None, budget: tuple[int, int | None] | None
+                  ) -> z3.ModelRef | None:
+    """:func:`prefer_small` on a sliced query, shared between cells: the model of the whole
+    query (every assumption, ``not claim``) with the preferences kept, or None when that is
+    not SAT within ``rlimit`` (the caller then steers the whole query as before).
+
+    Which preferences are kept is decided greedily, in :func:`prefer_small`'s order and
+    runs, on the solver of the assumptions connected to the claim *or to a preference*
+    (:func:`solver_for`'s ``about``), each check memoised (:data:`_STEERED`).  The
+    assumptions left out share no symbol with that query and are satisfiable on their own
+    (:func:`decide`), so each check has the answer it has on the whole query (a check cut
+    short by ``budget[0]`` aside: one the smaller query decides keeps its preference), and
+    the kept ones are pushed on the whole query in the same order: the same assertions
+    as the whole query's steering ends on, hence the same model."""
+    indices = {k: [v] for k, v in ob.indices.items()}
+    prefs = _preferences(problem, ob.optimised, indices)
+    t = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit,
+                   about=z3.And(claim, *prefs))
+    t.add(z3.Not(claim))
+    try_rl = -1 if budget is None else budget[0]
+    if budget is not None:
+        t.set("rlimit", budget[0])
+
+    def sat(extra: list[z3.BoolRef]) -> bool:
+        t.push()
+        t.add(*extra)
+        terms = list(t.assertions())
+        key = (try_rl, *(a.get_id() for a in terms))
+        hit = _STEERED.get(key)
+        if hit is None:
+            hit = _STEERED[key] = (t.check(), terms)
+        t.pop()
+        return bool(hit[0] == z3.sat)
+
+    kept: list[z3.BoolRef] = []
+    todo = [prefs]  # the runs of _keep_greedy_in (from scratch), in the same order
+    while todo:
+        block = todo.pop()
+        if sat([*kept, *block]):
+            kept += block
+        elif len(block) > 1:
+            half = len(block) // 2
+            todo += [block[half:], block[:half]]
+    whole = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
+    whole.add(z3.Not(claim), *kept)
+    return whole.model() if whole.check() == z3.sat else None
 
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
@@ -433,19 +495,33 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                        about=claim if sliced else None)
         s.add(z3.Not(claim))
         t0 = time.perf_counter()
-        r1, s = decide(ses, s, f"role-{ob.role.name}", whole=not probe, budget=rlimit)
+        # sliced (and z3 alone): a SAT sliced query is steered sliced, and only the
+        # steered whole query is decided (:func:`_steer_sliced`); else whole, then steered
+        shared = sliced and solver == "z3" and not probe
+        r1, s = decide(ses, s, f"role-{ob.role.name}", whole=not probe and not shared,
+                       budget=rlimit)
         if probe and r1 != z3.unsat:
             return stopped(f"role {ob.role.name}")
+        steer = None if lemma_try is None else (lemma_try, rlimit)
+        model = None
+        if r1 == z3.sat and shared:
+            model = _steer_sliced(problem, ob, claim, timeout_ms, rlimit, steer)
+            if model is None:  # not SAT with the preferences within rlimit: as before
+                s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
+                s.add(z3.Not(claim))
+                r1 = check(ses, s, name=f"role-{ob.role.name}")
         if r1 == z3.unsat:
             results.append(_unsat_result(ob, time.perf_counter() - t0, lemma_ok, coverage))
         elif r1 == z3.sat:
-            pushed = prefer_small(s, problem, ob, from_scratch=True,
-                                  budget=None if lemma_try is None else (lemma_try, rlimit))
-            model = s.model()
-            for _ in range(pushed):
-                s.pop()
+            if model is None:
+                pushed = prefer_small(s, problem, ob, from_scratch=True, budget=steer)
+                model = s.model()
+                for _ in range(pushed):
+                    s.pop()
             try:
-                cex = replay(problem, ob, model)
+                # lazily (only the iterations the observation needs) when every loop
+                # lemma is proved: the lemmas make that the memory of the real loops
+                cex = replay(problem, ob, model, lazy=lemma_ok)
                 if minimise:
                     cex = _minimise(problem, ob, model, cex, timeout_ms,
                                     rlimit if lemma_try is None else lemma_try)

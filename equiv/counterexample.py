@@ -3,11 +3,19 @@
 A model of a refuted obligation gives concrete inputs (pfn, nid, pointers, altmap, which
 sections are early, and the initial bytes of every struct page it cares about).  Before a
 counterexample is reported, :func:`replay` runs both paths on those values in the concrete
-domain (plain ints; loops really iterate over every page, no summaries) and compares the
-observed struct page.  The difference must be exactly the one the solver predicted; if it is
-not, :class:`~equiv.engine.errors.InternalMismatch` is raised, since that would mean the model or the
-loop summaries are wrong.  The concrete run also records which modelled step last wrote each
-byte (provenance).
+domain (plain ints) and compares the observed struct page.  The difference must be exactly
+the one the solver predicted; if it is not, :class:`~equiv.engine.errors.InternalMismatch`
+is raised, since that would mean the model or the loop summaries are wrong.  The concrete
+run also records which modelled step last wrote each byte (provenance).
+
+How the loops run (``lazy``): when every loop lemma of the cell is proved, the replay is
+*lazy* (:class:`equiv.loops._LazyLoop`): a loop iteration runs only for the struct pages
+and bitmap cells the observation reads (the observed compound's head, tails 1 and 2 and the
+observed tail, the aliases a path writes them through, the pageblock cells), on the real
+loop bodies, each iteration checked concretely against its frame; by the proved lemmas that
+is the memory every iteration in order leaves, and an order-18 replay costs what an order-2
+one does.  Otherwise (a lemma not proved, a refuted frame lemma: :func:`replay_frame`)
+every iteration of every loop really runs, in order.
 """
 
 from __future__ import annotations
@@ -123,6 +131,10 @@ class Counterexample:
     #: contents and what the slow and the fast path left there (the reports' hexdump and
     #: diagram); None when not recorded (a counterexample read back from JSON)
     observed: Observed | None = None
+    #: the replay ran every iteration of every loop (a loop lemma of the cell was not
+    #: proved, or this is a refuted frame lemma's); False: lazily, the iterations the
+    #: observation needs (see the module docstring).  A recorded replay runs the same way.
+    every_iteration: bool = False
 
     @classmethod
     def from_json(cls, doc: dict[str, Any], section_shift: int = 0) -> Counterexample:
@@ -146,7 +158,8 @@ class Counterexample:
                    {int(k, 16): v for k, v in doc["early_sections"].items()}, diffs, memory,
                    seed_pfn=num(doc["template_seed_pfn"]), section_shift=section_shift,
                    irrelevant=tuple(doc["irrelevant_inputs"]), multiplicity=doc["multiplicity"],
-                   frame=doc.get("frame"))
+                   frame=doc.get("frame"),
+                   every_iteration=doc.get("replay") == "every iteration")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -159,6 +172,7 @@ class Counterexample:
             "early_sections": {hex(k): v for k, v in sorted(self.early_sections.items())},
             "template_seed_pfn": None if self.seed_pfn is None else hex(self.seed_pfn),
             **({"frame": self.frame} if self.frame is not None else {}),
+            **({"replay": "every iteration"} if self.every_iteration else {}),
             "initial_memory": self.memory.to_json(),
             "fields": [
                 {"names": list(d.names), "offset": d.offset, "size": d.size,
@@ -285,12 +299,21 @@ class ConcreteRun:
     seed_pfn: int | None
 
 
+def concrete_ctx(lazy: bool = False) -> Ctx:
+    """A concrete context; ``lazy``: loops run only the iterations whose struct pages are
+    read (see the module docstring)."""
+    ctx = Ctx(False)
+    ctx.lazy = lazy
+    return ctx
+
+
 def run_concrete(sc: Scenario, fast: FastFn, factory: Callable[[], Inputs],
-                 index: dict[str, int]) -> ConcreteRun:
-    """Run the slow path and ``fast`` on fresh inputs from ``factory`` (real loops, no
-    summaries) and read the page ``index`` (``c``, ``t``) or bitmap cell (``b``)."""
-    slow = memmap_init_zone_device(Ctx(False), sc, factory())
-    fst = fast(Ctx(False), sc, factory())
+                 index: dict[str, int], *, lazy: bool = False) -> ConcreteRun:
+    """Run the slow path and ``fast`` on fresh inputs from ``factory`` (real loops: every
+    iteration, or with ``lazy`` the iterations the observation needs) and read the page
+    ``index`` (``c``, ``t``) or bitmap cell (``b``)."""
+    slow = memmap_init_zone_device(concrete_ctx(lazy), sc, factory())
+    fst = fast(concrete_ctx(lazy), sc, factory())
     if "b" in index:
         b = CBV(index["b"], 64)
         return ConcreteRun(int(slow.read_pb(b)), int(fst.read_pb(b)), None, None)
@@ -330,16 +353,22 @@ def page_diffs(L: Layout, page_index: int | None, run: ConcreteRun) -> tuple[Fie
     return tuple(diffs)
 
 
-def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counterexample:
+def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef, *,
+           lazy: bool = False) -> Counterexample:
     """Re-run both paths concretely on the model's values and report the differing atoms.
 
+    Args:
+        lazy: run only the loop iterations the observation needs; only when every loop
+            lemma of ``problem`` is proved (see the module docstring).
+
     Raises:
-        InternalMismatch: the concrete run does not show the difference the solver found.
+        InternalMismatch: the concrete run does not show the difference the solver found
+            (or, lazily, an iteration it ran left its frame).
     """
     sc, L = problem.scenario, problem.scenario.layout
     factory, scalars, early_seen, memory = concrete_inputs(problem, model)
     index = {k: model.eval(v, model_completion=True).as_long() for k, v in ob.indices.items()}
-    run = run_concrete(sc, problem.fast, factory, index)
+    run = run_concrete(sc, problem.fast, factory, index, lazy=lazy)
     if ob.slow is None:
         sym = (model.eval(ob.slow_cell, model_completion=True).as_long(),
                model.eval(ob.fast_cell, model_completion=True).as_long())
@@ -363,7 +392,8 @@ def replay(problem: CellProblem, ob: Observation, model: z3.ModelRef) -> Counter
     if not diffs:
         raise InternalMismatch(f"replay of {ob.role.name}: the solver's difference vanished")
     cx = Counterexample(ob.role.name, scalars, index, run.pfn, dict(early_seen), diffs,
-                        memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift)
+                        memory(), seed_pfn=run.seed_pfn, section_shift=L.config.pfn_section_shift,
+                        every_iteration=not lazy)
     return evolve(cx, observed=observed_bytes(sc, factory, index, run.slow, run.fast))
 
 
@@ -456,7 +486,8 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
                                           f"pfn {pfn:#x} ({_where(pfn, start_pfn, first, end)})")
             cx = Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
                                 memory(), seed_pfn=first,
-                                section_shift=L.config.pfn_section_shift, frame=note)
+                                section_shift=L.config.pfn_section_shift, frame=note,
+                                every_iteration=True)
             return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sp, fp))
         for b in sorted(set(slow.pb) | set(fst.pb)):
             sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))
@@ -464,7 +495,7 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
                 diffs = page_diffs(L, None, ConcreteRun(sv, fv, None, None))
                 cx = Counterexample("pageblock", scalars, {"b": b}, None, dict(early_seen),
                                     diffs, memory(), section_shift=L.config.pfn_section_shift,
-                                    frame=what)
+                                    frame=what, every_iteration=True)
                 return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sv, fv))
         break
     return (f"{what}; replayed concretely, both paths still end with equal memory there and "
@@ -511,11 +542,15 @@ def counterexample_of(ob: ObligationResult) -> Counterexample | None:
 
 def replay_recorded(sc: Scenario, fast: FastFn, cx: Counterexample) -> tuple[FieldDiff, ...]:
     """Replay a recorded counterexample (as written by ``--emit-tests``) from its values
-    alone, without a solver: the differing atoms of the page (or bitmap cell) it names."""
-    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index)
+    alone, without a solver: the differing atoms of the page (or bitmap cell) it names.
+    It runs the loops as the recording did (:attr:`Counterexample.every_iteration`), so it
+    reads the struct pages and sections the record holds."""
+    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index,
+                       lazy=not cx.every_iteration)
     return page_diffs(sc.layout, ROLES[cx.role].page_index, run)
 
 
 __all__ = ["ConcreteRun", "Counterexample", "FieldDiff", "InitialMemory", "Observed",
-           "concrete_factory", "concrete_inputs", "counterexample_of", "observed_bytes", "page_diffs",
+           "concrete_ctx", "concrete_factory", "concrete_inputs", "counterexample_of",
+           "observed_bytes", "page_diffs",
            "recorded_factory", "replay", "replay_frame", "replay_recorded", "run_concrete"]

@@ -249,7 +249,8 @@ def observed_run(spec: CellSpec, cx: Counterexample) -> ConcreteRun:
         InternalMismatch: the run does not show exactly the recorded difference.
     """
     sc, _, fast = cell_paths(spec)
-    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index)
+    run = run_concrete(sc, fast, recorded_factory(sc.layout, sc.order, cx), cx.index,
+                       lazy=not cx.every_iteration)
     got = page_diffs(sc.layout, ROLES[cx.role].page_index, run)
     if [(d.offset, d.size, d.slow, d.fast) for d in got] != \
             [(d.offset, d.size, d.slow, d.fast) for d in cx.diffs]:

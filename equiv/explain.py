@@ -96,6 +96,8 @@ def explain(spec: CellSpec, field: str, result: CellResult) -> Explanation:
     view = lookup_field(L, field)
     problem = build_cell(sc, rev, fast)
     verdicts = {ob.role: ob for ob in result.obligations if ob.kind == "page"}
+    lemmas_proved = all(ob.verdict is Verdict.PROVED for ob in result.obligations
+                        if ob.kind == "lemma")
     rows: list[RoleTrace] = []
     for ob in problem.observations:
         if ob.slow is None:  # the pageblock bitmap has no struct page fields
@@ -105,6 +107,7 @@ def explain(spec: CellSpec, field: str, result: CellResult) -> Explanation:
         if cx is not None:
             factory = recorded_factory(L, sc.order, cx)
             index, inputs, source = cx.index, cx.inputs, "counterexample"
+            lazy = not cx.every_iteration  # as it was recorded
         else:
             s = solver_for(problem, 10_000)
             s.add(ob.constraint)
@@ -115,7 +118,8 @@ def explain(spec: CellSpec, field: str, result: CellResult) -> Explanation:
             factory, inputs, _, _ = concrete_inputs(problem, model)
             index = {k: model.eval(v, model_completion=True).as_long() for k, v in ob.indices.items()}
             source = "witness"
-        run = run_concrete(sc, fast, factory, index)
+            lazy = lemmas_proved  # see equiv.counterexample's docstring
+        run = run_concrete(sc, fast, factory, index, lazy=lazy)
         assert isinstance(run.slow, PageState) and isinstance(run.fast, PageState)
         rows.append(RoleTrace(ob.role.name, res.verdict if res else Verdict.UNKNOWN, source,
                               index, run.pfn, inputs,

@@ -5,7 +5,11 @@ written as :func:`block_loop`: iteration ``k`` may read and write only its own *
 memory (given by an :class:`Owner` map from a memory index to the iteration that owns it) and
 may carry a value (a template page) to the next iteration.
 
-* Concretely (replay), the loop simply runs.
+* Concretely (replay), the loop simply runs, every iteration in order; or, in a *lazy*
+  context (:attr:`Ctx.lazy`, the counterexample replay of a cell whose lemmas are proved),
+  the same summary is evaluated on plain values: an iteration runs only when a struct page
+  (or bitmap cell) it owns is read after the loop, so replaying an order-18 compound costs
+  what replaying an order-2 one does (:class:`_LazyLoop`).
 * Symbolically, the loop is replaced by its summary: after the loop, index ``i`` owned by
   iteration ``k`` in ``[lo, hi)`` holds what ``body`` writes there when run on the entry
   memory with carry ``inv(k)``, and every other index holds its entry value.  The carry
@@ -43,6 +47,7 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
+from equiv.engine.errors import InternalMismatch
 from equiv.page_model import (
     KEY_BITS,
     ConcreteMemory,
@@ -122,6 +127,11 @@ class Ctx:
         #: an assumption of the cell (``unroll_bounds``) and no lemma is needed
         self.unroll: Callable[[str], int] | None = None
         self.unroll_bounds: list[tuple[str, z3.BoolRef]] = []
+        #: concrete domain only: evaluate each loop's summary on plain values, running an
+        #: iteration only for the struct pages and bitmap cells read after the loop
+        #: (:class:`_LazyLoop`); the same final memory as running every iteration when the
+        #: loop's lemmas hold, and those are the iterations a counterexample observes
+        self.lazy = False
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
@@ -171,6 +181,8 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
         Memory after the loop, and a function giving the carry after the loop (symbolically
         it costs one more instantiation of the body, so it is built only when asked for).
     """
+    if not ctx.symbolic and ctx.lazy:
+        return _LazyLoop(name, mem, lo, hi, carry0, body, owner).results()
     if not ctx.symbolic:
         k = int(lo)
         carry = carry0
@@ -203,6 +215,129 @@ def _unrolled(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry,
                               z3.Or(z3.ULE(hi, end), z3.ULE(hi, lo))))
     final = carry
     return mem, lambda: final
+
+
+class _Reads:
+    """The loop's entry memory as one lazily run iteration sees it: every read that reaches
+    it (not one of the iteration's own writes) is logged, for the concrete frame-read
+    check of :class:`_LazyLoop`."""
+
+    def __init__(self, entry: ConcreteMemory) -> None:
+        self.entry = entry
+        self.pages: list[int] = []
+        self.pb: list[int] = []
+
+    def page(self, n: int) -> PageState:
+        self.pages.append(n)
+        return self.entry.load(n)
+
+    def cell(self, b: int) -> Val:
+        self.pb.append(b)
+        return self.entry.read_pb(b)
+
+
+class _LazyLoop:
+    """The summary of :class:`_SymLoop`, evaluated on plain values (a lazy concrete context).
+
+    After the loop, key ``n`` owned by iteration ``k`` in ``[lo, hi)`` holds what the body
+    writes there when run on the entry memory with carry ``inv(k)`` (``carry0``, or the
+    carry one step from ``carry0`` at ``k - 1``); every other key holds its entry value.
+    An iteration runs (once) only when a key or bitmap cell it owns is read, so the cost is
+    that of the struct pages a replay observes, not of the 2^order tails of a compound.
+
+    This is the final memory of running every iteration in order whenever the loop's
+    frame-write, frame-read and carry-step lemmas hold (the induction of this module's
+    docstring), which is why it is used only to replay a cell whose lemmas are all proved.
+    Each iteration it runs is checked concretely as well: every struct page and bitmap cell
+    it read from the entry memory or wrote is one it owns, and (with a carry) the carry it
+    hands on is the one a step from ``carry0`` gives; a violation raises
+    :class:`~equiv.engine.errors.InternalMismatch`.
+    """
+
+    def __init__(self, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry, body: Body,
+                 owner: Owner) -> None:
+        assert isinstance(mem, ConcreteMemory), "a lazy loop runs on concrete memory"
+        self.name, self.entry, self.lo, self.hi = name, mem, int(lo), int(hi)
+        self.carry0, self.body, self.owner = carry0, body, owner
+        #: (k, from the seed) -> the iteration's final memory and carry out
+        self.runs: dict[tuple[int, bool], tuple[ConcreteMemory, Carry]] = {}
+
+    def _mine(self, dom_k: tuple[Cond, Val]) -> int | None:
+        dom, k = dom_k
+        assert isinstance(dom, bool), "concrete owner"
+        if not dom or not self.lo <= int(k) < self.hi:
+            return None
+        return int(k)
+
+    def _run(self, k: int, seeded: bool) -> tuple[ConcreteMemory, Carry]:
+        """Iteration ``k`` on (a read-logging overlay of) the entry memory, with ``carry0``
+        (``seeded``) or with ``inv(k)``."""
+        if k == self.lo or not self.carry0:
+            seeded = True
+        hit = self.runs.get((k, seeded))
+        if hit is not None:
+            return hit
+        carry = self.carry0 if seeded else self._run(k - 1, True)[1]
+        reads = _Reads(self.entry)
+        view = ConcreteMemory(reads.page, reads.cell, namer=self.entry.namer)
+        out, carry_out = self.body(view, carry, CBV(k, 64))
+        assert isinstance(out, ConcreteMemory)
+        self._check(k, reads, out)
+        if not seeded and not _carry_eq(carry_out, self._run(k, True)[1]):
+            raise InternalMismatch(f"lazy replay of {self.name}: iteration {k} hands on another "
+                                   "carry than one step from the seed (carry-step)")
+        self.runs[(k, seeded)] = (out, carry_out)
+        return out, carry_out
+
+    def _check(self, k: int, reads: _Reads, out: ConcreteMemory) -> None:
+        """Frame-read and frame-write of iteration ``k``, on the values it ran with."""
+        pages, cells = _written(out)
+        for what, keys, owner, width in (("read", reads.pages, self.owner.page, KEY_BITS),
+                                         ("read", reads.pb, self.owner.pb, 64),
+                                         ("wrote", pages, self.owner.page, KEY_BITS),
+                                         ("wrote", cells, self.owner.pb, 64)):
+            for n in keys:
+                if self._mine(owner(CBV(n, width))) != k:
+                    kind = "bitmap cell" if width == 64 else "storage key"
+                    raise InternalMismatch(
+                        f"lazy replay of {self.name}: iteration {k} {what} {kind} {n:#x}, "
+                        "outside its frame")
+
+    def load(self, n: int) -> PageState:
+        k = self._mine(self.owner.page(CBV(n, KEY_BITS)))
+        return self.entry.load(n) if k is None else self._run(k, False)[0].load(n)
+
+    def read_pb(self, b: int) -> Val:
+        k = self._mine(self.owner.pb(CBV(b, 64)))
+        return self.entry.read_pb(b) if k is None else self._run(k, False)[0].read_pb(b)
+
+    def results(self) -> tuple[Memory, Callable[[], Carry]]:
+        out = ConcreteMemory(self.load, self.read_pb, namer=self.entry.namer)
+        out.lazy = self
+
+        def carry_out() -> Carry:
+            if self.hi <= self.lo:
+                return self.carry0
+            return self._run(self.hi - 1, True)[1]
+
+        return out, carry_out
+
+
+def _written(mem: ConcreteMemory) -> tuple[set[int], set[int]]:
+    """The storage keys and bitmap cells ``mem`` holds writes for, over its own writes and
+    those of the lazy loops it was built on (down to the read-logging overlay an iteration
+    started from)."""
+    pages, cells = set(mem.pages), set(mem.pb)
+    loop = mem.lazy
+    if loop is not None:
+        for run, _ in loop.runs.values():
+            p, c = _written(run)
+            pages |= p
+            cells |= c
+        p, c = _written(loop.entry)
+        pages |= p
+        cells |= c
+    return pages, cells
 
 
 class _SymLoop:

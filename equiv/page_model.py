@@ -661,6 +661,9 @@ class ConcreteMemory(Memory):
         self.pb = {} if pb is None else pb
         self.namer = namer
         self.stale = False
+        #: the lazy loop (``equiv.loops._LazyLoop``) whose final memory ``initial`` reads, or
+        #: None: how a lazy replay's concrete frame check finds the writes of a loop
+        self.lazy: Any = None
 
     def _live(self) -> None:
         if self.stale:
@@ -680,8 +683,10 @@ class ConcreteMemory(Memory):
     def _next(self, namer: Namer | None = None) -> ConcreteMemory:
         self._live()
         self.stale = True
-        return ConcreteMemory(self.initial, self.initial_pb, self.pages, self.pb,
-                              namer or self.namer)
+        nxt = ConcreteMemory(self.initial, self.initial_pb, self.pages, self.pb,
+                             namer or self.namer)
+        nxt.lazy = self.lazy
+        return nxt
 
     def store(self, n: Val, page: PageState) -> Memory:
         nxt = self._next()

@@ -1,19 +1,28 @@
 """What makes --compare v6.12 decide: the first-pfn form of the inputs, sliced queries,
-lemmas proved conjunct by conjunct, (the estimate printed before a long run: tests/test_estimate.py)."""
+lemmas proved conjunct by conjunct, the lazy concrete replay (the estimate printed before a
+long run: tests/test_estimate.py)."""
 
 from __future__ import annotations
 
 import pytest
 import z3
+from attrs import evolve
 
-from equiv.check import _slice, check_cell, decide, solver_for
+from equiv.check import _slice, check_cell, decide, prefer_small, solver_for
 from equiv.config import preset
+from equiv.counterexample import concrete_ctx, replay, replay_recorded
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Val
+from equiv.engine.errors import InternalMismatch
 from equiv.engine.query import Session, clear_answers
 from equiv.engine.verdict import Verdict
-from equiv.matrix import COMPARE, CellSpec, cell_paths, run_cell
-from equiv.memmap import MemoryType, Scenario, geometry, symbolic_inputs
-from equiv.obligations import build_cell
-from equiv.page_model import Layout
+from equiv.loops import Carry, Owner, block_loop, never
+from equiv.matrix import COMPARE, CellSpec, cell_paths, resolve, run_cell
+from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbolic_inputs
+from equiv.obligations import CellProblem, Observation, build_cell
+from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
+from equiv.slow_path import memmap_init_zone_device
+from equiv.template_path import fast_path, revision
 
 
 class TestFirstForm:
@@ -118,3 +127,77 @@ def test_v612_order0_decided_by_z3() -> None:
     assert {MemoryType.PRIVATE: Verdict.PROVED, MemoryType.COHERENT: Verdict.PROVED,
             MemoryType.FS_DAX: Verdict.REFUTED, MemoryType.GENERIC: Verdict.PROVED,
             MemoryType.PCI_P2PDMA: Verdict.REFUTED} == got
+
+
+class TestLazyReplay:
+    """The concrete replay of a counterexample runs only the loop iterations the observation
+    needs (equiv.loops._LazyLoop), checked, and still catches one that does not reproduce."""
+
+    @staticmethod
+    def _model(problem: CellProblem, role: str) -> tuple[Observation, z3.ModelRef]:
+        ob = next(o for o in problem.observations if o.role.name == role)
+        s = solver_for(problem, 60_000, pages=True)
+        s.add(z3.Not(ob.claim(problem.scenario.layout.atoms)))
+        assert z3.sat == s.check()
+        prefer_small(s, problem, ob, from_scratch=True)
+        return ob, s.model()
+
+    @pytest.mark.parametrize("order", [2, pytest.param(9, marks=pytest.mark.slow)])
+    def test_lazy_run_leaves_the_memory_of_every_iteration(self, order: int) -> None:
+        """The base slow path, the v6.12 path and the v11 fast path leave the same struct
+        pages (bytes and provenance) and bitmap cells whether every iteration runs or only
+        the ones a read needs (a deduplicated compound, an altmap, an early section)."""
+        L = Layout.from_config(preset("x86_64-default"))
+        paths = {"slow": memmap_init_zone_device, "v6.12": resolve(COMPARE + "v6.12")[1],
+                 "v11": fast_path(revision("v11"))}
+        stride = 1 << order
+        for ptype in (MemoryType.FS_DAX, MemoryType.GENERIC):
+            sc = Scenario(L, ptype, order)
+            for kw in ({"start_pfn": 1 << 15, "nr_pages": 2 * stride},
+                       {"start_pfn": 1 << 15, "nr_pages": 3 * stride, "altmap": (1, 2)},
+                       {"start_pfn": 1 << 16, "nr_pages": 3 * stride, "early": frozenset({2})}):
+                for name, path in paths.items():
+                    assert path is not None
+                    full = path(concrete_ctx(False), sc,
+                                concrete_inputs(L, pgmap_type=int(ptype), **kw))
+                    lazy = path(concrete_ctx(True), sc,
+                                concrete_inputs(L, pgmap_type=int(ptype), **kw))
+                    assert isinstance(full, ConcreteMemory)
+                    for n in full.pages:
+                        a, b = full.load(CBV(n, KEY_BITS)), lazy.load(CBV(n, KEY_BITS))
+                        assert (int(a.bits), a.origin) == (int(b.bits), b.origin), (name, kw, n)
+                    for b in full.pb:
+                        assert int(full.read_pb(CBV(b, 64))) == int(lazy.read_pb(CBV(b, 64)))
+
+    def test_iteration_outside_its_frame_is_caught(self) -> None:
+        """A lazily run iteration that writes a struct page another iteration owns raises
+        InternalMismatch (the concrete frame-write check), instead of a wrong replay."""
+        L = Layout.from_config(preset("x86_64-default"))
+        mem = concrete_inputs(L, start_pfn=0, nr_pages=8).mem
+        owner = Owner(page=lambda n: (True, bv.extract(n, 63, 0)), pb=never)
+
+        def body(m: Memory, carry: Carry, k: Val) -> tuple[Memory, Carry]:
+            page = m.load(bv.concat(CBV(0, 64), k))
+            return m.store(bv.concat(CBV(0, 64), k + 1), page), carry  # one past its own
+
+        out, _ = block_loop(concrete_ctx(True), "one-past", mem, CBV(0, 64), CBV(8, 64), (),
+                            body, owner)
+        with pytest.raises(InternalMismatch, match="iteration 3 wrote storage key 0x4"):
+            out.load(CBV(3, KEY_BITS))
+
+    def test_order18_counterexample_replays(self) -> None:
+        """An order-18 counterexample (262,144 tails a compound) is replayed lazily, reproduces
+        the solver's difference (tail 2's _deferred_list) and records it as a lazy replay;
+        a replay against another fast path than the solver's does not reproduce: caught."""
+        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
+                                            MemoryType.GENERIC, 18))
+        problem = build_cell(sc, rev, fast, first_form=True)
+        ob, model = self._model(problem, "tail2")
+        cx = replay(problem, ob, model, lazy=True)
+        assert 2 == cx.index["t"] and not cx.every_iteration
+        assert any(n.startswith("_deferred_list") or "deferred" in n
+                   for d in cx.diffs for n in d.names), cx.diffs
+        assert cx.diffs == replay_recorded(sc, problem.fast, cx)
+        other = evolve(problem, fast=fast_path(revision("v11")))
+        with pytest.raises(InternalMismatch, match="does not reproduce"):
+            replay(other, ob, model, lazy=True)
