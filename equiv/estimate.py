@@ -46,9 +46,10 @@ GROUP_SECONDS: dict[str, tuple[float, ...]] = {
 
 #: Cold seconds of one zone-device seeded-bug cell (revision v11, one pgmap type, the
 #: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 61 s wall on
-#: 2 jobs cold (``bench/all.py``, 2026-12-02, load 1.4 to 2), i.e. 122 s of the cores
-#: for 210 cells; in one process it took 107 s (101 s in the cells).
-MUTANT_CELL_SECONDS = 0.58
+#: 2 jobs cold (``bench/all.py``, 2026-12-02, load 1.4 to 2), i.e. 122 s of the cores for
+#: 210 cells, before a bug's cell stopped once caught; in one process 104 s of CPU before
+#: that and 72 s after (same day): 0.58 s x 72 / 104.
+MUTANT_CELL_SECONDS = 0.40
 
 
 def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,

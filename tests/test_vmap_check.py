@@ -12,13 +12,13 @@ import pytest
 import z3
 
 from equiv.engine.errors import InputError
-from equiv.engine.results import CellResult
+from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.selftest import Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
 from equiv.vmap import MUTANTS, REVISIONS, VmapCounterexample, check
 from equiv.vmap.cell import check_cell
 from equiv.vmap.counterexample import replay
-from equiv.vmap.selftest import CELLS, self_test
+from equiv.vmap.selftest import CELLS, caught, self_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -85,6 +85,48 @@ class TestDiscipline:
         """A query that runs out of time is UNKNOWN (a 1 ms budget)."""
         r = check("vmalloc", 2, "v8", None, 1, None)
         assert r.verdict is not Verdict.PROVED
+
+
+class TestUntilCaught:
+    """The self-test stops a bug's cell once it is caught (:func:`equiv.vmap.selftest.caught`)."""
+
+    @staticmethod
+    def _ob(name: str, verdict: Verdict) -> ObligationResult:
+        return ObligationResult(name, "page", name, verdict, 0.0)
+
+    def test_it_waits_for_every_obligation_that_must_not_be_reported(self) -> None:
+        """M7 (UB only): its expected ub_ffs0 stops the cell only once e_trans, wf_block and
+        frame were decided unrefuted; a refuted one of those never stops it (the cell then
+        says all of its WRONG_FIELD).  No stop where a bug must not show, nor for the
+        equivalent controls."""
+        m7 = MUTANTS["mutant_no_pfn0_guard"]
+        enough = caught(m7, "vmap")
+        assert enough is not None
+        assert not enough(self._ob("ub_ffs0", Verdict.REFUTED))
+        for name in ("e_trans", "wf_block"):
+            assert not enough(self._ob(name, Verdict.PROVED))
+        assert not enough(self._ob("frame", Verdict.PROVED))
+        assert enough(self._ob("ub_ffs0", Verdict.REFUTED))
+        again = caught(m7, "vmap")
+        assert again is not None and not again(self._ob("e_trans", Verdict.REFUTED))
+        assert caught(m7, "ioremap") is None
+        assert caught(MUTANTS["harmless_no_vm_shift_filter"], "vmap") is None
+
+    def test_a_caught_cell_is_the_whole_cells_first_obligations(self) -> None:
+        """X2 on vmalloc stops at errors_agree, REFUTED: the obligations decided are the
+        whole cell's first ones with the same verdicts, and the outcome is the same KILLED."""
+        from equiv.vmap.cell import resolve
+        from equiv.vmap.selftest import classify
+
+        m = MUTANTS["mutant_pte_alloc_before_pmd"]
+        rev = resolve("v8-fix", m.name)
+        whole = check_cell("vmalloc", 2, rev, m.name)
+        early = check_cell("vmalloc", 2, rev, m.name, enough=caught(m, "vmalloc"))
+        n = len(early.obligations)
+        assert early.obligations[-1].name == "errors_agree" and n < len(whole.obligations)
+        assert verdicts(early) == {o.name: o.verdict for o in whole.obligations[:n]}
+        assert classify(m, "vmalloc", early)[0] is classify(m, "vmalloc", whole)[0] \
+            is Outcome.KILLED
 
 
 @pytest.fixture(scope="module")

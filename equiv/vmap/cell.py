@@ -447,6 +447,7 @@ def check_cell(
     rlimit: int | None = None,
     extra: Extra | None = None,
     solver: str | None = None,
+    enough: Callable[[ObligationResult], bool] | None = None,
 ) -> CellResult:
     """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
 
@@ -461,6 +462,9 @@ def check_cell(
         rlimit: z3 resource limit per query (selects z3 when ``solver`` is None).
         extra: further named assumptions (a test hook: contradictory ones make it VACUOUS).
         solver: "bitwuzla" or "z3" (None: Bitwuzla unless an ``rlimit`` is given).
+        enough: stop once an obligation's result satisfies it (the self-test's "this
+            seeded bug is caught": :func:`equiv.vmap.selftest.caught`); the result lists
+            the obligations decided so far.
 
     Raises:
         InputError: an unknown path or a bound below 1.
@@ -517,6 +521,8 @@ def check_cell(
     results += lemma_results
     for ob in for_path(path):
         results.append(cell.run_obligation(ob.name, proved))
+        if enough is not None and enough(results[-1]):
+            break
     return done()
 
 

@@ -15,14 +15,15 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 
 from equiv.engine.errors import InputError
-from equiv.engine.results import CellResult
+from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.runner import run_groups
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
 from equiv.report.progress import Estimate
-from equiv.vmap.cell import check, stopped_cell
+from equiv.vmap.cell import check_cell, resolve, stopped_cell
 from equiv.vmap.mutants import MUTANTS, Mutant
 
 #: the base revision the seeded bugs are applied to
@@ -33,10 +34,11 @@ BASE = "v8-fix"
 #: after the first batch), vmalloc 2 chunks for M3 (a PMD block, then a later slot)
 CELLS: tuple[tuple[str, int], ...] = (("ioremap", 1), ("vmalloc", 2), ("vmap", 3))
 
-#: CPU seconds of the whole self-test, cold (its cells are never cached): 150 s, measured
-#: with ``bench/all.py`` on the 2-core development machine (2026-12-02: 59.9 s wall on 2
-#: jobs); the estimate printed before it starts shares this among the jobs
-COLD_CPU_SECONDS = 150.0
+#: CPU seconds of the whole self-test, cold (its cells are never cached), on the 2-core
+#: development machine: 150 s before each bug's cell stopped once caught (``bench/all.py``,
+#: 2026-12-02: 59.9 s wall on 2 jobs); in one process 122 s before and 63 s after (load 10,
+#: same day): about 77 s.  The estimate printed before it starts shares this among the jobs.
+COLD_CPU_SECONDS = 77.0
 
 
 def estimate(jobs: int) -> Estimate:
@@ -60,9 +62,34 @@ def classify(m: Mutant, path: str, res: CellResult) -> tuple[Outcome, tuple[str,
     return Outcome.KILLED, reported
 
 
+def caught(m: Mutant, path: str) -> Callable[[ObligationResult], bool] | None:
+    """When a cell of bug ``m`` on ``path`` has shown what the self-test asks of it: one of
+    its expected obligations REFUTED, after every obligation it must not report was
+    decided without being refuted.  :func:`classify` scores such a cell KILLED whatever the
+    obligations after it say, so the cell stops there (:func:`equiv.vmap.cell.check_cell`'s
+    ``enough``).  None where the bug must not show (the cell is checked whole) and for the
+    equivalent controls."""
+    want = m.expected(path)
+    if want is None or m.equivalent:
+        return None
+    wanted, forbidden = set(want), set(m.not_reported)
+    seen: set[str] = set()
+
+    def enough(o: ObligationResult) -> bool:
+        if o.verdict is Verdict.REFUTED and o.name in forbidden:
+            return False  # WRONG_FIELD whatever follows: the cell says all of it
+        seen.add(o.name)
+        return o.verdict is Verdict.REFUTED and o.name in wanted and forbidden <= seen
+
+    return enough
+
+
 def _group(jobs: list[tuple[str, str, int, int]]) -> list[CellResult]:
-    """Check the cells of one group (in a worker of :func:`equiv.engine.runner.run_groups`)."""
-    return [check(path, bound, BASE, name, timeout_ms, None) for name, path, bound, timeout_ms in jobs]
+    """Check the cells of one group (in a worker of :func:`equiv.engine.runner.run_groups`),
+    each stopped once its bug is caught (:func:`caught`)."""
+    return [check_cell(path, bound, resolve(BASE, name), name, timeout_ms=timeout_ms,
+                       enough=caught(MUTANTS[name], path))
+            for name, path, bound, timeout_ms in jobs]
 
 
 def _stopped(job: tuple[str, str, int, int], seconds: float, why: str) -> CellResult:
@@ -127,4 +154,4 @@ def self_test(
     return SelfTestResult(cells, tuple(rows), wall, jobs)
 
 
-__all__ = ["BASE", "CELLS", "classify", "self_test"]
+__all__ = ["BASE", "CELLS", "COLD_CPU_SECONDS", "caught", "classify", "estimate", "self_test"]
