@@ -90,7 +90,7 @@ def rows(tree: Path | None) -> list[Row]:
         Row("pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"), 180,
             cache="none", suite=True),
         Row("ci-run-pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-                              "--runslow"), 1200, cache="none", suite=True),
+                              "--runslow", "--dist", "loadgroup"), 1200, cache="none", suite=True),
     ]
 
 

@@ -26,6 +26,10 @@ def pytest_configure(config: pytest.Config) -> None:
 
     if config.getoption("--runslow"):
         settings.load_profile("equiv-ci")
+    if config.getoption("dist", "no") == "loadgroup":
+        # the controller hands the groups out in the items' order (see
+        # _group_for_loadgroup), not sorted by their number of tests
+        config.option.loadscopereorder = False
 
     # the user's cache stays reachable for what is not a result: the unpacked
     # linux-source-6.12 files (tests/test_linux_tree.py's linux612), extracted once
@@ -40,7 +44,72 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                      help="rewrite tests/golden/* from the current output (review the diff)")
 
 
+# ``@pytest.mark.xdist_group("host")``: the tests that boot a kernel under QEMU or download
+# the live packages.  With ``--dist loadgroup`` (``.ci/run``) one worker runs them one after
+# the other (one boot's memory and CPU at a time, the live packages downloaded once into
+# that worker's cache) while the other takes the rest; apt-get itself is behind
+# tests/host_lock.py wherever it runs.
+HOST = "host"
+
+#: the groups handed out first under ``--dist loadgroup``, longest first (wall seconds of a
+#: --runslow run on 2 cores, rounded): two workers finish together only when the long
+#: groups start early.  A scheduling hint, nothing else: a group missing here is handed
+#: out after these, in collection order, and every test runs whatever this says.
+LONG_GROUPS: dict[str, float] = {}
+
+
+def _module_fixture(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a fixture computed once per module or class (its file's
+    tests must then run in one worker, or the fixture is computed in each)."""
+    info = getattr(item, "_fixtureinfo", None)
+    return info is not None and any(d.scope in ("module", "class", "package")
+                                    for defs in info.name2fixturedefs.values() for d in defs)
+
+
+def _group_for_loadgroup(items: list[pytest.Item]) -> None:
+    """``--dist loadgroup``: put each test in an xdist group and order the groups.
+
+    A test's group is its own ``xdist_group`` mark's (``host``), else its own when it is a
+    slow test using no module or class fixture (so one file's slow tests spread over both
+    workers), else its file's (as ``--dist loadfile``: a module's fixtures, such as the
+    control matrix, run once, in one worker).  The groups are handed out in the order of
+    the items: ``host`` first, then :data:`LONG_GROUPS` longest first, then the other slow
+    tests' groups, then the rest (a stable sort: a group's tests keep their order).
+    """
+    group: dict[str, str] = {}
+    hint: dict[str, str] = {}  # the item's key in LONG_GROUPS
+    for n, item in enumerate(items):
+        mark = item.get_closest_marker("xdist_group")
+        path = item.nodeid.split("::", 1)[0]
+        if mark is not None:
+            g = str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            key = g
+        elif "slow" in item.keywords and not _module_fixture(item):
+            # (no brackets in a group name: xdist reads the group after the last "@" only
+            # when no "]" follows it)
+            g, key = f"{path}#{n}", f"{path}::{item.name}"
+        else:
+            g = key = path
+        if mark is None:
+            item.add_marker(pytest.mark.xdist_group(g))
+        group[item.nodeid], hint[item.nodeid] = g, key
+    slow = {group[i.nodeid] for i in items if "slow" in i.keywords}
+
+    def rank(item: pytest.Item) -> tuple[int, float]:
+        g, key = group[item.nodeid], hint[item.nodeid]
+        if g == HOST:
+            return (0, 0.0)
+        if key in LONG_GROUPS:
+            return (1, -LONG_GROUPS[key])
+        return (2, 0.0) if g in slow else (3, 0.0)
+
+    items.sort(key=rank)
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if getattr(config.option, "loadgroup", False):  # set in xdist's workers by --dist loadgroup
+        _group_for_loadgroup(items)
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: run with --runslow (CI does)")

@@ -17,7 +17,8 @@ import pytest
 
 from equiv.proofs import main
 
-WORKFLOW = Path(__file__).resolve().parent.parent / ".github" / "workflows" / "proofs.yml"
+ROOT = Path(__file__).resolve().parent.parent
+WORKFLOW = ROOT / ".github" / "workflows" / "proofs.yml"
 
 
 def workflow() -> str:
@@ -74,6 +75,30 @@ class TestWorkflow:
         assert (0, "") == (code, err.getvalue())
         written = [r.split("=", 1)[1] for r in with_arg(argv, "--report")] + with_arg(argv, "--output")
         assert all((tmp_path / f).stat().st_size > 0 for f in written)
+
+
+def ci_command() -> str:
+    """The command ``.ci/run`` runs: its last line."""
+    return (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+
+
+class TestCiRun:
+    def test_is_the_readmes_test_command(self) -> None:
+        """The README's second set-up command is the one ``.ci/run`` runs, and the workflow's
+        test job runs ``.ci/run``."""
+        readme = (ROOT / "README.md").read_text()
+        commands = re.findall(r"^    (pip install [^\n]*)$", readme, re.M)
+        assert commands[1] == ci_command()
+        assert "run: bash .ci/run" in workflow()
+
+    def test_runs_every_test_on_every_core(self) -> None:
+        """--runslow (every test) on pytest-xdist's workers (the -n auto of pyproject.toml's
+        addopts, not -n 0), grouped as tests/conftest.py says: the boots and downloads in
+        one worker, one at a time."""
+        argv = shlex.split(ci_command().split("&&", 1)[1])
+        assert argv[:3] == ["python", "-m", "pytest"] and "--runslow" in argv
+        assert with_arg(argv, "--dist") == ["loadgroup"]
+        assert "-n" not in argv or with_arg(argv, "-n") not in (["0"], ["1"])
 
 
 @pytest.mark.slow

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from attrs import evolve
+from host_lock import host_lock
 
 import equiv.report.html
 import equiv.report.text
@@ -360,7 +361,8 @@ def _chromium() -> str:
     from equiv.live import host
 
     tool = host.Tool("chromium", "chromium")
-    host.install_missing([tool])
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        host.install_missing([tool])
     exe = shutil.which("chromium")
     if exe is None:
         if os.geteuid() != 0:

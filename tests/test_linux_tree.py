@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import z3
+from host_lock import host_lock
 
 from equiv.config import PRESETS
 from equiv.engine.bv import CBV
@@ -66,10 +67,11 @@ def linux612() -> Path:
     from equiv.live.ctext import source_tree
 
     user = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv"  # set by conftest.py
-    root, why = source_tree(user)
-    if root is None and not TARBALL.is_file():
-        failed = _install()
-        root, why = source_tree(user) if failed is None else (None, failed)
+    with host_lock():  # one process unpacks (and installs), the others wait: tests/host_lock.py
+        root, why = source_tree(user)
+        if root is None and not TARBALL.is_file():
+            failed = _install()
+            root, why = source_tree(user) if failed is None else (None, failed)
     if root is None:
         pytest.skip(f"no linux-source-6.12 tree: {why}")
     return root

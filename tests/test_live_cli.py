@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from host_lock import host_lock
 from junitparser import JUnitXml
 from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
@@ -319,12 +320,14 @@ def test_a_changed_config_is_refused(tmp_path: Path) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("host")  # boots/installs: tests/conftest.py
 def test_the_whole_live_check(tmp_path: Path) -> None:
     """Fetch, build, boot (two boots: the 512 MiB and the 2 GiB region), dump and compare
     every default namespace in full: all the same as the model.  About 5 minutes under
     TCG on 2 cores."""
-    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
-                         packages.DEPMOD_TOOL])
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
+                             packages.DEPMOD_TOOL])
     t0 = time.monotonic()
     code, out, err = run("--live", "--live-out", str(tmp_path / "run"), "--quiet",
                          "--format", "json")

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from host_lock import host_lock
 
 from equiv.engine.errors import InputError
 from equiv.live import build, host, packages
@@ -183,10 +184,12 @@ def test_the_module_hash_follows_the_source() -> None:
 # --- the real thing -------------------------------------------------------------------------
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("host")  # boots/installs: tests/conftest.py
 def test_fetch_and_build_the_module(tmp_path: Path) -> None:
     """Downloads the pinned packages (about 120 MB, 15-20 s) and builds equiv_dump.ko (5 s);
     a second fetch and build return at once from the cache."""
-    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS])
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS])
     cache = tmp_path / "live"
     try:
         t0 = time.monotonic()

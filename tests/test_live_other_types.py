@@ -33,6 +33,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from host_lock import host_lock
 from test_live_boot import _fake_boot
 
 from equiv.config import Config, from_kconfig
@@ -227,8 +228,9 @@ def test_the_module_offers_what_the_script_writes() -> None:
 # --- the real thing -------------------------------------------------------------------------
 
 def _kernel() -> tuple[packages.KernelFiles, Path]:
-    host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
-                         packages.DEPMOD_TOOL])
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.BOOT_TOOLS,
+                             packages.DEPMOD_TOOL])
     files = packages.fetch()
     return files, build.build_module(files)
 
@@ -252,6 +254,7 @@ def check_coherent(dump_dir: Path, ns: boot.Namespace, first_pfn: int) -> None:
 
 
 @pytest.mark.slow
+@pytest.mark.xdist_group("host")  # boots/installs: tests/conftest.py
 def test_private_is_refused_by_debians_kernel(tmp_path: Path) -> None:
     """Debian's config lacks DEVICE_PRIVATE, PCI_P2PDMA and TEST_HMM; memremap_pages()
     refuses a PRIVATE pgmap with its warning (one boot, about 35 s under TCG)."""

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 import z3
+from host_lock import host_lock
 from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 from equiv.config import PRESETS
@@ -172,9 +173,10 @@ def _debian_config(tmp: Path) -> Path:
     import shutil
     import subprocess
 
-    if not DEBIAN_CONFIG.is_file() and shutil.which("apt-get") and os.geteuid() == 0:
-        subprocess.run(["apt-get", "install", "-y", "-qq", "linux-config-6.12"],
-                       capture_output=True, check=False)
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        if not DEBIAN_CONFIG.is_file() and shutil.which("apt-get") and os.geteuid() == 0:
+            subprocess.run(["apt-get", "install", "-y", "-qq", "linux-config-6.12"],
+                           capture_output=True, check=False)
     if not DEBIAN_CONFIG.is_file():
         pytest.skip(f"{DEBIAN_CONFIG} is missing and linux-config-6.12 cannot be installed")
     out = tmp / "config"
