@@ -9,6 +9,7 @@ import io
 from pathlib import Path
 
 import pytest
+from attrs import evolve
 
 import equiv.selftest
 from equiv.engine.cache import Cache
@@ -84,27 +85,30 @@ class TestSelfTestEstimate:
         warm = estimate_seconds(specs(names, cells), 2, Cache(str(tmp_path)), "self-test")
         assert warm is not None and (warm.seconds, warm.cached) == (0, 1)
 
-    def test_vmap_self_test_is_announced(self) -> None:
-        """The vmap self-test (never cached): its measured CPU time shared among the jobs,
-        announced on one job."""
+    def test_vmap_self_test_takes_under_a_minute(self) -> None:
+        """The vmap self-test (never cached): its measured CPU time shared among the jobs;
+        under a minute even on one job since a caught bug stops its cell, so nothing is
+        printed.  A figure of minutes would be (the same line as the matrix's)."""
         from equiv.vmap.mutants import MUTANTS
         from equiv.vmap.selftest import CELLS, COLD_CPU_SECONDS, estimate
 
         got = estimate(1)
-        assert got.seconds == COLD_CPU_SECONDS >= NOTICE_S
+        assert got.seconds == COLD_CPU_SECONDS < NOTICE_S
         assert estimate(2).seconds == COLD_CPU_SECONDS / 2
         err = io.StringIO()
         announce(got, 1, err)
+        assert err.getvalue() == ""
         n = len(MUTANTS) * len(CELLS)
-        assert err.getvalue() == (f"equiv: about {round(COLD_CPU_SECONDS / 60)} min (self-test: "
-                                  f"{n} cells, 0 cached; 1 job)\n")
+        announce(evolve(got, seconds=150.0), 1, err)
+        assert err.getvalue() == f"equiv: about 2 min (self-test: {n} cells, 0 cached; 1 job)\n"
 
     @pytest.mark.parametrize("subject", ["zone-device", "vmap"])
     def test_the_command_prints_it_first_and_quiet_does_not(
             self, subject: str, monkeypatch: pytest.MonkeyPatch) -> None:
-        """``--self-test`` prints the estimate on stderr before the kill matrix (the self-test
-        itself is replaced by a stub here: only the line before it is checked);
-        ``--quiet`` prints none."""
+        """``--self-test`` prints the estimate on stderr before the kill matrix when it is a
+        minute or more (the zone-device one on one job; the vmap one is less), and
+        ``--quiet`` never does (the self-test itself is replaced by a stub here: only what
+        comes before it is checked)."""
         import equiv.vmap
         from equiv.engine.selftest import SelfTestResult
 
@@ -121,7 +125,7 @@ class TestSelfTestEstimate:
             argv = ["--self-test", "--jobs", "1", "--no-cache", "--subject", subject]
             assert main([*argv, *(["--quiet"] if quiet else [])], out=out, err=err) == 0
             first = seen[-1]
-            if quiet:
+            if quiet or subject == "vmap":
                 assert "about" not in first
             else:
                 assert first.startswith("equiv: about ") and "(self-test: " in first and \

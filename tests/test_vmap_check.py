@@ -18,7 +18,7 @@ from equiv.engine.verdict import Verdict
 from equiv.vmap import MUTANTS, REVISIONS, VmapCounterexample, check
 from equiv.vmap.cell import check_cell
 from equiv.vmap.counterexample import replay
-from equiv.vmap.selftest import CELLS, caught, self_test
+from equiv.vmap.selftest import CELLS, caught, first, self_test
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -127,6 +127,13 @@ class TestUntilCaught:
         assert verdicts(early) == {o.name: o.verdict for o in whole.obligations[:n]}
         assert classify(m, "vmalloc", early)[0] is classify(m, "vmalloc", whole)[0] \
             is Outcome.KILLED
+        # as the self-test runs it: its expected obligation first, then stopped
+        soon = check_cell("vmalloc", 2, rev, m.name, enough=caught(m, "vmalloc"),
+                          first=first(m, "vmalloc"))
+        assert first(m, "vmalloc") == ("errors_agree",)
+        assert len(soon.obligations) < n and soon.obligations[-1].name == "errors_agree"
+        assert verdicts(soon).items() <= verdicts(whole).items()
+        assert classify(m, "vmalloc", soon)[0] is Outcome.KILLED
 
 
 @pytest.fixture(scope="module")

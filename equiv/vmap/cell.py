@@ -448,6 +448,7 @@ def check_cell(
     extra: Extra | None = None,
     solver: str | None = None,
     enough: Callable[[ObligationResult], bool] | None = None,
+    first: tuple[str, ...] = (),
 ) -> CellResult:
     """Check every obligation of ``path`` for page arrays of up to ``bound`` segments.
 
@@ -465,6 +466,9 @@ def check_cell(
         enough: stop once an obligation's result satisfies it (the self-test's "this
             seeded bug is caught": :func:`equiv.vmap.selftest.caught`); the result lists
             the obligations decided so far.
+        first: obligations to decide before the others (the self-test's: those that must
+            not be reported, then the expected ones, so a caught bug stops the cell soon);
+            each obligation's query and verdict are its own, whatever the order.
 
     Raises:
         InputError: an unknown path or a bound below 1.
@@ -519,8 +523,9 @@ def check_cell(
             proved.add(lm.name)
         lemma_results.append(res)
     results += lemma_results
-    for ob in for_path(path):
-        results.append(cell.run_obligation(ob.name, proved))
+    todo = [ob.name for ob in for_path(path)]
+    for name in [*(n for n in first if n in todo), *(n for n in todo if n not in first)]:
+        results.append(cell.run_obligation(name, proved))
         if enough is not None and enough(results[-1]):
             break
     return done()
