@@ -3,8 +3,9 @@
 Usage: python bench/fidelity.py [--linux PATH] [--jobs N]
 
 Interprets the tree's memmap_init_zone_device() and proves it equal to the hand-written
-6.12.y slow path for all five pgmap types (one symbolic-type proof per order), orders 0..4,
-up to four compounds; one worker process per order cell.  Without --linux the tree is taken
+6.12.y slow path for all five pgmap types (one symbolic-type proof per order), orders
+0..MAX_ORDER (0..18), any number of compounds (the loops of both sides summarised); one
+worker process per order cell.  ``bench/linux.py`` times the real command.  Without --linux the tree is taken
 from the test cache (~/.cache/equiv/linux-source-6.12/linux-source-6.12), unpacked from
 /usr/src/linux-source-6.12.tar.xz if needed.
 
@@ -12,7 +13,9 @@ Figure to reach: under 60 s wall on 2 cores; the count of trusted helpers is pri
 can be watched falling over time.  Measured on 2 cores: 184.5 s before the interpreter's
 joins kept path conditions small and each query was specialised to its role's constraint
 (equiv.source.cinterp.join_guards, equiv.source.fidelity.specialise); about 11 s after (orders 0..4: 1.9,
-2.5, 3.8, 4.3, 7.9 s per cell with 2 jobs; 0.9, 1.3, 1.8, 2.2, 3.7 s alone).
+2.5, 3.8, 4.3, 7.9 s per cell with 2 jobs; 0.9, 1.3, 1.8, 2.2, 3.7 s alone).  Those figures
+are of the earlier bounded proof (orders 0..4, the tree's loops unrolled over at most four
+compounds); the summarised proof costs 12 to 30 s of CPU per cell (bench/linux.py).
 """
 
 from __future__ import annotations

@@ -82,8 +82,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     g.add_argument("--linux", default=None, metavar="PATH",
                    help="check the model against a kernel source tree: drift report of every "
                         "modelled function, layout from mm_types.h, then the source-derived "
-                        "proof (orders 0..4, up to 4 compounds; --compare v6.12 picks that "
-                        "hand model); exit 1 on drift or a counterexample")
+                        "proof (orders 0..18, any number of compounds, loops summarised on "
+                        "both sides; --compare v6.12 picks that hand model); exit 1 on drift "
+                        "or a counterexample")
     g.add_argument("--live", nargs="*", default=None, metavar="MODE-ALIGN-MAP",
                    help="instead of proving, boot Debian's 6.12.117 kernel (fetched into the "
                         "user's cache), create these pgmaps (pmem namespaces devdax/fsdax, or "

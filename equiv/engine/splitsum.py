@@ -113,16 +113,23 @@ def split_sums(e: z3.ExprRef, rounds: int = 4) -> z3.ExprRef:
     return e
 
 
+#: the rewrite of every node met so far, by term id, process-wide: the terms of one role's
+#: cases (a struct page's words, the same page under each case's substitution) share most of
+#: their DAG, which is then walked once.  Each entry holds its term, so an id is not reused
+#: for another term while the entry lives.
+_MEMO: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
+
+
 def _pass(e: z3.ExprRef) -> z3.ExprRef:
     """One bottom-up pass of the rewrite over ``e``'s DAG (each node once)."""
-    memo: dict[int, z3.ExprRef] = {}
+    memo = _MEMO
     ref = e.ctx.ref()
 
     def go(x: z3.ExprRef) -> z3.ExprRef:
         i = x.get_id()
         hit = memo.get(i)
         if hit is not None:
-            return hit
+            return hit[1]
         out = x
         n = z3.Z3_get_app_num_args(ref, x.as_ast()) if z3.is_app(x) else 0
         if n:
@@ -134,7 +141,7 @@ def _pass(e: z3.ExprRef) -> z3.ExprRef:
                 r = _split_add(out)
                 if r is not None:
                     out = r
-        memo[i] = out
+        memo[i] = (x, out)
         return out
 
     return go(e)

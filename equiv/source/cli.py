@@ -47,8 +47,7 @@ def _orders(spec: str) -> list[int]:
     if spec == "all":
         return list(range(MAX_ORDER + 1))
     return parse_ranges(spec, 0, MAX_ORDER, "--orders", "order",
-                        " with --linux (the source-derived proof is bounded; unbounded proofs "
-                        "stay on the model)", words=("all",))
+                        " with --linux (the PUD order with 4K pages)", words=("all",))
 
 
 def _types(spec: str) -> list[MemoryType | None]:

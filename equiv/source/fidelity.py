@@ -1,33 +1,42 @@
 """Source-derived semantics: the tree's own C, interpreted, against the hand-written slow path.
 
 For one kernel tree, one configuration and one modelled version (:data:`MODELS`), each cell
-(pgmap type, or all five at once with ``pgmap->type`` symbolic; compound order) runs
+(pgmap type, or all five at once with ``pgmap->type`` symbolic; compound order 0..18) runs
 
 * the hand-written slow path of that version (:mod:`equiv.slow_path` for v7.3-rc1,
-  :mod:`equiv.source.slow_v612y` for 6.12.y, or a named ``--compare`` variant), and
+  :mod:`equiv.source.slow_v612y` for 6.12.y, or a named ``--compare`` variant), its loops
+  summarised by :mod:`equiv.loops`, and
 * ``memmap_init_zone_device()`` interpreted from the tree's text (:mod:`equiv.source.cinterp`),
+  its loops summarised from that text (:mod:`equiv.source.csummary`, as ``--patch`` does),
 
-on the same symbolic inputs: start pfn, number of pages, node, ``pgmap`` pointer and type,
-altmap, early sections, vmemmap/direct-map bases, and the initial contents of every struct
-page (one array indexed by pfn, shared by both sides) and pageblock bitmap cell.  The bounds
-are part of the assumptions: at most :data:`MAX_COMPOUNDS` compounds, orders up to
-:data:`MAX_ORDER`; the interpreter unrolls its loops within them.
+on the same symbolic inputs: start pfn, number of pages (no bound beyond the model's
+assumptions), node, ``pgmap`` pointer and type, altmap, early sections, vmemmap/direct-map
+bases, the initial contents of every struct page (one array indexed by pfn, shared by both
+sides) and pageblock bitmap cell, and the uninitialised bytes of each struct local.  Neither
+side unrolls a loop, so order 18 costs what order 2 costs.
 
-Obligations per cell: the assumptions are satisfiable (else VACUOUS); the hand path's
-loop-summary lemmas (each conjunct its own query); and for each page role (head, tail 1,
-tail 2, tails t >= 3, the struct pages past the range, a symbolic pageblock cell) the two
-final states are equal: every compound index and tail the bounds allow, one query per
-compound, in which the role's constraint (compound c exists, or lies past the range) first
-fixes the path conditions it decides (:func:`specialise`: small scalar queries, each rewrite
-an identity under the constraint).  A SAT role is replayed concretely on both sides (the
-interpreter on plain integers, the hand path with real loops) before it is reported as
-REFUTED.
+Obligations per cell: the assumptions are satisfiable (else VACUOUS); every loop-summary
+lemma of both sides (each conjunct its own query); and for each page role (the head of any
+compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outside the range's
+compounds, any pageblock cell) the two final states are equal, decided as the patch proof
+decides a role (:func:`equiv.source.patchproof._check_role`: split by compound and altmap,
+each case specialised to its constraint, :func:`~equiv.source.common.specialise`).  Where the
+hand model shares a struct page (a deduplicated vmemmap, :func:`aliased`) the tree, which has
+one struct page per pfn, must leave that pfn's page as it was, and the page it shares is
+proved in its own role.  A SAT role is replayed concretely on both sides (the hand path with
+real loops, the tree's loops as written) before it is reported as REFUTED.
+
+Only if the summaries are not justified (a lemma fails: a loop writes outside its block, as
+a seeded ``pfn <= end_pfn`` does) does the cell fall back to the earlier bounded proof, at
+orders up to :data:`BOUNDED_ORDER`: the tree's loops unrolled over at most
+:data:`MAX_COMPOUNDS` compounds, each (compound, tail) a concrete index; what it refutes
+(replayed) replaces the unknown roles.  An unsummarised cell is otherwise UNKNOWN.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 
 import z3
 from attrs import evolve, frozen
@@ -35,82 +44,61 @@ from attrs import evolve, frozen
 from equiv.config import Config
 from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
 from equiv.engine import bv
-from equiv.engine.bv import CBV, Val
+from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
-from equiv.loops import Ctx, Lemma
+from equiv.loops import Ctx
 from equiv.memmap import (
+    VMEMMAP_RESERVE_NR,
     Geometry,
     Inputs,
     MemoryType,
     Scenario,
     assumptions,
+    deduplicated,
     geometry,
+    join_key,
     pfn_of,
     pfn_of_key,
     symbolic_inputs,
 )
 from equiv.obligations import roles_for
-from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState, SymMemory
-from equiv.slow_path import memmap_init_zone_device
+from equiv.page_model import (
+    KEY_BITS,
+    PB_BITS,
+    ConcreteMemory,
+    Layout,
+    Memory,
+    PageState,
+    SymMemory,
+    footprint,
+)
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
-from equiv.source.csummary import CLemma
+from equiv.source.common import MODELS, Model, _Memo, check_lemmas, model_for, specialise
 from equiv.source.files import load_tree, macro_env
-from equiv.source.slow_v612y import layout_612, path_612y
+from equiv.source.patchproof import (
+    Side,
+    _bool,
+    _cases,
+    _check_role,
+    _RenamedModel,
+    _run,
+    _words_equal,
+)
 from equiv.source.src_layout import SrcStruct, source_structs
 
+#: Largest order proved: the PUD order with 4K pages (1 GiB compounds), as ``--patch``.
+MAX_ORDER = 18
+#: The bounded search (used only when the summaries are not justified): at most this many
+#: compounds, with the tree's loops unrolled, at orders up to BOUNDED_ORDER.
 MAX_COMPOUNDS = 4
-MAX_ORDER = 4
-
-HandPath = Callable[[Ctx, Scenario, Inputs], Memory]
-
-
-@frozen
-class Model:
-    """A hand-written slow path of one kernel version."""
-
-    name: str
-    version: str  # kernel version prefix the tree must have, e.g. "6.12"
-    summary: str
-    path: HandPath
-    layout: Callable[[Layout], Layout]
-
-
-def _same_layout(L: Layout) -> Layout:
-    return L
-
-
-def _compare_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
-    from equiv.slow_variants import comparison
-    return comparison("v6.12").path(ctx, sc, inp)
-
-
-MODELS: dict[str, Model] = {m.name: m for m in (
-    Model("v7.3-rc1", "7.3", "the base slow path (equiv/slow_path.py)", memmap_init_zone_device,
-          _same_layout),
-    Model("v6.12.y", "6.12", "6.12 stable, 6.12.117 (equiv/source/slow_v612y.py)", path_612y, layout_612),
-    Model("v6.12", "6.12", "--compare v6.12: the v6.12 release as recalled in the reference "
-          "(equiv/slow_variants.py)", _compare_612, _same_layout),
-)}
-
-
-def model_for(tree: KernelTree, name: str | None) -> Model:
-    """The model named ``name``, or the one whose version prefix matches the tree's.
-
-    Raises:
-        InputError: unknown name; or the tree's version has no model and none was named.
-    """
-    if name is not None:
-        if name not in MODELS:
-            raise InputError(f"unknown --model {name!r}; valid: {', '.join(MODELS)}")
-        return MODELS[name]
-    for m in MODELS.values():
-        if tree.version.startswith(m.version + "."):
-            return m
-    return MODELS["v7.3-rc1"]
-
+BOUNDED_ORDER = 4
+#: compounds a role's query names one by one, the rest together (the tree's loops peel
+#: their first csummary.PEEL iterations; the patch proof names four): measured at order 2,
+#: the five page roles took 31 s with four, 21 s with two (load 8, 2 cores)
+SPLIT = 2
 
 @frozen
 class RoleResult:
@@ -189,6 +177,14 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
                         timeout_ms: int = 60_000) -> FidelityCell:
     """Prove the interpreted tree equal to the hand-written path for one cell.
 
+    Both sides' loops are summarised (the tree's by :mod:`equiv.source.csummary`, the hand
+    model's by :mod:`equiv.loops`), so there is no bound on the range beyond the model's
+    assumptions.  If the summaries are not justified (a loop of the tree the summary cannot
+    follow, or a lemma not proved), the roles stay UNKNOWN, and at orders up to
+    :data:`BOUNDED_ORDER` a search with the tree's loops unrolled over at most
+    :data:`MAX_COMPOUNDS` compounds looks for a difference, which it reports as REFUTED in
+    place of the unknown role (a finding of bounded model checking, replayed with real loops).
+
     Raises:
         InputError: ``order`` is outside ``0..MAX_ORDER``.
     """
@@ -200,18 +196,17 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     sc = Scenario(L, ptype, order)
     inp, early, pages, pb = _inputs(sc)
     assume = [a for _, a in assumptions(sc, inp)]
-    assume.append(z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride))
     roles: list[RoleResult] = []
+    its: list[Interp] = []
     ptname = ptype.kname if ptype else "ALL"
 
     def done() -> FidelityCell:
         return FidelityCell(ptname, order, worst([r.verdict for r in roles]),
                             time.perf_counter() - t_cell, tuple(roles),
-                            tuple(sorted(it.interpreted.items())) if it else (),
-                            tuple(sorted(it.trusted_used)) if it else (),
-                            it.oracle.checks if it and it.oracle else 0)
+                            tuple(sorted({x for it in its for x in it.interpreted.items()})),
+                            tuple(sorted({x for it in its for x in it.trusted_used})),
+                            sum(it.oracle.checks for it in its if it.oracle))
 
-    it: Interp | None = None
     s = z3.SolverFor("QF_AUFBV")
     s.set("timeout", timeout_ms)
     s.add(*assume)
@@ -219,6 +214,246 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
         roles.append(RoleResult("assumptions_satisfiable", Verdict.VACUOUS, 0.0,
                                 reason="the assumptions cannot hold"))
         return done()
+    why = _prove_summarised(st, sc, inp, early, pages, pb, assume, its, roles, timeout_ms)
+    if why and order <= BOUNDED_ORDER:
+        bounded: list[RoleResult] = []
+        _bounded(st, sc, inp, early, pages, pb,
+                 [*assume, z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride)], [], bounded,
+                 timeout_ms)
+        found = {r.name: evolve(r, reason=f"found with the tree's loops unrolled (at most "
+                                f"{MAX_COMPOUNDS} compounds) after {why}")
+                 for r in bounded if r.verdict is Verdict.REFUTED}
+        names = {r.name for r in roles}
+        roles[:] = [found[r.name] if r.name in found and r.verdict is Verdict.UNKNOWN else r
+                    for r in roles]
+        roles += [r for n, r in found.items() if n not in names]
+    return done()
+
+
+#: the hand-written models' loop names, each bound to the index symbol the roles use (the
+#: lemma of that loop is stated for it, so its instantiation is shared with the roles)
+_HAND_LOOPS = {"memmap_init_zone_device.heads": "c", "memmap_init_compound.tails": "t",
+               "memmap_init_zone_device.heads (6.12)": "c",
+               "memmap_init_compound.tails (6.12)": "t",
+               "memmap_init_zone_device.heads (6.12.y)": "c",
+               "memmap_init_compound.tails (6.12.y)": "t"}
+
+
+def aliased(sc: Scenario, inp: Inputs, g: Geometry, c: Val, t: Val) -> Cond:
+    """Is the struct page of tail ``t`` of compound ``c`` one the deduplicated vmemmap maps
+    onto another (``vmemmap_populate_compound_pages``, Documentation/mm/vmemmap_dedup.rst):
+    a tail past the first ``VMEMMAP_RESERVE_NR`` vmemmap pages of an optimised compound of
+    the range (the condition :func:`equiv.memmap.vmemmap_namer` folds)?"""
+    reserve = VMEMMAP_RESERVE_NR * sc.per_vmemmap_page
+    if not (sc.can_optimize_static and sc.stride > reserve):
+        return False
+    return bv.and_(bv.ult(c, g.ncompounds), bv.not_(bv.ult(t, bv.const_like(t, reserve))),
+                   deduplicated(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0))))
+
+
+def _side(st: Setup) -> Side:
+    return Side("tree", st.tree, st.env, st.structs)
+
+
+def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
+                      pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
+                      its: list[Interp], roles: list[RoleResult], timeout_ms: int) -> str:
+    """Both sides with their loops summarised; every role decided.  Returns "" if every
+    loop lemma holds, else why not (the roles are then UNKNOWN, not PROVED)."""
+    t_cell = time.perf_counter()
+    c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
+    b = z3.BitVec("pageblock.b", 64)
+    ctx = Ctx(symbolic=True)
+    ctx.k_hint.update({n: c if v == "c" else t for n, v in _HAND_LOOPS.items()})
+    ctx.path = "slow"
+    hand = st.model.path(ctx, sc, inp)
+    try:
+        it, final = _run(_side(st), sc, inp, lambda pfn: PageState(bits=z3.Select(pages, pfn)),
+                         lambda blk: z3.Select(pbarr, blk), Oracle(assume, _cases(inp)),
+                         summarise=True)
+    except InterpError as e:
+        roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
+                                reason=str(e)))
+        return f"interpreting the tree: {e}"
+    its.append(it)
+    g = geometry(sc, inp)
+    obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[z3.BoolRef]]] = []
+    try:
+        for role in roles_for(sc.order):
+            if role.name == "pageblock":
+                obs.append(("pageblock_equal", z3.BoolVal(True),
+                            hand.read_pb(b) == final.mem.read_pb_any(b), []))
+                continue
+            in_range = z3.ULT(c, g.ncompounds)
+            fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
+            n = pfn_of(sc, g, c, t)
+            if role.name == "outside":
+                # every struct page outside the range's compounds, each by one (c, t), as
+                # in the patch proof; the hand model's key of it is c ++ t (never aliased)
+                cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds),
+                              z3.ULT(c, z3.BitVecVal(1 << (64 - sc.order), 64)) if sc.order
+                              else z3.BoolVal(True))
+                key = join_key(sc, c, t)
+                want = hand.load(key).bits
+                # first, whether each side's footprint (the keys it wrote, the blocks of its
+                # summarised loops: scalars only) misses the page and both start from the
+                # same struct page; only if not, the two sides' pages against each other
+                alone = [z3.Not(_bool(final.mem.footprint(n))),
+                         z3.Not(_bool(footprint(hand, inp.mem, key))),
+                         pfn_of_key(sc, g, key) == n]
+            else:
+                cons = z3.And(in_range, t == fixed) if fixed is not None else \
+                    z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
+                want = hand.read(c, t).bits
+                al = aliased(sc, inp, g, c, t)
+                if not isinstance(al, bool) or al:
+                    # an aliased struct page: the hand model reads the page it shares (its
+                    # own role proves the tree wrote that one alike); the tree, which has
+                    # a struct page per pfn, must leave this one as it was
+                    want = bv.ite(al, z3.Select(pages, n), want)
+                alone = []
+            got = final.mem.read_any(n, cons).bits
+            obs.append((f"{role.name}_equal", cons, _words_equal(want, got), alone))
+    except InterpError as e:
+        roles.append(RoleResult("interpret_summaries", Verdict.UNKNOWN,
+                                time.perf_counter() - t_cell, reason=str(e)))
+        return f"interpreting: {e}"
+    t0 = time.perf_counter()
+    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms)
+    lemma_ok = not why
+    roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
+                            time.perf_counter() - t0, reason=why))
+    for name, cons, same, alone in obs:
+        t0 = time.perf_counter()
+        out: Verdict | str | _RenamedModel = Verdict.PROVED
+        for claim in alone:  # each a sufficient condition: a model of one is no difference
+            out = _check_role(name, cons, claim, assume, c, t, inp, sc.order, timeout_ms,
+                              split=SPLIT)
+            if out is not Verdict.PROVED:
+                break
+        if out is not Verdict.PROVED or not alone:
+            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc.order,
+                                         timeout_ms)
+        dt = time.perf_counter() - t0
+        if isinstance(out, _RenamedModel) and not lemma_ok:
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under "
+                                    "loop summaries whose lemmas are not proved"))
+        elif isinstance(out, _RenamedModel):
+            roles.append(_refute_summarised(st, sc, name, out, inp, early, pages, pbarr,
+                                            {"c": c, "t": t, "b": b}, dt))
+        elif isinstance(out, str):
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=out))
+        elif out is Verdict.VACUOUS:
+            roles.append(RoleResult(name, Verdict.VACUOUS, dt,
+                                    reason="role constraint unsatisfiable under the assumptions"))
+        else:
+            roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
+                                    reason="" if lemma_ok else "the loop lemmas are not proved"))
+    return why
+
+
+def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
+                           assume: list[z3.BoolRef], c: z3.BitVecRef, t: z3.BitVecRef,
+                           inp: Inputs, order: int,
+                           timeout_ms: int) -> Verdict | str | _RenamedModel:
+    """One role, as the patch proof decides it (:func:`equiv.source.patchproof._check_role`:
+    split by compound and altmap, the first pfn and the tail renamed, each case
+    specialised); a model is steered to a small range first (fewer struct pages to replay)."""
+    out = _check_role(name, cons, same, assume, c, t, inp, order, timeout_ms, split=SPLIT)
+    if not isinstance(out, _RenamedModel):
+        return out
+    small = [*assume, z3.ULE(inp.nr_pages, 2 << order)]
+    again = _check_role(name, cons, same, small, c, t, inp, order, timeout_ms, split=SPLIT)
+    return again if isinstance(again, _RenamedModel) else out
+
+
+def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel, inp: Inputs,
+                       early: z3.FuncDeclRef, pages: z3.ArrayRef, pbarr: z3.ArrayRef,
+                       idx: dict[str, z3.BitVecRef], dt: float) -> RoleResult:
+    """Replay a model of the summarised proof on both sides in the concrete domain: the hand
+    path with its loops evaluated lazily (:attr:`equiv.loops.Ctx.lazy`: the iterations the
+    observed page needs, each checked against its frame), the tree with its loops as
+    written (a loop of more than
+    :data:`~equiv.source.csummary.CONCRETE_UNROLL` trips read through its proved summary);
+    the differing fields."""
+    L = sc.layout
+    scalars: dict[str, int | bool] = {}
+    for k in Inputs.SCALARS:
+        v = model.eval(getattr(inp, k), model_completion=True)
+        scalars[k] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+    index = {k: model.eval(v, model_completion=True).as_long() for k, v in idx.items()}
+    unwritten = ((),) * L.size
+
+    def cpage(pfn: Val) -> PageState:
+        v = model.eval(z3.Select(pages, z3.BitVecVal(int(pfn), 64)), model_completion=True)
+        return PageState(bits=CBV(v.as_long(), 8 * L.size), origin=unwritten)
+
+    def cell(blk: Val) -> Val:
+        v = model.eval(z3.Select(pbarr, z3.BitVecVal(int(blk), 64)), model_completion=True)
+        return CBV(v.as_long(), PB_BITS)
+
+    def is_early(n: int) -> bool:
+        return bool(z3.is_true(model.eval(early(z3.BitVecVal(n, 64)), model_completion=True)))
+
+    def stack(local: str, size: int) -> PageState:
+        v = model.eval(z3.BitVec(local, 8 * size), model_completion=True)
+        return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
+
+    def make() -> Inputs:
+        vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
+                for k, v in scalars.items()}
+        probe = Inputs(early_section=lambda n: is_early(int(n)),
+                       mem=ConcreteMemory(lambda n: cpage(CBV(0, 64)), lambda b: CBV(0, PB_BITS)),
+                       **vals)
+        g = geometry(sc, probe)
+        mem = ConcreteMemory(lambda n: cpage(pfn_of_key(sc, g, CBV(n, KEY_BITS))), cell)
+        return evolve(probe, mem=mem)
+
+    # the hand path's loops evaluated lazily (only the iterations the observation reads,
+    # each checked against its frame): a replay happens only once its lemmas are proved
+    hctx = Ctx(False)
+    hctx.lazy = True
+    hand = st.model.path(hctx, sc, make())
+    cinp = make()
+    _, final = _run(_side(st), sc, cinp, cpage, cell, None, stack, summarise=True)
+    reason = ""
+    if name == "pageblock_equal":
+        blk = CBV(index["b"], 64)
+        run = ConcreteRun(int(hand.read_pb(blk)), int(final.mem.read_pb_any(blk)), None, None)
+        pfn = None
+        keep = {"b": index["b"]}
+    else:
+        g = geometry(sc, cinp)
+        cc, tt = CBV(index["c"], 64), CBV(index["t"], 64)
+        pfn_v = pfn_of(sc, g, cc, tt)
+        if name == "outside_equal":
+            want = hand.load(join_key(sc, cc, tt))
+        elif aliased(sc, cinp, g, cc, tt) is True:
+            want = cpage(pfn_v)
+            reason = ("an aliased struct page of a deduplicated vmemmap: the hand model shares "
+                      "it with an earlier tail, so the tree must leave it as it was")
+        else:
+            want = hand.read(cc, tt)
+        run = ConcreteRun(want, final.mem.read_any(pfn_v), int(pfn_v), None)
+        pfn = int(pfn_v)
+        keep = {"c": index["c"], "t": index["t"]}
+    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    diffs = page_diffs(L, page_index, run)
+    if not diffs:
+        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
+                               "reproduce in the concrete replay")
+    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
+                      tuple(sorted(keep.items())), pfn, reason)
+
+
+def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages: z3.ArrayRef,
+             pb: z3.ArrayRef, assume: list[z3.BoolRef], its: list[Interp],
+             roles: list[RoleResult], timeout_ms: int) -> None:
+    """The bounded search: the tree's loops unrolled (``assume`` bounds the range to
+    :data:`MAX_COMPOUNDS` compounds), every (compound, tail) a concrete index; appends to
+    ``roles``.  Used only when the summaries are not justified."""
+    t_cell = time.perf_counter()
+    order = sc.order
     ctx = Ctx(symbolic=True)
     ctx.path = "slow"
     slow_mem = st.model.path(ctx, sc, inp)
@@ -228,10 +463,10 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     except InterpError as e:
         roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
                                 reason=str(e)))
-        return done()
+        return
+    its.append(it)
     g = geometry(sc, inp)
     obs = _observations(sc, g, inp, slow_mem, state, order)
-    # lemmas of the hand path's loop summaries
     t0 = time.perf_counter()
     why = check_lemmas(ctx.lemmas, assume, timeout_ms)
     lemma_ok = not why
@@ -240,7 +475,7 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     memo: _Memo = {}
     for name, groups in obs:
         t0 = time.perf_counter()
-        out = _check_role(groups, assume, memo, timeout_ms)
+        out = _check_role_bounded(groups, assume, memo, timeout_ms)
         dt = time.perf_counter() - t0
         if isinstance(out, tuple):
             m, hit = out
@@ -255,45 +490,6 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
         else:
             roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
                                     reason="" if lemma_ok else "the loop lemmas are not proved"))
-    return done()
-
-
-def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
-    """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
-
-    Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
-    assumptions and the premise (the same claim: a conjunction is valid iff each conjunct
-    is).  The frame-read lemma is a conjunction of one implication per logged read, each
-    trivial alone; as one query z3 may time out on it (z3's search depends on the order in
-    which terms were created, so the whole conjunction took 18 s or over 60 s for
-    ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
-    claim (if it has one) is tried first; only if it is not proved is the claim itself.
-    """
-    s = z3.SolverFor("QF_AUFBV")
-    s.set("timeout", timeout_ms)
-    s.add(*assume)
-
-    def valid(claim: z3.BoolRef) -> z3.CheckSatResult:
-        for part in claim.children() if z3.is_and(claim) else [claim]:
-            r = s.check(z3.Not(part))
-            if r != z3.unsat:
-                return r
-        return z3.unsat
-
-    for lm in lemmas:
-        s.push()
-        s.add(lm.premise)
-        r = s.check()
-        if r == z3.sat:
-            stronger = getattr(lm, "stronger", None)
-            if stronger is None or valid(stronger) != z3.unsat:
-                r = valid(lm.claim)
-            else:
-                r = z3.unsat
-        s.pop()
-        if r != z3.unsat:
-            return f"loop lemma {lm.kind} of {lm.loop}: {r}"
-    return ""
 
 
 @frozen(eq=False)
@@ -349,122 +545,7 @@ def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, stat
     return obs
 
 
-#: a condition decided in one context: (the condition, True, False or the condition itself)
-_Decided = tuple[z3.BoolRef, z3.BoolRef]
-#: decisions per role constraint: id -> (the constraint, condition id -> decision)
-_Memo = dict[int, tuple[z3.BoolRef, dict[int, _Decided]]]
-
-
-def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
-          ) -> tuple[list[tuple[z3.BoolRef, bool]], list[z3.ExprRef]]:
-    """Walk the live part of ``terms``: at an ``ite`` its condition is decided first and only
-    the branch it selects is entered (both if undecided).  Returns the decided conditions
-    and the array reads met on the way.  (Low-level z3 calls: this walks every node of the
-    queries of a cell, some ten thousand.)"""
-    ctx = terms[0].ctx
-    ref = ctx.ref()
-    seen: set[int] = set()
-    fixed: list[tuple[z3.BoolRef, bool]] = []
-    selects: list[z3.ExprRef] = []
-    stack = [t.as_ast() for t in terms]
-    while stack:
-        a = stack.pop()
-        i = z3.Z3_get_ast_id(ref, a)
-        if i in seen:
-            continue
-        seen.add(i)
-        if z3.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
-            continue
-        n = z3.Z3_get_app_num_args(ref, a)
-        if n == 0:
-            continue
-        kind = z3.Z3_get_decl_kind(ref, z3.Z3_get_app_decl(ref, a))
-        args = [z3.Z3_get_app_arg(ref, a, j) for j in range(n)]
-        if kind == z3.Z3_OP_ITE:
-            c = z3.BoolRef(args[0], ctx)
-            v = decide(c)
-            if v is not None:
-                fixed.append((c, v))
-                stack.append(args[1] if v else args[2])
-                continue
-        elif kind == z3.Z3_OP_SELECT:
-            selects.append(z3.ExprRef(a, ctx))
-        stack.extend(args)
-    return fixed, selects
-
-
-def _same_index(selects: list[z3.ExprRef], context: z3.Solver) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
-    """Rewrites ``a[i] -> a[j]`` for array reads whose indices are one value written two ways
-    (``s + (v ? x : 0)`` and ``v ? s + x : s``: the two sides compute a pfn differently).
-    Candidates are indices equal in one model of ``context``; each pair is then proved
-    equal in ``context`` by a query (64-bit scalars only)."""
-    if context.check() != z3.sat:
-        return []
-    m = context.model()
-    reps: dict[tuple[int, int], list[z3.ExprRef]] = {}
-    subs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
-    for sel in selects:
-        arr, i = sel.arg(0), sel.arg(1)
-        v = m.eval(i, model_completion=True)
-        if not z3.is_bv_value(v):
-            continue
-        bucket = reps.setdefault((arr.get_id(), v.as_long()), [])
-        for j in bucket:
-            if i.eq(j):
-                break
-            if context.check(i != j) == z3.unsat:
-                subs.append((sel, z3.Select(arr, j)))
-                break
-        else:
-            bucket.append(i)
-    return subs
-
-
-def specialise(terms: list[z3.BoolRef], context: z3.Solver,
-               decided: dict[int, _Decided]) -> list[z3.BoolRef]:
-    """Each of ``terms`` simplified in the context of ``context``'s assertions.
-
-    The interpreter's struct pages are ``ite`` trees over path conditions (loop trips, the
-    altmap, the pgmap type); under a role's constraint (compound ``c`` exists, or lies past
-    the range) most of those conditions are fixed.  Each ``ite`` condition on the live part
-    of a term is decided by a small query on ``context`` (scalars only, no struct page): if
-    the context implies it, or its negation, it is replaced by ``True`` or ``False``.  Array
-    reads at one index written two ways are unified (:func:`_same_index`).  Every rewrite is
-    an identity under the context, so each result is equivalent to its term wherever the
-    context holds: a model of the result is a model of the term, and unsat is unsat.  An
-    undecided (or unknown) condition is kept.  ``decided`` caches decisions for this context.
-
-    Without this, z3 bit-blasts every guarded 512-bit page and searches the loop arithmetic
-    inside the page comparison (tens of seconds per query at order 4).
-    """
-
-    def decide(c: z3.BoolRef) -> bool | None:
-        if z3.is_true(c) or z3.is_false(c):
-            return bool(z3.is_true(c))
-        hit = decided.get(c.get_id())
-        if hit is None:
-            v = c
-            if context.check(z3.Not(c)) == z3.unsat:
-                v = z3.BoolVal(True)
-            elif context.check(c) == z3.unsat:
-                v = z3.BoolVal(False)
-            hit = decided[c.get_id()] = (c, v)
-        return None if hit[1].eq(c) else z3.is_true(hit[1])
-
-    for _ in range(8):
-        if not terms:
-            break
-        fixed, selects = _scan(terms, decide)
-        subs: list[tuple[z3.ExprRef, z3.ExprRef]] = [
-            (c, z3.BoolVal(v)) for c, v in fixed if not (z3.is_true(c) or z3.is_false(c))]
-        subs += _same_index(selects, context)
-        if not subs:
-            break
-        terms = [z3.simplify(z3.substitute(t, *subs)) for t in terms]
-    return terms
-
-
-def _check_role(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
+def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
                 timeout_ms: int) -> Verdict | str | tuple[z3.ModelRef, dict[str, int]]:
     """Decide one obligation, one query per group.
 
@@ -611,6 +692,6 @@ def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, o
                                timeout_ms=timeout_ms)
 
 
-__all__ = ["MAX_COMPOUNDS", "MAX_ORDER", "MODELS", "FidelityCell", "FidelityRun", "Model",
-           "RoleResult", "Setup", "check_fidelity_cell", "model_for", "run_fidelity", "setup",
-           "specialise"]
+__all__ = ["BOUNDED_ORDER", "MAX_COMPOUNDS", "MAX_ORDER", "MODELS", "FidelityCell", "FidelityRun", "Model",
+           "RoleResult", "Setup", "aliased", "check_fidelity_cell", "model_for", "run_fidelity",
+           "setup", "specialise"]

@@ -59,9 +59,9 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
+from equiv.source.common import check_lemmas, model_for, specialise
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
-from equiv.source.fidelity import check_lemmas, model_for, specialise
 from equiv.source.files import load_tree, macro_env
 from equiv.source.src_layout import SrcStruct, source_structs
 
@@ -415,9 +415,9 @@ def _cases(inp: Inputs) -> list[Case]:
 
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
                 c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
-                timeout_ms: int) -> Verdict | str | _RenamedModel:
+                timeout_ms: int, split: int = SPLIT_COMPOUNDS) -> Verdict | str | _RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
-    difference.  The role is split by compound (``c == 0 .. SPLIT_COMPOUNDS - 1`` and the
+    difference.  The role is split by compound (``c == 0 .. split - 1`` and the
     rest; one case for the pages outside the range and for the bitmap) and by altmap, the
     index and first pfn are renamed (:func:`_tail_renaming`, :func:`_first_pfn_renaming`),
     and in each case the ``ite`` conditions of both trees' pages are decided first
@@ -430,8 +430,8 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         cases0 = [(cons, subs_t)]
     else:
         cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
-                  for i in range(SPLIT_COMPOUNDS)]
-        cases0.append((z3.And(cons, z3.UGE(c, SPLIT_COMPOUNDS)), subs_t))
+                  for i in range(split)]
+        cases0.append((z3.And(cons, z3.UGE(c, split)), subs_t))
     # with and without an altmap: the first pfn in one form (see _first_pfn_renaming)
     altmap = inp.altmap_valid
     parts0 = same.children() if z3.is_and(same) else [same]

@@ -1,0 +1,230 @@
+"""What the source-derived proofs share: the hand-written models a tree is checked against,
+the loop-summary lemma check, and the specialisation of a role's terms to its constraint.
+
+Used by ``--linux`` (:mod:`equiv.source.fidelity`: a tree against the hand model) and
+``--patch``/``--against`` (:mod:`equiv.source.patchproof`: two trees against each other).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import z3
+from attrs import frozen
+
+from equiv.engine.errors import InputError
+from equiv.linux.ktree import KernelTree
+from equiv.loops import Ctx, Lemma
+from equiv.memmap import Inputs, Scenario
+from equiv.page_model import Layout, Memory
+from equiv.slow_path import memmap_init_zone_device
+from equiv.source.csummary import CLemma
+from equiv.source.slow_v612y import layout_612, path_612y
+
+HandPath = Callable[[Ctx, Scenario, Inputs], Memory]
+
+
+@frozen
+class Model:
+    """A hand-written slow path of one kernel version."""
+
+    name: str
+    version: str  # kernel version prefix the tree must have, e.g. "6.12"
+    summary: str
+    path: HandPath
+    layout: Callable[[Layout], Layout]
+
+
+def _same_layout(L: Layout) -> Layout:
+    return L
+
+
+def _compare_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
+    from equiv.slow_variants import comparison
+    return comparison("v6.12").path(ctx, sc, inp)
+
+
+MODELS: dict[str, Model] = {m.name: m for m in (
+    Model("v7.3-rc1", "7.3", "the base slow path (equiv/slow_path.py)", memmap_init_zone_device,
+          _same_layout),
+    Model("v6.12.y", "6.12", "6.12 stable, 6.12.117 (equiv/source/slow_v612y.py)", path_612y, layout_612),
+    Model("v6.12", "6.12", "--compare v6.12: the v6.12 release as recalled in the reference "
+          "(equiv/slow_variants.py)", _compare_612, _same_layout),
+)}
+
+
+def model_for(tree: KernelTree, name: str | None) -> Model:
+    """The model named ``name``, or the one whose version prefix matches the tree's.
+
+    Raises:
+        InputError: unknown name; or the tree's version has no model and none was named.
+    """
+    if name is not None:
+        if name not in MODELS:
+            raise InputError(f"unknown --model {name!r}; valid: {', '.join(MODELS)}")
+        return MODELS[name]
+    for m in MODELS.values():
+        if tree.version.startswith(m.version + "."):
+            return m
+    return MODELS["v7.3-rc1"]
+
+
+def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
+    """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
+
+    Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
+    assumptions and the premise (the same claim: a conjunction is valid iff each conjunct
+    is).  The frame-read lemma is a conjunction of one implication per logged read, each
+    trivial alone; as one query z3 may time out on it (z3's search depends on the order in
+    which terms were created, so the whole conjunction took 18 s or over 60 s for
+    ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
+    claim (if it has one) is tried first; only if it is not proved is the claim itself.
+    """
+    s = z3.SolverFor("QF_AUFBV")
+    s.set("timeout", timeout_ms)
+    s.add(*assume)
+
+    def valid(claim: z3.BoolRef) -> z3.CheckSatResult:
+        for part in claim.children() if z3.is_and(claim) else [claim]:
+            r = s.check(z3.Not(part))
+            if r != z3.unsat:
+                return r
+        return z3.unsat
+
+    for lm in lemmas:
+        s.push()
+        s.add(lm.premise)
+        r = s.check()
+        if r == z3.sat:
+            stronger = getattr(lm, "stronger", None)
+            if stronger is None or valid(stronger) != z3.unsat:
+                r = valid(lm.claim)
+            else:
+                r = z3.unsat
+        s.pop()
+        if r != z3.unsat:
+            return f"loop lemma {lm.kind} of {lm.loop}: {r}"
+    return ""
+
+
+#: a condition decided in one context: (the condition, True, False or the condition itself)
+_Decided = tuple[z3.BoolRef, z3.BoolRef]
+#: decisions per role constraint: id -> (the constraint, condition id -> decision)
+_Memo = dict[int, tuple[z3.BoolRef, dict[int, _Decided]]]
+
+
+def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
+          ) -> tuple[list[tuple[z3.BoolRef, bool]], list[z3.ExprRef]]:
+    """Walk the live part of ``terms``: at an ``ite`` its condition is decided first and only
+    the branch it selects is entered (both if undecided).  Returns the decided conditions
+    and the array reads met on the way.  (Low-level z3 calls: this walks every node of the
+    queries of a cell, some ten thousand.)"""
+    ctx = terms[0].ctx
+    ref = ctx.ref()
+    seen: set[int] = set()
+    fixed: list[tuple[z3.BoolRef, bool]] = []
+    selects: list[z3.ExprRef] = []
+    stack = [t.as_ast() for t in terms]
+    while stack:
+        a = stack.pop()
+        i = z3.Z3_get_ast_id(ref, a)
+        if i in seen:
+            continue
+        seen.add(i)
+        if z3.Z3_get_ast_kind(ref, a) != z3.Z3_APP_AST:
+            continue
+        n = z3.Z3_get_app_num_args(ref, a)
+        if n == 0:
+            continue
+        kind = z3.Z3_get_decl_kind(ref, z3.Z3_get_app_decl(ref, a))
+        args = [z3.Z3_get_app_arg(ref, a, j) for j in range(n)]
+        if kind == z3.Z3_OP_ITE:
+            c = z3.BoolRef(args[0], ctx)
+            v = decide(c)
+            if v is not None:
+                fixed.append((c, v))
+                stack.append(args[1] if v else args[2])
+                continue
+        elif kind == z3.Z3_OP_SELECT:
+            selects.append(z3.ExprRef(a, ctx))
+        stack.extend(args)
+    return fixed, selects
+
+
+def _same_index(selects: list[z3.ExprRef], context: z3.Solver) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+    """Rewrites ``a[i] -> a[j]`` for array reads whose indices are one value written two ways
+    (``s + (v ? x : 0)`` and ``v ? s + x : s``: the two sides compute a pfn differently).
+    Candidates are indices equal in one model of ``context``; each pair is then proved
+    equal in ``context`` by a query (64-bit scalars only)."""
+    if context.check() != z3.sat:
+        return []
+    try:
+        m = context.model()
+    except z3.Z3Exception:  # the model's solver gave up within its budget: no candidates
+        return []
+    reps: dict[tuple[int, int], list[z3.ExprRef]] = {}
+    subs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
+    for sel in selects:
+        arr, i = sel.arg(0), sel.arg(1)
+        v = m.eval(i, model_completion=True)
+        if not z3.is_bv_value(v):
+            continue
+        bucket = reps.setdefault((arr.get_id(), v.as_long()), [])
+        for j in bucket:
+            if i.eq(j):
+                break
+            if context.check(i != j) == z3.unsat:
+                subs.append((sel, z3.Select(arr, j)))
+                break
+        else:
+            bucket.append(i)
+    return subs
+
+
+def specialise(terms: list[z3.BoolRef], context: z3.Solver,
+               decided: dict[int, _Decided]) -> list[z3.BoolRef]:
+    """Each of ``terms`` simplified in the context of ``context``'s assertions.
+
+    The interpreter's struct pages are ``ite`` trees over path conditions (loop trips, the
+    altmap, the pgmap type); under a role's constraint (compound ``c`` exists, or lies past
+    the range) most of those conditions are fixed.  Each ``ite`` condition on the live part
+    of a term is decided by a small query on ``context`` (scalars only, no struct page): if
+    the context implies it, or its negation, it is replaced by ``True`` or ``False``.  Array
+    reads at one index written two ways are unified (:func:`_same_index`).  Every rewrite is
+    an identity under the context, so each result is equivalent to its term wherever the
+    context holds: a model of the result is a model of the term, and unsat is unsat.  An
+    undecided (or unknown) condition is kept.  ``decided`` caches decisions for this context.
+
+    Without this, z3 bit-blasts every guarded 512-bit page and searches the loop arithmetic
+    inside the page comparison (tens of seconds per query at order 4).
+    """
+
+    def decide(c: z3.BoolRef) -> bool | None:
+        if z3.is_true(c) or z3.is_false(c):
+            return bool(z3.is_true(c))
+        hit = decided.get(c.get_id())
+        if hit is None:
+            v = c
+            if context.check(z3.Not(c)) == z3.unsat:
+                v = z3.BoolVal(True)
+            elif context.check(c) == z3.unsat:
+                v = z3.BoolVal(False)
+            hit = decided[c.get_id()] = (c, v)
+        return None if hit[1].eq(c) else z3.is_true(hit[1])
+
+    for _ in range(8):
+        if not terms:
+            break
+        fixed, selects = _scan(terms, decide)
+        subs: list[tuple[z3.ExprRef, z3.ExprRef]] = [
+            (c, z3.BoolVal(v)) for c, v in fixed if not (z3.is_true(c) or z3.is_false(c))]
+        subs += _same_index(selects, context)
+        if not subs:
+            break
+        terms = [z3.simplify(z3.substitute(t, *subs)) for t in terms]
+    return terms
+
+
+
+
+__all__ = ["MODELS", "HandPath", "Model", "check_lemmas", "model_for", "specialise"]
