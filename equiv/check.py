@@ -302,8 +302,11 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
     assumptions left out share no symbol with that query and are satisfiable on their own
     (:func:`decide`), so each check has the answer it has on the whole query (a check cut
     short by ``budget[0]`` aside: one the smaller query decides keeps its preference), and
-    the kept ones are pushed on the whole query in the same order: the same assertions
-    as the whole query's steering ends on, hence the same model."""
+    the kept ones are the ones the whole query's steering keeps.  The model is the steered
+    sliced query's, extended by a model of the assumptions left out (and checked against
+    every assumption and the query): cells whose sliced query is the same (the pageblock
+    role of every pgmap type) get the same counterexample, up to the inputs only those
+    assumptions mention (``pgmap->type``), and :func:`_minimise` can share its queries."""
     indices = {k: [v] for k, v in ob.indices.items()}
     prefs = _preferences(problem, ob.optimised, indices)
     t = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit,
@@ -333,9 +336,48 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
         elif len(block) > 1:
             half = len(block) // 2
             todo += [block[half:], block[:half]]
+    # the model: the steered sliced query's (shared too), with the assumptions left out
+    # satisfied on their own; checked against the whole query (else decided whole)
+    t.set("rlimit", rlimit or 0)
+    t.push()
+    t.add(*kept)
+    terms = list(t.assertions())
+    key = (rlimit or -1, *(a.get_id() for a in terms))
+    hit = _MODELS.get(key)
+    if hit is None:
+        hit = _MODELS[key] = (t.model() if t.check() == z3.sat else None, terms)
+    t.pop()
+    aside = _slice(problem, z3.And(claim, *prefs))[1]
+    model = None if hit[0] is None else _merged(hit[0], aside)
+    goal = [a for _, a in problem.assumptions] + [z3.Not(claim), *kept]
+    if model is not None and all(z3.is_true(model.eval(g, model_completion=True)) for g in goal):
+        return model
     whole = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
     whole.add(z3.Not(claim), *kept)
     return whole.model() if whole.check() == z3.sat else None
+
+
+#: The models of steered sliced queries (:func:`_steer_sliced`), keyed like
+#: :data:`_STEERED` (with the full budget): the same counterexample for every pgmap type's
+#: cell that poses the same sliced query, whatever the type.
+_MODELS: dict[tuple[int, ...], tuple[z3.ModelRef | None, list[z3.ExprRef]]] = {}
+
+
+def _merged(model: z3.ModelRef, aside: list[z3.BoolRef]) -> z3.ModelRef | None:
+    """``model`` extended by a model of the assumptions ``aside`` (which share no symbol
+    with what ``model`` satisfies), or None if those are not satisfiable."""
+    out = z3.Model()
+    for d in model.decls():
+        out.update_value(d, model[d])
+    if aside:
+        s = z3.Solver()
+        s.add(*aside)
+        if s.check() != z3.sat:
+            return None
+        other = s.model()
+        for d in other.decls():
+            out.update_value(d, other[d])
+    return out
 
 
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
@@ -524,7 +566,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 cex = replay(problem, ob, model, lazy=lemma_ok)
                 if minimise:
                     cex = _minimise(problem, ob, model, cex, timeout_ms,
-                                    rlimit if lemma_try is None else lemma_try)
+                                    rlimit if lemma_try is None else lemma_try, sliced=shared)
             except InternalMismatch as e:
                 if lemma_ok:
                     raise
@@ -671,7 +713,7 @@ _EXPLAIN_MS = 10_000
 
 
 def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Counterexample,
-              timeout_ms: int, rlimit: int | None) -> Counterexample:
+              timeout_ms: int, rlimit: int | None, *, sliced: bool = False) -> Counterexample:
     """Which inputs of ``cex`` do not matter, and whether it is the only counterexample.
 
     An input (or pseudo-input: the page, the initial memory, the early sections) does not
@@ -680,7 +722,14 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
     (:func:`_same_difference`): an UNSAT query.  Inputs the assumptions pin down are never
     marked.  ``multiplicity`` asks for another input or page with any difference.
     Undecided queries mark nothing.
+
+    With ``sliced``, each query is posed without the assumptions and fixed values that
+    share no symbol with what it asks (:func:`_explain_check`) and answered once per
+    process: the cells of the pgmap types that got the same counterexample (up to
+    ``pgmap->type``, see :func:`_steer_sliced`) then ask the same queries.
     """
+    if sliced:
+        return _minimise_sliced(problem, ob, model, cex, timeout_ms, rlimit)
     inp = problem.inputs
     fixes: dict[str, list[z3.BoolRef]] = {}
     for name, v in cex.inputs.items():
@@ -717,5 +766,95 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
     s.add(z3.Not(z3.And(*others)))
     r = s.check()
     s.pop()
+    multiplicity = "one of many" if r == z3.sat else "unique" if r == z3.unsat else "unknown"
+    return evolve(cex, irrelevant=tuple(irrelevant), multiplicity=multiplicity)
+
+
+def _fixes(problem: CellProblem, ob: Observation, model: z3.ModelRef,
+           cex: Counterexample) -> dict[str, list[z3.BoolRef]]:
+    """Per input and pseudo-input of ``cex``, the formulas that fix it at its value."""
+    inp = problem.inputs
+    fixes: dict[str, list[z3.BoolRef]] = {}
+    for name, v in cex.inputs.items():
+        term = getattr(inp, name)
+        fixes[name] = [term == (z3.BoolVal(v) if isinstance(v, bool) else
+                                z3.BitVecVal(v, term.size()))]
+    fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
+    L = problem.scenario.layout
+    mem = [z3.Array("mem0.pages", z3.BitVecSort(KEY_BITS), z3.BitVecSort(8 * L.size)),
+           z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
+    fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
+    fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)
+                               for n, e in cex.early_sections.items()]
+    return fixes
+
+
+#: Answers of the sliced queries explaining counterexamples (:func:`_explain_check`), keyed
+#: by the z3 budget and the AST ids of the assertions (kept alive with the answer).
+_EXPLAINED: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
+
+
+def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.BoolRef],
+                   timeout_ms: int, rlimit: int | None) -> tuple[z3.CheckSatResult, bool]:
+    """Decide ``core`` with the assumptions and the formulas of ``rest`` connected to it by
+    shared symbols (directly or through each other); the answer, and whether a formula of
+    ``rest`` was among them.  Exact when every formula left out holds in one model together
+    (here: the counterexample's, which satisfies every assumption, the role's constraint
+    and every fixed value): a part sharing no symbol with the rest cannot change whether
+    it is satisfiable."""
+    memo = _SYMBOLS.setdefault(problem, {})
+    every = [a for _, a in problem.assumptions] + rest
+    syms = [_symbols(f, memo) for f in every]
+    need: set[str] = set()
+    for c in core:
+        need |= _symbols(c, memo)
+    kept = [False] * len(every)
+    grew = True
+    while grew:
+        grew = False
+        for i, sy in enumerate(syms):
+            if not kept[i] and sy & need:
+                kept[i], grew = True, True
+                need |= sy
+    terms = [f for f, k in zip(every, kept, strict=True) if k] + core
+    key = (-1 if rlimit is None else rlimit, *(t.get_id() for t in terms))
+    hit = _EXPLAINED.get(key)
+    if hit is None:
+        s = z3.Then("simplify", "propagate-values", "elim-uncnstr", "smt").solver()
+        s.set("timeout", min(timeout_ms, _EXPLAIN_MS))
+        if rlimit is not None:
+            s.set("rlimit", rlimit)
+        s.add(*terms)
+        hit = _EXPLAINED[key] = (s.check(), terms)
+    return hit[0], any(kept[len(problem.assumptions):])
+
+
+def _minimise_sliced(problem: CellProblem, ob: Observation, model: z3.ModelRef,
+                     cex: Counterexample, timeout_ms: int, rlimit: int | None
+                     ) -> Counterexample:
+    """:func:`_minimise`, each query sliced and shared (:func:`_explain_check`).  The
+    multiplicity query leaves out the inputs the assumptions alone pin to their value
+    (``pgmap->type``): "that input differs" can never hold, so the query is the same."""
+    fixes = _fixes(problem, ob, model, cex)
+    same = _same_difference(ob, cex, problem.scenario.layout.atoms)
+    irrelevant: list[str] = []
+    pinned: set[str] = set()
+    for name, own in fixes.items():
+        if not own:
+            continue
+        rest = [ob.constraint, *(f for other, fs in fixes.items() if other != name for f in fs)]
+        other_value = z3.Not(z3.And(*own))
+        r, with_rest = _explain_check(problem, [other_value], rest, timeout_ms, rlimit)
+        if r == z3.sat:  # some other value is allowed by the assumptions ...
+            if _explain_check(problem, [other_value, z3.Not(same)], rest, timeout_ms,
+                              rlimit)[0] == z3.unsat:  # ... and none changes the difference
+                irrelevant.append(name)
+        elif r == z3.unsat and not with_rest:  # the assumptions alone pin it
+            pinned.add(name)
+    others = [f for name, fs in fixes.items()
+              if (name in cex.inputs and name not in pinned) or name == "page" for f in fs]
+    r, _ = _explain_check(problem, [z3.Not(ob.claim(problem.scenario.layout.atoms)),
+                                    z3.Not(z3.And(*others))], [ob.constraint], timeout_ms,
+                          rlimit)
     multiplicity = "one of many" if r == z3.sat else "unique" if r == z3.unsat else "unknown"
     return evolve(cex, irrelevant=tuple(irrelevant), multiplicity=multiplicity)

@@ -8,7 +8,15 @@ import pytest
 import z3
 from attrs import evolve
 
-from equiv.check import _slice, check_cell, decide, prefer_small, solver_for
+from equiv.check import (
+    _minimise,
+    _slice,
+    _steer_sliced,
+    check_cell,
+    decide,
+    prefer_small,
+    solver_for,
+)
 from equiv.config import preset
 from equiv.counterexample import concrete_ctx, replay, replay_recorded
 from equiv.engine import bv
@@ -201,3 +209,38 @@ class TestLazyReplay:
         other = evolve(problem, fast=fast_path(revision("v11")))
         with pytest.raises(InternalMismatch, match="does not reproduce"):
             replay(other, ob, model, lazy=True)
+
+    def test_sliced_explanation_is_the_whole_ones(self) -> None:
+        """Explaining a counterexample query by query without the assumptions and fixed
+        values that share no symbol with the query (shared between the pgmap types' cells)
+        marks the same inputs irrelevant and finds the same multiplicity."""
+        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
+                                            MemoryType.FS_DAX, 0))
+        problem = build_cell(sc, rev, fast, first_form=True)
+        ob, model = self._model(problem, "head")
+        cx = replay(problem, ob, model, lazy=True)
+        whole = _minimise(problem, ob, model, cx, 60_000, 10**9)
+        sliced = _minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
+        assert (whole.irrelevant, whole.multiplicity) == (sliced.irrelevant, sliced.multiplicity)
+        assert "pgmap_type" not in sliced.irrelevant and "start_pfn" in sliced.irrelevant
+
+    @pytest.mark.slow
+    def test_sliced_steering_keeps_what_the_whole_keeps(self) -> None:
+        """Steering the sliced pageblock query keeps the preferences steering the whole query
+        keeps, and its model (extended by the type's assumption) satisfies every assumption
+        and refutes the claim."""
+        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
+                                            MemoryType.PRIVATE, 1))
+        problem = build_cell(sc, rev, fast, first_form=True)
+        ob = next(o for o in problem.observations if o.role.name == "pageblock")
+        claim = ob.claim(sc.layout.atoms)
+        s = solver_for(problem, 60_000, pages=True, rlimit=10**9)
+        s.add(z3.Not(claim))
+        assert z3.sat == s.check()
+        kept = prefer_small(s, problem, ob, from_scratch=True, budget=(2_000_000, 10**9))
+        prefs = list(s.assertions())[-kept:]
+        model = _steer_sliced(problem, ob, claim, 60_000, 10**9, (2_000_000, 10**9))
+        assert model is not None
+        for f in [a for _, a in problem.assumptions] + [z3.Not(claim), *prefs]:
+            assert z3.is_true(model.eval(f, model_completion=True)), f
+        assert int(MemoryType.PRIVATE) == model.eval(problem.inputs.pgmap_type).as_long()
