@@ -51,11 +51,23 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 # tests/host_lock.py wherever it runs.
 HOST = "host"
 
-#: the groups handed out first under ``--dist loadgroup``, longest first (wall seconds of a
-#: --runslow run on 2 cores, rounded): two workers finish together only when the long
-#: groups start early.  A scheduling hint, nothing else: a group missing here is handed
-#: out after these, in collection order, and every test runs whatever this says.
-LONG_GROUPS: dict[str, float] = {}
+#: the groups handed out first under ``--dist loadgroup`` after ``host``, longest first: a
+#: worker queues up to two tests beyond the running one, so the two workers finish together
+#: only when the long tests start early and the short files come last.  Seconds on 2 cores
+#: (rounded; durations of --runslow runs, December 2026).  A scheduling hint, nothing else:
+#: a test or file missing here is handed out after these, in collection order, and every
+#: test runs whatever this says.  Keys: a test's node id (a slow test in a group of its
+#: own) or a file (a file's group).
+LONG_GROUPS: dict[str, float] = {
+    "tests/test_vmap_any.py::TestAnyCells::test_batching_bugs_killed_on_the_any_cell": 280,
+    "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 250,
+    "tests/test_mutants.py": 200,  # every control on all five cells, and at order 18
+    "tests/test_config.py::TestPresets::test_every_preset_proves_the_whole_matrix": 120,
+    "tests/test_patch_controls.py::test_control[no-wrap]": 110,
+    "tests/test_vmap_any.py::TestAnyCells::test_bench_prints_the_any_figures": 100,
+    "tests/test_patch_proof.py::test_series_proved[18]": 85,
+    "tests/test_patch_proof.py::test_series_proved[2]": 75,
+}
 
 
 def _module_fixture(item: pytest.Item) -> bool:
@@ -87,7 +99,7 @@ def _group_for_loadgroup(items: list[pytest.Item]) -> None:
         elif "slow" in item.keywords and not _module_fixture(item):
             # (no brackets in a group name: xdist reads the group after the last "@" only
             # when no "]" follows it)
-            g, key = f"{path}#{n}", f"{path}::{item.name}"
+            g, key = f"{path}#{n}", item.nodeid
         else:
             g = key = path
         if mark is None:

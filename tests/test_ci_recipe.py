@@ -100,6 +100,17 @@ class TestCiRun:
         assert with_arg(argv, "--dist") == ["loadgroup"]
         assert "-n" not in argv or with_arg(argv, "-n") not in (["0"], ["1"])
 
+    def test_scheduling_hints_name_tests(self) -> None:
+        """Each key of conftest.LONG_GROUPS is a test file or one of its tests: a renamed
+        test would otherwise lose its early place in .ci/run's order without a word."""
+        import conftest  # tests/conftest.py, as pytest imported it
+
+        for key in conftest.LONG_GROUPS:
+            path, _, test = key.partition("::")
+            assert (ROOT / path).is_file(), key
+            name = test.rsplit("::", 1)[-1].split("[", 1)[0]
+            assert not test or f"def {name}(" in (ROOT / path).read_text(), key
+
 
 @pytest.mark.slow
 def test_vmap_job_commands_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
