@@ -21,7 +21,7 @@ from equiv.engine.runner import run_cached
 from equiv.engine.selftest import describe_edit
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType, Scenario
-from equiv.mutants import MUTANTS
+from equiv.mutants import MUTANTS, caught
 from equiv.obligations import FastFn, build_cell
 from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
@@ -49,7 +49,7 @@ class CellSpec:
     #: directory of the result cache (:mod:`equiv.engine.cache`), or None for no cache
     cache_dir: str | None = None
     #: a seeded-bug cell of the self-test: stop at the first obligation that catches the
-    #: bug with a field it must name (:func:`equiv.selftest.caught`)
+    #: bug with a field it must name (:func:`equiv.mutants.caught`)
     until_caught: bool = False
 
     def description(self) -> dict[str, object]:
@@ -98,9 +98,7 @@ def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
     cache = _cache(spec.cache_dir)
     enough = None
     if spec.until_caught and spec.mutant is not None:
-        from equiv.selftest import caught  # the self-test's notion of a kill
-
-        enough = caught(spec.mutant, spec.ptype, spec.order)
+        enough = caught(spec.mutant, spec.ptype, spec.order)  # the self-test's kill
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe,
@@ -162,8 +160,6 @@ def _expects_kill(spec: CellSpec) -> bool:
     either way: the try is a shortcut, never a verdict of its own)."""
     if not spec.until_caught or spec.mutant is None or spec.ptype is None:
         return False
-    from equiv.selftest import caught
-
     return caught(spec.mutant, spec.ptype, spec.order) is not None
 
 

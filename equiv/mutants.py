@@ -13,6 +13,9 @@ from collections.abc import Callable
 
 from attrs import frozen
 
+from equiv.counterexample import Counterexample, counterexample_of
+from equiv.engine.results import ObligationResult
+from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
 from equiv.template_path import Revision, with_variant
 
@@ -285,3 +288,42 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "same trip count, since the loop starts at or below its end",
            {"tail_loop_cond": "!="}, "x86_64-default", _never),
 )}
+
+
+def names_page(cx: Counterexample, page: str) -> bool:
+    """Does ``cx`` name the struct page ``page`` ("end_pfn": the one right after the range,
+    "past_end": one of the compound after it, "before_start": the one before its first
+    pfn)?"""
+    start, nr = cx.inputs.get("start_pfn"), cx.inputs.get("nr_pages")
+    if cx.role != "outside" or cx.pfn is None or isinstance(start, bool) or isinstance(nr, bool) \
+            or start is None or nr is None:
+        return False
+    if page == "past_end":
+        return 0 <= cx.pfn - (start + nr) < 1 << 18
+    want = start + nr if page == "end_pfn" else start - 1
+    return cx.pfn == want & ((1 << 64) - 1)
+
+
+def caught(name: str, ptype: MemoryType | None, order: int
+           ) -> Callable[[ObligationResult], bool] | None:
+    """When a cell of mutant ``name`` has shown what the self-test asks of it: an obligation
+    REFUTED by a counterexample that reports one of the fields the bug must name (and, for
+    a bug of a page outside the range, names that page).  :func:`equiv.selftest.classify` scores such a
+    cell KILLED whatever the obligations after it say, so :func:`~equiv.check.check_cell`
+    stops there.  None where the bug is not expected to show (the cell must be proved
+    whole) and for the equivalent controls."""
+    m = MUTANTS[name]
+    want = None if ptype is None else m.expect(ptype, order)
+    if want is None or m.name.startswith("harmless_"):
+        return None
+    fields = set(want)
+
+    def enough(o: ObligationResult) -> bool:
+        cx = counterexample_of(o)
+        if o.verdict is not Verdict.REFUTED or cx is None:
+            return False
+        if not fields & {n for d in cx.diffs for n in d.fields}:
+            return False
+        return m.page is None or names_page(cx, m.page)
+
+    return enough

@@ -11,17 +11,17 @@ none.  Returns data; it prints nothing (:func:`equiv.report.render_selftest` ren
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
-from equiv.counterexample import Counterexample, counterexample_of
+from equiv.counterexample import counterexample_of
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
-from equiv.engine.results import CellResult, ObligationResult
+from equiv.engine.results import CellResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS, Mutant
+from equiv.mutants import MUTANTS, Mutant, caught, names_page
 
 #: the (type, order) cells every mutant is checked on
 CELLS: tuple[tuple[MemoryType, int], ...] = (
@@ -32,20 +32,6 @@ CELLS: tuple[tuple[MemoryType, int], ...] = (
 def is_equivalent(m: Mutant) -> bool:
     """An equivalent-mutant control (named ``harmless_*``): must be PROVED on every cell."""
     return m.name.startswith("harmless_")
-
-
-def names_page(cx: Counterexample, page: str) -> bool:
-    """Does ``cx`` name the struct page ``page`` ("end_pfn": the one right after the range,
-    "past_end": one of the compound after it, "before_start": the one before its first
-    pfn)?"""
-    start, nr = cx.inputs.get("start_pfn"), cx.inputs.get("nr_pages")
-    if cx.role != "outside" or cx.pfn is None or isinstance(start, bool) or isinstance(nr, bool) \
-            or start is None or nr is None:
-        return False
-    if page == "past_end":
-        return 0 <= cx.pfn - (start + nr) < 1 << 18
-    want = start + nr if page == "end_pfn" else start - 1
-    return cx.pfn == want & ((1 << 64) - 1)
 
 
 def classify(expected: tuple[str, ...] | None, equivalent: bool,
@@ -65,31 +51,6 @@ def classify(expected: tuple[str, ...] | None, equivalent: bool,
     if page is not None and not any(names_page(cx, page) for cx in cxs):
         return Outcome.WRONG_FIELD, reported
     return (Outcome.KILLED if set(expected) & set(reported) else Outcome.WRONG_FIELD), reported
-
-
-def caught(name: str, ptype: MemoryType | None, order: int
-           ) -> Callable[[ObligationResult], bool] | None:
-    """When a cell of mutant ``name`` has shown what the self-test asks of it: an obligation
-    REFUTED by a counterexample that reports one of the fields the bug must name (and, for
-    a bug of a page outside the range, names that page).  :func:`classify` scores such a
-    cell KILLED whatever the obligations after it say, so :func:`~equiv.check.check_cell`
-    stops there.  None where the bug is not expected to show (the cell must be proved
-    whole) and for the equivalent controls."""
-    m = MUTANTS[name]
-    want = None if ptype is None else m.expect(ptype, order)
-    if want is None or is_equivalent(m):
-        return None
-    fields = set(want)
-
-    def enough(o: ObligationResult) -> bool:
-        cx = counterexample_of(o)
-        if o.verdict is not Verdict.REFUTED or cx is None:
-            return False
-        if not fields & {n for d in cx.diffs for n in d.fields}:
-            return False
-        return m.page is None or names_page(cx, m.page)
-
-    return enough
 
 
 def specs(names: Iterable[str] | None = None,
@@ -145,4 +106,4 @@ def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
 
 
 __all__ = ["CELLS", "CellOutcome", "MutantRow", "Outcome", "SelfTestResult", "caught",
-           "classify", "is_equivalent", "self_test", "specs"]
+           "classify", "is_equivalent", "names_page", "self_test", "specs"]
