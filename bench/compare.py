@@ -23,6 +23,24 @@ bitwuzla`` decides order 2 in 38 s CPU.  Profile (one process): at orders 0..2 z
 counterexample steering dominate (order 2, five types: 96 s -> 50 s after queries were
 sliced and repeated tries memoised); from order 12 up the concrete replay of the tail
 counterexample (every one of 2^order struct pages, in Python) does (71 % at order 15).
+
+Issue 18 (2026-12-02; CPU seconds of each order's group of five types in one process, as
+``run_group`` runs it; the machine's load was 5-11 before and 9-15 after, and a busier
+machine costs more CPU per query: order 0 took 3.4 s at load 5 and 5.0 s at load 15 with
+the same code).  Before: 3.4, 16.5, 23.6, 29.0, 26.5, 29.2, 31.2, 32.2, 38.1, 30.9, 17.6,
+19.7, 20.2, 19.2, 27.6, 36.1, 56.4, 94.7 s for orders 0..17 (552 s), order 18 not decided
+within the 900 s backstop (the replay doubles per order).  The replay now runs lazily
+(equiv.loops._LazyLoop: only the iterations whose struct pages the observation reads;
+order 15: 73 s -> 16 s under cProfile), steering and explaining run on sliced queries
+shared between the types' cells.  After: 4.8, 5.2, 9.5, 12.4, 10.6, 13.8, 9.8, 10.8,
+18.1, 14.9, 13.0, 11.0, 10.2, 9.6, 12.5, 10.0, 10.5, 12.5, 8.3 s for orders 0..18 (208 s;
+every verdict and every refuted field as before, but one tail counterexample of order 11
+whose initial memory the solver chose differently).  This script, 2 jobs, load 11-14: all
+95 cells decided (3 PROVED, 92 REFUTED) in 223 s CPU, 750 s wall.  Where an order's time
+goes now (order 4, one process, 9.6 s): z3 on the loop lemmas and role queries 4.4 s
+(the tails loop's frame-read try under the first-try budget alone 1.1 s, then proved in
+parts), steering 2.4 s (19 checks for the five types), explaining 1.2 s, building both
+paths' terms, the replays and the rest 1.5 s.
 """
 
 from __future__ import annotations
@@ -92,7 +110,7 @@ BUCKETS = (
     ("bitwuzla / SMT-LIB export", ("check_bitwuzla", "smtlib")),
     ("building both paths' terms", ("build_cell",)),
     ("concrete replay of counterexamples", ("replay",)),
-    ("steering counterexamples (prefer_small)", ("prefer_small",)),
+    ("steering counterexamples (prefer_small, sliced)", ("prefer_small", "_steer_sliced")),
     ("explaining counterexamples (_minimise)", ("_minimise",)),
 )
 
