@@ -59,9 +59,9 @@ HOST = "host"
 #: test runs whatever this says.  Keys: a test's node id (a slow test in a group of its
 #: own) or a file (a file's group).
 LONG_GROUPS: dict[str, float] = {
+    "tests/test_mutants.py": 400,  # every control on all five cells, and at order 18
     "tests/test_vmap_any.py::TestAnyCells::test_batching_bugs_killed_on_the_any_cell": 280,
     "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 250,
-    "tests/test_mutants.py": 200,  # every control on all five cells, and at order 18
     "tests/test_config.py::TestPresets::test_every_preset_proves_the_whole_matrix": 120,
     "tests/test_patch_controls.py::test_control[no-wrap]": 110,
     "tests/test_vmap_any.py::TestAnyCells::test_bench_prints_the_any_figures": 100,
