@@ -3,7 +3,7 @@
 A run that takes minutes announces itself with one line on stderr, before the first cell
 starts::
 
-    equiv: about 9 min (95 cells, 0 cached; 2 jobs)
+    equiv: about 2 min (95 cells, 0 cached; 2 jobs)
     equiv: about 1 min (self-test: 210 cells, 0 cached; 2 jobs)
 
 The figure is not a guess: it is the sum, over the groups of cells the cache cannot serve,
@@ -27,11 +27,9 @@ from equiv.report.progress import NOTICE_S, Estimate, announce
 
 #: Cold seconds of one group of cells (one configuration, revision and order: the five
 #: pgmap types, or one) by revision, then order; the last figure stands for every larger
-#: order.  Measured with ``bench/compare.py``'s run (2026-12-02, 2 jobs): each order's group
-#: time as the report gives it, scaled by the run's CPU time over the sum of its group times
-#: (668 s / 2626 s: the cores were shared with other work, load 7 to 13, so a group's wall
-#: time was about four times its CPU time); order 18 hit the 900 s backstop on that busy
-#: machine and is the order-17 figure doubled (16 -> 17 took 2.4 times as long).
+#: order.  ``--compare v6.12``: each order's group CPU time in one process
+#: (``bench/compare.py``, 2026-12-02 12:00-12:50, after the lazy replay of counterexamples),
+#: scaled by 1.08 to the 223 s of CPU the whole 2-job run of orders 0..18 took.
 GROUP_SECONDS: dict[str, tuple[float, ...]] = {
     # v11 (the default revision): --config all, 16 presets x 19 orders, took 256 s of CPU
     # cold (bench/zone_device.py, 2026-12-02): 0.84 s per group, flat in the order (the
@@ -39,8 +37,8 @@ GROUP_SECONDS: dict[str, tuple[float, ...]] = {
     "v11": (0.84,),
     # --compare v6.12: every cell is refuted somewhere, so each order runs the all-types
     # try and all five types, with counterexamples steered, replayed and explained
-    "compare:v6.12": (5.6, 25.0, 39.0, 34.0, 25.0, 22.0, 22.0, 19.0, 27.0, 19.0, 13.0, 12.0,
-                      19.0, 18.0, 27.0, 42.0, 80.0, 195.0, 390.0),
+    "compare:v6.12": (5.0, 5.5, 10.0, 13.5, 11.5, 15.0, 10.5, 11.5, 19.5, 16.0, 14.0, 12.0,
+                      11.0, 10.5, 13.5, 11.0, 11.5, 13.5, 9.0),
 }
 
 

@@ -53,7 +53,7 @@ def announce(got: Estimate | None, jobs: int, err: TextIO) -> None:
     """Print the one-line estimate on ``err`` if the run will take minutes (at most 72
     columns; where the figures come from is in the subject's docs)::
 
-        equiv: about 9 min (95 cells, 0 cached; 2 jobs)
+        equiv: about 2 min (95 cells, 0 cached; 2 jobs)
         equiv: about 1 min (self-test: 210 cells, 0 cached; 2 jobs)
     """
     if got is None or got.seconds < NOTICE_S:
