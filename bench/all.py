@@ -4,7 +4,9 @@ Each row is the real command (``python -m equiv.proofs ...`` or ``python -m pyte
 fresh process, start-up included; "cold" rows get an empty cache directory of their own,
 "warm" rows reuse the cold row's.  A row also checks the command's exit code (a faster
 verdict must be the same verdict): a row whose command exits otherwise is FAILED whatever
-its time.  The table ends with the ratio of each figure to its target (<= 1.00: met).
+its time.  Each row prints its wall time and the CPU time of the command and its worker
+processes (on a shared machine the wall time grows with the load, the CPU time much less).
+The table ends with the ratio of each wall time to its target (<= 1.00: met).
 
 Usage::
 
@@ -31,6 +33,7 @@ from __future__ import annotations
 import argparse
 import os
 import pstats
+import resource
 import shutil
 import subprocess
 import sys
@@ -98,6 +101,9 @@ class Measured:
     seconds: float | None
     code: int | None
     problem: str  # "" when the row's verdict is the expected one
+    #: CPU seconds (user + system) of the command and its worker processes: on a shared
+    #: machine the wall time grows with the load, this much less
+    cpu: float | None = None
 
 
 def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
@@ -111,9 +117,12 @@ def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
         if row.after not in caches:
             return Measured(row, None, None, f"needs the {row.after} row first")
         argv += ["--cache-dir", caches[row.after]]
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.perf_counter()
     p = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, check=False)
     dt = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
     problem = ""
     if p.returncode not in row.exits:
         last = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:] or [""]
@@ -122,7 +131,7 @@ def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
         problem = f"the report does not say {row.expect!r}"
     elif row.missing:
         problem = row.missing
-    return Measured(row, dt, p.returncode, problem)
+    return Measured(row, dt, p.returncode, problem, cpu)
 
 
 def profile(row: Row, top: int = 10) -> list[str]:
@@ -173,7 +182,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             m = run_row(row, caches, no_tree)
             results.append(m)
             secs = "-" if m.seconds is None else f"{m.seconds:.1f}"
-            print(f"  {row.name:24s} {secs:>8s} s  (target {row.target_s:g} s)"
+            cpu = "" if m.cpu is None else f", {m.cpu:.1f} s CPU"
+            print(f"  {row.name:24s} {secs:>8s} s{cpu}  (target {row.target_s:g} s)"
                   + (f"  {m.problem}" if m.problem else ""), flush=True)
             if args.profile:
                 print("\n".join(profile(row)))
