@@ -730,19 +730,8 @@ def _minimise(problem: CellProblem, ob: Observation, model: z3.ModelRef, cex: Co
     """
     if sliced:
         return _minimise_sliced(problem, ob, model, cex, timeout_ms, rlimit)
-    inp = problem.inputs
-    fixes: dict[str, list[z3.BoolRef]] = {}
-    for name, v in cex.inputs.items():
-        term = getattr(inp, name)
-        fixes[name] = [term == (z3.BoolVal(v) if isinstance(v, bool) else
-                                z3.BitVecVal(v, term.size()))]
-    fixes["page"] = [ob.indices[k] == v for k, v in cex.index.items()]
+    fixes = _fixes(problem, ob, model, cex)
     L = problem.scenario.layout
-    mem = [z3.Array("mem0.pages", z3.BitVecSort(KEY_BITS), z3.BitVecSort(8 * L.size)),
-           z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))]
-    fixes["initial_memory"] = [a == model.eval(a, model_completion=True) for a in mem]
-    fixes["early_sections"] = [problem.early(z3.BitVecVal(n, 64)) == z3.BoolVal(e)
-                               for n, e in cex.early_sections.items()]
     same = _same_difference(ob, cex, L.atoms)
     s = solver_for(problem, min(timeout_ms, _EXPLAIN_MS), pages=True, rlimit=rlimit)
     s.add(ob.constraint)

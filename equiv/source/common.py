@@ -8,15 +8,17 @@ Used by ``--linux`` (:mod:`equiv.source.fidelity`: a tree against the hand model
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Protocol
 
 import z3
 from attrs import frozen
 
+from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
 from equiv.linux.ktree import KernelTree
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario
-from equiv.page_model import Layout, Memory
+from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.source.csummary import CLemma
 from equiv.source.slow_v612y import layout_612, path_612y
@@ -225,6 +227,70 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
     return terms
 
 
+class Evaluates(Protocol):
+    """A model: z3's, or one that renames terms before evaluating them."""
+
+    def eval(self, e: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef: ...
 
 
-__all__ = ["MODELS", "HandPath", "Model", "check_lemmas", "model_for", "specialise"]
+@frozen(eq=False)
+class ModelValues:
+    """The concrete values a SAT model of a source-derived proof gives the inputs both sides
+    run on (the replay of :mod:`equiv.source.fidelity` and :mod:`equiv.source.patchproof`):
+    the scalar inputs, the role's indices, each struct page of the initial memory (one array
+    indexed by pfn), each pageblock cell, which sections are early, and the uninitialised
+    bytes of a struct local."""
+
+    model: Evaluates
+    layout: Layout
+    early: z3.FuncDeclRef
+    pages: z3.ArrayRef
+    pbarr: z3.ArrayRef
+
+    def _eval(self, t: z3.ExprRef) -> z3.ExprRef:
+        return self.model.eval(t, model_completion=True)
+
+    def scalars(self, inp: Inputs) -> dict[str, int | bool]:
+        """Every scalar input of ``inp`` (:attr:`Inputs.SCALARS`) at its model value."""
+        out: dict[str, int | bool] = {}
+        for k in Inputs.SCALARS:
+            v = self._eval(getattr(inp, k))
+            out[k] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
+        return out
+
+    def indices(self, idx: dict[str, z3.BitVecRef]) -> dict[str, int]:
+        return {k: self._eval(v).as_long() for k, v in idx.items()}
+
+    def page(self, pfn: Val) -> PageState:
+        """The initial struct page of ``pfn`` (no writer yet)."""
+        v = self._eval(z3.Select(self.pages, z3.BitVecVal(int(pfn), 64)))
+        size = self.layout.size
+        return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
+
+    def cell(self, b: Val) -> Val:
+        """The initial pageblock bitmap cell ``b``."""
+        v = self._eval(z3.Select(self.pbarr, z3.BitVecVal(int(b), 64)))
+        return CBV(v.as_long(), PB_BITS)
+
+    def is_early(self, n: int) -> bool:
+        """Is section ``n`` early?"""
+        return bool(z3.is_true(self._eval(self.early(z3.BitVecVal(n, 64)))))
+
+    def inputs(self, scalars: dict[str, int | bool]) -> Inputs:
+        """Concrete inputs of ``scalars`` (:meth:`scalars`) with this model's early sections;
+        their memory is a placeholder, to be replaced once the geometry is known."""
+        vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
+                for k, v in scalars.items()}
+        return Inputs(early_section=lambda n: self.is_early(int(n)),
+                      mem=ConcreteMemory(lambda n: self.page(CBV(0, 64)),
+                                         lambda b: CBV(0, PB_BITS)),
+                      **vals)
+
+    def stack(self, local: str, size: int) -> PageState:
+        """The uninitialised bytes of the struct local ``local`` (``size`` bytes)."""
+        v = self._eval(z3.BitVec(local, 8 * size))
+        return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
+
+
+__all__ = ["MODELS", "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "model_for",
+           "specialise"]

@@ -76,7 +76,15 @@ from equiv.page_model import (
     footprint,
 )
 from equiv.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
-from equiv.source.common import MODELS, Model, _Memo, check_lemmas, model_for, specialise
+from equiv.source.common import (
+    MODELS,
+    Model,
+    ModelValues,
+    _Memo,
+    check_lemmas,
+    model_for,
+    specialise,
+)
 from equiv.source.files import load_tree, macro_env
 from equiv.source.patchproof import (
     Side,
@@ -341,15 +349,22 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         elif isinstance(out, _RenamedModel):
             roles.append(_refute_summarised(st, sc, name, out, inp, early, pages, pbarr,
                                             {"c": c, "t": t, "b": b}, dt))
-        elif isinstance(out, str):
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=out))
-        elif out is Verdict.VACUOUS:
-            roles.append(RoleResult(name, Verdict.VACUOUS, dt,
-                                    reason="role constraint unsatisfiable under the assumptions"))
         else:
-            roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
-                                    reason="" if lemma_ok else "the loop lemmas are not proved"))
+            roles.append(_undisproved(name, out, dt, lemma_ok))
     return why
+
+
+def _undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult:
+    """A role whose query gave no counterexample: UNKNOWN with the solver's reason (``out``
+    a string), VACUOUS (its constraint unsatisfiable), else PROVED, or UNKNOWN while the
+    loop lemmas it rests on are not proved."""
+    if isinstance(out, str):
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason=out)
+    if out is Verdict.VACUOUS:
+        return RoleResult(name, Verdict.VACUOUS, dt,
+                          reason="role constraint unsatisfiable under the assumptions")
+    return RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
+                      reason="" if lemma_ok else "the loop lemmas are not proved")
 
 
 def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
@@ -377,34 +392,12 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel,
     :data:`~equiv.source.csummary.CONCRETE_UNROLL` trips read through its proved summary);
     the differing fields."""
     L = sc.layout
-    scalars: dict[str, int | bool] = {}
-    for k in Inputs.SCALARS:
-        v = model.eval(getattr(inp, k), model_completion=True)
-        scalars[k] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    index = {k: model.eval(v, model_completion=True).as_long() for k, v in idx.items()}
-    unwritten = ((),) * L.size
-
-    def cpage(pfn: Val) -> PageState:
-        v = model.eval(z3.Select(pages, z3.BitVecVal(int(pfn), 64)), model_completion=True)
-        return PageState(bits=CBV(v.as_long(), 8 * L.size), origin=unwritten)
-
-    def cell(blk: Val) -> Val:
-        v = model.eval(z3.Select(pbarr, z3.BitVecVal(int(blk), 64)), model_completion=True)
-        return CBV(v.as_long(), PB_BITS)
-
-    def is_early(n: int) -> bool:
-        return bool(z3.is_true(model.eval(early(z3.BitVecVal(n, 64)), model_completion=True)))
-
-    def stack(local: str, size: int) -> PageState:
-        v = model.eval(z3.BitVec(local, 8 * size), model_completion=True)
-        return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
+    mv = ModelValues(model, L, early, pages, pbarr)
+    scalars, index = mv.scalars(inp), mv.indices(idx)
+    cpage, cell, stack = mv.page, mv.cell, mv.stack
 
     def make() -> Inputs:
-        vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
-                for k, v in scalars.items()}
-        probe = Inputs(early_section=lambda n: is_early(int(n)),
-                       mem=ConcreteMemory(lambda n: cpage(CBV(0, 64)), lambda b: CBV(0, PB_BITS)),
-                       **vals)
+        probe = mv.inputs(scalars)
         g = geometry(sc, probe)
         mem = ConcreteMemory(lambda n: cpage(pfn_of_key(sc, g, CBV(n, KEY_BITS))), cell)
         return evolve(probe, mem=mem)
@@ -482,14 +475,8 @@ def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages:
             idx = {"b": z3.BitVec("pageblock.b", 64)} if "b" in hit else \
                 {k: z3.BitVecVal(v, 64) for k, v in hit.items()}
             roles.append(_refute(st, sc, name, m, inp, early, pages, pb, idx, dt))
-        elif isinstance(out, str):
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=out))
-        elif out is Verdict.VACUOUS:
-            roles.append(RoleResult(name, Verdict.VACUOUS, dt,
-                                    reason="role constraint unsatisfiable under the assumptions"))
         else:
-            roles.append(RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
-                                    reason="" if lemma_ok else "the loop lemmas are not proved"))
+            roles.append(_undisproved(name, out, dt, lemma_ok))
 
 
 @frozen(eq=False)

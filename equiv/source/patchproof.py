@@ -48,7 +48,7 @@ from equiv.memmap import (
     symbolic_inputs,
 )
 from equiv.obligations import roles_for
-from equiv.page_model import PB_BITS, ConcreteMemory, Layout, PageState
+from equiv.page_model import PB_BITS, Layout, PageState
 from equiv.source.cinterp import (
     MAX_TRIPS,
     CInt,
@@ -59,7 +59,7 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
-from equiv.source.common import check_lemmas, model_for, specialise
+from equiv.source.common import ModelValues, check_lemmas, model_for, specialise
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
 from equiv.source.files import load_tree, macro_env
@@ -487,33 +487,10 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: _RenamedM
     """Replay a model on both trees in the concrete domain, with the loops summarised or
     run as written as in the proof that found it; the differing fields."""
     L = sc.layout
-    scalars: dict[str, int | bool] = {}
-    for k in Inputs.SCALARS:
-        v = model.eval(getattr(inp, k), model_completion=True)
-        scalars[k] = z3.is_true(v) if z3.is_bool(v) else v.as_long()
-    index = {k: model.eval(v, model_completion=True).as_long() for k, v in idx.items()}
-    unwritten = ((),) * L.size
-
-    def cpage(pfn: Val) -> PageState:
-        v = model.eval(z3.Select(pages, z3.BitVecVal(int(pfn), 64)), model_completion=True)
-        return PageState(bits=CBV(v.as_long(), 8 * L.size), origin=unwritten)
-
-    def cell(b: Val) -> Val:
-        v = model.eval(z3.Select(pbarr, z3.BitVecVal(int(b), 64)), model_completion=True)
-        return CBV(v.as_long(), PB_BITS)
-
-    def is_early(n: int) -> bool:
-        return bool(z3.is_true(model.eval(early(z3.BitVecVal(n, 64)), model_completion=True)))
-
-    def stack(name: str, size: int) -> PageState:
-        v = model.eval(z3.BitVec(name, 8 * size), model_completion=True)
-        return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
-
-    vals = {k: (v if isinstance(v, bool) else CBV(v, 32 if k == "pgmap_type" else 64))
-            for k, v in scalars.items()}
-    cinp = Inputs(early_section=lambda n: is_early(int(n)),
-                  mem=ConcreteMemory(lambda n: cpage(CBV(0, 64)), lambda b: CBV(0, PB_BITS)),
-                  **vals)
+    mv = ModelValues(model, L, early, pages, pbarr)
+    scalars, index = mv.scalars(inp), mv.indices(idx)
+    cpage, cell, stack = mv.page, mv.cell, mv.stack
+    cinp = mv.inputs(scalars)
     finals = [_run(sd, sc, cinp, cpage, cell, None, stack, summarise=summarise)[1]
               for sd in (base, patched)]
     if name == "pageblock_equal":
