@@ -190,8 +190,10 @@ class TestHelpersFromText:
         assert set() == set(FROM_TEXT) & set(TRUSTED)
 
     @pytest.mark.parametrize(("preset", "order", "names"), [
-        ("x86_64-default", 2, ("INIT_LIST_HEAD", "is_power_of_2", "IS_ALIGNED", "ALIGN",
-                               "__ALIGN_KERNEL", "pageblock_align", "zone_idx")),
+        # order 2 (every role; 15-40 s since the loops are summarised): a slow test
+        pytest.param("x86_64-default", 2, ("INIT_LIST_HEAD", "is_power_of_2", "IS_ALIGNED",
+                                           "ALIGN", "__ALIGN_KERNEL", "pageblock_align",
+                                           "zone_idx"), marks=pytest.mark.slow),
         ("x86_64-want-page-virtual", 0, ("is_highmem_idx",)),
         ("x86_64-section-in-flags", 0, ("pfn_to_section_nr",)),
     ])
