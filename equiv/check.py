@@ -103,6 +103,20 @@ def _symbols(e: z3.ExprRef, memo: dict[int, frozenset[str]]) -> frozenset[str]:
     return walk(e.as_ast())
 
 
+def _sharing(need: set[str], syms: list[frozenset[str]]) -> list[bool]:
+    """Which of the formulas with symbols ``syms`` share a symbol with ``need``, directly or
+    through other formulas kept (a fixpoint; ``need`` grows as they are kept)."""
+    kept = [False] * len(syms)
+    grew = True
+    while grew:
+        grew = False
+        for i, sy in enumerate(syms):
+            if not kept[i] and sy & need:
+                kept[i], grew = True, True
+                need |= sy
+    return kept
+
+
 def _slice(problem: CellProblem, about: z3.BoolRef | None
            ) -> tuple[list[z3.BoolRef], list[z3.BoolRef]]:
     """The assumptions connected to ``about`` by shared symbols (directly or through other
@@ -111,16 +125,7 @@ def _slice(problem: CellProblem, about: z3.BoolRef | None
     if about is None:
         return every, []
     memo = _SYMBOLS.setdefault(problem, {})
-    need = set(_symbols(about, memo))
-    syms = [_symbols(a, memo) for a in every]
-    kept = [False] * len(every)
-    grew = True
-    while grew:
-        grew = False
-        for i, sy in enumerate(syms):
-            if not kept[i] and sy & need:
-                kept[i], grew = True, True
-                need |= sy
+    kept = _sharing(set(_symbols(about, memo)), [_symbols(a, memo) for a in every])
     return ([a for a, k in zip(every, kept, strict=True) if k],
             [a for a, k in zip(every, kept, strict=True) if not k])
 
@@ -793,18 +798,10 @@ def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.B
     it is satisfiable."""
     memo = _SYMBOLS.setdefault(problem, {})
     every = [a for _, a in problem.assumptions] + rest
-    syms = [_symbols(f, memo) for f in every]
     need: set[str] = set()
     for c in core:
         need |= _symbols(c, memo)
-    kept = [False] * len(every)
-    grew = True
-    while grew:
-        grew = False
-        for i, sy in enumerate(syms):
-            if not kept[i] and sy & need:
-                kept[i], grew = True, True
-                need |= sy
+    kept = _sharing(need, [_symbols(f, memo) for f in every])
     terms = [f for f, k in zip(every, kept, strict=True) if k] + core
     key = (-1 if rlimit is None else rlimit, *(t.get_id() for t in terms))
     hit = _EXPLAINED.get(key)

@@ -8,13 +8,14 @@ Used by ``--linux`` (:mod:`equiv.source.fidelity`: a tree against the hand model
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Protocol
+from typing import Any, Protocol, TypeVar
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
+from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario
@@ -292,5 +293,20 @@ class ModelValues:
         return PageState(bits=CBV(v.as_long(), 8 * size), origin=((),) * size)
 
 
-__all__ = ["MODELS", "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "model_for",
-           "specialise"]
+
+_R = TypeVar("_R", bound=Any)
+
+
+def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
+    """Put the roles the bounded search REFUTED (``bounded``) in place of the same roles left
+    UNKNOWN in ``roles`` (each saying it was ``how`` found), and add those ``roles`` lacks
+    (a tree that could not be interpreted with summaries has no page roles yet)."""
+    found = {r.name: evolve(r, reason=how) for r in bounded if r.verdict is Verdict.REFUTED}
+    names = {r.name for r in roles}
+    roles[:] = [found[r.name] if r.name in found and r.verdict is Verdict.UNKNOWN else r
+                for r in roles]
+    roles += [r for n, r in found.items() if n not in names]
+
+
+__all__ = ["MODELS", "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "merge_found",
+           "model_for", "specialise"]

@@ -82,6 +82,7 @@ from equiv.source.common import (
     ModelValues,
     _Memo,
     check_lemmas,
+    merge_found,
     model_for,
     specialise,
 )
@@ -228,13 +229,8 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
         _bounded(st, sc, inp, early, pages, pb,
                  [*assume, z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride)], [], bounded,
                  timeout_ms)
-        found = {r.name: evolve(r, reason=f"found with the tree's loops unrolled (at most "
-                                f"{MAX_COMPOUNDS} compounds) after {why}")
-                 for r in bounded if r.verdict is Verdict.REFUTED}
-        names = {r.name for r in roles}
-        roles[:] = [found[r.name] if r.name in found and r.verdict is Verdict.UNKNOWN else r
-                    for r in roles]
-        roles += [r for n, r in found.items() if n not in names]
+        merge_found(roles, bounded, f"found with the tree's loops unrolled (at most "
+                                    f"{MAX_COMPOUNDS} compounds) after {why}")
     return done()
 
 
@@ -382,6 +378,19 @@ def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
     return again if isinstance(again, _RenamedModel) else out
 
 
+def _refuted(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
+             index: dict[str, int], pfn: int | None, reason: str = "") -> RoleResult:
+    """A role REFUTED by the concrete replay ``run`` of both sides, with the differing fields;
+    a replay that shows no difference is an internal mismatch (never reported)."""
+    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    diffs = page_diffs(L, page_index, run)
+    if not diffs:
+        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
+                               "reproduce in the concrete replay")
+    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
+                      tuple(sorted(index.items())), pfn, reason)
+
+
 def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel, inp: Inputs,
                        early: z3.FuncDeclRef, pages: z3.ArrayRef, pbarr: z3.ArrayRef,
                        idx: dict[str, z3.BitVecRef], dt: float) -> RoleResult:
@@ -430,13 +439,7 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel,
         run = ConcreteRun(want, final.mem.read_any(pfn_v), int(pfn_v), None)
         pfn = int(pfn_v)
         keep = {"c": index["c"], "t": index["t"]}
-    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    diffs = page_diffs(L, page_index, run)
-    if not diffs:
-        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
-                               "reproduce in the concrete replay")
-    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                      tuple(sorted(keep.items())), pfn, reason)
+    return _refuted(L, name, run, dt, scalars, keep, pfn, reason)
 
 
 def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages: z3.ArrayRef,
@@ -621,13 +624,7 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
         pfn_v = pfn_of(sc, g, cc, tt)
         run = ConcreteRun(hand.read(cc, tt), state.mem.read(pfn_v), int(pfn_v), None)
         pfn = int(pfn_v)
-    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    diffs = page_diffs(L, page_index, run)
-    if not diffs:
-        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
-                               "reproduce in the concrete replay")
-    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                      tuple(sorted(index.items())), pfn)
+    return _refuted(L, name, run, dt, scalars, index, pfn)
 
 
 @frozen

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import z3
-from attrs import evolve, frozen
+from attrs import frozen
 
 from equiv.config import Config
 from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
@@ -59,7 +59,7 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
-from equiv.source.common import ModelValues, check_lemmas, model_for, specialise
+from equiv.source.common import ModelValues, check_lemmas, merge_found, model_for, specialise
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
 from equiv.source.files import load_tree, macro_env
@@ -210,14 +210,8 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         _prove(base, patched, sc, inp, early, pages, pbarr,
                [*assume, z3.ULE(inp.nr_pages, BOUNDED_COMPOUNDS * sc.stride)], [], bounded,
                timeout_ms, summarise=False)
-        found = {r.name: evolve(r, reason=f"found with the loops unrolled (at most "
-                                f"{BOUNDED_COMPOUNDS} compounds) after {why}")
-                 for r in bounded if r.verdict is Verdict.REFUTED}
-        names = {r.name for r in roles}
-        roles[:] = [found[r.name] if r.name in found and r.verdict is Verdict.UNKNOWN else r
-                    for r in roles]
-        # a tree that could not be interpreted with summaries has no page roles yet
-        roles += [r for n, r in found.items() if n not in names]
+        merge_found(roles, bounded, f"found with the loops unrolled (at most "
+                                    f"{BOUNDED_COMPOUNDS} compounds) after {why}")
     return done()
 
 
