@@ -265,7 +265,7 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
 def _preferences(problem: CellProblem, optimised: z3.BoolRef | bool,
                  indices: dict[str, list[z3.BitVecRef]]) -> list[z3.BoolRef]:
     """The preferences of :func:`_prefer`, in the order they are tried."""
-    inp, stride = problem.inputs, problem.scenario.stride
+    inp, stride = problem.inputs, problem.scenario.stride_v
     prefs: list[z3.BoolRef] = [
         z3.Not(inp.altmap_valid),
         # a deduplicated vmemmap writes only 128 struct pages per compound: a cheap replay
@@ -385,6 +385,27 @@ def _merged(model: z3.ModelRef, aside: list[z3.BoolRef]) -> z3.ModelRef | None:
     return out
 
 
+def order_not_covered(ses: Session, s: z3.Solver, problem: CellProblem) -> int | None:
+    """The first order of an order class at which a role's constraint or a path's reach
+    condition cannot hold under the assumptions, or None.  Per order one query: the reach
+    conditions and every role's constraint, each role on indices of its own; satisfiable,
+    it shows each of them satisfiable at that order (otherwise each is asked alone)."""
+    sc = problem.scenario
+    shift = sc.order_v
+    assert isinstance(shift, z3.BitVecRef)
+    conds = list(problem.reach.values())
+    for ob in problem.observations:
+        pairs = [(v, z3.BitVec(f"{ob.role.name}.{n}", v.size())) for n, v in ob.indices.items()]
+        conds.append(z3.substitute(ob.constraint, *pairs) if pairs else ob.constraint)
+    for k in sc.orders:
+        at = shift == k
+        if check(ses, s, at, *conds, keep_sat=True, name=f"orders-o{k}") == z3.sat:
+            continue
+        if any(check(ses, s, at, c, keep_sat=True, name=f"orders-o{k}") != z3.sat for c in conds):
+            return k
+    return None
+
+
 def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                rlimit: int | None = None, solver: str = "z3",
                dump_smt: str | None = None, only: str | None = None,
@@ -432,7 +453,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     sc, rev = problem.scenario, problem.revision
     t_cell = time.perf_counter()
     results: list[ObligationResult] = []
-    cell_tag = f"{sc.ptype.name if sc.ptype else 'ALL'}-o{sc.order}"
+    cell_tag = f"{sc.ptype.name if sc.ptype else 'ALL'}-o{sc.order_label}"
     ses = Session(mode=solver, budget=-1 if rlimit is None else rlimit, timeout_ms=timeout_ms,
                   dump_dir=dump_smt, dump_prefix=f"{sc.layout.config.name}-{rev.name}-{cell_tag}",
                   cache=cache)
@@ -441,7 +462,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         v = verdict or worst([r.verdict for r in results])
         return CellResult(
             config=sc.layout.config.name, revision=rev.name, ptype=sc.ptype.kname if sc.ptype else "ALL",
-            order=sc.order,
+            order=sc.orders[0],
             verdict=v, seconds=time.perf_counter() - t_cell, obligations=tuple(results),
             assumptions=tuple(n for n, _ in problem.assumptions), choices=rev.assumptions,
             hypothetical=sc.layout.config.hypothetical, shared_queries=ses.shared,
@@ -487,6 +508,13 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
 
     if probe and vacuous:
         return stopped("a role's vacuity check")
+    if sc.is_class:
+        # one proof for an order class stands for each order's: each order must pass the
+        # vacuity and reach checks above on its own
+        assert probe, "an order class is only ever a probe (equiv.matrix.run_group)"
+        k = order_not_covered(ses, s, problem)
+        if k is not None:
+            return stopped(f"order {k}'s vacuity or reach check")
     # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind;
     # with ``lemma_try``, those two under that smaller budget, then conjunct by conjunct
     lemma_ok = True
@@ -632,12 +660,12 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
         def past_range(key: z3.BitVecRef) -> z3.BoolRef:
             """The struct page the key names lies outside the range's compounds (a key of
             a loop index past its compound counts from the compound it reaches)."""
-            c = key_compound(sc, key) + z3.LShR(key_slot(sc, key), sc.order)
+            c = key_compound(sc, key) + z3.LShR(key_slot(sc, key), sc.order_v)
             return z3.UGE(c, g.ncompounds)
 
         def beyond(key: z3.BitVecRef) -> z3.BoolRef:
             """... or at least past the end of its own compound."""
-            return z3.Or(past_range(key), z3.UGE(key_slot(sc, key), sc.stride))
+            return z3.Or(past_range(key), z3.UGE(key_slot(sc, key), sc.stride_v))
 
         focuses = [z3.Or(*(z3.And(z3.Not(lm.formula), where(lm.key))
                            for lm in keyed)) for where in (past_range, beyond)] if keyed else []

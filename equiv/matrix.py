@@ -20,7 +20,7 @@ from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.runner import run_cached
 from equiv.engine.selftest import describe_edit
 from equiv.engine.verdict import Verdict
-from equiv.memmap import MemoryType, Scenario
+from equiv.memmap import MemoryType, Scenario, order_classes
 from equiv.mutants import MUTANTS, caught
 from equiv.obligations import FastFn, build_cell
 from equiv.page_model import Layout
@@ -51,6 +51,10 @@ class CellSpec:
     #: a seeded-bug cell of the self-test: stop at the first obligation that catches the
     #: bug with a field it must name (:func:`equiv.mutants.caught`)
     until_caught: bool = False
+    #: the highest order of an order class (:func:`equiv.memmap.order_classes`): the cell
+    #: is then one proof for every order from ``order`` to it (only as :func:`run_group`'s
+    #: try, whose result stands for each order's cell only when it proves everything)
+    order_hi: int | None = None
 
     def description(self) -> dict[str, object]:
         """What the cell's result depends on, for its cache key: the configuration's every
@@ -62,7 +66,8 @@ class CellSpec:
             "config": asdict(cfg), "revision": self.revision,
             "ptype": None if self.ptype is None else self.ptype.name, "order": self.order,
             "mutant": self.mutant, "obligation": self.obligation, "minimise": self.minimise,
-            "solver": self.solver, "rlimit": self.rlimit, "until_caught": self.until_caught}
+            "solver": self.solver, "rlimit": self.rlimit, "until_caught": self.until_caught,
+            "order_hi": self.order_hi}
         if self.mutant is not None:
             # the seeded bug's edit itself, not only its name: a mutant changed at run time
             # (or a catalogue entry given another edit) is never served another's result
@@ -83,7 +88,7 @@ def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
             rev, fast = resolve(COMPARE + m.compare)
         else:
             rev = m.apply(rev)
-    return Scenario(layout, spec.ptype, spec.order), rev, fast or fast_path(rev)
+    return Scenario(layout, spec.ptype, spec.order, spec.order_hi), rev, fast or fast_path(rev)
 
 
 def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
@@ -164,6 +169,37 @@ def _expects_kill(spec: CellSpec) -> bool:
 
 
 def run_group(specs: list[CellSpec]) -> list[CellResult]:
+    """Run the cells of one (config, revision, mutant, order class), which differ only in
+    the type and the order.
+
+    Cells of several orders (an order class, :func:`order_groups`) are first tried with one
+    proof in which the order is a symbolic input ranging over the class (and, with several
+    types, ``pgmap->type`` too): if it proves everything, with every order's vacuity and
+    reach checks passed, it proves every cell of the group.  Otherwise each order's cells
+    are run as :func:`run_order_group` does, so verdicts and counterexamples are per order,
+    exactly as if no try had been made.
+    """
+    orders = sorted({s.order for s in specs})
+    if len(orders) == 1:
+        return run_order_group(specs)
+    lo, hi = orders[0], orders[-1]
+    types = list(dict.fromkeys(s.ptype for s in specs))
+    shared = run_cell(evolve(specs[0], ptype=None if len(types) > 1 else types[0], order=lo,
+                             order_hi=hi), probe=True)
+    if shared.verdict is Verdict.PROVED:
+        return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", order=s.order,
+                       all_types=len(types) > 1 or s.ptype is None, row_class=(lo, hi))
+                for s in specs]
+    out: dict[int, CellResult] = {}
+    for o in orders:
+        idx = [i for i, s in enumerate(specs) if s.order == o]
+        out.update(zip(idx, run_order_group([specs[i] for i in idx]), strict=True))
+    first = out[0]
+    out[0] = evolve(first, cache_problems=shared.cache_problems + first.cache_problems)
+    return [out[i] for i in range(len(specs))]
+
+
+def run_order_group(specs: list[CellSpec]) -> list[CellResult]:
     """Run the cells of one (config, revision, mutant, order), which differ only in the type.
 
     First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
@@ -182,6 +218,35 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
         return [evolve(first, cache_problems=shared.cache_problems + first.cache_problems),
                 *rest]
     return [run_cell(s) for s in specs]
+
+
+def order_groups(specs: list[CellSpec]) -> list[list[int]]:
+    """The groups of :func:`run_matrix`: the cells of one (config, revision, mutant, order
+    class), where an order class (:func:`equiv.memmap.order_classes`, of the orders asked
+    for) is used for cells that may be proved (not a self-test cell whose seeded bug must
+    show, which goes per order) and not written as SMT files; other cells group by order."""
+    def key(sp: CellSpec) -> tuple[str, str, str | None]:
+        cfg = sp.config if isinstance(sp.config, Config) else preset(sp.config)
+        return cfg.name, sp.revision, sp.mutant
+
+    def classable(sp: CellSpec) -> bool:
+        return sp.dump_smt is None and sp.order_hi is None and not _expects_kill(sp)
+
+    layouts: dict[str, Layout] = {}
+    asked: dict[tuple[str, str, str | None], set[int]] = {}
+    for sp in specs:
+        cfg = sp.config if isinstance(sp.config, Config) else preset(sp.config)
+        layouts.setdefault(cfg.name, Layout.from_config(cfg))
+        if classable(sp):
+            asked.setdefault(key(sp), set()).add(sp.order)
+    classes = {k: order_classes(layouts[k[0]], sorted(v)) for k, v in asked.items()}
+    groups: dict[tuple[object, ...], list[int]] = {}
+    for i, sp in enumerate(specs):
+        row: object = sp.order
+        if classable(sp):
+            row = next((c for c in classes[key(sp)] if c[0] <= sp.order <= c[1]), sp.order)
+        groups.setdefault((*key(sp), row), []).append(i)
+    return list(groups.values())
 
 
 def backstop_cell(spec: CellSpec, seconds: float, why: str) -> CellResult:
@@ -236,11 +301,7 @@ def run_matrix(specs: list[CellSpec], jobs: int | None = None,
     if cache is not None:
         specs = [evolve(sp, cache_dir=str(cache.root)) if sp.dump_smt is None else sp
                  for sp in specs]
-    groups: dict[tuple[object, ...], list[int]] = {}
-    for i, sp in enumerate(specs):
-        cfg = sp.config if isinstance(sp.config, str) else sp.config.name
-        groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(i)
-    cells, wall = run_cached(specs, list(groups.values()), group=run_group, stopped=backstop_cell,
+    cells, wall = run_cached(specs, order_groups(specs), group=run_group, stopped=backstop_cell,
                              describe=_describe, load=_load, cache=cache, jobs=jobs,
                              on_done=on_done, backstop_s=backstop_s, scheduler=scheduler)
     return cells, wall, jobs

@@ -24,10 +24,10 @@ The frame condition every loop summary rests on is written here too (``compound_
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import z3
-from attrs import evolve, frozen
+from attrs import evolve, field, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
@@ -81,15 +81,75 @@ MIGRATE_MOVABLE = 1
 MIGRATETYPE_AND_ISO_MASK = 0x17
 
 
+class SymbolicOrder(TypeError):
+    """A concrete order was asked of an order class's scenario (whose order is a symbolic
+    input): the caller must use :attr:`Scenario.order_v` or a class-wide static test."""
+
+
+#: the name of the compound order (``pgmap->vmemmap_shift``) when it is a symbolic input
+ORDER_VAR = "vmemmap_shift"
+
+
 @frozen
 class Scenario:
-    """The concrete part of one proof cell: config/layout, pgmap type, compound order."""
+    """The concrete part of one proof cell: config/layout, pgmap type, compound order.
+
+    With ``order_hi`` the scenario is an *order class*: the compound order
+    (``pgmap->vmemmap_shift``) is a symbolic input ranging over ``order ..= order_hi``, so
+    one proof covers every order of the class.  A class is cut (:func:`order_classes`) so
+    that every decision the model takes on the order in Python (``pfns_per_compound ==
+    1``, ``order > 1``, ``vmemmap_can_optimize()``) is the same for all its orders; there
+    :attr:`order` and :attr:`stride` raise :class:`SymbolicOrder` and the paths compute
+    with :attr:`order_v` and :attr:`stride_v`, terms of the symbolic order.  For a single
+    order both are the plain integers, so its queries are exactly those of before.
+    """
 
     layout: Layout
     #: the pgmap type, or None: ``pgmap->type`` is then a symbolic input ranging over all
     #: five types, and one proof covers every type at once
     ptype: MemoryType | None
-    order: int
+    _order: int = field(alias="order")
+    #: the highest order of an order class (None: the single order ``order``)
+    order_hi: int | None = None
+
+    def __attrs_post_init__(self) -> None:
+        if self.order_hi is not None:
+            lo, hi = self._order, self.order_hi
+            if not 2 <= lo < hi:
+                raise ValueError(f"an order class needs 2 <= lo < hi, not {lo}..{hi}")
+            for test in (self._dedups_at, self._optimizes_at):
+                if test(lo) != test(hi):
+                    raise ValueError(f"orders {lo}..{hi} differ in a static decision")
+
+    @property
+    def is_class(self) -> bool:
+        """Whether the order is a symbolic input (an order class)."""
+        return self.order_hi is not None
+
+    @property
+    def orders(self) -> range:
+        """The orders this scenario covers."""
+        return range(self._order, (self.order_hi if self.order_hi is not None else self._order) + 1)
+
+    @property
+    def order(self) -> int:
+        """The compound order; an order class has none (:class:`SymbolicOrder`)."""
+        if self.order_hi is not None:
+            raise SymbolicOrder(f"orders {self._order}..{self.order_hi} are one symbolic order")
+        return self._order
+
+    @property
+    def order_label(self) -> str:
+        """``"3"`` or ``"2-7"``."""
+        return str(self._order) if self.order_hi is None else f"{self._order}-{self.order_hi}"
+
+    @property
+    def order_v(self) -> Val | int:
+        """The compound order as a value: the integer, or the symbolic ``vmemmap_shift``
+        (64 bits, as ``pgmap_vmemmap_nr()``'s shift count) of an order class."""
+        if self.order_hi is None:
+            return self._order
+        return z3.BitVec(ORDER_VAR, 64)
 
     @property
     def stride(self) -> int:
@@ -97,17 +157,73 @@ class Scenario:
         return 1 << self.order
 
     @property
+    def stride_v(self) -> Val | int:
+        """:attr:`stride` as a value: the integer, or ``1 << vmemmap_shift``."""
+        if self.order_hi is None:
+            return 1 << self._order
+        return z3.BitVecVal(1, 64) << self.order_v
+
+    def order_at_least(self, k: int) -> bool:
+        """Is the order ``>= k``: the same answer for every order of a class, or
+        :class:`SymbolicOrder`."""
+        lo_ok, hi_ok = self._order >= k, self.orders[-1] >= k
+        if lo_ok != hi_ok:
+            raise SymbolicOrder(f"orders {self.order_label} straddle order {k}")
+        return lo_ok
+
+    @property
     def per_vmemmap_page(self) -> int:
         """``PAGE_SIZE / sizeof(struct page)``."""
         return self.layout.config.page_size // self.layout.size
 
-    @property
-    def can_optimize_static(self) -> bool:
-        """``vmemmap_can_optimize()`` minus its ``!altmap`` term (mm.h, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP)."""
+    def _optimizes_at(self, order: int) -> bool:
         cfg, size = self.layout.config, self.layout.size
         if not cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP or size & (size - 1):
             return False
-        return (self.stride * size) >> cfg.PAGE_SHIFT > VMEMMAP_RESERVE_NR
+        return ((1 << order) * size) >> cfg.PAGE_SHIFT > VMEMMAP_RESERVE_NR
+
+    def _dedups_at(self, order: int) -> bool:
+        return self._optimizes_at(order) and (1 << order) > VMEMMAP_RESERVE_NR * self.per_vmemmap_page
+
+    @property
+    def can_optimize_static(self) -> bool:
+        """``vmemmap_can_optimize()`` minus its ``!altmap`` term (mm.h, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP)
+        (the same for every order of a class)."""
+        return self._optimizes_at(self._order)
+
+    @property
+    def dedups_static(self) -> bool:
+        """Can a compound's vmemmap be deduplicated at all: :attr:`can_optimize_static` and
+        more struct pages than the two vmemmap pages kept (the same for a whole class)."""
+        return self._dedups_at(self._order)
+
+
+def order_classes(layout: Layout, orders: Sequence[int]) -> list[tuple[int, int]]:
+    """The order classes of ``orders``: maximal runs of consecutive orders ``>= 2`` on which
+    every static decision of the model is the same (:class:`Scenario`), two orders or more
+    each; orders 0 and 1 and lone orders are not in any.
+
+    >>> from equiv.config import preset
+    >>> order_classes(Layout.from_config(preset("x86_64-default")), range(19))
+    [(2, 7), (8, 18)]
+    """
+    probe = Scenario(layout, None, 0)
+    out: list[tuple[int, int]] = []
+    run: list[int] = []
+
+    def key(o: int) -> tuple[bool, bool]:
+        return probe._optimizes_at(o), probe._dedups_at(o)
+
+    for o in sorted(set(orders)):
+        if o >= 2 and run and o == run[-1] + 1 and key(o) == key(run[-1]):
+            run.append(o)
+            continue
+        if len(run) >= 2:
+            out.append((run[0], run[-1]))
+        run = [o] if o >= 2 else []
+    if len(run) >= 2:
+        out.append((run[0], run[-1]))
+    return out
 
 
 @frozen(kw_only=True, eq=False)
@@ -193,7 +309,7 @@ def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
         ("range within MAX_PHYSMEM_BITS [M]",
          z3.And(z3.ULT(sp, limit), z3.ULE(nr, limit), z3.ULE(sp + nr, limit))),
         ("range aligned to the compound size (memremap_pages/device-dax) [M]",
-         z3.And(sp & (sc.stride - 1) == 0, nr & (sc.stride - 1) == 0)),
+         z3.And(sp & (sc.stride_v - 1) == 0, nr & (sc.stride_v - 1) == 0)),
         ("nid < MAX_NUMNODES [R]",
          z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),
         ("pgmap is a non-NULL, 8-aligned pointer [R]",
@@ -210,6 +326,11 @@ def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
                 z3.UGE(inp.page_offset, 0xFFFF800000000000),
                 z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
     ]
+    if sc.order_hi is not None:
+        shift = sc.order_v
+        assert isinstance(shift, z3.BitVecRef)
+        out.append((f"vmemmap_shift is one of the orders {sc.order_label} (an order class) [class]",
+                    z3.And(z3.UGE(shift, sc.orders[0]), z3.ULE(shift, sc.orders[-1]))))
     pt = inp.pgmap_type
     if sc.ptype is None:
         out.append(("pgmap->type is one of the five memory types (any of them) [R]",
@@ -246,13 +367,13 @@ def geometry(sc: Scenario, inp: Inputs) -> Geometry:
     adj = bv.ite(inp.altmap_valid, inp.altmap_reserve + inp.altmap_free, bv.const_like(inp.start_pfn, 0))
     start = inp.start_pfn + adj
     nr = end - start
-    ncomp = bv.lshr(nr + (sc.stride - 1), sc.order)
+    ncomp = bv.lshr(nr + (sc.stride_v - 1), sc.order_v)
     return Geometry(start=start, end=end, nr_pages=nr, ncompounds=ncomp)
 
 
 def pfn_of(sc: Scenario, g: Geometry, c: Val, t: Val) -> Val:
     """pfn of tail ``t`` of compound ``c``: ``start + (c << order) + t``."""
-    return g.start + (c << sc.order) + t
+    return g.start + (c << sc.order_v) + t
 
 
 def page_addr(sc: Scenario, inp: Inputs, pfn: Val) -> Val:
@@ -279,7 +400,7 @@ def deduplicated(sc: Scenario, inp: Inputs, head_pfn: Val) -> Cond:
     ``vmemmap_can_optimize()`` terms, no altmap, and not an early section (whose memmap was
     populated without the compound optimisation)."""
     if not sc.can_optimize_static:
-        return False
+        return False  # (the same for every order of a class)
     return bv.and_(bv.not_(inp.altmap_valid), bv.not_(inp.early_section(section_nr(sc, head_pfn))))
 
 
@@ -333,8 +454,10 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
     frame (``tail_frame`` owns slots below ``2^order`` only), so the frame lemma fails, no
     page role is PROVED, and the concrete replay (exact names) decides.
     """
-    order, p, stride = sc.order, sc.per_vmemmap_page, sc.stride
-    dedup = sc.can_optimize_static and stride > VMEMMAP_RESERVE_NR * p
+    order, p, stride = sc.order_v, sc.per_vmemmap_page, sc.stride_v
+    # slots below it are inside their compound at every order of the scenario
+    small = 1 << sc.orders[0]
+    dedup = sc.dedups_static
     g = geometry(sc, inp) if dedup else None
     reserve = VMEMMAP_RESERVE_NR * p
     if not bv.is_sym(inp.start_pfn):
@@ -368,7 +491,7 @@ def vmemmap_namer(sc: Scenario, inp: Inputs) -> Namer:
         return hit[2]
 
     def _name(c: Val, t: Val) -> Val:
-        if _small_const(t, stride):
+        if _small_const(t, small):
             return in_compound(c, t)
         if isinstance(t, CBV) or not z3.is_bv_value(t):  # (a CBV is never a z3 numeral)
             # a loop's index: named in its compound even past the compound's end, where
@@ -494,7 +617,7 @@ def tail_frame(sc: Scenario, c: Val, pb: Callable[[Val], tuple[Cond, Val]] = nev
     ``head(c) + t``, for ``t < 2^order``."""
     def page(n: Val) -> tuple[Cond, Val]:
         k = key_slot(sc, n)
-        return bv.and_(bv.eq(key_compound(sc, n), c), bv.ult(k, sc.stride)), k
+        return bv.and_(bv.eq(key_compound(sc, n), c), bv.ult(k, sc.stride_v)), k
 
     return Owner(page=page, pb=pb)
 

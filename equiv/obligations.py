@@ -53,7 +53,8 @@ ROLES: dict[str, Role] = {r.name: r for r in (
 
 
 def roles_for(order: int) -> list[Role]:
-    """The roles that exist at ``order``."""
+    """The roles that exist at ``order`` (the lowest order of an order class: from order 2
+    on, every class has them all)."""
     names = ["head"] + (["tail1"] if order >= 1 else []) + (["tail2", "tail"] if order >= 2 else [])
     return [ROLES[n] for n in [*names, "outside", "pageblock"]]
 
@@ -143,7 +144,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
              for p in ("slow", "fast")}
     g = geometry(sc, inp)
     obs: list[Observation] = []
-    for role in roles_for(sc.order):
+    for role in roles_for(sc.orders[0]):
         if role.name == "pageblock":
             b = z3.BitVec("pageblock.b", 64)
             obs.append(Observation(role, {"b": b}, z3.BoolVal(True), None, None,
@@ -155,13 +156,13 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
         if fixed is not None:
             cons = z3.And(in_range, t == fixed)
         elif role.name == "tail":
-            cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
+            cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride_v))
         else:
             # outside: every struct page not in a compound of the range, by its one name
             # (before the first pfn, the altmap-reserved ones included: compounds below 0
             # wrap; and from the end of the last compound on); never deduplicated
             n = join_key(sc, c, t)
-            cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds))
+            cons = z3.And(z3.ULT(t, sc.stride_v), z3.UGE(c, g.ncompounds))
             obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.load(n), fast_mem.load(n)))
             continue
         obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, t),

@@ -417,6 +417,16 @@ class ZoneDevicePresenter(Presenter):
                 if times else
                 "cells proved once for every pgmap type of their order (pgmap->type symbolic)")
 
+    def row_class_note(self, classes: Sequence[tuple[int, int]], fmt: str, times: bool) -> str:
+        spans = ", ".join(f"{a}-{b}" for a, b in classes)
+        what = (f"orders {spans} proved once per class of orders (`vmemmap_shift` a symbolic "
+                "input ranging over the class)" if fmt == "markdown" else
+                f"orders {spans} proved once per class of orders (vmemmap_shift a symbolic "
+                "input ranging over the class)")
+        if fmt == "markdown":
+            return what
+        return (f'" {what}; the time is on the class\'s first order' if times else what)
+
     def rule_id(self, ob: ObligationResult) -> str:
         return rule_id(ob)
 

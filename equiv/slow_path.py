@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import z3
+
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
 from equiv.loops import Carry, Ctx, Owner, block_loop, never
@@ -203,6 +205,9 @@ def compound_info(sc: Scenario, head_addr: Val) -> Val:
     ``GENMASK(63, order + order_base_2(sizeof(struct page))) | 1`` or ``head | 1``."""
     L = sc.layout
     if compound_info_has_mask(L):
+        if sc.is_class:  # GENMASK(63, shift) with the order a symbolic input
+            shift = sc.order_v + bv.order_base_2(L.size)
+            return ~((z3.BitVecVal(1, 64) << shift) - 1) | 1
         shift = sc.order + bv.order_base_2(L.size)
         return bv.const_like(head_addr, (((1 << 64) - 1) & ~((1 << shift) - 1)) | 1)
     return head_addr | 1
@@ -222,7 +227,7 @@ def prep_compound_tail(sc: Scenario, tail: PageState, head_addr: Val) -> PageSta
 def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: Val) -> Memory:
     """``prep_compound_head(head, order)`` (mm/internal.h) on compound ``c``: writes the
     struct folio fields that live in page[1] (and page[2] for order > 1)."""
-    L, cfg, order = sc.layout, sc.layout.config, sc.order
+    L, cfg, order = sc.layout, sc.layout.config, sc.order_v
     s1 = bv.const_like(c, 0)
     one, two = bv.const_like(c, 1), bv.const_like(c, 2)
     head = mem.read(c, s1)
@@ -232,8 +237,9 @@ def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: V
     step = "prep_compound_head: folio_set_order"
     p1s = p1.set(L, "_flags_1", (p1.get(L, "_flags_1", 1) & ~0xFF) | order, step, 1)
     if L.has("_nr_pages"):  # NR_PAGES_IN_LARGE_FOLIO
-        p1s = p1s.set(L, "_nr_pages", 1 << order, step, 1)
-    p1 = ite_page(bv.and_(order != 0, large), p1s, p1)
+        nr = sc.stride_v if isinstance(sc.stride_v, int) else bv.extract(sc.stride_v, 31, 0)
+        p1s = p1s.set(L, "_nr_pages", nr, step, 1)  # 1U << order
+    p1 = ite_page(bv.and_(sc.order_at_least(1), large), p1s, p1)
     step = "prep_compound_head"
     p1 = p1.set(L, "_large_mapcount", U32_MINUS_1, f"{step}: _large_mapcount = -1", 1)
     if cfg.PAGE_MAPCOUNT:
@@ -242,11 +248,11 @@ def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: V
         p1 = p1.set(L, "_mm_ids", 0, f"{step}: _mm_ids = 0", 1)
         p1 = p1.set(L, "_mm_id_mapcount[0]", U32_MINUS_1, f"{step}: _mm_id_mapcount[0] = -1", 1)
         p1 = p1.set(L, "_mm_id_mapcount[1]", U32_MINUS_1, f"{step}: _mm_id_mapcount[1] = -1", 1)
-    if cfg.BITS_PER_LONG == 64 or order > 1:
+    if cfg.BITS_PER_LONG == 64 or sc.order_at_least(2):
         p1 = p1.set(L, "_pincount", 0, f"{step}: _pincount = 0", 1)
         p1 = p1.set(L, "_entire_mapcount", U32_MINUS_1, f"{step}: _entire_mapcount = -1", 1)
     mem = mem.write(c, one, p1)
-    if order > 1:  # INIT_LIST_HEAD(&folio->_deferred_list)
+    if sc.order_at_least(2):  # INIT_LIST_HEAD(&folio->_deferred_list)
         p2 = mem.read(c, two)
         lst = page_addr(sc, inp, pfn_of(sc, g, c, two)) + 16
         p2 = p2.set(L, "_deferred_list.next", lst, f"{step}: INIT_LIST_HEAD(_deferred_list)", 2)
@@ -263,7 +269,7 @@ def compound_nr_pages(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Val, Cond]:
     Returns:
         ``(nr_pages, optimised)``.
     """
-    full = bv.const_like(pfn, sc.stride)
+    full = bv.const_like(pfn, sc.stride_v) if isinstance(sc.stride_v, int) else sc.stride_v
     optimised = deduplicated(sc, inp, pfn)
     if isinstance(optimised, bool) and not optimised:
         return full, False
@@ -402,7 +408,7 @@ def _memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, init: InitFn,
     def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
         s0 = bv.const_like(c, 0)
         m = m.write(c, s0, init(sc, inp, m.read(c, s0), pfn_of(sc, g, c, s0)))
-        if sc.stride == 1:
+        if not sc.order_at_least(1):  # pfns_per_compound == 1
             return m, carry
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
         return memmap_init_compound(ctx, sc, inp, g, m, c, nr, opt, step, tail_end_delta), carry

@@ -170,16 +170,16 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
         po = cfg.PAGEBLOCK_ORDER
 
         def block_of_heads(b: Val) -> tuple[Cond, Val]:
-            return True, bv.lshr((b << po) - g.start, sc.order)
+            return True, bv.lshr((b << po) - g.start, sc.order_v)
 
         def head(m: Memory, carry: Carry, c: Val) -> tuple[Memory, Carry]:
             s0 = bv.const_like(c, 0)
             head_pfn = pfn_of(sc, g, c, s0)
             m = _init_612(ctx, sc, inp, m, c, s0, head_pfn)
-            if sc.stride == 1:
+            if not sc.order_at_least(1):  # pfns_per_compound == 1
                 return m, carry
             # compound_nr_pages(altmap, pgmap): no early-section test in 6.12
-            full = bv.const_like(c, sc.stride)
+            full = bv.const_like(c, sc.stride_v) if isinstance(sc.stride_v, int) else sc.stride_v
             if sc.can_optimize_static:
                 nr = bv.ite(inp.altmap_valid, full,
                             bv.const_like(c, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page))

@@ -409,8 +409,9 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
     head_tmpl = (first if v.head_snapshot == "before_init" else mem.read(c0, h0)).noted(
         "first head taken as the head template")
     tail_tmpl: PageState | None = None
-    keep_tail = sc.stride != 1 and not v.tail_template_per_compound
-    if sc.stride != 1 and v.first_compound_setup:
+    compound = sc.order_at_least(1)  # pfns_per_compound != 1
+    keep_tail = compound and not v.tail_template_per_compound
+    if compound and v.first_compound_setup:
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c0, c0))
         mem, tail_after = fast_memmap_init_compound(ctx, sc, inp, rev, g, mem, c0, nr, opt,
                                                     head_tmpl, None)
@@ -430,7 +431,7 @@ def _fast_nonempty(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision, g: Geomet
         new, ht = init_from_template(sc, inp, v, m.read(c, s0), carry[0], pfn_of(sc, g, c, s0),
                                      "head template")
         m = m.write(c, s0, new)
-        if sc.stride == 1:
+        if not compound:
             return m, (ht,)
         nr, opt = compound_nr_pages(sc, inp, pfn_of(sc, g, c, s0))
         m, tt = fast_memmap_init_compound(ctx, sc, inp, rev, g, m, c, nr, opt, ht,

@@ -82,6 +82,9 @@ class CellResult:
     shared_queries: int = 0
     #: proved by one proof with the column symbolic, covering every column of the row
     all_types: bool = False
+    #: proved by one proof with the row symbolic, covering every row from the first to the
+    #: second (an order class of the zone-device subject), or None
+    row_class: tuple[int, int] | None = None
     #: keys of the cached query answers the verdicts rest on (with a cache only)
     query_keys: tuple[str, ...] = ()
     #: taken from the result cache instead of being decided in this run
@@ -108,7 +111,8 @@ class CellResult:
                 "order": self.order, "verdict": self.verdict.value, "seconds": self.seconds,
                 "obligations": obs, "assumptions": list(self.assumptions),
                 "choices": list(self.choices), "hypothetical": self.hypothetical,
-                "all_types": self.all_types, "query_keys": list(self.query_keys)}
+                "all_types": self.all_types, "query_keys": list(self.query_keys),
+                "row_class": None if self.row_class is None else list(self.row_class)}
 
     @classmethod
     def from_cache(cls, d: dict[str, Any], load: CounterexampleLoader) -> CellResult:
@@ -121,6 +125,7 @@ class CellResult:
         return cls(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
                    d["seconds"], obs, tuple(d["assumptions"]), tuple(d["choices"]),
                    d["hypothetical"], all_types=d["all_types"],
+                   row_class=None if d.get("row_class") is None else tuple(d["row_class"]),
                    query_keys=tuple(d["query_keys"]), cached=True)
 
 

@@ -138,6 +138,12 @@ class Presenter:
         (``fmt`` "text" or "markdown")."""
         return "proved once for every column of the row"
 
+    def row_class_note(self, classes: Sequence[tuple[int, int]], fmt: str, times: bool) -> str:
+        """The note under a matrix with rows proved by one proof per class of rows
+        (``classes``: first and last row of each; ``fmt`` "text" or "markdown")."""
+        spans = ", ".join(f"{a}-{b}" for a, b in classes)
+        return f"rows {spans}: one proof per class of rows, the row a symbolic input"
+
     def rule_id(self, ob: ObligationResult) -> str:
         """The SARIF rule of an obligation."""
         return ob.name

@@ -35,7 +35,7 @@ from equiv.engine.picture import Box, ObjectBytes, Picture
 from equiv.engine.results import CellResult, ObligationResult, RunResult
 from equiv.engine.verdict import Verdict, worst
 from equiv.report.machine import reproduce
-from equiv.report.text import WIDTH, summary_line, title
+from equiv.report.text import WIDTH, row_classes, summary_line, title
 
 
 @cache
@@ -200,6 +200,8 @@ def render_html(runs: Sequence[RunResult], *, times: bool = True) -> str:
             "matrix": _matrix(run, i), "details": _details(run, i),
             "all_types_note": run.presenter.all_columns_note("text", False)
             if any(c.all_types for c in run.cells) else "",
+            "row_class_note": run.presenter.row_class_note(row_classes(run), "text", False)
+            if row_classes(run) else "",
             "smallest": min((c.order for c in run.cells if c.verdict is Verdict.REFUTED),
                             default=None)})
     verdict = worst([r.verdict for r in runs]) if runs else Verdict.PROVED

@@ -92,6 +92,7 @@ def run_document(run: RunResult, *, times: bool = True) -> dict[str, Any]:
         "summary": summary_line(run),
         "cells": [{"pgmap_type": c.ptype, "order": c.order, "verdict": c.verdict.value,
                    "all_types_proof": c.all_types,
+                   "order_class": None if c.row_class is None else list(c.row_class),
                    **({"seconds": round(c.seconds, 4), "shared_queries": c.shared_queries,
                        "cached": c.cached}
                       if times else {})} for c in run.cells],

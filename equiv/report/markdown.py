@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from equiv.engine.results import RunResult
 from equiv.engine.verdict import Verdict, worst
 from equiv.report.machine import reproduce
-from equiv.report.text import WIDTH, summary_line, title
+from equiv.report.text import WIDTH, row_classes, summary_line, title
 
 #: At most this many non-proved obligations are detailed per run (a GitHub comment holds
 #: 65,536 characters); the rest are counted, and are all in the text and JSON reports.
@@ -51,6 +51,8 @@ def _matrix(run: RunResult) -> list[str]:
         out.append(f"| {o} | " + " | ".join(row) + " |")
     if any(c.all_types for c in run.cells):
         out += ["", "\\* " + run.presenter.all_columns_note("markdown", True)]
+    if row_classes(run):
+        out += ["", run.presenter.row_class_note(row_classes(run), "markdown", True)]
     return out
 
 

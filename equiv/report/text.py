@@ -154,9 +154,24 @@ def _matrix(run: RunResult, times: bool) -> list[str]:
         if times and present:
             shared = all(c.all_types for c in present)
             secs = present[0].seconds if shared else sum(c.seconds for c in present)
-            line += f"{secs:6.2f}s{'=' if shared else ''}"
+            cls = _row_class(present)
+            if cls is not None and o != cls[0]:  # the class's one proof, timed on its first row
+                line += '      "'
+            else:
+                line += f"{secs:6.2f}s{'=' if shared else ''}"
         out.append(line.rstrip())
     return out
+
+
+def _row_class(cells: Sequence[CellResult]) -> tuple[int, int] | None:
+    """The class of rows the cells of one row were proved with (None: not one class)."""
+    classes = {c.row_class for c in cells}
+    return classes.pop() if len(classes) == 1 else None
+
+
+def row_classes(run: RunResult) -> list[tuple[int, int]]:
+    """The classes of rows of ``run`` proved by one proof each, in row order."""
+    return sorted({c.row_class for c in run.cells if c.row_class is not None})
 
 
 def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) -> str:
@@ -181,6 +196,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
     out += _matrix(run, times)
     if any(c.all_types for c in run.cells):
         out += wrap(run.presenter.all_columns_note("text", times))
+    if row_classes(run):
+        out += wrap(run.presenter.row_class_note(row_classes(run), "text", times))
     for c in run.cells:
         bad = [ob for ob in c.obligations if ob.verdict is not Verdict.PROVED]
         if not (verbose or bad):

@@ -108,22 +108,23 @@ def prep_compound_tail_612(sc: Scenario, tail: PageState, head_addr: Val) -> Pag
 
 def prep_compound_head_612(sc: Scenario, inp: Inputs, mem: Memory, c: Val, head_pfn: Val) -> Memory:
     """``prep_compound_head(page, order)`` of 6.12 (internal.h:709-720)."""
-    L, order = sc.layout, sc.order
+    L, order = sc.layout, sc.order_v
     one, two = bv.const_like(c, 1), bv.const_like(c, 2)
     head = mem.read(c, bv.const_like(c, 0))
     p1 = mem.read(c, one)
     large = bv.ne(head.get(L, "flags") & (1 << PG_head), 0)
     step = "prep_compound_head (6.12): folio_set_order"
     p1s = p1.set(L, "_flags_1", (p1.get(L, "_flags_1", 1) & ~0xFF) | order, step, 1)
-    p1s = p1s.set(L, "_folio_nr_pages", 1 << order, step, 1)  # CONFIG_64BIT
-    p1 = ite_page(bv.and_(order != 0, large), p1s, p1)
+    nr = sc.stride_v if isinstance(sc.stride_v, int) else bv.extract(sc.stride_v, 31, 0)
+    p1s = p1s.set(L, "_folio_nr_pages", nr, step, 1)  # CONFIG_64BIT: 1U << order
+    p1 = ite_page(bv.and_(sc.order_at_least(1), large), p1s, p1)
     step = "prep_compound_head (6.12)"
     p1 = p1.set(L, "_large_mapcount", U32_MINUS_1, f"{step}: _large_mapcount = -1", 1)
     p1 = p1.set(L, "_entire_mapcount", U32_MINUS_1, f"{step}: _entire_mapcount = -1", 1)
     p1 = p1.set(L, "_nr_pages_mapped", 0, f"{step}: _nr_pages_mapped = 0", 1)
     p1 = p1.set(L, "_pincount", 0, f"{step}: _pincount = 0", 1)
     mem = mem.write(c, one, p1)
-    if order > 1:
+    if sc.order_at_least(2):
         p2 = mem.read(c, two)
         lst = page_addr(sc, inp, head_pfn + 2) + 16
         p2 = p2.set(L, "_deferred_list.next", lst, f"{step}: INIT_LIST_HEAD(_deferred_list)", 2)
@@ -152,7 +153,7 @@ def path_612y(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             s0 = bv.const_like(c, 0)
             head_pfn = pfn_of(sc, g, c, s0)
             m = m.write(c, s0, init_zone_device_page_612(sc, inp, m.read(c, s0), head_pfn))
-            if sc.stride == 1:
+            if not sc.order_at_least(1):  # pfns_per_compound == 1
                 return m, carry
             nr, _opt = compound_nr_pages(sc, inp, head_pfn)
             head_addr = page_addr(sc, inp, head_pfn)
