@@ -14,8 +14,14 @@ and bitmap cells the observation reads (the observed compound's head, tails 1 an
 observed tail, the aliases a path writes them through, the pageblock cells), on the real
 loop bodies, each iteration checked concretely against its frame; by the proved lemmas that
 is the memory every iteration in order leaves, and an order-18 replay costs what an order-2
-one does.  Otherwise (a lemma not proved, a refuted frame lemma: :func:`replay_frame`)
-every iteration of every loop really runs, in order.
+one does.  Otherwise (a lemma not proved) every iteration of every loop really runs, in
+order.  A refuted frame lemma (:func:`replay_frame`) is replayed with the loops whose lemmas
+it proves again (:func:`proved_loops`) run lazily where that is exact (no unproved loop ran
+before them or runs inside them: :attr:`equiv.loops.Ctx.lazy_loops`) and the others every
+iteration, so an order-18 tail loop overrun costs the 2^18 iterations of the loop that
+overruns, not those of every loop of both paths; when that does not show the difference on
+the page the lemma names, every iteration of every loop runs, as the report of a difference
+elsewhere needs.
 """
 
 from __future__ import annotations
@@ -30,7 +36,7 @@ from attrs import evolve, frozen
 from equiv.engine.bv import CBV
 from equiv.engine.errors import InternalMismatch
 from equiv.engine.results import ObligationResult
-from equiv.loops import Ctx, Lemma
+from equiv.loops import Ctx, LazyNesting, Lemma
 from equiv.memmap import Inputs, Scenario, geometry, pfn_of, pfn_of_key, vmemmap_namer
 from equiv.obligations import ROLES, CellProblem, FastFn, Observation
 from equiv.page_model import KEY_BITS, PB_BITS, Chain, ConcreteMemory, Layout, PageState
@@ -259,6 +265,29 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
     """Concrete inputs from ``model``: a factory, the scalar values for the report, the
     early_section answers the replay asked for, and (after the replay) the initial memory
     it read.  ``track``: see :func:`concrete_factory`."""
+    return _concrete_inputs(problem, model, track)[:4]
+
+
+@frozen
+class _Tables:
+    """The model's initial struct pages and bitmap cells, as :func:`concrete_inputs` reads
+    them."""
+
+    pages: _ArrayInterp
+    pageblock: _ArrayInterp
+
+    @property
+    def decoded(self) -> bool:
+        """Both are finite tables with a default: the initial memory recorded is the same
+        whatever a replay reads."""
+        return self.pages.decoded and self.pageblock.decoded
+
+
+def _concrete_inputs(problem: CellProblem, model: z3.ModelRef,
+                     track: Callable[[int], bool] | None = None
+                     ) -> tuple[Callable[[], Inputs], dict[str, int | bool], dict[int, bool],
+                                Callable[[], InitialMemory], _Tables]:
+    """:func:`concrete_inputs`, and the model's tables of initial memory."""
     inp, L = problem.inputs, problem.scenario.layout
     scalars: dict[str, int | bool] = {}
     for name in Inputs.SCALARS:
@@ -282,7 +311,7 @@ def concrete_inputs(problem: CellProblem, model: z3.ModelRef,
 
     factory = concrete_factory(L, scalars, early, lambda n: pages(n, KEY_BITS), lambda b: pbs(b, 64),
                                track)
-    return factory, scalars, early_seen, memory
+    return factory, scalars, early_seen, memory, _Tables(pages, pbs)
 
 
 def _chains(origin: tuple[Chain, ...], lo: int, hi: int) -> tuple[Chain, ...]:
@@ -435,16 +464,81 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
     the range its loop may write).  Both paths run concretely on the
     model's inputs; if the struct page at that key (or, failing that, any struct page or
     bitmap cell) ends up different, that is the counterexample.  Otherwise the reason the
-    summary cannot be trusted, in words (the caller reports UNKNOWN)."""
+    summary cannot be trusted, in words (the caller reports UNKNOWN).
+
+    A frame-write lemma's struct page is looked at first with the loops whose lemmas hold
+    run lazily (:func:`_replay_frame_key`: an order-18 replay then runs the 2^18 iterations
+    of the unproved loop, not those of every loop of both paths); only when that page is
+    left equal does every iteration of every loop run, in order."""
+    k, n = frame_key(problem, lemma, model)
+    if n >= 0:
+        got = _replay_frame_key(problem, lemma, model, k, n)
+        if got is not None:
+            return got
+    return _replay_frame_every(problem, lemma, model, k, n)
+
+
+def frame_key(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> tuple[int, int]:
+    """The iteration of a refuted frame lemma's model and the storage key it writes out of
+    its frame (-1 for a frame-bound lemma, which names no store)."""
     assert lemma.k is not None
-    sc, L = problem.scenario, problem.scenario.layout
     k = model.eval(lemma.k, model_completion=True).as_long()
-    # frame-bound: no store named; the first struct page left different is reported
-    n = -1 if lemma.key is None else model.eval(lemma.key, model_completion=True).as_long()
+    if lemma.key is None:
+        return k, -1
+    n = model.eval(lemma.key, model_completion=True).as_long()
+    # a loop index past its compound names (c, t >= 2^order): rename it exactly
     m64 = (1 << 64) - 1
-    if n >= 0:  # a loop index past its compound names (c, t >= 2^order): rename it exactly
-        probe = concrete_inputs(problem, model)[0]()
-        n = int(vmemmap_namer(sc, probe)(CBV(n >> 64, 64), CBV(n & m64, 64)))
+    probe = concrete_inputs(problem, model)[0]()
+    return k, int(vmemmap_namer(problem.scenario, probe)(CBV(n >> 64, 64), CBV(n & m64, 64)))
+
+
+def _frame_what(problem: CellProblem, lemma: Lemma, k: int, n: int, probe: Inputs) -> str:
+    """What the refuted frame lemma's iteration ``k`` does, in words (``n``: the storage key
+    it writes outside its frame, or -1)."""
+    sc = problem.scenario
+    g = geometry(sc, probe)
+    start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)
+    if n < 0:
+        return f"iteration {k} of {lemma.loop} runs outside the range it may write: {lemma.text}"
+    pfn_n = int(pfn_of_key(sc, g, CBV(n, KEY_BITS)))
+    return (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
+            f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
+
+
+def _frame_page_cx(problem: CellProblem, factory: Callable[[], Inputs],
+                   scalars: dict[str, int | bool], early_seen: dict[int, bool],
+                   memory: Callable[[], InitialMemory], slow: ConcreteMemory,
+                   fst: ConcreteMemory, key: int, note: str) -> Counterexample:
+    """The counterexample of a refuted frame lemma that shows on the struct page ``key``."""
+    sc, L = problem.scenario, problem.scenario.layout
+    probe = factory()
+    g = geometry(sc, probe)
+    first, ncomp = int(g.start), int(g.ncompounds)
+    m64 = (1 << 64) - 1
+    sp, fp = slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS))
+    c, t = key >> 64, key & m64
+    role = ("outside" if c >= ncomp else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
+    pfn = int(pfn_of_key(sc, g, CBV(key, KEY_BITS)))
+    diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
+    cx = Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
+                        memory(), seed_pfn=first,
+                        section_shift=L.config.pfn_section_shift, frame=note,
+                        every_iteration=True)
+    return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sp, fp))
+
+
+def _track_frame(n: int) -> Callable[[int], bool]:
+    """Provenance for the struct page written out of frame and for the pages templates are
+    taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without."""
+    m64 = (1 << 64) - 1
+    return lambda key: key == n or key & m64 < 3
+
+
+def _replay_frame_every(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, k: int,
+                        n: int) -> Counterexample | str:
+    """:func:`replay_frame` with every iteration of every loop run, in order."""
+    sc, L = problem.scenario, problem.scenario.layout
+    m64 = (1 << 64) - 1
     # provenance for the struct page written out of frame and for the pages templates are
     # taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without, and
     # is run again with provenance for a page that turns out to be the one to report
@@ -458,17 +552,10 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
         probe = factory()
         g = geometry(sc, probe)
         start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)
-        ncomp = int(g.ncompounds)
         slow = memmap_init_zone_device(Ctx(False), sc, factory())
         fst = problem.fast(Ctx(False), sc, factory())
         assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
-        if n < 0:
-            what = (f"iteration {k} of {lemma.loop} runs outside the range it may write: "
-                    f"{lemma.text}")
-        else:
-            pfn_n = int(pfn_of_key(sc, g, CBV(n, KEY_BITS)))
-            what = (f"iteration {k} of {lemma.loop} writes the struct page of pfn {pfn_n:#x} "
-                    f"({_where(pfn_n, start_pfn, first, end)}), outside its frame")
+        what = _frame_what(problem, lemma, k, n, probe)
         keys = sorted(set(slow.pages) | set(fst.pages))
         differ = [key for key in ([n, *keys] if n >= 0 else keys)
                   if _differ(slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS)))]
@@ -477,18 +564,11 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
             continue
         if differ:
             key = differ[0]
-            sp, fp = slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS))
-            c, t = key >> 64, key & m64
-            role = ("outside" if c >= ncomp else {0: "head", 1: "tail1", 2: "tail2"}.get(t, "tail"))
             pfn = int(pfn_of_key(sc, g, CBV(key, KEY_BITS)))
-            diffs = page_diffs(L, ROLES[role].page_index, ConcreteRun(sp, fp, pfn, first))
             note = what if key == n else (f"{what}; the first struct page left different is "
                                           f"pfn {pfn:#x} ({_where(pfn, start_pfn, first, end)})")
-            cx = Counterexample(role, scalars, {"c": c, "t": t}, pfn, dict(early_seen), diffs,
-                                memory(), seed_pfn=first,
-                                section_shift=L.config.pfn_section_shift, frame=note,
-                                every_iteration=True)
-            return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sp, fp))
+            return _frame_page_cx(problem, factory, scalars, early_seen, memory, slow, fst,
+                                  key, note)
         for b in sorted(set(slow.pb) | set(fst.pb)):
             sv, fv = int(slow.read_pb(CBV(b, 64))), int(fst.read_pb(CBV(b, 64)))
             if sv != fv:
@@ -500,6 +580,80 @@ def replay_frame(problem: CellProblem, lemma: Lemma, model: z3.ModelRef) -> Coun
         break
     return (f"{what}; replayed concretely, both paths still end with equal memory there and "
             "everywhere else, so no counterexample, but the loop summary is unjustified")
+
+
+#: z3 budget of each query of :func:`proved_loops` (its answer only saves time: a loop not
+#: shown to keep its lemmas within it runs every iteration)
+PROVED_LOOPS_MS = 30_000
+
+
+def proved_loops(problem: CellProblem, but: str) -> frozenset[str]:
+    """The loops of ``problem`` other than ``but`` all of whose lemmas are valid under the
+    cell's assumptions, each loop's shown by one solver query (its lemmas' negation UNSAT).
+    The lemmas of two loops of one name (one in each path) count together."""
+    by_loop: dict[str, list[Lemma]] = {}
+    for lm in problem.lemmas:
+        by_loop.setdefault(lm.loop, []).append(lm)
+    out = set()
+    for name, members in by_loop.items():
+        if name == but:
+            continue
+        s = z3.SolverFor("QF_AUFBV")
+        s.set("timeout", PROVED_LOOPS_MS)
+        for _, a in problem.assumptions:
+            s.add(a)
+        s.add(z3.Not(z3.And(*(lm.formula for lm in members))))
+        if s.check() == z3.unsat:
+            out.add(name)
+    return frozenset(out)
+
+
+def _lazy_ctx(loops: frozenset[str]) -> Ctx:
+    """A concrete context running ``loops`` lazily where that is exact."""
+    ctx = Ctx(False)
+    ctx.lazy_loops = loops
+    return ctx
+
+
+def _replay_frame_key(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, k: int,
+                      n: int) -> Counterexample | None:
+    """:func:`replay_frame` for a frame-write lemma, looking at the struct page ``n`` it
+    names only, with the loops whose lemmas are proved (:func:`proved_loops`) run lazily
+    (:attr:`equiv.loops.Ctx.lazy_loops`): the same final memory as running every iteration,
+    by those lemmas, as long as no loop outside them ran before (or inside) one of them,
+    which the concrete contexts see to.  The counterexample when the page is left
+    different, else None (the caller then runs every iteration and looks everywhere).
+
+    The record is the one the full replay would make: it is made only when the model's
+    initial memory is a finite table (so the initial memory recorded does not depend on
+    the pages read) and the early_section answers cover every compound's head (the
+    sections a full replay asks about)."""
+    sc = problem.scenario
+    if not all(z3.is_true(model.eval(a, model_completion=True)) for _, a in problem.assumptions):
+        return None  # (a lemma valid under the assumptions says nothing about this model)
+    lazy = proved_loops(problem, lemma.loop)
+    if not lazy:
+        return None
+    track = _track_frame(n)
+    while lazy:
+        factory, scalars, early_seen, memory, tables = _concrete_inputs(problem, model, track)
+        if not tables.decoded:
+            return None
+
+        try:
+            slow = memmap_init_zone_device(_lazy_ctx(lazy), sc, factory())
+            fst = problem.fast(_lazy_ctx(lazy), sc, factory())
+            assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
+            if not _differ(slow.load(CBV(n, KEY_BITS)), fst.load(CBV(n, KEY_BITS))):
+                return None
+            probe = factory()
+            cx = _frame_page_cx(problem, factory, scalars, early_seen, memory, slow, fst, n,
+                                _frame_what(problem, lemma, k, n, probe))
+        except LazyNesting as e:
+            lazy = lazy - e.enclosing
+            continue
+        return cx
+    return None
 
 
 def _differ(a: PageState, b: PageState) -> bool:

@@ -132,6 +132,16 @@ class Ctx:
         #: (:class:`_LazyLoop`); the same final memory as running every iteration when the
         #: loop's lemmas hold, and those are the iterations a counterexample observes
         self.lazy = False
+        #: concrete domain only, the replay of a refuted frame lemma
+        #: (:func:`equiv.counterexample.replay_frame`): the loops whose lemmas the caller has
+        #: proved.  Such a loop runs lazily (:class:`_LazyLoop`) when no loop outside this set
+        #: has started before it in this run, or inside the body of a loop run lazily; every
+        #: other loop runs every iteration (see :func:`block_loop`).  None: see ``lazy``.
+        self.lazy_loops: frozenset[str] | None = None
+        #: a loop outside ``lazy_loops`` has started (every loop after it runs in full)
+        self.eager_started = False
+        #: the lazily run loops whose body is running now, innermost last
+        self.lazy_stack: list[str] = []
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
@@ -183,6 +193,14 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
     """
     if not ctx.symbolic and ctx.lazy:
         return _LazyLoop(name, mem, lo, hi, carry0, body, owner).results()
+    if not ctx.symbolic and ctx.lazy_loops is not None:
+        if name in ctx.lazy_loops and (ctx.lazy_stack or not ctx.eager_started):
+            return _LazyLoop(name, mem, lo, hi, carry0, body, owner, ctx).results()
+        if ctx.lazy_stack:
+            # the summary of a lazily run loop is exact only if every loop in its body is:
+            # the caller runs again with the enclosing lazy loops in full
+            raise LazyNesting(name, ctx.lazy_stack)
+        ctx.eager_started = True
     if not ctx.symbolic:
         k = int(lo)
         carry = carry0
@@ -215,6 +233,16 @@ def _unrolled(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry,
                               z3.Or(z3.ULE(hi, end), z3.ULE(hi, lo))))
     final = carry
     return mem, lambda: final
+
+
+class LazyNesting(Exception):
+    """A loop outside :attr:`Ctx.lazy_loops` was reached inside the body of a loop run
+    lazily, whose summary then rests on an unproved one: run again with ``enclosing`` (the
+    lazily run loops around it) in full too."""
+
+    def __init__(self, name: str, enclosing: list[str]) -> None:
+        super().__init__(f"loop {name} runs inside the lazily run {', '.join(enclosing)}")
+        self.enclosing = frozenset(enclosing)
 
 
 class _Reads:
@@ -255,10 +283,13 @@ class _LazyLoop:
     """
 
     def __init__(self, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry, body: Body,
-                 owner: Owner) -> None:
+                 owner: Owner, ctx: Ctx | None = None) -> None:
         assert isinstance(mem, ConcreteMemory), "a lazy loop runs on concrete memory"
         self.name, self.entry, self.lo, self.hi = name, mem, int(lo), int(hi)
         self.carry0, self.body, self.owner = carry0, body, owner
+        #: the context of a run with :attr:`Ctx.lazy_loops` (the loops of the body are
+        #: checked against it), or None
+        self.ctx = ctx
         #: (k, from the seed) -> the iteration's final memory and carry out
         self.runs: dict[tuple[int, bool], tuple[ConcreteMemory, Carry]] = {}
 
@@ -280,7 +311,14 @@ class _LazyLoop:
         carry = self.carry0 if seeded else self._run(k - 1, True)[1]
         reads = _Reads(self.entry)
         view = ConcreteMemory(reads.page, reads.cell, namer=self.entry.namer)
-        out, carry_out = self.body(view, carry, CBV(k, 64))
+        if self.ctx is None:
+            out, carry_out = self.body(view, carry, CBV(k, 64))
+        else:
+            self.ctx.lazy_stack.append(self.name)
+            try:
+                out, carry_out = self.body(view, carry, CBV(k, 64))
+            finally:
+                self.ctx.lazy_stack.pop()
         assert isinstance(out, ConcreteMemory)
         self._check(k, reads, out)
         if not seeded and not _carry_eq(carry_out, self._run(k, True)[1]):
@@ -485,4 +523,5 @@ def _bool(c: Cond) -> z3.BoolRef:
     return z3.BoolVal(c) if isinstance(c, bool) else c
 
 
-__all__ = ["Body", "Carry", "ConcreteMemory", "Ctx", "Lemma", "Owner", "block_loop", "never"]
+__all__ = ["Body", "Carry", "ConcreteMemory", "Ctx", "LazyNesting", "Lemma", "Owner", "block_loop",
+           "never"]
