@@ -589,11 +589,16 @@ PROVED_LOOPS_MS = 30_000
 
 def proved_loops(problem: CellProblem, but: str) -> frozenset[str]:
     """The loops of ``problem`` other than ``but`` all of whose lemmas are valid under the
-    cell's assumptions, each loop's shown by one solver query (its lemmas' negation UNSAT).
-    The lemmas of two loops of one name (one in each path) count together."""
+    cell's assumptions, each loop's shown by one solver query (its lemmas' negation UNSAT),
+    and none of whose body's loops (:attr:`~equiv.loops.Lemma.inner`, at any depth) is
+    another: a loop's lemmas are proved of the summaries of the loops in its body, so they
+    are about the real loop only if theirs hold.  The lemmas of two loops of one name (one
+    in each path) count together."""
     by_loop: dict[str, list[Lemma]] = {}
     for lm in problem.lemmas:
         by_loop.setdefault(lm.loop, []).append(lm)
+    inner = {name: set().union(*(lm.inner for lm in members))
+             for name, members in by_loop.items()}
     out = set()
     for name, members in by_loop.items():
         if name == but:
@@ -605,6 +610,8 @@ def proved_loops(problem: CellProblem, but: str) -> frozenset[str]:
         s.add(z3.Not(z3.And(*(lm.formula for lm in members))))
         if s.check() == z3.unsat:
             out.add(name)
+    while any(inner[name] - out for name in out):
+        out = {name for name in out if not inner[name] - out}
     return frozenset(out)
 
 

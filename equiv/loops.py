@@ -43,7 +43,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import z3
-from attrs import frozen
+from attrs import field, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
@@ -99,6 +99,10 @@ class Lemma:
     key: z3.BitVecRef | None = None
     #: frame-bound: the range the iterations must stay in, in words
     text: str = ""
+    #: the loops whose summaries the body of this lemma's loop runs (kernel loop names;
+    #: shared with the loop, so it holds those of every instantiation of the body): its
+    #: lemmas are about the real loop only if theirs hold
+    inner: set[str] = field(factory=set)
 
     @property
     def formula(self) -> z3.BoolRef:
@@ -142,6 +146,9 @@ class Ctx:
         self.eager_started = False
         #: the lazily run loops whose body is running now, innermost last
         self.lazy_stack: list[str] = []
+        #: symbolic domain: the summarised loops whose body is being instantiated now
+        #: (each records the loops created inside it: :attr:`Lemma.inner`)
+        self.sym_stack: list[_SymLoop] = []
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
@@ -211,6 +218,8 @@ def block_loop(ctx: Ctx, name: str, mem: Memory, lo: Val, hi: Val, carry0: Carry
         return mem, lambda: final
     if ctx.unroll is not None:
         return _unrolled(ctx, name, mem, lo, hi, carry0, body)
+    for outer in ctx.sym_stack:
+        outer.inner.add(name)
     return _SymLoop(ctx, name, mem, lo, hi, carry0, body, owner).results()
 
 
@@ -393,6 +402,11 @@ class _SymLoop:
         self.pc0 = list(ctx.pc)
         self.trackers: dict[int, TrackingMemory] = {}
         self.lemmas_done = False
+        #: the loops created inside the body (:attr:`Lemma.inner`), and the loops whose
+        #: body this one was created in (the body of this one runs inside them, wherever
+        #: a read makes it run, as it runs under the path condition it was created in)
+        self.inner: set[str] = set()
+        self.stack0 = list(ctx.sym_stack)
 
     def in_range(self, k: Val) -> Cond:
         return bv.and_(bv.ule(self.lo, k), bv.ult(k, self.hi))
@@ -403,11 +417,12 @@ class _SymLoop:
         hit = ctx._memo.get(key)
         if hit is None:
             saved, ctx.pc = ctx.pc, [*self.pc0]
+            stack, ctx.sym_stack = ctx.sym_stack, [*self.stack0, self]
             try:
                 with ctx.assuming(self.in_range(k)):
                     hit = ctx._memo[key] = self.body(m, carry, k)
             finally:
-                ctx.pc = saved
+                ctx.pc, ctx.sym_stack = saved, stack
             ctx._keep.append((m, carry, k))  # ids in the key must not be recycled
         return hit
 
@@ -503,14 +518,16 @@ class _SymLoop:
             reads = bv.and_(
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(n))) for pc, n in tracker.log),
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
-            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w), k, n2))
+            inner = self.inner
+            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w), k, n2,
+                                    inner=inner))
             if owner.bound is not None:
                 ctx.lemmas.append(Lemma(name, "frame-bound", premise, _bool(owner.bound(k)), k,
-                                        text=owner.bound_text))
-            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads), k))
+                                        text=owner.bound_text, inner=inner))
+            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads), k, inner=inner))
             if self.carry0:
                 step = _carry_eq(c_k, self.run(self.mem, self.carry0, k)[1])
-                ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step)))
+                ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step), inner=inner))
         finally:
             ctx.pc = saved
 
