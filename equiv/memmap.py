@@ -144,7 +144,7 @@ class Scenario:
         return str(self._order) if self.order_hi is None else f"{self._order}-{self.order_hi}"
 
     @property
-    def order_v(self) -> Val | int:
+    def order_v(self) -> BV | int:
         """The compound order as a value: the integer, or the symbolic ``vmemmap_shift``
         (64 bits, as ``pgmap_vmemmap_nr()``'s shift count) of an order class."""
         if self.order_hi is None:
@@ -157,7 +157,7 @@ class Scenario:
         return 1 << self.order
 
     @property
-    def stride_v(self) -> Val | int:
+    def stride_v(self) -> BV | int:
         """:attr:`stride` as a value: the integer, or ``1 << vmemmap_shift``."""
         if self.order_hi is None:
             return 1 << self._order

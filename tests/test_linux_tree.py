@@ -104,7 +104,9 @@ class TestTreeReading:
     def test_every_modelled_function_is_found_with_its_line(self, tree612: KernelTree) -> None:
         """Each function of the 6.12.y table is located in the tree by file and line."""
         env = macro_env(CFG)
-        assert "6.12.117" == tree612.version
+        # the model mirrors 6.12.117; Debian's package moves on within 6.12 stable (6.12.118
+        # in December 2026), and the drift report says whether a modelled function changed
+        assert re.fullmatch(r"6\.12\.\d+", tree612.version), tree612.version
         for name in ("__init_single_page", "__init_zone_device_page", "prep_compound_tail",
                      "prep_compound_head", "memmap_init_compound", "memmap_init_zone_device"):
             d = tree612.find(name, env, "function")

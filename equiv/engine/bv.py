@@ -182,9 +182,11 @@ def width(x: Val) -> int:
     return w
 
 
-def lshr(x: Val, n: int) -> Val:
-    """Logical shift right by a constant."""
+def lshr(x: Val, n: int | BV) -> Val:
+    """Logical shift right by a constant (or, for a symbolic ``x``, by a term: the
+    symbolic order of an order class)."""
     if isinstance(x, CBV):
+        assert isinstance(n, int), "a concrete value shifted by a term"
         return CBV(x.value >> n, x.width)
     return z3.LShR(x, n)
 
