@@ -11,6 +11,7 @@ import z3
 from equiv.check import solver_for
 from equiv.config import preset
 from equiv.counterexample import (
+    _base_loops,
     _replay_frame_every,
     _replay_frame_key,
     concrete_ctx,
@@ -99,6 +100,12 @@ def test_a_loop_around_the_refuted_one_is_not_proved() -> None:
     assert heads and all("memmap_init_compound.tails" in lm.inner for lm in heads)
     assert proved_loops(problem, "memmap_init_compound.tails") == {
         "pageblock_migratetype_init_range"}
+    # the base slow path's own loops, proved on that path alone, replay it lazily
+    lemma, model = _refuted(problem) or pytest.fail("no model")
+    assert lemma.loop == "memmap_init_compound.tails"
+    assert _base_loops(problem, model) == {"memmap_init_compound.tails",
+                                           "memmap_init_zone_device.heads",
+                                           "pageblock_migratetype_init_range"}
 
 
 def _mem() -> Memory:
