@@ -54,19 +54,24 @@ HOST = "host"
 #: the groups handed out first under ``--dist loadgroup`` after ``host``, longest first: a
 #: worker queues up to two tests beyond the running one, so the two workers finish together
 #: only when the long tests start early and the short files come last.  Seconds on 2 cores
-#: (rounded; durations of --runslow runs, December 2026).  A scheduling hint, nothing else:
-#: a test or file missing here is handed out after these, in collection order, and every
-#: test runs whatever this says.  Keys: a test's node id (a slow test in a group of its
-#: own) or a file (a file's group).
+#: (rounded; durations of a --runslow run on 2 workers at load 3-5, 3 December 2026, with
+#: the order-18 frame replays of test_mutants.py's fixture taken off).  A scheduling hint,
+#: nothing else: a test or file missing here is handed out after these, in collection
+#: order, and every test runs whatever this says.  Keys: a test's node id (a slow test in a
+#: group of its own) or a file (a file's group).
 LONG_GROUPS: dict[str, float] = {
-    "tests/test_mutants.py": 400,  # every control on all five cells, and at order 18
-    "tests/test_vmap_any.py::TestAnyCells::test_batching_bugs_killed_on_the_any_cell": 280,
-    "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 250,
-    "tests/test_config.py::TestPresets::test_every_preset_proves_the_whole_matrix": 120,
-    "tests/test_patch_controls.py::test_control[no-wrap]": 110,
-    "tests/test_vmap_any.py::TestAnyCells::test_bench_prints_the_any_figures": 100,
-    "tests/test_patch_proof.py::test_series_proved[18]": 85,
-    "tests/test_patch_proof.py::test_series_proved[2]": 75,
+    "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 470,
+    "tests/test_mutants.py": 250,  # every control on all five cells (70 s), and at order 18
+    "tests/test_patch_controls.py::test_control[no-wrap]": 190,
+    "tests/test_config.py::TestPresets::test_every_preset_proves_the_whole_matrix": 115,
+    "tests/test_mutants.py::test_full_self_test": 110,
+    "tests/test_cli_faults.py::TestWidth::test_self_test": 100,
+    "tests/test_linux_tree.py::TestSourceDerivedProof::test_612_text_equals_the_612y_hand_path": 95,
+    "tests/test_linux_tree.py::TestSourceDerivedProof::test_worker_processes_give_the_same_cells": 80,
+    "tests/test_vmap_any.py::TestAnyCells::test_bench_prints_the_any_figures": 70,
+    "tests/test_patch_proof.py::test_series_proved[18]": 70,
+    "tests/test_vmap_any.py::TestAnyCells::test_batching_bugs_killed_on_the_any_cell": 60,
+    "tests/test_patch_proof.py::test_series_proved[2]": 60,
 }
 
 
