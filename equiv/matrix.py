@@ -98,8 +98,11 @@ def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
     t0 = time.perf_counter()
     # a slow-path variant's loops differ from the base's in their pfn and pageblock
     # arithmetic: both are stated from the first pfn they initialise (a bijection of the
-    # inputs that keeps its altmap sum out of every query; see symbolic_inputs)
-    problem = build_cell(sc, rev, fast, first_form=rev.name.startswith(COMPARE))
+    # inputs that keeps its altmap sum out of every query; see symbolic_inputs); so is an
+    # order class, whose compound count ``(nr_pages + 2^order - 1) >> order`` the solver
+    # otherwise has to relate to the altmap's sum under a symbolic shift (2-3x the work)
+    problem = build_cell(sc, rev, fast,
+                         first_form=rev.name.startswith(COMPARE) or spec.order_hi is not None)
     cache = _cache(spec.cache_dir)
     enough = None
     if spec.until_caught and spec.mutant is not None:
