@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import z3
 from attrs import evolve
@@ -385,6 +385,19 @@ def _merged(model: z3.ModelRef, aside: list[z3.BoolRef]) -> z3.ModelRef | None:
     return out
 
 
+def _reused_lemmas(problem: CellProblem, known: Sequence[ObligationResult] | None
+                   ) -> list[ObligationResult]:
+    """The results of ``known`` for every loop lemma of ``problem`` when each is there,
+    PROVED; else none (every lemma is then posed in this cell)."""
+    proved = {o.name: o for o in known or () if o.kind == "lemma" and o.verdict is Verdict.PROVED}
+    names = list(dict.fromkeys(f"{lm.loop}:{lm.kind}" for lm in problem.lemmas))
+    if not names or any(n not in proved for n in names):
+        return []
+    return [evolve(proved[n], seconds=0.0, reason=proved[n].reason or
+                   "proved by the cell's proof for every type (or every order of its class)")
+            for n in names]
+
+
 def order_not_covered(ses: Session, s: z3.Solver, problem: CellProblem) -> int | None:
     """The first order of an order class at which a role's constraint or a path's reach
     condition cannot hold under the assumptions, or None.  Per order one query: the reach
@@ -412,7 +425,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                minimise: bool = True, cache: Cache | None = None,
                probe: bool = False, lemma_try: int | None = None,
                sliced: bool = False,
-               enough: Callable[[ObligationResult], bool] | None = None) -> CellResult:
+               enough: Callable[[ObligationResult], bool] | None = None,
+               lemmas_from: Sequence[ObligationResult] | None = None) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -446,6 +460,11 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
         enough: stop once an obligation's result satisfies it (the self-test's "this
             seeded bug is caught, with the field it must name": the obligations after it
             could not change that).  The result lists the obligations decided so far.
+        lemmas_from: obligations already PROVED by a proof whose inputs cover this cell's
+            (:func:`equiv.matrix.run_group`'s try with the type, or the order, symbolic:
+            the same claim under weaker assumptions): when they name every loop lemma of
+            this cell, those lemmas and the page roles among them (each shown not vacuous
+            in this cell first) are taken instead of being posed again.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -518,22 +537,27 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     # 2. loop lemmas: all at once, then (if that is not UNSAT) one query per loop and kind;
     # with ``lemma_try``, those two under that smaller budget, then conjunct by conjunct
     lemma_ok = True
-    names = [f"{lm.loop}:{lm.kind}" for lm in problem.lemmas]
+    # proved by a proof that covers this cell (every type of the order, every order of a
+    # class): taken as they are, not posed again
+    reused = _reused_lemmas(problem, lemmas_from)
+    results.extend(reused)
+    lemmas = [] if reused else problem.lemmas
+    names = [f"{lm.loop}:{lm.kind}" for lm in lemmas]
     try_rl = rlimit if lemma_try is None or solver != "z3" else (
         lemma_try if rlimit is None else min(lemma_try, rlimit))
-    every = conj([lm.formula for lm in problem.lemmas])
+    every = conj([lm.formula for lm in lemmas])
     s = solver_for(problem, timeout_ms, rlimit=try_rl, about=every if sliced else None)
     t0 = time.perf_counter()
     s.add(z3.Not(every))
     r, s = decide(ses, s, "lemmas", whole=not probe, budget=try_rl,
-                  trial=try_rl != rlimit) if problem.lemmas else (z3.unsat, s)
+                  trial=try_rl != rlimit) if lemmas else (z3.unsat, s)
     dt = time.perf_counter() - t0
-    if probe and r != z3.unsat:
+    if probe and r != z3.unsat and try_rl == rlimit:  # (a trial's failure is no verdict)
         return stopped("the loop lemmas")
     for n in dict.fromkeys(names) if r == z3.unsat else ():
         results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
     for n in dict.fromkeys(names) if r != z3.unsat else ():
-        members = [lm for lm, m in zip(problem.lemmas, names, strict=True) if m == n]
+        members = [lm for lm, m in zip(lemmas, names, strict=True) if m == n]
         t0 = time.perf_counter()
         these = conj([lm.formula for lm in members])
         s = solver_for(problem, timeout_ms, rlimit=try_rl, about=these if sliced else None)
@@ -552,6 +576,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                                             time.perf_counter() - t0))
             continue
         lemma_ok = False
+        if probe:  # (a probe looks for no counterexample)
+            return stopped("the loop lemmas")
         if r1 == z3.sat:
             results.append(_refuted_lemma(problem, s, members, n, t0, ses))
             if enough is not None and enough(results[-1]):
@@ -563,8 +589,17 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
 
     # 3. page roles
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
+    covered = {o.name: o for o in lemmas_from or () if o.kind == "page"
+               and o.verdict is Verdict.PROVED} if reused else {}
     for ob, claim in zip(problem.observations, claims, strict=True):
         if ob.role.name in vacuous:
+            continue
+        done_by = covered.get(f"{ob.role.name}_equal")
+        if done_by is not None:  # proved for inputs covering this cell's (not vacuous here)
+            results.append(evolve(done_by, seconds=0.0, coverage=coverage,
+                                  reason=done_by.reason or reused[0].reason))
+            if enough is not None and enough(results[-1]):
+                return done()
             continue
         s = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit,
                        about=claim if sliced else None)

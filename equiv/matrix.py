@@ -91,9 +91,13 @@ def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
     return Scenario(layout, spec.ptype, spec.order, spec.order_hi), rev, fast or fast_path(rev)
 
 
-def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
+def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | None = None
+             ) -> CellResult:
     """Build and check one cell (in whichever process calls it); with ``probe``, stop at
-    the first obligation not proved (:func:`equiv.check.check_cell`)."""
+    the first obligation not proved (:func:`equiv.check.check_cell`).  ``lemmas_from``: the
+    result of a try whose proof covers this cell (every type, or every order of a class):
+    its proved loop lemmas are taken instead of being posed again, and the cell rests on
+    its query answers too."""
     sc, rev, fast = cell_paths(spec)
     t0 = time.perf_counter()
     # a slow-path variant's loops differ from the base's in their pfn and pageblock
@@ -111,7 +115,10 @@ def run_cell(spec: CellSpec, *, probe: bool = False) -> CellResult:
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe,
                      lemma_try=LEMMA_TRY_RLIMIT if rev.name.startswith(COMPARE) else None,
-                     sliced=rev.name.startswith(COMPARE), enough=enough)
+                     sliced=rev.name.startswith(COMPARE), enough=enough,
+                     lemmas_from=None if lemmas_from is None else lemmas_from.obligations)
+    if lemmas_from is not None and any(o.kind == "lemma" for o in res.obligations):
+        res = evolve(res, query_keys=tuple(dict.fromkeys(res.query_keys + lemmas_from.query_keys)))
     met: tuple[tuple[str, str], ...] = ()
     if cache is not None:  # handed to the parent with the result, reported once per run
         met, cache.problems[:] = tuple(cache.problems), []
@@ -193,34 +200,55 @@ def run_group(specs: list[CellSpec]) -> list[CellResult]:
         return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", order=s.order,
                        all_types=len(types) > 1 or s.ptype is None, row_class=(lo, hi))
                 for s in specs]
+    every = " and every pgmap type" if len(types) > 1 or types[0] is None else ""
+    lemmas = _lemmas_of(shared, f"proved once for every order of {lo}-{hi}{every}")
     out: dict[int, CellResult] = {}
     for o in orders:
         idx = [i for i, s in enumerate(specs) if s.order == o]
-        out.update(zip(idx, run_order_group([specs[i] for i in idx]), strict=True))
+        out.update(zip(idx, run_order_group([specs[i] for i in idx], lemmas), strict=True))
     first = out[0]
     out[0] = evolve(first, cache_problems=shared.cache_problems + first.cache_problems)
     return [out[i] for i in range(len(specs))]
 
 
-def run_order_group(specs: list[CellSpec]) -> list[CellResult]:
+def _lemmas_of(tried: CellResult, how: str) -> CellResult | None:
+    """``tried`` (a stopped try) if it proved every loop lemma its cell has: its proved
+    lemmas and page roles, with ``how`` as their reason, for the cells it covers to take
+    (:func:`run_cell`'s ``lemmas_from``); else None."""
+    lemmas = [o for o in tried.obligations if o.kind == "lemma"]
+    if not lemmas or any(o.verdict is not Verdict.PROVED for o in lemmas):
+        return None
+    stopped = [o for o in tried.obligations if o.name == "probe"]
+    if stopped and "lemma" in stopped[0].reason:
+        return None
+    proved = [o for o in tried.obligations if o.verdict is Verdict.PROVED
+              and o.kind in ("lemma", "page")]
+    return evolve(tried, obligations=tuple(evolve(o, reason=how) for o in proved))
+
+
+def run_order_group(specs: list[CellSpec], lemmas_from: CellResult | None = None
+                    ) -> list[CellResult]:
     """Run the cells of one (config, revision, mutant, order), which differ only in the type.
 
     First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
     everything, it proves every type's cell.  Otherwise each type is checked alone, so
     verdicts and counterexamples are per type (cells that pose the same query, e.g. FS_DAX and
     PRIVATE, then share the answer: see ``equiv.engine.query._ANSWERS``).  A self-test group
-    whose seeded bug is expected to show on one of its types goes per type at once.
+    whose seeded bug is expected to show on one of its types goes per type at once.  The
+    loop lemmas a try proved (this one, or ``lemmas_from``: an order class's) are not posed
+    again by the cells it covers.
     """
     if len(specs) > 1 and not any(_expects_kill(s) for s in specs):
         # used only if it proves everything: stopped at the first obligation it does not
-        shared = run_cell(evolve(specs[0], ptype=None), probe=True)
+        shared = run_cell(evolve(specs[0], ptype=None), probe=True, lemmas_from=lemmas_from)
         if shared.verdict is Verdict.PROVED:
             return [evolve(shared, ptype=s.ptype.kname if s.ptype else "ALL", all_types=True)
                     for s in specs]
-        first, *rest = [run_cell(s) for s in specs]
+        lemmas = lemmas_from or _lemmas_of(shared, "proved once for every pgmap type of the order")
+        first, *rest = [run_cell(s, lemmas_from=lemmas) for s in specs]
         return [evolve(first, cache_problems=shared.cache_problems + first.cache_problems),
                 *rest]
-    return [run_cell(s) for s in specs]
+    return [run_cell(s, lemmas_from=lemmas_from) for s in specs]
 
 
 def order_groups(specs: list[CellSpec]) -> list[list[int]]:

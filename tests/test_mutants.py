@@ -335,9 +335,10 @@ def test_a_self_test_group_with_an_expected_kill_skips_the_all_types_try(
     calls: list[tuple[MemoryType | None, bool]] = []
     real = equiv.matrix.run_cell
 
-    def spy(spec: CellSpec, *, probe: bool = False) -> CellResult:
+    def spy(spec: CellSpec, *, probe: bool = False,
+            lemmas_from: CellResult | None = None) -> CellResult:
         calls.append((spec.ptype, probe))
-        return real(spec, probe=probe)
+        return real(spec, probe=probe, lemmas_from=lemmas_from)
 
     monkeypatch.setattr(equiv.matrix, "run_cell", spy)
     name = "mutant_heads_loop_one_short"
