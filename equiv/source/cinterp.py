@@ -732,11 +732,15 @@ class Interp:
         lo = v[1].v
         _, hv = self.expr(frame, shape.bound, cur)
         hi = self.as_int(hv)
+        log2: z3.BitVecRef | None = None
         if shape.step is None:
             step: int | None = 1
         else:
             _, sv = self.expr(frame, shape.step, cur)
             step = _const(self.as_int(sv))
+            if step is None:
+                log2 = self._class_stride(self.as_int(sv), cur.pc)
+                step = 0 if log2 is None else 1
         if step is None or step <= 0:
             raise InterpError(f"{where}: loop step is not a positive constant")
         if not self.symbolic:
@@ -745,9 +749,28 @@ class Interp:
                 rest = self._trips(frame, node, cur, CONCRETE_UNROLL + 2, out, exits)
                 assert rest is None
                 return None
-        summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step)
+        summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step, log2)
         self.summarised.add(f"{where} {frame.fn}")
         return summary.exit_state()
+
+    def _class_stride(self, step: Val, pc: Cond) -> z3.BitVecRef | None:
+        """For a loop whose step is not a constant: in an order class (symbolic domain,
+        with an oracle), the class's symbolic order if the step is proved equal to the
+        compound size ``1 << order`` wherever the loop runs (the step of the loop over a
+        range's compounds, ``pfns_per_compound``), else None."""
+        if not (self.sc.is_class and self.symbolic and self.oracle is not None):
+            return None
+        log2 = self.sc.order_v
+        stride = self.sc.stride_v
+        assert isinstance(log2, z3.BitVecRef) and isinstance(stride, z3.BitVecRef)
+        if not isinstance(step, z3.BitVecRef) or step.size() != 64:
+            return None
+        try:
+            if self.oracle.feasible(bv.and_(pc, step != stride)):
+                return None
+        except InterpError:  # undecided: no summary (an error below)
+            return None
+        return log2
 
     def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
         out = Outcome()
@@ -1206,7 +1229,13 @@ class Interp:
             return CInt(_extend(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
                                 if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
         if name == "pgmap.vmemmap_shift":
-            return CInt(self.c64(sc.order))
+            if not sc.is_class:
+                return CInt(self.c64(sc.order))
+            # an order class: the symbolic compound order (equiv.memmap.Scenario.order_v),
+            # in the symbolic domain only (a class is never replayed concretely)
+            if not self.symbolic:
+                raise InterpError("an order class has no concrete vmemmap_shift")
+            return CInt(sc.order_v)
         if name == "pgmap.flags":
             return CInt(bv.ite(inp.altmap_valid, self.c64(1), self.c64(0)))
         if name == "altmap.base_pfn":

@@ -211,12 +211,19 @@ class LoopSummary:
     """One summarised loop, entered in state ``entry`` with the loop variable at ``lo``."""
 
     def __init__(self, it: Interp, frame: Frame, node: Node, shape: LoopShape, entry: State,
-                 lo: Val, hi: Val, step: int) -> None:
+                 lo: Val, hi: Val, step: int, log2: z3.BitVecRef | None = None) -> None:
+        """``step`` is the loop's constant step; or, with ``log2`` (an order class's
+        symbolic compound order, :attr:`equiv.memmap.Scenario.order_v`), the step is the
+        symbolic power of two ``1 << log2`` (the interpreter proved the loop's step equal to
+        it under the assumptions) and ``step`` is unused."""
         self.it, self.frame, self.shape, self.entry = it, frame, shape, entry
         self.lo, self.hi, self.s = lo, hi, step
+        self.log2 = log2
+        #: the step as a 64-bit value (a term of ``log2`` for a symbolic step)
+        self.step_v: Val = it.c64(step) if log2 is None else z3.BitVecVal(1, 64) << log2
         self.where = f"{frame.file}:{node.start_point[0] + 1} {frame.fn}"
         self.symbolic = it.symbolic
-        self.pow2 = step & (step - 1) == 0
+        self.pow2 = log2 is not None or step & (step - 1) == 0
         zero = it.c64(0)
         one = it.c64(1)
         if shape.op == "<":
@@ -254,6 +261,8 @@ class LoopSummary:
 
     # -- arithmetic --
     def _div(self, x: Val) -> Val:
+        if self.log2 is not None:
+            return z3.LShR(x, self.log2)
         if self.pow2:
             return bv.lshr(x, bv.ilog2(self.s)) if self.s > 1 else x
         if isinstance(x, CBV):
@@ -261,6 +270,8 @@ class LoopSummary:
         return z3.UDiv(x, self.s)
 
     def _mul(self, k: Val) -> Val:
+        if self.log2 is not None:
+            return k << self.log2
         if self.pow2:
             return k << bv.ilog2(self.s) if self.s > 1 else k
         return k * self.s
@@ -279,7 +290,7 @@ class LoopSummary:
         return self.in_block_pfn(k, n)
 
     def in_block_pfn(self, k: Val, n: Val) -> Cond:
-        return bv.ult(n - (self.q0 + self._mul(k)), self.it.c64(self.s))
+        return bv.ult(n - (self.q0 + self._mul(k)), self.step_v)
 
     def own(self, n: Val) -> tuple[Cond, Val]:
         k = self._div(n - self.q0)
@@ -457,7 +468,7 @@ class LoopSummary:
             eqs += [a[1][n].bits == b[1][n].bits for n in self.slots]
             add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True)))
         vk = self.q0 + self._mul(k)
-        wrap = [_bool(bv.ule(vk, vk + it.c64(self.s)))]
+        wrap = [_bool(bv.ule(vk, vk + self.step_v))]
         if self.shape.op == "<=":
             wrap.append(_bool(bv.ne(self._div(self.hi - self.lo) + it.c64(1), it.c64(0))))
         add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
