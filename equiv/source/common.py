@@ -7,6 +7,8 @@ Used by ``--linux`` (:mod:`equiv.source.fidelity`: a tree against the hand model
 
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -25,6 +27,8 @@ from equiv.source.csummary import CLemma
 from equiv.source.slow_v612y import layout_612, path_612y
 
 HandPath = Callable[[Ctx, Scenario, Inputs], Memory]
+
+log = logging.getLogger(__name__)
 
 
 @frozen
@@ -72,7 +76,15 @@ def model_for(tree: KernelTree, name: str | None) -> Model:
     return MODELS["v7.3-rc1"]
 
 
-def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int) -> str:
+#: budget (ms) of a loop lemma's conjunct over a whole order class before it is proved order
+#: by order (measured: most conjuncts take well under a second with the order symbolic; the
+#: few that relate a pfn to the block of an iteration ``k << order`` took over 60 s, and
+#: about one second at each order)
+CLASS_LEMMA_MS = 3_000
+
+
+def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
+                 sc: Scenario | None = None) -> str:
     """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
 
     Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
@@ -82,14 +94,60 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
     which terms were created, so the whole conjunction took 18 s or over 60 s for
     ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
     claim (if it has one) is tried first; only if it is not proved is the claim itself.
+
+    With ``sc`` an order class (its order the symbolic ``vmemmap_shift``), a conjunct not
+    decided within :data:`CLASS_LEMMA_MS` over the whole class is proved at each order of
+    the class in turn (the order substituted into the assumptions, premise and conjunct): a
+    case split on the order, valid iff the conjunct is.
     """
     s = z3.SolverFor("QF_AUFBV")
     s.set("timeout", timeout_ms)
     s.add(*assume)
+    split = sc is not None and sc.is_class
+    per_order: dict[int, z3.Solver] = {}
 
-    def valid(claim: z3.BoolRef) -> z3.CheckSatResult:
-        for part in claim.children() if z3.is_and(claim) else [claim]:
+    def at(k: int) -> z3.Solver:
+        """A solver of the assumptions at order ``k`` (the order substituted)."""
+        hit = per_order.get(k)
+        if hit is None:
+            assert sc is not None
+            sub = (sc.order_v, z3.BitVecVal(k, 64))
+            hit = per_order[k] = z3.SolverFor("QF_AUFBV")
+            hit.set("timeout", timeout_ms)
+            hit.add(*(z3.simplify(z3.substitute(a, sub)) for a in assume))
+        return hit
+
+    def one(part: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
+        if not split:
+            return s.check(z3.Not(part))
+        assert sc is not None
+        s.set("timeout", min(timeout_ms, CLASS_LEMMA_MS))
+        t0 = time.perf_counter()
+        try:
             r = s.check(z3.Not(part))
+        finally:
+            s.set("timeout", timeout_ms)
+        log.debug("lemma conjunct over orders %s: %s %.1fs", sc.order_label, r,
+                  time.perf_counter() - t0)
+        if r != z3.unknown:
+            return r
+        for k in sc.orders:
+            sub = (sc.order_v, z3.BitVecVal(k, 64))
+            q = z3.simplify(z3.substitute(z3.And(premise, z3.Not(part)), sub))
+            t0 = time.perf_counter()
+            slv = at(k)
+            slv.push()  # asserted, not assumed: z3 preprocesses it with the assumptions
+            slv.add(q)
+            r = slv.check()
+            slv.pop()
+            log.debug("  at order %d: %s %.1fs", k, r, time.perf_counter() - t0)
+            if r != z3.unsat:
+                return r
+        return z3.unsat
+
+    def valid(claim: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
+        for part in claim.children() if z3.is_and(claim) else [claim]:
+            r = one(part, premise)
             if r != z3.unsat:
                 return r
         return z3.unsat
@@ -100,8 +158,8 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         r = s.check()
         if r == z3.sat:
             stronger = getattr(lm, "stronger", None)
-            if stronger is None or valid(stronger) != z3.unsat:
-                r = valid(lm.claim)
+            if stronger is None or valid(stronger, lm.premise) != z3.unsat:
+                r = valid(lm.claim, lm.premise)
             else:
                 r = z3.unsat
         s.pop()
@@ -294,6 +352,39 @@ class ModelValues:
 
 
 
+def order_not_covered(sc: Scenario, assume: list[z3.BoolRef],
+                      roles: Sequence[tuple[z3.BoolRef, Sequence[z3.BitVecRef]]],
+                      timeout_ms: int) -> str:
+    """For an order class's probe (:attr:`equiv.memmap.Scenario.is_class`): "" if at every
+    order of the class the assumptions hold and every role's constraint can hold (as each
+    order's own cell requires: its assumptions satisfiable and no role VACUOUS), else which
+    order fails and why.  ``roles`` are (constraint, its index symbols); each role's
+    constraint is asked on indices of its own, all of them in one query per order
+    (satisfiable: each is), and only if that is not satisfiable each role alone (the
+    counterpart of :func:`equiv.check.order_not_covered` for the source-derived proofs)."""
+    shift = sc.order_v
+    assert isinstance(shift, z3.BitVecRef), "only an order class has orders to cover"
+    conds: list[z3.BoolRef] = []
+    for i, (cons, idx) in enumerate(roles):
+        pairs = [(v, z3.BitVec(f"role{i}.{v}", v.size())) for v in idx]
+        conds.append(z3.substitute(cons, *pairs) if pairs else cons)
+    s = z3.SolverFor("QF_AUFBV")
+    s.set("timeout", timeout_ms)
+    s.add(*assume)
+    for k in sc.orders:
+        at = shift == k
+        if s.check(at, *conds) == z3.sat:
+            continue
+        r = s.check(at)
+        if r != z3.sat:
+            return f"order {k}: the assumptions {'cannot hold' if r == z3.unsat else r}"
+        for c in conds:
+            r = s.check(at, c)
+            if r != z3.sat:
+                return f"order {k}: a role's constraint {'cannot hold' if r == z3.unsat else r}"
+    return ""
+
+
 _R = TypeVar("_R", bound=Any)
 
 
@@ -308,5 +399,5 @@ def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
     roles += [r for n, r in found.items() if n not in names]
 
 
-__all__ = ["MODELS", "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "merge_found",
-           "model_for", "specialise"]
+__all__ = ["CLASS_LEMMA_MS", "MODELS", "Evaluates", "HandPath", "Model", "ModelValues",
+           "check_lemmas", "merge_found", "model_for", "order_not_covered", "specialise"]

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import z3
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv.config import Config
 from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
@@ -44,6 +44,7 @@ from equiv.memmap import (
     Scenario,
     assumptions,
     geometry,
+    order_classes,
     pfn_of,
     symbolic_inputs,
 )
@@ -59,7 +60,14 @@ from equiv.source.cinterp import (
     State,
     initial_state,
 )
-from equiv.source.common import ModelValues, check_lemmas, merge_found, model_for, specialise
+from equiv.source.common import (
+    ModelValues,
+    check_lemmas,
+    merge_found,
+    model_for,
+    order_not_covered,
+    specialise,
+)
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
 from equiv.source.files import load_tree, macro_env
@@ -108,6 +116,9 @@ class PatchCell:
     summarised: tuple[str, ...]
     interpreted: tuple[tuple[str, str], ...]
     trusted: tuple[str, ...]
+    #: the order class (lo, hi) whose one proof (``order_hi``, :func:`check_patch_cell`)
+    #: proved this order's cell; None: the order's own proof
+    row_class: tuple[int, int] | None = None
 
 
 @frozen
@@ -163,9 +174,15 @@ def _run(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState
 
 
 def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType | None,
-                     order: int, *, timeout_ms: int = 60_000) -> PatchCell:
-    """Prove the patched tree's C equal to the base tree's for one cell."""
-    if not 0 <= order <= MAX_ORDER:
+                     order: int, *, timeout_ms: int = 60_000,
+                     order_hi: int | None = None) -> PatchCell:
+    """Prove the patched tree's C equal to the base tree's for one cell.
+
+    With ``order_hi``, an order class's probe (as
+    :func:`equiv.source.fidelity.check_fidelity_cell`): one proof for the orders ``order ..=
+    order_hi``, ``vmemmap_shift`` symbolic; it stops at the first obligation it does not
+    prove, never replays a difference and never runs the bounded search."""
+    if not 0 <= order <= (order if order_hi is None else order_hi) <= MAX_ORDER:
         raise InputError(f"order {order} out of range; valid: 0..{MAX_ORDER}")
     t_cell = time.perf_counter()
     L = _layout(base, cfg)
@@ -173,7 +190,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         raise InputError(f"the patched tree's struct page is {patched.structs['page'].size} "
                          f"bytes, the base tree's {base.structs['page'].size}: the trees' "
                          "memory cannot be compared byte for byte")
-    sc = Scenario(L, ptype, order)
+    sc = Scenario(L, ptype, order, order_hi)
     inp, early = symbolic_inputs(L)
     pages = z3.Array("mem0.bypfn", z3.BitVecSort(64), z3.BitVecSort(8 * L.size))
     pbarr = z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
@@ -202,7 +219,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
                  summarise=True)
-    if why and sc.stride * BOUNDED_COMPOUNDS <= MAX_TRIPS:
+    if why and not sc.is_class and sc.stride * BOUNDED_COMPOUNDS <= MAX_TRIPS:
         # the summaries are not justified: look for a difference with the loops unrolled,
         # at most BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed
         # with real loops), and report what it finds in place of the unknown roles
@@ -222,7 +239,9 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     """Interpret both trees and decide every role, appending to ``its`` and ``roles``.
     Returns "" if the loop lemmas hold (or none were needed), else why not."""
     t_cell = time.perf_counter()
-    order = sc.order
+    assert summarise or not sc.is_class, "an order class is never unrolled"
+    # the tail index's width in the queries: the order (the highest of a class)
+    bits = sc.orders[-1]
 
     def initial(pfn: Val) -> PageState:
         return PageState(bits=z3.Select(pages, pfn))
@@ -247,7 +266,7 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     b = z3.BitVec("pageblock.b", 64)
     obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[z3.BoolRef]]] = []
     try:
-        for role in roles_for(order):
+        for role in roles_for(sc.orders[0]):
             if role.name == "pageblock":
                 sides = [f.mem.read_pb_any(b) for f in finals]
                 obs.append(("pageblock_equal", z3.BoolVal(True), z3.And(sides[0] == sides[1]), []))
@@ -257,14 +276,12 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             if fixed is not None:
                 cons = z3.And(in_range, t == fixed)
             elif role.name == "tail":
-                cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
+                cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride_v))
             else:
                 # every struct page outside the range's compounds, each by one (c, t):
                 # c << order must not wrap (the pages below the first pfn are the
                 # compounds past the last one, modulo 2^64)
-                cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds),
-                              z3.ULT(c, z3.BitVecVal(1 << (64 - order), 64)) if order
-                              else z3.BoolVal(True))
+                cons = z3.And(z3.ULT(t, sc.stride_v), z3.UGE(c, g.ncompounds), no_wrap(sc, c))
             n = pfn_of(sc, g, c, t)
             a, bb = (f.mem.read_any(n, cons) for f in finals)
             # outside the range: first, whether each tree's footprint (the keys it wrote,
@@ -278,23 +295,40 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
                                time.perf_counter() - t_cell, reason=str(e)))
         return f"interpreting: {e}"
     log.debug("observations built: %.1fs", time.perf_counter() - t_cell)
+    if sc.is_class:
+        # the class's one proof stands for each order's only if each order passes the
+        # vacuity checks of its own cell (its assumptions, every role's constraint)
+        t0 = time.perf_counter()
+        why = order_not_covered(sc, assume, [(cons, (c, t)) for _, cons, _, _ in obs],
+                                timeout_ms)
+        roles.append(PatchRole("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
+                               time.perf_counter() - t0, reason=why))
+        if why:
+            return why
     t0 = time.perf_counter()
-    why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms)
+    why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms, sc)
     lemma_ok = not why
     if summarise:
         roles.append(PatchRole("loop_summary_lemmas",
                                Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                                time.perf_counter() - t0, reason=why))
+    if sc.is_class and not lemma_ok:
+        return why
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
         for unchanged in alone:
-            out = _check_role(name, cons, unchanged, assume, c, t, inp, order, timeout_ms)
+            out = _check_role(name, cons, unchanged, assume, c, t, inp, bits, timeout_ms)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_role(name, cons, same, assume, c, t, inp, order, timeout_ms)
+            out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms)
         dt = time.perf_counter() - t0
+        if sc.is_class and out is not Verdict.PROVED:
+            # a class probe proves everything or stands for nothing: each order is then
+            # decided (and any difference replayed) in its own cell
+            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
+            return f"{name}: {class_miss(out)}"
         if isinstance(out, _RenamedModel) and not lemma_ok:
             # a difference between summaries that are not justified is no finding, and
             # its replay with the loops as written may not end (the model's range is
@@ -322,6 +356,22 @@ SPLIT_COMPOUNDS = 4
 DECIDE_MS = 2_000
 #: compounds the bounded search (loops unrolled) covers when the summaries' lemmas fail
 BOUNDED_COMPOUNDS = 2
+
+
+def no_wrap(sc: Scenario, c: z3.BitVecRef) -> z3.BoolRef:
+    """``c << order`` does not wrap: ``c < 2^(64 - order)`` (the pages below the first
+    pfn are the compounds past the last one, modulo 2^64); the order may be a class's."""
+    if not sc.is_class:
+        return z3.ULT(c, z3.BitVecVal(1 << (64 - sc.order), 64)) if sc.order else z3.BoolVal(True)
+    return z3.ULT(c, z3.BitVecVal(1, 64) << (64 - sc.order_v))
+
+
+def class_miss(out: object) -> str:
+    """Why an order class's probe does not prove a role (``out`` as a role's query gives
+    it): no verdict for the class, each order decides in its own cell."""
+    what = ("a difference at some order of the class" if isinstance(out, _RenamedModel)
+            else "VACUOUS" if out is Verdict.VACUOUS else f"unknown: {out}")
+    return f"not proved for the whole order class ({what}): decided per order"
 
 
 def _bool(c: bool | z3.BoolRef) -> z3.BoolRef:
@@ -390,7 +440,8 @@ def _tail_renaming(t: z3.BitVecRef, order: int) -> Renaming:
     """A tail index below the compound size, ``t < 2**order``, as the zero extension of an
     ``order``-bit variable: the page's pfn ``first + (c << order) + t`` is then a
     concatenation, which :func:`split_sums` keeps split through the loop summaries' owner
-    and block arithmetic.  (Exact under the role's ``t < stride``.)"""
+    and block arithmetic.  (Exact under the role's ``t < stride``; for an order class,
+    ``order`` is its highest order: ``t < stride <= 2**order``.)"""
     if order == 0:
         return [(t, z3.BitVecVal(0, 64))]
     return [(t, z3.ZeroExt(64 - order, z3.BitVec("t_low", order)))]
@@ -511,30 +562,56 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: _RenamedM
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
                     types: list[MemoryType | None], orders: list[int], *, label: str,
-                    timeout_ms: int = 60_000, jobs: int = 1) -> PatchRun:
+                    timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False) -> PatchRun:
     """Every (type, order) cell; with ``jobs`` > 1 in that many worker processes (largest
-    order first; the result order does not depend on it)."""
+    order first; the result order does not depend on it).  ``classes``: each order class
+    first tried with one probe, as :func:`equiv.source.fidelity.run_fidelity` does (off by
+    default, for the same measured reason)."""
     t0 = time.perf_counter()
-    todo = [(ty, o) for o in orders for ty in types]
     base_tree = load_tree(base_root)
-    if jobs <= 1 or len(todo) <= 1:
-        b, p = side("base", base_tree, cfg), side("patched", load_tree(patched_root), cfg)
-        cells = tuple(check_patch_cell(b, p, cfg, ty, o, timeout_ms=timeout_ms) for ty, o in todo)
-    else:
-        cells = tuple(map_in_workers(
-            _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms)
-                           for ty, o in todo], jobs,
-            order=sorted(range(len(todo)), key=lambda i: -todo[i][1])))
-    return PatchRun(str(base_root), base_tree.version, label, cfg.name, cells,
+    sides: list[Side] = []
+
+    def run(todo: list[tuple[MemoryType | None, int, int | None]]) -> list[PatchCell]:
+        if jobs <= 1 or len(todo) <= 1:
+            if not sides:
+                sides.extend((side("base", base_tree, cfg),
+                              side("patched", load_tree(patched_root), cfg)))
+            return [check_patch_cell(*sides, cfg, ty, o, timeout_ms=timeout_ms, order_hi=hi)
+                    for ty, o, hi in todo]
+        return list(map_in_workers(
+            _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms, hi)
+                           for ty, o, hi in todo], jobs,
+            order=sorted(range(len(todo)),
+                         key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1]))))
+
+    cuts = order_classes(_layout(side("base", base_tree, cfg), cfg), orders) if classes else []
+    in_class = {o for lo, hi in cuts for o in range(lo, hi + 1)}
+    first: list[tuple[MemoryType | None, int, int | None]] = [
+        *((ty, lo, hi) for lo, hi in cuts for ty in types),
+        *((ty, o, None) for o in orders if o not in in_class for ty in types)]
+    cells: dict[tuple[MemoryType | None, int], PatchCell] = {}
+    again: list[tuple[MemoryType | None, int, int | None]] = []
+    for (ty, lo, hi), cell in zip(first, run(first), strict=True):
+        if hi is None:
+            cells[ty, lo] = cell
+        elif cell.verdict is Verdict.PROVED:
+            for o in range(lo, hi + 1):
+                cells[ty, o] = evolve(cell, order=o, row_class=(lo, hi))
+        else:  # the probe stands for nothing: each order of the class in its own cell
+            again += [(ty, o, None) for o in range(lo, hi + 1)]
+    for (ty, o, _), cell in zip(again, run(again), strict=True):
+        cells[ty, o] = cell
+    return PatchRun(str(base_root), base_tree.version, label, cfg.name,
+                    tuple(cells[ty, o] for o in orders for ty in types),
                     time.perf_counter() - t0)
 
 
 def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryType | None,
-                 order: int, timeout_ms: int) -> PatchCell:
+                 order: int, timeout_ms: int, order_hi: int | None = None) -> PatchCell:
     """One cell in a worker process (tree-sitter trees do not cross processes)."""
     b = side("base", load_tree(base_root), cfg)
     p = side("patched", load_tree(patched_root), cfg)
-    return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms)
+    return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
 
 
 __all__ = ["MAX_ORDER", "PatchCell", "PatchRole", "PatchRun", "Side", "check_patch_cell",
