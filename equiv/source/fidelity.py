@@ -60,6 +60,7 @@ from equiv.memmap import (
     deduplicated,
     geometry,
     join_key,
+    order_classes,
     pfn_of,
     pfn_of_key,
     symbolic_inputs,
@@ -84,6 +85,7 @@ from equiv.source.common import (
     check_lemmas,
     merge_found,
     model_for,
+    order_not_covered,
     specialise,
 )
 from equiv.source.files import load_tree, macro_env
@@ -95,6 +97,8 @@ from equiv.source.patchproof import (
     _RenamedModel,
     _run,
     _words_equal,
+    class_miss,
+    no_wrap,
 )
 from equiv.source.src_layout import SrcStruct, source_structs
 
@@ -135,6 +139,9 @@ class FidelityCell:
     interpreted: tuple[tuple[str, str], ...]  # (function or macro, file:line)
     trusted: tuple[str, ...]
     oracle_checks: int
+    #: the order class (lo, hi) whose one proof (``order_hi``, :func:`check_fidelity_cell`)
+    #: proved this order's cell; None: the order's own proof
+    row_class: tuple[int, int] | None = None
 
 
 @frozen(eq=False)
@@ -183,7 +190,7 @@ def _read_pb(state: State, inp: Inputs, b: Val) -> Val:
 
 
 def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
-                        timeout_ms: int = 60_000) -> FidelityCell:
+                        timeout_ms: int = 60_000, order_hi: int | None = None) -> FidelityCell:
     """Prove the interpreted tree equal to the hand-written path for one cell.
 
     Both sides' loops are summarised (the tree's by :mod:`equiv.source.csummary`, the hand
@@ -194,15 +201,23 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     :data:`MAX_COMPOUNDS` compounds looks for a difference, which it reports as REFUTED in
     place of the unknown role (a finding of bounded model checking, replayed with real loops).
 
+    With ``order_hi`` the cell is an order class's *probe* (:func:`run_fidelity`): one
+    proof for the orders ``order ..= order_hi`` (a class of :func:`equiv.memmap.order_classes`),
+    ``pgmap->vmemmap_shift`` a symbolic input ranging over them.  It stops at the first
+    obligation it does not prove, never replays a difference and never runs the bounded
+    search: its result stands for each order's cell only if it is PROVED (each order's
+    vacuity checked on its own, :func:`~equiv.source.common.order_not_covered`).
+
     Raises:
         InputError: ``order`` is outside ``0..MAX_ORDER``.
     """
-    if not 0 <= order <= MAX_ORDER:
+    hi = order if order_hi is None else order_hi
+    if not 0 <= order <= hi <= MAX_ORDER:
         raise InputError(f"order {order} out of range for the source-derived proof; valid: "
                          f"0..{MAX_ORDER}")
     t_cell = time.perf_counter()
     L = st.model.layout(Layout.from_config(st.config))
-    sc = Scenario(L, ptype, order)
+    sc = Scenario(L, ptype, order, order_hi)
     inp, early, pages, pb = _inputs(sc)
     assume = [a for _, a in assumptions(sc, inp)]
     roles: list[RoleResult] = []
@@ -224,7 +239,7 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
                                 reason="the assumptions cannot hold"))
         return done()
     why = _prove_summarised(st, sc, inp, early, pages, pb, assume, its, roles, timeout_ms)
-    if why and order <= BOUNDED_ORDER:
+    if why and not sc.is_class and order <= BOUNDED_ORDER:
         bounded: list[RoleResult] = []
         _bounded(st, sc, inp, early, pages, pb,
                  [*assume, z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride)], [], bounded,
@@ -249,7 +264,7 @@ def aliased(sc: Scenario, inp: Inputs, g: Geometry, c: Val, t: Val) -> Cond:
     a tail past the first ``VMEMMAP_RESERVE_NR`` vmemmap pages of an optimised compound of
     the range (the condition :func:`equiv.memmap.vmemmap_namer` folds)?"""
     reserve = VMEMMAP_RESERVE_NR * sc.per_vmemmap_page
-    if not (sc.can_optimize_static and sc.stride > reserve):
+    if not sc.dedups_static:  # (can_optimize_static and stride > reserve: same for a class)
         return False
     return bv.and_(bv.ult(c, g.ncompounds), bv.not_(bv.ult(t, bv.const_like(t, reserve))),
                    deduplicated(sc, inp, pfn_of(sc, g, c, bv.const_like(c, 0))))
@@ -283,7 +298,7 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
     g = geometry(sc, inp)
     obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[z3.BoolRef]]] = []
     try:
-        for role in roles_for(sc.order):
+        for role in roles_for(sc.orders[0]):
             if role.name == "pageblock":
                 obs.append(("pageblock_equal", z3.BoolVal(True),
                             hand.read_pb(b) == final.mem.read_pb_any(b), []))
@@ -294,9 +309,8 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
             if role.name == "outside":
                 # every struct page outside the range's compounds, each by one (c, t), as
                 # in the patch proof; the hand model's key of it is c ++ t (never aliased)
-                cons = z3.And(z3.ULT(t, sc.stride), z3.UGE(c, g.ncompounds),
-                              z3.ULT(c, z3.BitVecVal(1 << (64 - sc.order), 64)) if sc.order
-                              else z3.BoolVal(True))
+                cons = z3.And(z3.ULT(t, sc.stride_v), z3.UGE(c, g.ncompounds),
+                              no_wrap(sc, c))
                 key = join_key(sc, c, t)
                 want = hand.load(key).bits
                 # first, whether each side's footprint (the keys it wrote, the blocks of its
@@ -307,7 +321,7 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                          pfn_of_key(sc, g, key) == n]
             else:
                 cons = z3.And(in_range, t == fixed) if fixed is not None else \
-                    z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride))
+                    z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride_v))
                 want = hand.read(c, t).bits
                 al = aliased(sc, inp, g, c, t)
                 if not isinstance(al, bool) or al:
@@ -322,23 +336,41 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         roles.append(RoleResult("interpret_summaries", Verdict.UNKNOWN,
                                 time.perf_counter() - t_cell, reason=str(e)))
         return f"interpreting: {e}"
+    if sc.is_class:
+        # one proof for an order class stands for each order's only if each order passes
+        # the vacuity checks of its own cell (its assumptions, every role's constraint)
+        t0 = time.perf_counter()
+        why = order_not_covered(sc, assume, [(cons, (c, t)) for _, cons, _, _ in obs],
+                                timeout_ms)
+        roles.append(RoleResult("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
+                                time.perf_counter() - t0, reason=why))
+        if why:
+            return why
     t0 = time.perf_counter()
-    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms)
+    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms, sc)
     lemma_ok = not why
     roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                             time.perf_counter() - t0, reason=why))
+    if sc.is_class and not lemma_ok:
+        return why
+    # the tail index's width in the queries: the order (the highest of a class)
+    bits = sc.orders[-1]
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
         for claim in alone:  # each a sufficient condition: a model of one is no difference
-            out = _check_role(name, cons, claim, assume, c, t, inp, sc.order, timeout_ms,
+            out = _check_role(name, cons, claim, assume, c, t, inp, bits, timeout_ms,
                               split=SPLIT)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc.order,
-                                         timeout_ms)
+            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms)
         dt = time.perf_counter() - t0
+        if sc.is_class and out is not Verdict.PROVED:
+            # a class probe proves everything or stands for nothing: each order is then
+            # decided (and any difference replayed) in its own cell
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
+            return f"{name}: {class_miss(out)}"
         if isinstance(out, _RenamedModel) and not lemma_ok:
             roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under "
                                     "loop summaries whose lemmas are not proved"))
@@ -365,16 +397,17 @@ def _undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResul
 
 def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
                            assume: list[z3.BoolRef], c: z3.BitVecRef, t: z3.BitVecRef,
-                           inp: Inputs, order: int,
+                           inp: Inputs, sc: Scenario,
                            timeout_ms: int) -> Verdict | str | _RenamedModel:
     """One role, as the patch proof decides it (:func:`equiv.source.patchproof._check_role`:
     split by compound and altmap, the first pfn and the tail renamed, each case
     specialised); a model is steered to a small range first (fewer struct pages to replay)."""
-    out = _check_role(name, cons, same, assume, c, t, inp, order, timeout_ms, split=SPLIT)
-    if not isinstance(out, _RenamedModel):
-        return out
-    small = [*assume, z3.ULE(inp.nr_pages, 2 << order)]
-    again = _check_role(name, cons, same, small, c, t, inp, order, timeout_ms, split=SPLIT)
+    bits = sc.orders[-1]  # the tail index's width (see patchproof._tail_renaming)
+    out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms, split=SPLIT)
+    if not isinstance(out, _RenamedModel) or sc.is_class:
+        return out  # (a class's difference is found again, and replayed, per order)
+    small = [*assume, z3.ULE(inp.nr_pages, 2 << sc.order)]
+    again = _check_role(name, cons, same, small, c, t, inp, bits, timeout_ms, split=SPLIT)
     return again if isinstance(again, _RenamedModel) else out
 
 
@@ -652,28 +685,65 @@ class FidelityRun:
 
 
 def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *,
-                 timeout_ms: int = 60_000, jobs: int = 1) -> FidelityRun:
+                 timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False) -> FidelityRun:
     """Every (type, order) cell, in order; with ``jobs`` > 1 the cells run in that many
-    worker processes (largest order first; the result order does not depend on it)."""
+    worker processes (largest order first; the result order does not depend on it).
+
+    With ``classes``, the orders of each order class (:func:`equiv.memmap.order_classes`)
+    are first tried with one probe per type (:func:`check_fidelity_cell` with ``order_hi``):
+    if it proves everything, its cell stands for each order of the class (``row_class``);
+    otherwise each order of the class is run alone, exactly as without ``classes`` (same
+    verdicts, same counterexamples).  Off by default: measured on linux-source-6.12 (x86_64,
+    2 cores) a class's probe costs more than its orders' own cells (orders 2..7: about
+    100 s CPU against 6 x 15 s; 8..18: about 220 s against 11 x 15 s), because z3 proves
+    the loop lemmas and the tail role far more slowly with the order symbolic.
+    """
     t0 = time.perf_counter()
-    todo = [(ty, o) for o in orders for ty in types]
-    if jobs <= 1 or len(todo) <= 1:
-        cells = tuple(check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms) for ty, o in todo)
-    else:
-        cells = tuple(map_in_workers(
-            _cell_worker, [(str(st.tree.root), st.config, st.model.name, ty, o, timeout_ms)
-                           for ty, o in todo], jobs,
-            order=sorted(range(len(todo)), key=lambda i: -todo[i][1])))
-    return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name, cells,
+    L = st.model.layout(Layout.from_config(st.config))
+    cuts = order_classes(L, orders) if classes else []
+    in_class = {o: c for c in cuts for o in range(c[0], c[1] + 1)}
+    # the first round: each class's probe and every order in no class
+    first: list[tuple[MemoryType | None, int, int | None]] = [
+        *((ty, lo, hi) for lo, hi in cuts for ty in types),
+        *((ty, o, None) for o in orders if o not in in_class for ty in types)]
+    got = _run_cells(st, first, timeout_ms, jobs)
+    cells: dict[tuple[MemoryType | None, int], FidelityCell] = {}
+    again: list[tuple[MemoryType | None, int, int | None]] = []
+    for (ty, lo, hi), cell in zip(first, got, strict=True):
+        if hi is None:
+            cells[ty, lo] = cell
+        elif cell.verdict is Verdict.PROVED:
+            for o in range(lo, hi + 1):
+                cells[ty, o] = evolve(cell, order=o, row_class=(lo, hi))
+        else:  # the probe stands for nothing: each order of the class in its own cell
+            again += [(ty, o, None) for o in range(lo, hi + 1)]
+    for (ty, o, _), cell in zip(again, _run_cells(st, again, timeout_ms, jobs), strict=True):
+        cells[ty, o] = cell
+    return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name,
+                       tuple(cells[ty, o] for o in orders for ty in types),
                        time.perf_counter() - t0)
 
 
+def _run_cells(st: Setup, todo: list[tuple[MemoryType | None, int, int | None]],
+               timeout_ms: int, jobs: int) -> list[FidelityCell]:
+    """The cells (type, order, highest order of a class or None) in process or in ``jobs``
+    workers (the most orders first, then the largest order)."""
+    if jobs <= 1 or len(todo) <= 1:
+        return [check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms, order_hi=hi)
+                for ty, o, hi in todo]
+    return list(map_in_workers(
+        _cell_worker, [(str(st.tree.root), st.config, st.model.name, ty, o, timeout_ms, hi)
+                       for ty, o, hi in todo], jobs,
+        order=sorted(range(len(todo)),
+                     key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1]))))
+
+
 def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, order: int,
-                 timeout_ms: int) -> FidelityCell:
+                 timeout_ms: int, order_hi: int | None = None) -> FidelityCell:
     """One cell in a worker process (the tree is parsed again there: tree-sitter trees do not
     cross processes)."""
     return check_fidelity_cell(setup(load_tree(root), cfg, MODELS[model]), ptype, order,
-                               timeout_ms=timeout_ms)
+                               timeout_ms=timeout_ms, order_hi=order_hi)
 
 
 __all__ = ["BOUNDED_ORDER", "MAX_COMPOUNDS", "MAX_ORDER", "MODELS", "FidelityCell", "FidelityRun", "Model",

@@ -57,7 +57,8 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
                "compounds), symbolic pfn, nid, pgmap, altmap and initial memory:")
     for c in run.cells:
         t = f"  {c.seconds:6.2f}s" if times else ""
-        out.append(f"  order {c.order}  {c.ptype:26} {c.verdict.value}{t}")
+        cls = f"  (one proof for orders {c.row_class[0]}-{c.row_class[1]})" if c.row_class else ""
+        out.append(f"  order {c.order}  {c.ptype:26} {c.verdict.value}{t}{cls}")
         for rr in c.roles:
             if rr.verdict.value == "PROVED":
                 continue
@@ -103,6 +104,7 @@ def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | N
         doc["proof"] = {
             "verdict": run.verdict.value, "max_compounds": None,
             "cells": [{"order": c.order, "type": c.ptype, "verdict": c.verdict.value,
+                       **({"order_class": list(c.row_class)} if c.row_class else {}),
                        **({"seconds": round(c.seconds, 3)} if times else {}),
                        "obligations": [{"name": r.name, "verdict": r.verdict.value,
                                         **({"seconds": round(r.seconds, 3)} if times else {}),
