@@ -22,24 +22,27 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from equiv.engine.cache import Cache, cell_key
-from equiv.matrix import CellSpec
+from equiv.matrix import CellSpec, order_groups
 from equiv.report.progress import NOTICE_S, Estimate, announce
 
-#: Cold seconds of one group of cells (one configuration, revision and order: the five
-#: pgmap types, or one) by revision, then order; the last figure stands for every larger
-#: order.  ``--compare v6.12``: each order's group CPU time in one process
-#: (``bench/compare.py``, 2026-12-02 12:00-12:50, after the lazy replay of counterexamples),
-#: scaled by 1.08 to the 223 s of CPU the whole 2-job run of orders 0..18 took.
+#: Cold seconds of one group of cells of one order (one configuration, revision and order:
+#: the five pgmap types, or one) by revision, then order; the last figure stands for every
+#: larger order.  A group of an order class (:func:`equiv.matrix.order_groups`) costs
+#: :data:`CLASS_SECONDS`, plus, for a revision whose class proof never proves everything
+#: (``--compare v6.12``: differences at every order), each of its orders' figure here.
 GROUP_SECONDS: dict[str, tuple[float, ...]] = {
-    # v11 (the default revision): --config all, 16 presets x 19 orders, took 256 s of CPU
-    # cold (bench/zone_device.py, 2026-12-02): 0.84 s per group, flat in the order (the
-    # orders are proved by a symbolic page index, not by enumerating pages)
-    "v11": (0.84,),
-    # --compare v6.12: every cell is refuted somewhere, so each order runs the all-types
-    # try and all five types, with counterexamples steered, replayed and explained
-    "compare:v6.12": (5.0, 5.5, 10.0, 13.5, 11.5, 15.0, 10.5, 11.5, 19.5, 16.0, 14.0, 12.0,
-                      11.0, 10.5, 13.5, 11.0, 11.5, 13.5, 9.0),
+    # v11 (the default revision): orders 0 and 1 of --config all (bench/all.py, 2026-12-03,
+    # 16 presets: 25 s of CPU in all with the classes below)
+    "v11": (0.35,),
+    # --compare v6.12: every order but 0 is refuted on every type: the all-types try and
+    # five cells with counterexamples steered, replayed and explained; from order 2 on the
+    # loop lemmas are the class proof's (one process, 2026-12-03)
+    "compare:v6.12": (6.0, 5.0, 2.5),
 }
+#: Cold seconds of the one proof of an order class (the type and the order symbolic), by
+#: revision: it proves the class (v11) or stops at its first role with a difference
+#: (--compare v6.12: after proving the 6.12 loops' lemmas, 5 to 10 s).
+CLASS_SECONDS: dict[str, float] = {"v11": 1.2, "compare:v6.12": 7.5}
 
 
 #: Cold seconds of one zone-device seeded-bug cell (revision v11, one pgmap type, the
@@ -54,13 +57,11 @@ def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,
                      what: str = "") -> Estimate | None:
     """The estimate of the cells still to run, or None when there is no measured figure
     for some cell (its revision, or a seeded bug on a revision other than v11)."""
-    groups: dict[tuple[str, str, str | None, int], list[CellSpec]] = {}
-    for sp in specs:
-        cfg = sp.config if isinstance(sp.config, str) else sp.config.name
-        groups.setdefault((cfg, sp.revision, sp.mutant, sp.order), []).append(sp)
+    groups = [[specs[i] for i in idx] for idx in order_groups(list(specs))]
     total = 0.0
     cached = 0
-    for (_, rev, mutant, order), cells in groups.items():
+    for cells in groups:
+        rev, mutant = cells[0].revision, cells[0].mutant
         figures = GROUP_SECONDS.get(rev)
         if figures is None or (mutant is not None and rev != "v11"):
             return None
@@ -70,9 +71,14 @@ def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,
             continue
         if mutant is not None:  # each type its own cell (a bug is seldom proved at once)
             total += MUTANT_CELL_SECONDS * len(cells)
-        else:
-            total += figures[min(order, len(figures) - 1)] * (len(cells) / 5 if len(cells) < 5
-                                                                   else 1)
+            continue
+        orders = sorted({sp.order for sp in cells})
+        share = min(1.0, len(cells) / len(orders) / 5)  # fewer types than five: a share
+        if len(orders) > 1:  # an order class
+            total += CLASS_SECONDS.get(rev, 0.0) * share
+            if rev == "v11":
+                continue
+        total += sum(figures[min(o, len(figures) - 1)] for o in orders) * share
     return Estimate(total / max(1, min(jobs, len(groups))), len(specs), len(groups), cached,
                     what)
 
@@ -89,5 +95,5 @@ def notice(specs: Sequence[CellSpec], jobs: int, cache: Cache | None, err: TextI
     announce(estimate_seconds(specs, jobs, cache), jobs, err)
 
 
-__all__ = ["GROUP_SECONDS", "MUTANT_CELL_SECONDS", "NOTICE_S", "estimate_seconds", "notice",
+__all__ = ["CLASS_SECONDS", "GROUP_SECONDS", "MUTANT_CELL_SECONDS", "NOTICE_S", "estimate_seconds", "notice",
            "self_test_notice"]

@@ -23,27 +23,34 @@ from equiv.selftest import specs
 
 class TestEstimate:
     def test_compare_all_orders_announced(self) -> None:
-        """--compare v6.12 at every order is estimated at minutes and says so on stderr, in
-        one line naming the cells and where the figure comes from."""
-        specs = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
-                 for o in range(19) for t in MemoryType]
-        got = estimate_seconds(specs, 2, None)
-        assert got is not None and got.seconds >= NOTICE_S
-        assert (got.cells, got.groups, got.cached) == (95, 19, 0)
+        """--compare v6.12 at every order of every preset is estimated at minutes and says so
+        on stderr, in one line naming the cells; one preset's orders go as two order
+        classes and the two single orders (under a minute on 2 jobs: said nothing)."""
+        from equiv.config import PRESETS
+
+        one = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
+               for o in range(19) for t in MemoryType]
+        got = estimate_seconds(one, 2, None)
+        assert got is not None and (got.cells, got.groups, got.cached) == (95, 4, 0)
+        specs = [CellSpec(c, COMPARE + "v6.12", t, o)
+                 for c in PRESETS for o in range(19) for t in MemoryType]
         err = io.StringIO()
         notice(specs, 2, None, err)
         line = err.getvalue()
-        assert line.startswith("equiv: about ") and "(95 cells, 0 cached; 2 jobs)" in line
+        assert line.startswith("equiv: about ") and "(1520 cells, 0 cached; 2 jobs)" in line
         assert line.count("\n") == 1 and len(line) <= 73
 
-    def test_config_all_announced(self) -> None:
-        """--config all (every preset, every order of v11) takes minutes on 2 cores: said."""
+    def test_config_all_is_under_a_minute(self) -> None:
+        """--config all (every preset, every order of v11): orders 0 and 1 and two or three
+        order classes per preset, under a minute on 2 cores: nothing said."""
         from equiv.config import PRESETS
 
         specs = [CellSpec(c, "v11", t, o) for c in PRESETS for o in range(19) for t in MemoryType]
+        got = estimate_seconds(specs, 2, None)
+        assert got is not None and got.seconds < NOTICE_S and got.cells == 1520
         err = io.StringIO()
         notice(specs, 2, None, err)
-        assert err.getvalue().startswith("equiv: about 2 min (1520 cells, 0 cached")
+        assert "" == err.getvalue()
 
     def test_short_or_unmeasured_run_is_silent(self) -> None:
         """One order of --compare v6.12 and the default matrix (seconds each) print
