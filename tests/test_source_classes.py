@@ -1,7 +1,7 @@
-"""Order classes in the source-derived proof (``--linux``): one proof with
+"""Order classes in the source-derived proofs (``--linux``, ``--patch``): one proof with
 ``pgmap->vmemmap_shift`` a symbolic input over a class of orders, which stands for each
-order's cell only when it proves everything (:func:`equiv.source.fidelity.run_fidelity` with
-``classes``).
+order's cell only when it proves everything (:func:`equiv.source.fidelity.run_fidelity` and
+:func:`equiv.source.patchproof.run_patch_proof` with ``classes``).
 
 The soundness controls: a class PROVED is PROVED at each of its orders, and a seeded bug
 refuted at one order of a class makes the class's probe not PROVED, so each order is run
@@ -25,6 +25,7 @@ from equiv.source.common import check_lemmas, order_not_covered
 from equiv.source.csummary import CLemma
 from equiv.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup
 from equiv.source.files import load_tree
+from equiv.source.patchproof import run_patch_proof
 
 
 def _class(lo: int, hi: int) -> tuple[Scenario, list[z3.BoolRef]]:
@@ -91,3 +92,15 @@ class TestClassProbe:
             [(c.order, c.verdict, c.row_class) for c in run.cells]
         tail1 = next(r for r in run.cells[1].roles if r.name == "tail1_equal")
         assert ("_refcount", 0, 1) in [(d.names[0], d.slow, d.fast) for d in tail1.diffs]
+
+    def test_the_patch_proof_falls_back_on_a_bug_at_one_order(
+            self, linux612: Path, tmp_path: Path) -> None:  # noqa: F811
+        """The patch proof (the tree against a copy with the bug above): the class 2..3 is
+        not PROVED, order 2 is PROVED and order 3 REFUTED in their own cells."""
+        root = _mutated(linux612, tmp_path, "mm/mm_init.c",
+                        "\t\tset_page_count(page, 0);\n\n\t\t/*\n\t\t * The first tail",
+                        "\t\tset_page_count(page, order == 3);\n\n\t\t/*\n\t\t * The first tail")
+        run = run_patch_proof(linux612, root, CFG, [None], [2, 3], label="order-3 bug",
+                              classes=True)
+        assert [(2, Verdict.PROVED, None), (3, Verdict.REFUTED, None)] == \
+            [(c.order, c.verdict, c.row_class) for c in run.cells]
