@@ -9,7 +9,10 @@ may carry a value (a template page) to the next iteration.
   context (:attr:`Ctx.lazy`, the counterexample replay of a cell whose lemmas are proved),
   the same summary is evaluated on plain values: an iteration runs only when a struct page
   (or bitmap cell) it owns is read after the loop, so replaying an order-18 compound costs
-  what replaying an order-2 one does (:class:`_LazyLoop`).
+  what replaying an order-2 one does (:class:`_LazyLoop`).  The replay of a refuted frame
+  lemma names the loops it may run so (:attr:`Ctx.lazy_loops`): those whose lemmas it
+  proved, while no other loop has run before them and none runs inside them; the rest
+  run every iteration.
 * Symbolically, the loop is replaced by its summary: after the loop, index ``i`` owned by
   iteration ``k`` in ``[lo, hi)`` holds what ``body`` writes there when run on the entry
   memory with carry ``inv(k)``, and every other index holds its entry value.  The carry
