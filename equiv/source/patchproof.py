@@ -576,8 +576,9 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
             if not sides:
                 sides.extend((side("base", base_tree, cfg),
                               side("patched", load_tree(patched_root), cfg)))
-            return [check_patch_cell(*sides, cfg, ty, o, timeout_ms=timeout_ms, order_hi=hi)
-                    for ty, o, hi in todo]
+            base, patched = sides
+            return [check_patch_cell(base, patched, cfg, ty, o, timeout_ms=timeout_ms,
+                                     order_hi=hi) for ty, o, hi in todo]
         return list(map_in_workers(
             _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms, hi)
                            for ty, o, hi in todo], jobs,
