@@ -208,3 +208,48 @@ def test_fetch_and_build_the_module(tmp_path: Path) -> None:
     t1 = time.monotonic()
     assert packages.fetch(cache) == files and build.build_module(files, cache) == ko
     assert time.monotonic() - t1 < 1.0 < first
+
+
+class TestSourceTarball:
+    """linux-source-6.12 at the booted kernel's version (equiv.live.ctext.tarball)."""
+
+    def test_the_installed_package_when_it_is_the_pinned_version(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        from equiv.live import ctext, packages
+
+        monkeypatch.setattr(ctext, "_installed_version", lambda: packages.DEB_VERSION)
+        assert ctext.TARBALL == ctext.tarball(tmp_path)
+
+    def test_the_pinned_deb_when_another_version_is_installed(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        from equiv.live import ctext, packages
+
+        monkeypatch.setattr(ctext, "_installed_version", lambda: "6.12.118-1~deb12u1")
+        calls: list[list[str]] = []
+
+        def fake_run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+            calls.append(argv)
+            if argv[:2] == ["apt-get", "download"]:
+                (Path(str(kw["cwd"])) / f"linux-source-6.12_{packages.DEB_VERSION}_all.deb"
+                 ).write_text("deb")
+            elif argv[:2] == ["dpkg-deb", "-x"]:
+                out = Path(argv[3]) / "usr" / "src" / "linux-source-6.12.tar.xz"
+                out.parent.mkdir(parents=True)
+                out.write_text("tarball")
+            return subprocess.CompletedProcess(argv, 0, "", "")
+
+        monkeypatch.setattr(ctext.subprocess, "run", fake_run)
+        got = ctext.tarball(tmp_path)
+        assert got.read_text() == "tarball" and packages.DEB_VERSION in str(got)
+        assert ["apt-get", "download", f"linux-source-6.12={packages.DEB_VERSION}"] == calls[0]
+        calls.clear()
+        assert got == ctext.tarball(tmp_path) and [] == calls  # once
+
+    def test_the_installed_one_when_the_pinned_cannot_be_had(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        from equiv.live import ctext
+
+        monkeypatch.setattr(ctext, "_installed_version", lambda: None)
+        monkeypatch.setattr(ctext.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
+            argv, 100, "", "E: no such version"))
+        assert ctext.TARBALL == ctext.tarball(tmp_path)

@@ -19,6 +19,7 @@ checks its version is the booted kernel's.
 
 from __future__ import annotations
 
+import subprocess
 import tarfile
 from pathlib import Path
 
@@ -58,10 +59,49 @@ class CTextResult:
     tree: str = ""
 
 
+def _installed_version() -> str | None:
+    """The installed ``linux-source-6.12``'s Debian version (``dpkg-query``), or None."""
+    try:
+        done = subprocess.run(["dpkg-query", "-W", "-f", "${Version}", TOP],
+                              capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    return done.stdout.strip() or None if done.returncode == 0 else None
+
+
+def tarball(cache: Path | None = None) -> Path:
+    """The tarball of the kernel the live check boots (``packages.DEB_VERSION`` of
+    ``linux-source-6.12``): :data:`TARBALL` when the installed package is that version;
+    else that version's ``.deb``, downloaded with ``apt-get download`` into the live cache
+    and unpacked there (Debian's bookworm-security moves on: 6.12.118 in December 2026,
+    the archive keeping the older versions); :data:`TARBALL` as it is when neither works
+    (the version check of :func:`ctext_compare` then says which kernel the tree is)."""
+    if _installed_version() == packages.DEB_VERSION:
+        return TARBALL
+    live = cache / "live" if cache is not None else packages.cache_dir()
+    deb = live / "debs" / f"{TOP}_{packages.DEB_VERSION}_all.deb"
+    unpacked = live / "src" / packages.DEB_VERSION
+    pinned = unpacked / "usr" / "src" / TARBALL.name
+    if pinned.is_file():
+        return pinned
+    try:
+        deb.parent.mkdir(parents=True, exist_ok=True)
+        if not deb.exists():
+            subprocess.run(["apt-get", "download", f"{TOP}={packages.DEB_VERSION}"],
+                           cwd=deb.parent, capture_output=True, check=False)
+        if deb.exists():
+            subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], capture_output=True,
+                           check=False)
+    except OSError:
+        pass
+    return pinned if pinned.is_file() else TARBALL
+
+
 def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
-    """The root of the unpacked files of linux-source-6.12 (extracted once into the live
-    cache from :data:`TARBALL`, again when the tarball changes), or None and why not.
-    ``cache`` is the ``equiv`` directory of a user cache (default: this user's)."""
+    """The root of the unpacked files of linux-source-6.12 at the booted kernel's version
+    (:func:`tarball`; extracted once into the live cache, again when the tarball changes),
+    or None and why not.  ``cache`` is the ``equiv`` directory of a user cache (default:
+    this user's)."""
     from equiv.linux.ktree import MAKEFILE
     from equiv.source.files import FILES
 
@@ -69,26 +109,27 @@ def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
     root = (cache or packages.cache_dir().parent) / TOP
     want = [*FILES, MAKEFILE]
     stamp = root / ".equiv-tarball"
+    src = tarball(cache)
     made_from = ""
-    if TARBALL.is_file():  # a newer package re-extracts
-        st = TARBALL.stat()
-        made_from = f"{st.st_size} {st.st_mtime_ns}\n"
+    if src.is_file():  # another tarball (a newer package) re-extracts
+        st = src.stat()
+        made_from = f"{src} {st.st_size} {st.st_mtime_ns}\n"
     fresh = not made_from or (stamp.is_file() and stamp.read_text() == made_from)
     if not fresh or not all((root / f).is_file() for f in want):
-        if not TARBALL.is_file():
+        if not src.is_file():
             return None, f"{TARBALL} is not installed (apt-get install {TOP})"
         names = {f"{TOP}/{f}" for f in want}
         root.parent.mkdir(parents=True, exist_ok=True)
         try:
-            with tarfile.open(TARBALL, "r:xz") as tar:
+            with tarfile.open(src, "r:xz") as tar:
                 for m in tar:
                     if m.name in names:
                         tar.extract(m, root.parent, filter="data")
         except (OSError, tarfile.TarError) as e:
-            return None, f"cannot unpack {TARBALL}: {e}"
+            return None, f"cannot unpack {src}: {e}"
         missing = [f for f in want if not (root / f).is_file()]
         if missing:
-            return None, f"{TARBALL} lacks {', '.join(missing)}"
+            return None, f"{src} lacks {', '.join(missing)}"
         stamp.write_text(made_from)
     return root, ""
 
