@@ -127,6 +127,8 @@ def test_a_version_the_archive_dropped_is_an_input_error(monkeypatch: pytest.Mon
                                              f"'{packages.PACKAGES[0]}' was not found")
         if args[:2] == ["apt-cache", "policy"]:
             return _completed(args, 0, out=POLICY)
+        if args[:2] == ["apt-get", "update"]:  # the retry as root: the lists change nothing
+            return _completed(args, 0)
         raise AssertionError(args)
 
     monkeypatch.setattr(subprocess, "run", run)
@@ -233,6 +235,7 @@ class TestSourceTarball:
                 (Path(str(kw["cwd"])) / f"linux-source-6.12_{packages.DEB_VERSION}_all.deb"
                  ).write_text("deb")
             elif argv[:2] == ["dpkg-deb", "-x"]:
+                Path(argv[3]).mkdir()  # like dpkg-deb: one level, the parent must exist
                 out = Path(argv[3]) / "usr" / "src" / "linux-source-6.12.tar.xz"
                 out.parent.mkdir(parents=True)
                 out.write_text("tarball")
@@ -244,6 +247,33 @@ class TestSourceTarball:
         assert ["apt-get", "download", f"linux-source-6.12={packages.DEB_VERSION}"] == calls[0]
         calls.clear()
         assert got == ctext.tarball(tmp_path) and [] == calls  # once
+
+    def test_a_failed_download_is_retried_after_apt_get_update_as_root(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """A clean CI image has no package lists: the first ``apt-get download`` fails, and
+        the pinned version comes after ``apt-get update`` (the CI failure of 3 December)."""
+        from equiv.live import packages
+
+        calls: list[list[str]] = []
+        lists: list[bool] = []
+
+        def fake_run(argv: list[str], **kw: object) -> subprocess.CompletedProcess[str]:
+            calls.append(argv)
+            if argv[:2] == ["apt-get", "update"]:
+                lists.append(True)
+            ok = argv[:2] != ["apt-get", "download"] or bool(lists)
+            return subprocess.CompletedProcess(argv, 0 if ok else 100, "", "")
+
+        monkeypatch.setattr(packages.subprocess, "run", fake_run)
+        monkeypatch.setattr(packages.os, "geteuid", lambda: 0)
+        assert packages.apt_download("linux-source-6.12", packages.DEB_VERSION, tmp_path)
+        assert [c[:2] for c in calls] == [["apt-get", "download"], ["apt-get", "update"],
+                                          ["apt-get", "download"]]
+        calls.clear()
+        lists.clear()
+        monkeypatch.setattr(packages.os, "geteuid", lambda: 1000)  # not root: no update
+        assert not packages.apt_download("linux-source-6.12", packages.DEB_VERSION, tmp_path)
+        assert [c[:2] for c in calls] == [["apt-get", "download"]]
 
     def test_the_installed_one_when_the_pinned_cannot_be_had(
             self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

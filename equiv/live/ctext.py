@@ -87,9 +87,9 @@ def tarball(cache: Path | None = None) -> Path:
     try:
         deb.parent.mkdir(parents=True, exist_ok=True)
         if not deb.exists():
-            subprocess.run(["apt-get", "download", f"{TOP}={packages.DEB_VERSION}"],
-                           cwd=deb.parent, capture_output=True, check=False)
+            packages.apt_download(TOP, packages.DEB_VERSION, deb.parent)
         if deb.exists():
+            unpacked.parent.mkdir(parents=True, exist_ok=True)  # dpkg-deb -x makes one level
             subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], capture_output=True,
                            check=False)
     except OSError:
@@ -146,7 +146,10 @@ def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
     tree = load_tree(root)
     if tree.version != packages.UPSTREAM_VERSION:
         return CTextResult(reason=f"the tree is {tree.version}, the kernel "
-                                  f"{packages.UPSTREAM_VERSION}", tree=str(root))
+                                  f"{packages.UPSTREAM_VERSION} (apt-get download "
+                                  f"{TOP}={packages.DEB_VERSION} did not give that "
+                                  f"version's source: see apt-cache policy {TOP})",
+                           tree=str(root))
     altmap = pg.altmap_valid(kl)
     model_cfg = evolve(cfg, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=False) if altmap else cfg
     sd = side("live", tree, model_cfg)

@@ -147,6 +147,25 @@ def _unserved(package: str) -> InputError:
                       f"into {cache_dir() / 'debs'} or update equiv")
 
 
+def apt_download(package: str, version: str, debs: Path) -> bool:
+    """``apt-get download <package>=<version>`` into ``debs``; True when it worked.  A first
+    failure, run as root, is retried once after ``apt-get update``: a clean CI image has no
+    package lists (or lists older than the pinned version), and an installed package says
+    nothing about what the archive serves."""
+    env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
+    for attempt in range(2):
+        if attempt:
+            if os.geteuid() != 0:
+                return False
+            subprocess.run(["apt-get", "update", "-qq"], capture_output=True, env=env,
+                           check=False)
+        done = subprocess.run(["apt-get", "download", f"{package}={version}"], cwd=debs,
+                              capture_output=True, text=True, check=False, env=env)
+        if done.returncode == 0:
+            return True
+    return False
+
+
 def download(debs: Path) -> list[Path]:
     """Every pinned package's ``.deb`` in ``debs``, downloading those not there yet with
     ``apt-get download <package>=<version>`` (one at a time, so a failure names its package)."""
@@ -156,9 +175,7 @@ def download(debs: Path) -> list[Path]:
         deb = debs / deb_name(package)
         if not deb.exists():
             host.require(host.FETCH_TOOLS[:1], f"downloading {package}")
-            done = subprocess.run(["apt-get", "download", f"{package}={DEB_VERSION}"], cwd=debs,
-                                  capture_output=True, text=True, check=False)
-            if done.returncode != 0 or not deb.exists():
+            if not apt_download(package, DEB_VERSION, debs) or not deb.exists():
                 raise _unserved(package)
         out.append(deb)
     return out
