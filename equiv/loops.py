@@ -85,7 +85,7 @@ class Owner:
 
 def never(*_: Val) -> tuple[Cond, Val]:
     """Owner component for a kind of memory a loop never writes."""
-    return False, z3.BitVecVal(0, 64)
+    return False, bv.num(0, 64)
 
 
 @frozen(eq=False)
@@ -155,7 +155,7 @@ class Ctx:
 
     def val(self, v: int, width: int = 64) -> Val:
         """A constant in this context's domain."""
-        return z3.BitVecVal(v, width) if self.symbolic else CBV(v, width)
+        return bv.num(v, width) if self.symbolic else CBV(v, width)
 
     def fresh(self, name: str, width: int = 64) -> z3.BitVecRef:
         return z3.BitVec(f"{name}#{next(self._ids)}", width)

@@ -376,7 +376,7 @@ class PageState:
     def zeroed(self, step: str) -> PageState:
         """Every byte 0 (what ``__mm_zero_struct_page``'s word stores leave), in one step."""
         zero = CBV(0, bv.width(self.bits)) if isinstance(self.bits, CBV) else \
-            z3.BitVecVal(0, bv.width(self.bits))
+            bv.num(0, bv.width(self.bits))
         origin = None if self.origin is None else _origin(self.origin, 0, len(self.origin), step)
         return PageState(bits=zero, origin=origin, events=self.events)
 
@@ -436,7 +436,7 @@ def _origin(origin: tuple[Chain, ...] | None, offset: int, size: int,
 
 def _as(value: Val | int, bits: int, like: Val) -> Val:
     if isinstance(value, int):
-        return CBV(value, bits) if isinstance(like, CBV) else z3.BitVecVal(value, bits)
+        return CBV(value, bits) if isinstance(like, CBV) else bv.num(value, bits)
     if bv.width(value) != bits:
         raise WidthError(f"value of width {bv.width(value)} stored into a {bits}-bit field")
     if isinstance(like, CBV) and not isinstance(value, CBV):

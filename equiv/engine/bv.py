@@ -141,14 +141,33 @@ def _unchecked(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 _get_sort = _unchecked(z3.Z3_get_sort)
 _get_bv_sort_size = _unchecked(z3.Z3_get_bv_sort_size)
+_inc_ref = _unchecked(z3.Z3_inc_ref)
+#: the main context's C pointer (fixed for the process, forked workers included)
+_REF = _ctx.ref()
+
+
+def _wrap(cls: type[Any], ast: z3.Ast) -> Any:
+    """``cls(ast, main context)`` as ``AstRef.__init__`` makes it (the term and its context,
+    one reference taken, which ``AstRef.__del__`` gives back), without its context lookup
+    and error check: ``ast`` is a term a z3 constructor just returned.  A NULL (a
+    constructor that failed) goes through ``cls`` itself, which raises z3's error."""
+    if not ast:
+        return cls(ast, _ctx)
+    r = cls.__new__(cls)
+    r.ast = ast
+    r.ctx = _ctx
+    _inc_ref(_REF, ast)
+    return r
 
 
 def _bool(ast: z3.Ast) -> Bool:
-    return z3.BoolRef(ast, _ctx)
+    b: Bool = _wrap(z3.BoolRef, ast)
+    return b
 
 
 def _bv(ast: z3.Ast) -> BV:
-    return z3.BitVecRef(ast, _ctx)
+    v: BV = _wrap(z3.BitVecRef, ast)
+    return v
 
 
 def _args(xs: Sequence[z3.ExprRef]) -> tuple[int, z3.Ast]:
@@ -158,18 +177,37 @@ def _args(xs: Sequence[z3.ExprRef]) -> tuple[int, z3.Ast]:
     return len(xs), arr
 
 
+#: z3 numerals by (value, width): a symbolic run asks for the same few constants (field
+#: values, masks, indices) hundreds of thousands of times, and ``z3.BitVecVal`` builds a
+#: sort and a Python term object each time.  The terms are hash-consed by z3 anyway: the
+#: cached one is the same term.  Bounded: cleared when it reaches :data:`_NUMS_MAX`.
+_NUMS: dict[tuple[int, int], BV] = {}
+_NUMS_MAX = 1 << 14
+
+
+def num(v: int, w: int) -> BV:
+    """The z3 numeral ``v`` of ``w`` bits (``v`` taken modulo ``2**w``, as z3 does)."""
+    key = (v, w)
+    hit = _NUMS.get(key)
+    if hit is None:
+        if len(_NUMS) >= _NUMS_MAX:
+            _NUMS.clear()
+        hit = _NUMS[key] = z3.BitVecVal(v, w)
+    return hit
+
+
 def _z(x: Val | int, width: int) -> BV:
     if isinstance(x, CBV):
-        return z3.BitVecVal(x.value, x.width)
+        return num(x.value, x.width)
     if isinstance(x, int):
-        return z3.BitVecVal(x, width)
+        return num(x, width)
     return x
 
 
 def const_like(x: Val | Cond, v: int, w: int = 64) -> Val:
     """The constant ``v`` (``w`` bits) in the domain of ``x``: a folded z3 numeral for
     symbolic ``x``, a :class:`CBV` otherwise."""
-    return z3.BitVecVal(v, w) if is_sym(x) else CBV(v, w)
+    return num(v, w) if is_sym(x) else CBV(v, w)
 
 
 def width(x: Val) -> int:
@@ -177,8 +215,7 @@ def width(x: Val) -> int:
     ``BitVecRef.size()`` wraps the sort in two Python objects first)."""
     if isinstance(x, CBV):
         return x.width
-    ref = _ctx.ref()
-    w: int = _get_bv_sort_size(ref, _get_sort(ref, x.as_ast()))
+    w: int = _get_bv_sort_size(_REF, _get_sort(_REF, x.ast))
     return w
 
 
@@ -207,7 +244,7 @@ def concat(*parts: Val) -> Val:
             v = (v << p.width) | p.value
             w += p.width
         return CBV(v, w)
-    zs = [z3.BitVecVal(p.value, p.width) if isinstance(p, CBV) else p for p in parts]
+    zs = [num(p.value, p.width) if isinstance(p, CBV) else p for p in parts]
     acc = zs[0].as_ast()
     for p in zs[1:]:
         acc = z3.Z3_mk_concat(_ctx.ref(), acc, p.as_ast())
