@@ -83,6 +83,15 @@ def model_for(tree: KernelTree, name: str | None) -> Model:
 CLASS_LEMMA_MS = 3_000
 
 
+#: resource limit (z3's rlimit, deterministic) of the first try of a loop lemma's conjunct:
+#: alone, with neither the assumptions nor the premise, in a fresh solver, whose
+#: preprocessing (solving ``n == q + k`` for ``n``) folds the frame-write lemma's stronger
+#: claim ("the footprint misses every page outside the block") at once, where the
+#: incremental solver holding the assumptions took up to 1.6 s (order 12); measured, a
+#: conjunct valid alone takes at most 1,000 of this, one that is not stops within ~5 ms
+ALONE_RLIMIT = 20_000
+
+
 def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
                  sc: Scenario | None = None) -> str:
     """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
@@ -94,6 +103,8 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
     which terms were created, so the whole conjunction took 18 s or over 60 s for
     ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
     claim (if it has one) is tried first; only if it is not proved is the claim itself.
+    Each conjunct is first tried alone (:data:`ALONE_RLIMIT`): valid by itself, it holds
+    under any assumptions.
 
     With ``sc`` an order class (its order the symbolic ``vmemmap_shift``), a conjunct not
     decided within :data:`CLASS_LEMMA_MS` over the whole class is proved at each order of
@@ -118,6 +129,8 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         return hit
 
     def one(part: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
+        if valid_alone(part):
+            return z3.unsat
         if not split:
             return s.check(z3.Not(part))
         assert sc is not None
@@ -145,6 +158,14 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
                 return r
         return z3.unsat
 
+    def valid_alone(part: z3.BoolRef) -> bool:
+        """Is the conjunct valid by itself (then under any premise and assumptions), as a
+        fresh solver shows within :data:`ALONE_RLIMIT`?"""
+        q = z3.SolverFor("QF_AUFBV")
+        q.set("rlimit", ALONE_RLIMIT)
+        q.add(z3.Not(part))
+        return bool(q.check() == z3.unsat)
+
     def valid(claim: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
         for part in claim.children() if z3.is_and(claim) else [claim]:
             r = one(part, premise)
@@ -167,6 +188,10 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
             return f"loop lemma {lm.kind} of {lm.loop}: {r}"
     return ""
 
+
+#: models of one context :func:`specialise` keeps to spare queries (each condition is
+#: evaluated in them, so a few suffice: most conditions are told apart by the first two)
+MAX_MODELS = 8
 
 #: a condition decided in one context: (the condition, True, False or the condition itself)
 _Decided = tuple[z3.BoolRef, z3.BoolRef]
@@ -212,17 +237,21 @@ def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
     return fixed, selects
 
 
-def _same_index(selects: list[z3.ExprRef], context: z3.Solver) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
+def _same_index(selects: list[z3.ExprRef], context: z3.Solver,
+                models: list[z3.ModelRef]) -> list[tuple[z3.ExprRef, z3.ExprRef]]:
     """Rewrites ``a[i] -> a[j]`` for array reads whose indices are one value written two ways
     (``s + (v ? x : 0)`` and ``v ? s + x : s``: the two sides compute a pfn differently).
-    Candidates are indices equal in one model of ``context``; each pair is then proved
-    equal in ``context`` by a query (64-bit scalars only)."""
-    if context.check() != z3.sat:
-        return []
-    try:
-        m = context.model()
-    except z3.Z3Exception:  # the model's solver gave up within its budget: no candidates
-        return []
+    Candidates are indices equal in one model of ``context`` (the first of ``models``, else
+    one asked of it and added); each pair is then proved equal in ``context`` by a query
+    (64-bit scalars only)."""
+    if not models:
+        if context.check() != z3.sat:
+            return []
+        try:
+            models.append(context.model())
+        except z3.Z3Exception:  # the model's solver gave up within its budget: no candidates
+            return []
+    m = models[0]
     reps: dict[tuple[int, int], list[z3.ExprRef]] = {}
     subs: list[tuple[z3.ExprRef, z3.ExprRef]] = []
     for sel in selects:
@@ -242,8 +271,19 @@ def _same_index(selects: list[z3.ExprRef], context: z3.Solver) -> list[tuple[z3.
     return subs
 
 
+def _last_model(context: z3.Solver) -> z3.ModelRef | None:
+    """The model of ``context``'s last (satisfiable) check, if it can give one
+    (``last_model``, else ``model``)."""
+    get = getattr(context, "last_model", None) or context.model
+    try:
+        return get()
+    except z3.Z3Exception:
+        return None
+
+
 def specialise(terms: list[z3.BoolRef], context: z3.Solver,
-               decided: dict[int, _Decided]) -> list[z3.BoolRef]:
+               decided: dict[int, _Decided],
+               models: list[z3.ModelRef] | None = None) -> list[z3.BoolRef]:
     """Each of ``terms`` simplified in the context of ``context``'s assertions.
 
     The interpreter's struct pages are ``ite`` trees over path conditions (loop trips, the
@@ -256,9 +296,34 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
     context holds: a model of the result is a model of the term, and unsat is unsat.  An
     undecided (or unknown) condition is kept.  ``decided`` caches decisions for this context.
 
+    ``models`` (kept by the caller with ``decided``, for the same context) collects the
+    models of ``context`` its satisfiable queries gave: a condition true in one and false in
+    another is undecided without a query, and one every model makes true (false) needs only
+    the query of its negation (itself).  Models only ever spare a query whose answer would
+    have been SAT: a condition is decided only by an UNSAT answer, as without them.
+
     Without this, z3 bit-blasts every guarded 512-bit page and searches the loop arithmetic
     inside the page comparison (tens of seconds per query at order 4).
     """
+    seen_models: list[z3.ModelRef] = [] if models is None else models
+
+    def polarities(c: z3.BoolRef) -> set[bool]:
+        seen: set[bool] = set()
+        for m in seen_models:
+            v = m.eval(c, model_completion=True)
+            if z3.is_true(v) or z3.is_false(v):
+                seen.add(bool(z3.is_true(v)))
+                if len(seen) == 2:
+                    break
+        return seen
+
+    def ask(q: z3.BoolRef) -> z3.CheckSatResult:
+        r = context.check(q)
+        if r == z3.sat and len(seen_models) < MAX_MODELS:
+            m = _last_model(context)
+            if m is not None:
+                seen_models.append(m)
+        return r
 
     def decide(c: z3.BoolRef) -> bool | None:
         if z3.is_true(c) or z3.is_false(c):
@@ -266,10 +331,14 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
         hit = decided.get(c.get_id())
         if hit is None:
             v = c
-            if context.check(z3.Not(c)) == z3.unsat:
-                v = z3.BoolVal(True)
-            elif context.check(c) == z3.unsat:
-                v = z3.BoolVal(False)
+            seen = polarities(c)
+            if len(seen) < 2:
+                # prove the polarity every model gave (a model of the other one would
+                # have shown it is not implied); without a model, true and then false
+                for pol in sorted(seen) or [True, False]:
+                    if ask(z3.Not(c) if pol else c) == z3.unsat:
+                        v = z3.BoolVal(pol)
+                        break
             hit = decided[c.get_id()] = (c, v)
         return None if hit[1].eq(c) else z3.is_true(hit[1])
 
@@ -279,7 +348,7 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
         fixed, selects = _scan(terms, decide)
         subs: list[tuple[z3.ExprRef, z3.ExprRef]] = [
             (c, z3.BoolVal(v)) for c, v in fixed if not (z3.is_true(c) or z3.is_false(c))]
-        subs += _same_index(selects, context)
+        subs += _same_index(selects, context, seen_models)
         if not subs:
             break
         terms = [z3.simplify(z3.substitute(t, *subs)) for t in terms]
@@ -399,5 +468,5 @@ def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
     roles += [r for n, r in found.items() if n not in names]
 
 
-__all__ = ["CLASS_LEMMA_MS", "MODELS", "Evaluates", "HandPath", "Model", "ModelValues",
+__all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "MODELS", "Evaluates", "HandPath", "Model", "ModelValues",
            "check_lemmas", "merge_found", "model_for", "order_not_covered", "specialise"]

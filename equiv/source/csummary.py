@@ -433,7 +433,11 @@ class LoopSummary:
         it, e, k = self.it, self.entry, self.k
         premise = _bool(bv.and_(e.pc, self.in_range(k)))
         fin, track = self.run_tracked(k, self.inv(k))
-        n2 = z3.BitVec(f"{it.label}.loop.n#{it.fresh_id()}", 64)
+        # any struct page n, named by its offset from the block's first page: n = q_k + x
+        # (a bijection of the pages for each k, so the lemmas claim the same), whose block
+        # tests then fold (n - q_k == x) before the solver sees them
+        x2 = z3.BitVec(f"{it.label}.loop.x#{it.fresh_id()}", 64)
+        n2 = self.q0 + self._mul(k) + x2
         b2 = z3.BitVec(f"{it.label}.loop.b#{it.fresh_id()}", 64)
         # the iteration's output in its own block, read first so that the reads it makes
         # lazily (through summaries of inner loops) are logged under that condition

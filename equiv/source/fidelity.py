@@ -90,6 +90,7 @@ from equiv.source.common import (
 )
 from equiv.source.files import load_tree, macro_env
 from equiv.source.patchproof import (
+    Contexts,
     Side,
     _bool,
     _cases,
@@ -355,16 +356,18 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         return why
     # the tail index's width in the queries: the order (the highest of a class)
     bits = sc.orders[-1]
+    contexts: Contexts = {}  # the roles' query contexts, shared where they are one
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
         for claim in alone:  # each a sufficient condition: a model of one is no difference
             out = _check_role(name, cons, claim, assume, c, t, inp, bits, timeout_ms,
-                              split=SPLIT)
+                              split=SPLIT, contexts=contexts)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms)
+            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms,
+                                         contexts)
         dt = time.perf_counter() - t0
         if sc.is_class and out is not Verdict.PROVED:
             # a class probe proves everything or stands for nothing: each order is then
@@ -397,13 +400,14 @@ def _undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResul
 
 def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
                            assume: list[z3.BoolRef], c: z3.BitVecRef, t: z3.BitVecRef,
-                           inp: Inputs, sc: Scenario,
-                           timeout_ms: int) -> Verdict | str | _RenamedModel:
+                           inp: Inputs, sc: Scenario, timeout_ms: int,
+                           contexts: Contexts | None = None) -> Verdict | str | _RenamedModel:
     """One role, as the patch proof decides it (:func:`equiv.source.patchproof._check_role`:
     split by compound and altmap, the first pfn and the tail renamed, each case
     specialised); a model is steered to a small range first (fewer struct pages to replay)."""
     bits = sc.orders[-1]  # the tail index's width (see patchproof._tail_renaming)
-    out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms, split=SPLIT)
+    out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms, split=SPLIT,
+                      contexts=contexts)
     if not isinstance(out, _RenamedModel) or sc.is_class:
         return out  # (a class's difference is found again, and replayed, per order)
     small = [*assume, z3.ULE(inp.nr_pages, 2 << sc.order)]

@@ -314,15 +314,18 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
                                time.perf_counter() - t0, reason=why))
     if sc.is_class and not lemma_ok:
         return why
+    contexts: Contexts = {}  # the roles' query contexts, shared where they are one
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
         for unchanged in alone:
-            out = _check_role(name, cons, unchanged, assume, c, t, inp, bits, timeout_ms)
+            out = _check_role(name, cons, unchanged, assume, c, t, inp, bits, timeout_ms,
+                              contexts=contexts)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
-            out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms)
+            out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms,
+                              contexts=contexts)
         dt = time.perf_counter() - t0
         if sc.is_class and out is not Verdict.PROVED:
             # a class probe proves everything or stands for nothing: each order is then
@@ -396,18 +399,62 @@ class _Context:
 
     def __init__(self, full: z3.Solver, scalar: z3.Solver) -> None:
         self.full, self.scalar = full, scalar
+        self._last: z3.Solver | None = None
+        self._model: z3.ModelRef | None = None
 
     def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
         if all(not has_select(x) for x in extra):
             try:
-                return self.scalar.check(*extra)
+                r = self.scalar.check(*extra)
+                self._last = self.scalar
+                return r
             except z3.Z3Exception:  # a term the scalar solver refuses: the full solver
                 pass
+        self._last = self.full
         return self.full.check(*extra)
 
     def model(self) -> z3.ModelRef:
-        self.full.check()
-        return self.full.model()
+        """A model of the assertions (computed once: they do not change)."""
+        if self._model is None:
+            self.full.check()
+            self._model = self.full.model()
+        return self._model
+
+    def last_model(self) -> z3.ModelRef:
+        """The model of the last check (which was satisfiable)."""
+        if self._last is None:
+            raise z3.Z3Exception("no check yet")
+        return self._last.model()
+
+
+class _Shared:
+    """One context of a role's cases, shared by the roles whose case has the same assertions
+    once the fixed indices are put in (the head, tail 1 and tail 2 of compound ``c == 0``
+    under one altmap case are one context): its solver, whether the assertions hold, and
+    what :func:`specialise` decided in it."""
+
+    def __init__(self, hyp: list[z3.BoolRef], timeout_ms: int) -> None:
+        self.hyp = hyp
+        self.solver = z3.SolverFor("QF_AUFBV")
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(*hyp)
+        self.present = self.solver.check()
+        self.reason = "" if self.present != z3.unknown else self.solver.reason_unknown()
+        # deciding an ite condition is an optimisation: an undecided one stays in the term,
+        # so these queries get a short budget
+        scalar = z3.SolverFor("QF_UFBV")
+        scalar.set("timeout", DECIDE_MS)
+        scalar.add(*hyp)
+        full = z3.SolverFor("QF_AUFBV")
+        full.set("timeout", DECIDE_MS)
+        full.add(*hyp)
+        self.context = _Context(full, scalar)
+        self.decided: dict[int, tuple[z3.BoolRef, z3.BoolRef]] = {}
+        self.models: list[z3.ModelRef] = []
+
+
+#: the contexts of one cell's roles by the ids of their assertions (each entry holds them)
+Contexts = dict[tuple[int, ...], _Shared]
 
 
 class _RenamedModel:
@@ -460,13 +507,15 @@ def _cases(inp: Inputs) -> list[Case]:
 
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
                 c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
-                timeout_ms: int, split: int = SPLIT_COMPOUNDS) -> Verdict | str | _RenamedModel:
+                timeout_ms: int, split: int = SPLIT_COMPOUNDS,
+                contexts: Contexts | None = None) -> Verdict | str | _RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. split - 1`` and the
     rest; one case for the pages outside the range and for the bitmap) and by altmap, the
     index and first pfn are renamed (:func:`_tail_renaming`, :func:`_first_pfn_renaming`),
     and in each case the ``ite`` conditions of both trees' pages are decided first
-    (:func:`specialise`)."""
+    (:func:`specialise`).  ``contexts`` keeps each case's context for the next role (one
+    per cell: the roles' cases that are one query context share their decisions)."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
         _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
@@ -481,6 +530,8 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
     altmap = inp.altmap_valid
     parts0 = same.children() if z3.is_and(same) else [same]
     any_present = False
+    if contexts is None:
+        contexts = {}
     for (case0, subs0), on in ((cs, on) for cs in cases0 for on in (False, True)):
         fwd = _first_pfn_renaming(inp, on)
         # the variables the query keeps (c when not fixed, t's low bits), as the model
@@ -489,36 +540,41 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
         hyp = [z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume]
         hyp += [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
+        # the queries are asked with the fixed indices put into the assertions too (the
+        # terms no longer mention them): equisatisfiable, and the same context for every
+        # role of this compound, whose decisions are then shared
+        fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
+        hyp_q = [z3.simplify(z3.substitute(h, *fixed)) for h in hyp] if fixed else hyp
+        key = tuple(h.get_id() for h in hyp_q)
+        ctx = contexts.get(key)
+        if ctx is None:
+            ctx = contexts[key] = _Shared(hyp_q, timeout_ms)
+        if ctx.present == z3.unsat:
+            continue
+        if ctx.present != z3.sat:
+            return f"role constraint: {ctx.reason}"
+        any_present = True
         # a fixed index is put into the terms first: most of their ite conditions (is
         # this pfn that struct page?) then fold syntactically
         parts = [split_sums(z3.simplify(z3.substitute(p, *subs))) for p in parts0]
-        s = z3.SolverFor("QF_AUFBV")
-        s.set("timeout", timeout_ms)
-        s.add(*hyp)
-        r = s.check()
-        if r == z3.unsat:
-            continue
-        if r != z3.sat:
-            return f"role constraint: {s.reason_unknown()}"
-        any_present = True
         t0 = time.perf_counter()
-        # deciding an ite condition is an optimisation: an undecided one stays in the term,
-        # so these queries get a short budget
-        scalar = z3.SolverFor("QF_UFBV")
-        scalar.set("timeout", DECIDE_MS)
-        scalar.add(*hyp)
-        full = z3.SolverFor("QF_AUFBV")
-        full.set("timeout", DECIDE_MS)
-        full.add(*hyp)
-        diffs = specialise([z3.Not(p) for p in parts], _Context(full, scalar), {})
+        diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models)
         live = [d for d in diffs if not z3.is_false(d)]
         log.debug("%s c%s altmap=%s: specialised in %.1fs, %d live words", name,
                   subs0[0][1] if subs0 and subs0[0][0].eq(c) else ">=4", on,
                   time.perf_counter() - t0, len(live))
+        s = ctx.solver
         for d in live:
             t0 = time.perf_counter()
             r = s.check(d)
             log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
+            if r == z3.sat and fixed:
+                # the model must name the fixed indices: asked again of the assertions
+                # that keep them
+                s = z3.SolverFor("QF_AUFBV")
+                s.set("timeout", timeout_ms)
+                s.add(*hyp)
+                r = s.check(d)
             if r == z3.sat:
                 return _RenamedModel(s.model(), rename)
             if r != z3.unsat:
