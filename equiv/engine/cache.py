@@ -151,7 +151,11 @@ class Cache:
 
     def put(self, kind: str, key: str, payload: Any) -> None:
         """Store ``payload`` atomically (temporary file + rename); errors are reported, not
-        raised (a cache that cannot be written only costs time)."""
+        raised (a cache that cannot be written only costs time).  A query answer this
+        handle has read or written already is not written again (a query entry's content is
+        a function of its key; many cells of one run pose the same queries)."""
+        if kind == "query" and self._answers.get(key) == payload:
+            return
         path = self._path(kind, key)
         doc = {"format": FORMAT, "kind": kind, "key": key, "digest": _digest(payload),
                "payload": payload}
@@ -166,6 +170,8 @@ class Cache:
                                   "results not stored", str(path)))
             return
         self.stores[kind] += 1
+        if kind == "query":
+            self._answers[key] = payload
 
     def summary(self) -> list[str]:
         """One line per kind of problem met in this run (each with the number of entries it

@@ -22,10 +22,20 @@ DEFAULT_RLIMIT = 1_000_000_000
 
 
 def smtlib(assertions: list[z3.BoolRef], *, check: bool = True) -> str:
-    """The conjunction of ``assertions`` as an SMT-LIB 2 script (``set-logic`` first)."""
-    s = z3.Solver()
-    s.add(*assertions)
-    text = s.to_smt2()
+    """The conjunction of ``assertions`` as an SMT-LIB 2 script (``set-logic`` first).
+
+    The text ``z3.Solver.to_smt2`` gives for a solver holding ``assertions``, written by the
+    same C call without making the solver (a cache key is this text: it is made for every
+    query a cached run poses)."""
+    ctx = z3.main_ctx()
+    es = [z3.BoolSort(ctx).cast(a) for a in assertions]
+    n = max(len(es) - 1, 0)
+    v = (z3.Ast * n)()
+    for i in range(n):
+        v[i] = es[i].as_ast()
+    last = es[n].as_ast() if es else z3.BoolVal(True, ctx).as_ast()
+    text = z3.Z3_benchmark_to_smtlib_string(ctx.ref(), "benchmark generated from python API",
+                                            "", "unknown", "", n, v, last)
     lines = [ln for ln in text.splitlines() if ln.strip() != "(check-sat)"]
     body = "\n".join(lines)
     return f"(set-logic {LOGIC})\n{body}\n" + ("(check-sat)\n" if check else "")
