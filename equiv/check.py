@@ -196,15 +196,45 @@ def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation, *,
         the number of solver frames pushed (the caller pops them); the solver is SAT.
     """
     idx: dict[str, list[z3.BitVecRef]] = {k: [v] for k, v in ob.indices.items()}
-    return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch, budget=budget)
+    return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch, budget=budget,
+                   guess=from_scratch)
 
 
 def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
-                 budget: tuple[int, int | None] | None = None) -> int:
+                 budget: tuple[int, int | None] | None = None,
+                 guesses: Sequence[tuple[int, ...]] = ()) -> int:
     """:func:`_keep_greedy_in` with each preference's check under ``budget[0]`` and the
-    solver's own budget ``budget[1]`` (None: none) restored for the last check."""
+    solver's own budget ``budget[1]`` (None: none) restored for the last check.
+
+    With ``guesses`` (no budget, a from-scratch solver): every preference is tried at once
+    on ``s`` (the first check :func:`_keep_greedy_in` makes too); if that is not SAT, each
+    guess of which preferences the greedy drops (positions in ``prefs``) is checked on a
+    copy of ``s`` (:func:`_keep_guessed`), then the halving runs on a copy if none holds,
+    and ``s`` gets the kept preferences and one check.  The same preferences are kept as
+    without guesses; the model is the one ``s`` gives for them after its own two checks,
+    however they were found (checks on a solver can change which model it gives later)."""
     if budget is None:
-        return _keep_greedy_in(s, prefs, from_scratch)
+        if not guesses or not from_scratch:
+            return _keep_greedy_in(s, prefs, from_scratch)
+        for p in prefs:
+            s.push()
+            s.add(p)
+        if s.check() == z3.sat:
+            return len(prefs)
+        s.pop(len(prefs))
+        t = s.translate(s.ctx)
+        dropped = next((g for g in guesses if _keep_guessed(t, prefs, g) is not None), None)
+        if dropped is None:
+            out: list[int] = []
+            _keep_greedy_in(s.translate(s.ctx), prefs, from_scratch, out)
+            dropped = tuple(out)
+        keep = [p for i, p in enumerate(prefs) if i not in dropped]
+        for p in keep:
+            s.push()
+            s.add(p)
+        if s.check() != z3.sat:
+            raise AssertionError("solver lost a model it had")
+        return len(keep)
     s.set("rlimit", budget[0])
     try:
         return _keep_greedy_in(s, prefs, from_scratch, restore=budget[1] or 0)
@@ -212,11 +242,49 @@ def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
         s.set("rlimit", budget[1] or 0)
 
 
+def _keep_guessed(s: z3.Solver, prefs: list[z3.BoolRef], dropped: tuple[int, ...]) -> int | None:
+    """What :func:`_keep_greedy_in` keeps (from scratch, no budget), if it is every
+    preference but those at ``dropped``: then ``s`` holds them, pushed one by one, and the
+    number kept is returned; else ``s`` is left as it was and None returned.
+
+    Checked in ``len(dropped) + 1`` checks instead of about ``2 * len(dropped) *
+    log2(len(prefs))``: the greedy keeps preference ``i`` iff the ones it kept before
+    ``i`` and ``i`` are SAT together.  So the guess is the greedy's exactly when each
+    dropped preference is not SAT with the guessed kept ones before it, and the guessed
+    kept ones are SAT all together (then so is every prefix of them)."""
+    keep = [i for i in range(len(prefs)) if i not in dropped]
+    pushed = 0
+
+    def undo() -> None:
+        s.pop(pushed)
+
+    for j in sorted(dropped):
+        while pushed < len(keep) and keep[pushed] < j:
+            s.push()
+            s.add(prefs[keep[pushed]])
+            pushed += 1
+        s.push()
+        s.add(prefs[j])
+        r = s.check()
+        s.pop()
+        if r == z3.sat:  # the greedy would keep it: the guess is wrong
+            undo()
+            return None
+    while pushed < len(keep):
+        s.push()
+        s.add(prefs[keep[pushed]])
+        pushed += 1
+    if s.check() != z3.sat:
+        undo()
+        return None
+    return len(keep)
+
+
 def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
-                    restore: int | None = None) -> int:
+                    dropped: list[int] | None = None, restore: int | None = None) -> int:
     """Push each preference of ``prefs`` that keeps ``s`` SAT (in order, each given the ones
-    kept before it); the number kept.  The last check of ``s`` is left SAT on exactly the
-    assertions it ends with."""
+    kept before it); the number kept (and, into ``dropped``, the positions of those not
+    kept).  The last check of ``s`` is left SAT on exactly the assertions it ends with."""
     if not from_scratch:  # an incremental solver: its model may depend on every check
         kept = 0
         for p in prefs:
@@ -233,12 +301,12 @@ def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
         return kept
     kept = 0
     last_sat = True  # the caller's check was SAT on the assertions as they are
-    todo = [prefs]
+    todo = [list(range(len(prefs)))]  # runs of positions in prefs
     while todo:
         block = todo.pop()
-        for p in block:
+        for i in block:
             s.push()
-            s.add(p)
+            s.add(prefs[i])
         last_sat = s.check() == z3.sat
         if last_sat:
             kept += len(block)
@@ -247,6 +315,8 @@ def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
         if len(block) > 1:  # not SAT together: the first half, then the second
             half = len(block) // 2
             todo += [block[half:], block[:half]]
+        elif dropped is not None:
+            dropped.append(block[0])
     if restore is not None:
         s.set("rlimit", restore)
     if not last_sat and s.check() != z3.sat:
@@ -256,10 +326,22 @@ def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
 
 def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
             indices: dict[str, list[z3.BitVecRef]], *, from_scratch: bool = False,
-            budget: tuple[int, int | None] | None = None) -> int:
+            budget: tuple[int, int | None] | None = None, guess: bool = False) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
-    preferred at most 1, then 0; ``t`` at most 3)."""
-    return _keep_greedy(s, _preferences(problem, optimised, indices), from_scratch, budget)
+    preferred at most 1, then 0; ``t`` at most 3).  With ``guess``, the preferences a
+    counterexample usually cannot keep are guessed first (:func:`_keep_greedy`): a
+    difference that needs two compounds (not ``nr_pages <= stride``, not ``c == 0``), and
+    also a first pfn other than 0."""
+    prefs = _preferences(problem, optimised, indices)
+    guesses: list[tuple[int, ...]] = []
+    if guess:
+        inp, stride = problem.inputs, problem.scenario.stride_v
+        two = [z3.ULE(inp.nr_pages, stride), *(v == 0 for v in indices.get("c", [])[:1])]
+        for terms in (two, [*two, inp.start_pfn == 0]):
+            at = tuple(i for i, p in enumerate(prefs) if any(p.eq(x) for x in terms))
+            if len(at) == len(terms):
+                guesses.append(at)
+    return _keep_greedy(s, prefs, from_scratch, budget, guesses)
 
 
 def _preferences(problem: CellProblem, optimised: z3.BoolRef | bool,
