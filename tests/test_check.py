@@ -143,3 +143,32 @@ def test_every_lemma_of_the_real_paths_is_proved() -> None:
     assert {o.name.split(":")[1] for o in lemmas} == {"frame-write", "frame-read", "frame-bound",
                                                      "carry-step"}
     assert all(o.verdict is Verdict.PROVED for o in lemmas)
+
+
+def _tactic_solver() -> z3.Solver:
+    return z3.Then("simplify", "propagate-values", "elim-uncnstr", "smt").solver()
+
+
+def test_a_guessed_steering_keeps_what_the_greedy_keeps() -> None:
+    """check._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
+    the plain greedy keeps, and leaves the solver SAT on them."""
+    from equiv.check import _keep_greedy, _keep_greedy_in
+
+    x, y, z = z3.BitVecs("gx gy gz", 16)
+    base = [z3.UGT(x + y, 10), z3.ULT(z, 5), z3.Or(x == 7, y == 9)]
+    prefs = [z3.ULE(x, 3), z3.ULE(y, 3), z == 0, x == 0, z3.ULE(y, 20), y == 0, z == 4]
+    plain = _tactic_solver()
+    plain.add(*base)
+    assert plain.check() == z3.sat
+    dropped: list[int] = []
+    n = _keep_greedy_in(plain, prefs, True, dropped)
+    want = {str(p) for i, p in enumerate(prefs) if i not in dropped}
+    assert dropped and n == len(prefs) - len(dropped)
+    for guesses in ([tuple(dropped)], [(0, 1)], [(5,), tuple(dropped)], [(2,)]):
+        s = _tactic_solver()
+        s.add(*base)
+        assert s.check() == z3.sat
+        k = _keep_greedy(s, prefs, True, None, guesses)
+        got = s.assertions()
+        assert k == n and {str(a) for a in got[len(got) - k:]} == want, guesses
+        assert s.check() == z3.sat
