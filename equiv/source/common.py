@@ -20,7 +20,7 @@ from equiv.engine.errors import InputError
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.loops import Ctx, Lemma
-from equiv.memmap import Inputs, Scenario
+from equiv.memmap import Inputs, Scenario, assumptions
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.source.csummary import CLemma
@@ -83,6 +83,55 @@ def model_for(tree: KernelTree, name: str | None) -> Model:
 CLASS_LEMMA_MS = 3_000
 
 
+def order_free(sc: Scenario, inp: Inputs, assume: list[z3.BoolRef]) -> list[z3.BoolRef]:
+    """The assumptions of ``assume`` (those of ``sc`` on ``inp``) that are the same at every
+    order: those of orders 0 and 1 too, term for term (all but the range's alignment to the
+    compound size, and an order class's range of orders).
+
+    A query the order does not enter (the pageblock cells of 6.12's
+    ``pageblock_migratetype_init_range()``, its loop's lemmas) is then the same formula at
+    every order, and proved under these alone it is proved at each (fewer assumptions:
+    UNSAT under them is UNSAT under all); :data:`FREE_PROVED` shares it between the cells
+    of a process."""
+    others = [{a.get_id() for _, a in assumptions(Scenario(sc.layout, sc.ptype, o), inp)}
+              for o in (0, 1)]
+    return [a for a in assume if all(a.get_id() in ids for ids in others)]
+
+
+#: queries proved (UNSAT) under order-free assumptions (:func:`order_free`) in this process,
+#: by the ids of their terms (each entry holds them, so an id is not reused): a loop lemma's
+#: conjunct (assumptions, premise, conjunct) or a role's case (assumptions, words); the next
+#: cell that poses the same one takes the proof.  Sound whatever the cell: the formula is
+#: the same, so is its answer (as :data:`equiv.engine.query._ANSWERS`).
+FREE_PROVED: dict[tuple[int, ...], list[z3.ExprRef]] = {}
+#: what was tried under the order-free assumptions alone and not proved there, by name (a
+#: loop lemma's conjunct, a role's case): not tried so again in this process (a query the
+#: order enters is then asked once with every assumption, as before)
+FREE_FAILED: set[tuple[str, ...]] = set()
+#: the query each name stood for in the last cell that asked it (its terms kept alive): a
+#: name whose query changes from one cell to the next is one the order enters, asked from
+#: then on with every assumption only (its answer under fewer would not be shared)
+FREE_SEEN: dict[tuple[str, ...], tuple[tuple[int, ...], list[z3.ExprRef]]] = {}
+
+
+def free_first(tag: tuple[str, ...], key: tuple[int, ...], terms: list[z3.ExprRef]) -> bool:
+    """Is the query named ``tag`` (its terms' ids ``key``) proved under the order-free
+    assumptions (:data:`FREE_PROVED`), or to be tried under them first?  Not if it was not
+    proved there before (:data:`FREE_FAILED`), or if it is not the query the name stood for
+    in the last cell (:data:`FREE_SEEN`).  Only a matter of speed: a query is proved under
+    every assumption wherever it is not proved under fewer."""
+    if key in FREE_PROVED:
+        return True
+    if tag in FREE_FAILED:
+        return False
+    prev = FREE_SEEN.get(tag)
+    FREE_SEEN[tag] = (key, terms)
+    if prev is not None and prev[0] != key:
+        FREE_FAILED.add(tag)
+        return False
+    return True
+
+
 #: resource limit (z3's rlimit, deterministic) of the first try of a loop lemma's conjunct:
 #: alone, with neither the assumptions nor the premise, in a fresh solver, whose
 #: preprocessing (solving ``n == q + k`` for ``n``) folds the frame-write lemma's stronger
@@ -93,7 +142,7 @@ ALONE_RLIMIT = 20_000
 
 
 def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
-                 sc: Scenario | None = None) -> str:
+                 sc: Scenario | None = None, free: list[z3.BoolRef] | None = None) -> str:
     """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
 
     Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
@@ -104,7 +153,10 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
     ``--compare v6.12`` at order 3 depending on what ran before).  A lemma's ``stronger``
     claim (if it has one) is tried first; only if it is not proved is the claim itself.
     Each conjunct is first tried alone (:data:`ALONE_RLIMIT`): valid by itself, it holds
-    under any assumptions.
+    under any assumptions.  With ``free`` (the order-free part of ``assume``,
+    :func:`order_free`), it is then tried under those alone, the answer shared through
+    :data:`FREE_PROVED` with the other cells of the process (a loop the order does not
+    enter has the same lemmas at every order); only if not proved there, under ``assume``.
 
     With ``sc`` an order class (its order the symbolic ``vmemmap_shift``), a conjunct not
     decided within :data:`CLASS_LEMMA_MS` over the whole class is proved at each order of
@@ -128,8 +180,31 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
             hit.add(*(z3.simplify(z3.substitute(a, sub)) for a in assume))
         return hit
 
-    def one(part: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
-        if valid_alone(part):
+    free_solver: list[z3.Solver] = []
+
+    def valid_free(part: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> bool:
+        """Is the conjunct valid under the premise and the order-free assumptions?"""
+        if free is None:
+            return False
+        part = z3.simplify(part)
+        key = (*(a.get_id() for a in free), premise.get_id(), part.get_id())
+        if not free_first(tag, key, [*free, premise, part]):
+            return False
+        if key in FREE_PROVED:
+            return True
+        if not free_solver:
+            fs = z3.SolverFor("QF_AUFBV")
+            fs.set("timeout", timeout_ms)
+            fs.add(*free)
+            free_solver.append(fs)
+        if free_solver[0].check(premise, z3.Not(part)) == z3.unsat:
+            FREE_PROVED[key] = [*free, premise, part]
+            return True
+        FREE_FAILED.add(tag)
+        return False
+
+    def one(part: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
+        if valid_alone(part) or (not split and valid_free(part, premise, tag)):
             return z3.unsat
         if not split:
             return s.check(z3.Not(part))
@@ -166,21 +241,22 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         q.add(z3.Not(part))
         return bool(q.check() == z3.unsat)
 
-    def valid(claim: z3.BoolRef, premise: z3.BoolRef) -> z3.CheckSatResult:
-        for part in claim.children() if z3.is_and(claim) else [claim]:
-            r = one(part, premise)
+    def valid(claim: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
+        for i, part in enumerate(claim.children() if z3.is_and(claim) else [claim]):
+            r = one(part, premise, (*tag, str(i)))
             if r != z3.unsat:
                 return r
         return z3.unsat
 
-    for lm in lemmas:
+    for j, lm in enumerate(lemmas):
         s.push()
         s.add(lm.premise)
         r = s.check()
         if r == z3.sat:
             stronger = getattr(lm, "stronger", None)
-            if stronger is None or valid(stronger, lm.premise) != z3.unsat:
-                r = valid(lm.claim, lm.premise)
+            tag = (str(j), lm.loop, lm.kind)
+            if stronger is None or valid(stronger, lm.premise, (*tag, "stronger")) != z3.unsat:
+                r = valid(lm.claim, lm.premise, tag)
             else:
                 r = z3.unsat
         s.pop()
@@ -468,5 +544,6 @@ def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
     roles += [r for n, r in found.items() if n not in names]
 
 
-__all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "MODELS", "Evaluates", "HandPath", "Model", "ModelValues",
-           "check_lemmas", "merge_found", "model_for", "order_not_covered", "specialise"]
+__all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN", "MODELS",
+           "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "free_first",
+           "merge_found", "model_for", "order_free", "order_not_covered", "specialise"]

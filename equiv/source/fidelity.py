@@ -85,6 +85,7 @@ from equiv.source.common import (
     check_lemmas,
     merge_found,
     model_for,
+    order_free,
     order_not_covered,
     specialise,
 )
@@ -348,7 +349,10 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         if why:
             return why
     t0 = time.perf_counter()
-    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms, sc)
+    # the assumptions no order enters: a query of a loop or role the order does not enter
+    # (6.12's pageblock cells) is proved under them once per process (common.FREE_PROVED)
+    free = order_free(sc, inp, assume)
+    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms, sc, free)
     lemma_ok = not why
     roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                             time.perf_counter() - t0, reason=why))
@@ -360,14 +364,14 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
-        for claim in alone:  # each a sufficient condition: a model of one is no difference
+        for j, claim in enumerate(alone):  # each sufficient: a model of one is no difference
             out = _check_role(name, cons, claim, assume, c, t, inp, bits, timeout_ms,
-                              split=SPLIT, contexts=contexts)
+                              split=SPLIT, contexts=contexts, free=free, what=f"alone{j}")
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
             out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms,
-                                         contexts)
+                                         contexts, free)
         dt = time.perf_counter() - t0
         if sc.is_class and out is not Verdict.PROVED:
             # a class probe proves everything or stands for nothing: each order is then
@@ -401,13 +405,14 @@ def _undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResul
 def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
                            assume: list[z3.BoolRef], c: z3.BitVecRef, t: z3.BitVecRef,
                            inp: Inputs, sc: Scenario, timeout_ms: int,
-                           contexts: Contexts | None = None) -> Verdict | str | _RenamedModel:
+                           contexts: Contexts | None = None,
+                           free: list[z3.BoolRef] | None = None) -> Verdict | str | _RenamedModel:
     """One role, as the patch proof decides it (:func:`equiv.source.patchproof._check_role`:
     split by compound and altmap, the first pfn and the tail renamed, each case
     specialised); a model is steered to a small range first (fewer struct pages to replay)."""
     bits = sc.orders[-1]  # the tail index's width (see patchproof._tail_renaming)
     out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms, split=SPLIT,
-                      contexts=contexts)
+                      contexts=contexts, free=free)
     if not isinstance(out, _RenamedModel) or sc.is_class:
         return out  # (a class's difference is found again, and replayed, per order)
     small = [*assume, z3.ULE(inp.nr_pages, 2 << sc.order)]

@@ -61,10 +61,14 @@ from equiv.source.cinterp import (
     initial_state,
 )
 from equiv.source.common import (
+    FREE_FAILED,
+    FREE_PROVED,
     ModelValues,
     check_lemmas,
+    free_first,
     merge_found,
     model_for,
+    order_free,
     order_not_covered,
     specialise,
 )
@@ -306,7 +310,9 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         if why:
             return why
     t0 = time.perf_counter()
-    why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms, sc)
+    # the assumptions no order enters (see equiv.source.fidelity)
+    free = order_free(sc, inp, assume)
+    why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms, sc, free)
     lemma_ok = not why
     if summarise:
         roles.append(PatchRole("loop_summary_lemmas",
@@ -318,14 +324,14 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     for name, cons, same, alone in obs:
         t0 = time.perf_counter()
         out: Verdict | str | _RenamedModel = Verdict.PROVED
-        for unchanged in alone:
+        for j, unchanged in enumerate(alone):
             out = _check_role(name, cons, unchanged, assume, c, t, inp, bits, timeout_ms,
-                              contexts=contexts)
+                              contexts=contexts, free=free, what=f"alone{j}")
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not alone:
             out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms,
-                              contexts=contexts)
+                              contexts=contexts, free=free)
         dt = time.perf_counter() - t0
         if sc.is_class and out is not Verdict.PROVED:
             # a class probe proves everything or stands for nothing: each order is then
@@ -438,19 +444,35 @@ class _Shared:
         self.solver = z3.SolverFor("QF_AUFBV")
         self.solver.set("timeout", timeout_ms)
         self.solver.add(*hyp)
-        self.present = self.solver.check()
-        self.reason = "" if self.present != z3.unknown else self.solver.reason_unknown()
-        # deciding an ite condition is an optimisation: an undecided one stays in the term,
-        # so these queries get a short budget
-        scalar = z3.SolverFor("QF_UFBV")
-        scalar.set("timeout", DECIDE_MS)
-        scalar.add(*hyp)
-        full = z3.SolverFor("QF_AUFBV")
-        full.set("timeout", DECIDE_MS)
-        full.add(*hyp)
-        self.context = _Context(full, scalar)
+        self._present: z3.CheckSatResult | None = None
+        self.reason = ""
+        self._context: _Context | None = None
         self.decided: dict[int, tuple[z3.BoolRef, z3.BoolRef]] = {}
         self.models: list[z3.ModelRef] = []
+
+    @property
+    def present(self) -> z3.CheckSatResult:
+        """Whether the assertions hold (asked on first use; ``reason`` says why unknown)."""
+        if self._present is None:
+            self._present = self.solver.check()
+            if self._present == z3.unknown:
+                self.reason = self.solver.reason_unknown()
+        return self._present
+
+    @property
+    def context(self) -> _Context:
+        """The solvers :func:`specialise` asks (made on first use)."""
+        if self._context is None:
+            # deciding an ite condition is an optimisation: an undecided one stays in the
+            # term, so these queries get a short budget
+            scalar = z3.SolverFor("QF_UFBV")
+            scalar.set("timeout", DECIDE_MS)
+            scalar.add(*self.hyp)
+            full = z3.SolverFor("QF_AUFBV")
+            full.set("timeout", DECIDE_MS)
+            full.add(*self.hyp)
+            self._context = _Context(full, scalar)
+        return self._context
 
 
 #: the contexts of one cell's roles by the ids of their assertions (each entry holds them)
@@ -508,14 +530,21 @@ def _cases(inp: Inputs) -> list[Case]:
 def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
                 c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
                 timeout_ms: int, split: int = SPLIT_COMPOUNDS,
-                contexts: Contexts | None = None) -> Verdict | str | _RenamedModel:
+                contexts: Contexts | None = None, free: list[z3.BoolRef] | None = None,
+                what: str = "") -> Verdict | str | _RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. split - 1`` and the
     rest; one case for the pages outside the range and for the bitmap) and by altmap, the
     index and first pfn are renamed (:func:`_tail_renaming`, :func:`_first_pfn_renaming`),
     and in each case the ``ite`` conditions of both trees' pages are decided first
     (:func:`specialise`).  ``contexts`` keeps each case's context for the next role (one
-    per cell: the roles' cases that are one query context share their decisions)."""
+    per cell: the roles' cases that are one query context share their decisions).  With
+    ``free`` (the order-free part of ``assume``, :func:`~equiv.source.common.order_free`)
+    each case is first asked under those alone (as the loop lemmas are,
+    :func:`~equiv.source.common.check_lemmas`): the pageblock cells of a tree whose
+    pageblock loop the order does not enter are then proved once per process.  ``what``
+    tells apart the claims one cell asks of one role (:func:`~equiv.source.common.free_first`
+    names each case by role, ``what`` and case)."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
         _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
@@ -532,54 +561,104 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
     any_present = False
     if contexts is None:
         contexts = {}
-    for (case0, subs0), on in ((cs, on) for cs in cases0 for on in (False, True)):
-        fwd = _first_pfn_renaming(inp, on)
-        # the variables the query keeps (c when not fixed, t's low bits), as the model
-        # will name them: the fixed values go into the terms only
-        rename = [*fwd, *(x for x in subs_t if not z3.is_bv_value(x[1]))]
-        subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
-        hyp = [z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume]
-        hyp += [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
+
+    def context(hyp: list[z3.BoolRef], fixed: Renaming) -> _Shared:
         # the queries are asked with the fixed indices put into the assertions too (the
         # terms no longer mention them): equisatisfiable, and the same context for every
         # role of this compound, whose decisions are then shared
-        fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
         hyp_q = [z3.simplify(z3.substitute(h, *fixed)) for h in hyp] if fixed else hyp
         key = tuple(h.get_id() for h in hyp_q)
         ctx = contexts.get(key)
         if ctx is None:
             ctx = contexts[key] = _Shared(hyp_q, timeout_ms)
+        return ctx
+
+    proved: list[tuple[list[z3.BoolRef], Renaming]] = []
+    for i, ((case0, subs0), on) in enumerate((cs, on) for cs in cases0 for on in (False, True)):
+        fwd = _first_pfn_renaming(inp, on)
+        # the variables the query keeps (c when not fixed, t's low bits), as the model
+        # will name them: the fixed values go into the terms only
+        rename = [*fwd, *(x for x in subs_t if not z3.is_bv_value(x[1]))]
+        subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
+        case = [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
+        hyp = [*(z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume),
+               *case]
+        fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
+        # a fixed index is put into the terms first: most of their ite conditions (is
+        # this pfn that struct page?) then fold syntactically
+        parts = [split_sums(z3.simplify(z3.substitute(p, *subs))) for p in parts0]
+        tag, key, fhyp = (name, what, str(i)), (), []
+        try_free = False
+        if free is not None:
+            # first under the order-free assumptions alone: proved there, it is proved here,
+            # and the next cell that asks the same case takes the proof (FREE_PROVED)
+            fhyp = [*(z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd))
+                      for a in free), *case]
+            fhyp = [z3.simplify(z3.substitute(h, *fixed)) for h in fhyp] if fixed else fhyp
+            key = (*(h.get_id() for h in fhyp), -1, *(p.get_id() for p in parts))
+            try_free = free_first(tag, key, [*fhyp, *parts])
+            if try_free and key in FREE_PROVED:
+                proved.append((hyp, fixed))  # whether it can hold is asked only if needed
+                continue
+        ctx = context(hyp, fixed)
         if ctx.present == z3.unsat:
             continue
         if ctx.present != z3.sat:
             return f"role constraint: {ctx.reason}"
         any_present = True
-        # a fixed index is put into the terms first: most of their ite conditions (is
-        # this pfn that struct page?) then fold syntactically
-        parts = [split_sums(z3.simplify(z3.substitute(p, *subs))) for p in parts0]
-        t0 = time.perf_counter()
-        diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models)
-        live = [d for d in diffs if not z3.is_false(d)]
-        log.debug("%s c%s altmap=%s: specialised in %.1fs, %d live words", name,
-                  subs0[0][1] if subs0 and subs0[0][0].eq(c) else ">=4", on,
-                  time.perf_counter() - t0, len(live))
-        s = ctx.solver
-        for d in live:
-            t0 = time.perf_counter()
-            r = s.check(d)
-            log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
-            if r == z3.sat and fixed:
-                # the model must name the fixed indices: asked again of the assertions
-                # that keep them
-                s = z3.SolverFor("QF_AUFBV")
-                s.set("timeout", timeout_ms)
-                s.add(*hyp)
-                r = s.check(d)
-            if r == z3.sat:
-                return _RenamedModel(s.model(), rename)
-            if r != z3.unsat:
-                return f"solver: {s.reason_unknown()}"
+        if try_free:
+            if _case_words(name, context(fhyp, []), parts, [], [], timeout_ms,
+                           free=True) is None:
+                FREE_PROVED[key] = [*fhyp, *parts]
+                continue
+            FREE_FAILED.add(tag)
+        out = _case_words(name, ctx, parts, hyp if fixed else [], rename, timeout_ms)
+        if out is not None:
+            return out
+    # the cases proved by an earlier cell: the role is VACUOUS only if none of them (nor any
+    # other case) can hold
+    for hyp, fixed in proved if not any_present else []:
+        ctx = context(hyp, fixed)
+        if ctx.present == z3.sat:
+            any_present = True
+            break
+        if ctx.present != z3.unsat:
+            return f"role constraint: {ctx.reason}"
     return Verdict.PROVED if any_present else Verdict.VACUOUS
+
+
+def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.BoolRef],
+                rename: Renaming, timeout_ms: int, free: bool = False) -> str | _RenamedModel | None:
+    """One case of a role in its context: the words' differences specialised
+    (:func:`specialise`), then each asked; None if none can differ, else the solver's
+    reason for an unknown answer or a model of a difference (``hyp``: the case's assertions
+    with its fixed indices, which the model must name; empty if it has none).  With
+    ``free`` (the context has only the order-free assumptions) a difference is no finding:
+    "" is returned for it, and the case is asked again with every assumption."""
+    t0 = time.perf_counter()
+    diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models)
+    live = [d for d in diffs if not z3.is_false(d)]
+    log.debug("%s%s: specialised in %.1fs, %d live words", name, " (order-free)" if free else "",
+              time.perf_counter() - t0, len(live))
+    s = ctx.solver
+    for d in live:
+        t0 = time.perf_counter()
+        r = s.check(d)
+        log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
+        if free and r != z3.unsat:
+            return ""
+        if r == z3.sat and hyp:
+            # the model must name the fixed indices: asked again of the assertions that
+            # keep them
+            s = z3.SolverFor("QF_AUFBV")
+            s.set("timeout", timeout_ms)
+            s.add(*hyp)
+            r = s.check(d)
+        if r == z3.sat:
+            return _RenamedModel(s.model(), rename)
+        if r != z3.unsat:
+            return f"solver: {s.reason_unknown()}"
+    return None
 
 
 def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: _RenamedModel,
