@@ -165,8 +165,14 @@ def decide(ses: Session, s: z3.Solver, name: str, *, whole: bool = True,
         r = hit[0]
         ses.undecided += r == z3.unknown and not trial
     else:
+        listed = len(ses.keys)
         r = check(ses, s, name=name)
-        ses.undecided -= r == z3.unknown and trial
+        if r == z3.unknown and trial:
+            # no verdict rests on a trial that ran out of its budget: not counted as
+            # undecided, and its key not listed (its answer is never cached, so a cell
+            # listing it could never be served from the cache)
+            ses.undecided -= 1
+            del ses.keys[listed:]
         if r != z3.unsat and ses.mode == "z3":
             _NOT_UNSAT[key] = (r, terms)
     built = _WHOLE.pop(s, None)

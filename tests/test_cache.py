@@ -44,6 +44,16 @@ class TestCache:
         assert [c.verdict for c in warm] == [c.verdict for c in cold]
         assert all(c.query_keys for c in warm), "every cached cell names the queries behind it"
 
+    def test_a_slow_path_comparison_comes_from_the_cache_when_warm(self, tmp_path: Path) -> None:
+        """--compare v6.12's lemmas are tried under a small budget first; a try that runs
+        out is no verdict's basis and is not listed, so the warm run is served (it was
+        not: the cell listed a query whose unknown answer is never stored)."""
+        specs = [CellSpec("x86_64-default", "compare:v6.12", MemoryType.GENERIC, 2)]
+        cold, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
+        warm, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
+        assert not cold[0].cached and warm[0].cached
+        assert warm[0].verdict == cold[0].verdict
+
     def test_refuted_results_are_cached_with_their_counterexample(self, tmp_path: Path) -> None:
         argv = ["--mutant", "mutant_tail_keeps_type_refcount", "--types", "GENERIC", "--orders",
                 "2", "--no-times", "--jobs", "1", "--cache-dir", str(tmp_path)]
