@@ -137,3 +137,20 @@ def test_refuted_class_falls_back_to_each_order() -> None:
     assert [2, 3] == [c.order for c in cells]
     assert all(c.row_class is None for c in cells)
     assert all(any(ob.counterexample is not None for ob in c.obligations) for c in cells)
+
+
+def test_an_order_of_the_class_left_vacuous_stops_the_probe() -> None:
+    """A seeded vacuity nothing lists: an assumption that no input has order 12.  The one
+    proof over 8-18 would hold (it only drops inputs), so the per-order coverage check
+    (equiv.check.order_not_covered) must name order 12; without the seed it passes."""
+    from attrs import evolve
+
+    sc = Scenario(L, MemoryType.GENERIC, 8, order_hi=18)
+    cls = build_cell(sc, revision("v11"), first_form=True)
+    assert check_cell(cls, probe=True).verdict is Verdict.PROVED
+    seeded = evolve(cls, assumptions=[*cls.assumptions,
+                                      ("seeded: no order 12", sc.order_v != 12)])
+    res = check_cell(seeded, probe=True)
+    assert res.verdict is not Verdict.PROVED
+    assert any("order 12's vacuity or reach check" in (o.reason or "")
+               for o in res.obligations), [o.reason for o in res.obligations]
