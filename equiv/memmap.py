@@ -163,6 +163,16 @@ class Scenario:
             return 1 << self._order
         return z3.BitVecVal(1, 64) << self.order_v
 
+    def stride_like(self, x: Val) -> Val:
+        """:attr:`stride_v` in the domain and width of ``x`` (64-bit): a constant of
+        ``x``'s domain for one order, the ``1 << vmemmap_shift`` term in a class."""
+        return bv.const_like(x, self.stride_v) if isinstance(self.stride_v, int) else self.stride_v
+
+    @property
+    def nr_pages_u32(self) -> BV | int:
+        """``1U << order`` (a 32-bit ``unsigned int``: ``folio->_nr_pages``)."""
+        return self.stride_v if isinstance(self.stride_v, int) else bv.extract(self.stride_v, 31, 0)
+
     def order_at_least(self, k: int) -> bool:
         """Is the order ``>= k``: the same answer for every order of a class, or
         :class:`SymbolicOrder`."""

@@ -237,8 +237,7 @@ def prep_compound_head(sc: Scenario, inp: Inputs, g: Geometry, mem: Memory, c: V
     step = "prep_compound_head: folio_set_order"
     p1s = p1.set(L, "_flags_1", (p1.get(L, "_flags_1", 1) & ~0xFF) | order, step, 1)
     if L.has("_nr_pages"):  # NR_PAGES_IN_LARGE_FOLIO
-        nr = sc.stride_v if isinstance(sc.stride_v, int) else bv.extract(sc.stride_v, 31, 0)
-        p1s = p1s.set(L, "_nr_pages", nr, step, 1)  # 1U << order
+        p1s = p1s.set(L, "_nr_pages", sc.nr_pages_u32, step, 1)  # 1U << order
     p1 = ite_page(bv.and_(sc.order_at_least(1), large), p1s, p1)
     step = "prep_compound_head"
     p1 = p1.set(L, "_large_mapcount", U32_MINUS_1, f"{step}: _large_mapcount = -1", 1)
@@ -269,7 +268,7 @@ def compound_nr_pages(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Val, Cond]:
     Returns:
         ``(nr_pages, optimised)``.
     """
-    full = bv.const_like(pfn, sc.stride_v) if isinstance(sc.stride_v, int) else sc.stride_v
+    full = sc.stride_like(pfn)
     optimised = deduplicated(sc, inp, pfn)
     if isinstance(optimised, bool) and not optimised:
         return full, False

@@ -153,7 +153,7 @@ def _wrap(cls: type[Any], ast: z3.Ast) -> Any:
     constructor that failed) goes through ``cls`` itself, which raises z3's error."""
     if not ast:
         return cls(ast, _ctx)
-    r = cls.__new__(cls)
+    r = object.__new__(cls)
     r.ast = ast
     r.ctx = _ctx
     _inc_ref(_REF, ast)
