@@ -11,8 +11,12 @@ and prints where the time goes: process start-up (importing equiv), building the
 both paths, the solver (z3's check), the concrete replay of counterexamples, steering and
 explaining them, and the top functions.
 
+With ``--resources`` it runs the cells in this process as :func:`equiv.matrix.run_matrix`
+groups them and prints z3's resource count (deterministic, unlike seconds on a shared
+machine) per group and per kind of query.
+
 Usage: python bench/compare.py [--orders 0-18] [--jobs N] [--repeat N] [--solvers z3,bitwuzla]
-                               [--profile] [--profile-orders LIST]
+                               [--profile] [--profile-orders LIST] [--resources]
 
 Figures (2026-12-02, 2 cores shared with other work, load 5-8): before this work the
 default solver left orders 0..18 UNKNOWN (pageblock and loop-lemma queries over z3's 60 s
@@ -41,6 +45,29 @@ goes now (order 4, one process, 9.6 s): z3 on the loop lemmas and role queries 4
 (the tails loop's frame-read try under the first-try budget alone 1.1 s, then proved in
 parts), steering 2.4 s (19 checks for the five types), explaining 1.2 s, building both
 paths' terms, the replays and the rest 1.5 s.
+
+Issue 18, second pass (2026-12-03 afternoon; the machine shared with two other agents, load
+1-6, so CPU seconds are compared back to back and z3's resource count, which does not
+depend on load, is the figure: ``--resources``).  Before: 372 M of z3's resource count
+for orders 0..18 in one process (the 6.12 loops' lemmas of the class probes 2-7 and 8-18:
+45.5 M and 98.6 M, each failed first try 2 M); ``python -m equiv.proofs --compare v6.12
+--orders 0-18`` cold on 2 jobs took 93-114 s CPU (85 s at load 2.5; 74 s on idle cores in
+the morning), its 8-18 class group alone half of it in one worker.  After: 315 M; 78-97 s
+CPU back to back with 93-114 s before (-15 %).  What changed: the page roles read the 6.12
+heads summary at ``c`` itself, not at ``extract(127, 64, concat(c, t))`` (the same value,
+another term, which ran the body again with its own tails loop: two instantiations of the
+6.12 tails loop's lemmas instead of four; order 12's probe 11.2 M -> 7.4 M); a probe's
+first lemma tries on 20,000 instead of 2 M (they never succeed on the 6.12 loops); and
+v6.12 (a comparison with known differences, whose class probe can never prove its class)
+runs order by order: per-order probes prove the lemmas for about what the class did
+(orders 8-18: 116 M order by order, 99 M as a class) and the 19 groups spread evenly over
+the workers.  Where the 315 M go: the 6.12 loops' lemma conjuncts 106 M (the pageblock
+index arithmetic: ``(b << 9) - head == t`` from ``b == (head + t) >> 9`` and alignment,
+about 10x cheaper for z3 stated ``b << 9 == head + t``, which the lemma's form in
+equiv.loops does not allow an owner to choose), steering counterexamples 97 M and
+explaining them 44 M (20 checks that ran out of their 2 M budget: 40 M; a smaller budget
+saved nothing, the preferences it drops cost as much later), the pageblock role's query
+63 M (order 0's UNSAT pageblock proof alone 17 M).
 """
 
 from __future__ import annotations
@@ -134,6 +161,54 @@ def profile(orders: list[int], solver: str) -> str:
                       *bucket_lines(pr, BUCKETS, wall)])
 
 
+def resources(orders: list[int]) -> str:
+    """z3's resource count (``rlimit count``) of the cells of ``orders`` run in this process
+    as the run groups them, per group and per kind of query (the query's name, or the
+    function that asked it); a text summary."""
+    import re
+    from collections import Counter
+
+    import z3
+
+    from equiv.engine.solvers import DEFAULT_RLIMIT
+    from equiv.matrix import CellSpec, order_groups, run_group
+    from equiv.memmap import MemoryType
+
+    kinds: Counter[str] = Counter()
+    plain = z3.Solver.check
+
+    def count(s: z3.Solver) -> int:
+        try:
+            return int(s.statistics().get_key_value("rlimit count"))
+        except z3.Z3Exception:
+            return 0
+
+    def check(self: z3.Solver, *extra: z3.ExprRef) -> z3.CheckSatResult:
+        caller = sys._getframe(1)
+        name = caller.f_locals.get("name") if caller.f_code.co_name == "check" else None
+        kind = re.sub(r"-\d+$", "", str(name)) if name else caller.f_code.co_name
+        before = count(self)
+        r = plain(self, *extra)
+        kinds[f"{kind} ({r})"] += count(self) - before
+        return r
+
+    specs = [CellSpec("x86_64-default", "compare:v6.12", t, o, rlimit=DEFAULT_RLIMIT)
+             for o in orders for t in MemoryType]
+    lines = []
+    z3.Solver.check = check  # type: ignore[method-assign]
+    try:
+        for idx in order_groups(specs):
+            before = sum(kinds.values())
+            run_group([specs[i] for i in idx])
+            got = sorted({specs[i].order for i in idx})
+            lines.append(f"  orders {got[0]}-{got[-1]}: {(sum(kinds.values()) - before) / 1e6:.1f} M")
+    finally:
+        z3.Solver.check = plain  # type: ignore[method-assign]
+    lines.append(f"  total {sum(kinds.values()) / 1e6:.1f} M; by kind of query:")
+    lines += [f"    {n / 1e6:7.1f} M  {k}" for k, n in kinds.most_common(15)]
+    return "\n".join([f"z3 resource count, orders {orders[0]}..{orders[-1]}, one process:", *lines])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--orders", default="0-18")
@@ -142,7 +217,13 @@ def main() -> int:
     ap.add_argument("--solvers", default="z3,bitwuzla")
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--profile-orders", default="0,2,12")
+    ap.add_argument("--resources", action="store_true",
+                    help="only z3's resource count per group and kind of query (one process)")
     a = ap.parse_args()
+    if a.resources:
+        lo, _, hi = a.orders.partition("-")
+        print(resources(list(range(int(lo), int(hi or lo) + 1))))
+        return 0
     print(f"--compare v6.12, orders {a.orders}, cold (--no-cache), {a.jobs} jobs; "
           f"{os.cpu_count()} cores")
     print(f"load before: {_load()}")
