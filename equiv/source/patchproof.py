@@ -587,7 +587,7 @@ def _check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.B
         fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
         # a fixed index is put into the terms first: most of their ite conditions (is
         # this pfn that struct page?) then fold syntactically
-        parts = [split_sums(p) for p in substitute_all(parts0, subs)]
+        parts = substitute_all(parts0, subs, split_sums)
         tag, key, fhyp = (name, what, str(i)), (), []
         try_free = False
         if free is not None:
