@@ -339,15 +339,26 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
     difference that needs two compounds (not ``nr_pages <= stride``, not ``c == 0``), and
     also a first pfn other than 0."""
     prefs = _preferences(problem, optimised, indices)
-    guesses: list[tuple[int, ...]] = []
-    if guess:
-        inp, stride = problem.inputs, problem.scenario.stride_v
-        two = [z3.ULE(inp.nr_pages, stride), *(v == 0 for v in indices.get("c", [])[:1])]
-        for terms in (two, [*two, inp.start_pfn == 0]):
-            at = tuple(i for i, p in enumerate(prefs) if any(p.eq(x) for x in terms))
-            if len(at) == len(terms):
-                guesses.append(at)
+    guesses = _guesses(problem, prefs, indices) if guess else []
     return _keep_greedy(s, prefs, from_scratch, budget, guesses)
+
+
+def _guesses(problem: CellProblem, prefs: list[z3.BoolRef],
+             indices: dict[str, list[z3.BitVecRef]]) -> list[tuple[int, ...]]:
+    """Which preferences of ``prefs`` (:func:`_preferences`) a counterexample usually cannot
+    keep, as positions, most common first: a difference that needs two compounds (not
+    ``nr_pages <= stride``, not ``c == 0``), one that needs an altmap with free pages
+    (6.12's pageblock range), each also with a first pfn other than 0.  Only guesses:
+    each is checked before it is used (:func:`_keep_guessed`, :func:`_steer_sliced`)."""
+    inp, stride = problem.inputs, problem.scenario.stride_v
+    two = [z3.ULE(inp.nr_pages, stride), *(v == 0 for v in indices.get("c", [])[:1])]
+    altmap = [z3.Not(inp.altmap_valid), inp.altmap_free == 0]
+    out = []
+    for terms in (two, [*two, inp.start_pfn == 0], altmap, [*altmap, inp.start_pfn == 0]):
+        at = tuple(i for i, p in enumerate(prefs) if any(p.eq(x) for x in terms))
+        if len(at) == len(terms):
+            out.append(at)
+    return out
 
 
 def _preferences(problem: CellProblem, optimised: z3.BoolRef | bool,
@@ -421,7 +432,17 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
         return bool(hit[0] == z3.sat)
 
     kept: list[z3.BoolRef] = []
+    # every preference at once; else each guess of the ones the greedy drops, checked as
+    # :func:`_keep_guessed` does (each dropped one not SAT with the kept ones before it,
+    # the kept ones SAT together); else the halving
     todo = [prefs]  # the runs of _keep_greedy_in (from scratch), in the same order
+    if not sat(prefs):
+        for g in _guesses(problem, prefs, indices):
+            keep = [p for i, p in enumerate(prefs) if i not in g]
+            if all(not sat([*(prefs[i] for i in range(j) if i not in g), prefs[j]])
+                   for j in sorted(g)) and sat(keep):
+                kept, todo = keep, []
+                break
     while todo:
         block = todo.pop()
         if sat([*kept, *block]):
