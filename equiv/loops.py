@@ -496,11 +496,11 @@ class _SymLoop:
 
             def mine(n: Val) -> Cond:
                 d, kk = owner.page(n)
-                return bv.and_(d, bv.eq(kk, k))
+                return bv.and_(d, _is_index(kk, k))
 
             def mine_pb(b: Val) -> Cond:
                 d, kk = owner.pb(b)
-                return bv.and_(d, bv.eq(kk, k))
+                return bv.and_(d, _is_index(kk, k))
 
             # iteration k on a read-logging view of the entry memory; then observe its
             # output at a fresh index of block k (those reads are logged too)
@@ -533,6 +533,18 @@ class _SymLoop:
                 ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step), inner=inner))
         finally:
             ctx.pc = saved
+
+
+def _is_index(kk: Val, k: Val) -> Cond:
+    """``kk == k`` for an owner's iteration index ``kk``; ``x - y == k`` is stated as
+    ``x == y + k`` (the same in modular arithmetic), which z3 decides about 10x faster in
+    the frame lemmas of loops whose index is an offset (``(b << 9) - head``: a pageblock's
+    iteration in 6.12's loops)."""
+    if isinstance(kk, z3.BitVecRef) and z3.is_app_of(kk, z3.Z3_OP_BSUB) \
+            and kk.num_args() == 2 and isinstance(k, z3.BitVecRef):
+        x, y = kk.arg(0), kk.arg(1)
+        return bv.eq(x, y + k)
+    return bv.eq(kk, k)
 
 
 def _is_false(c: Cond) -> bool:
