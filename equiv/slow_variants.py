@@ -219,7 +219,7 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             if not sc.order_at_least(1):  # pfns_per_compound == 1
                 return m, carry
             # compound_nr_pages(altmap, pgmap): no early-section test in 6.12
-            full = bv.const_like(c, sc.stride_v) if isinstance(sc.stride_v, int) else sc.stride_v
+            full = sc.stride_like(c)
             if sc.can_optimize_static:
                 nr = bv.ite(inp.altmap_valid, full,
                             bv.const_like(c, VMEMMAP_RESERVE_NR * sc.per_vmemmap_page))
