@@ -18,6 +18,14 @@ Usage: python bench/linux.py [--tree PATH] [--jobs N] [--repeat N] [--profile]
 ``--tree`` defaults to the tests' cached linux-source-6.12 (``$XDG_CACHE_HOME/equiv/...`` or
 ``~/.cache/equiv/...``), else ``/usr/src/linux-source-6.12``.
 
+Measured 2026-12-03 (2 cores shared with other agents, load 2.5-3): orders 0..18, cold, 2 jobs:
+PROVED, 102.5 s CPU (was 285 s), 79 s wall (the run had about 1.3 cores; 51 s of CPU per
+core).  Per cell (one process, CPU): the first cell of a worker 9.5-10 s (it proves the
+order-free queries, 6.12's pageblock role and its loop's lemmas, which the worker's later
+cells take from ``equiv.source.common.FREE_PROVED``), each later one 3.7-4.6 s (was 13-16 s):
+the roles about 2.5 s (``specialise``'s decisions 1.2 s of it), the loop lemmas 0.6-1 s, the
+interpretation 1 s.
+
 Measured 2026-12-02 (2 cores shared with other work, load 10-15): orders 0..18, cold,
 2 jobs: PROVED, 590 s CPU, 1218 s wall (the run had about half the cores); target 60 s not
 met.  Order 12 alone, in one process (load 10): 57 s wall, 34 s CPU, z3 83 % (the loop
