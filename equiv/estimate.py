@@ -35,22 +35,22 @@ GROUP_SECONDS: dict[str, tuple[float, ...]] = {
     # 16 presets: 25 s of CPU in all with the classes below)
     "v11": (0.35,),
     # --compare v6.12: every order but 0 is refuted on every type: the all-types try and
-    # five cells with counterexamples steered, replayed and explained; from order 2 on the
-    # loop lemmas are the class proof's (one process, 2026-12-03)
-    "compare:v6.12": (6.0, 5.0, 2.5),
+    # five cells with counterexamples steered, replayed and explained, each order its own
+    # group with its own loop lemmas (a comparison with known differences has no order
+    # classes): 74 s of CPU for orders 0..18 (bench/all.py's command, 2026-12-03 14:50)
+    "compare:v6.12": (5.0, 4.5, 3.7),
 }
 #: Cold seconds of the one proof of an order class (the type and the order symbolic), by
-#: revision: it proves the class (v11) or stops at its first role with a difference
-#: (--compare v6.12: after proving the 6.12 loops' lemmas, 5 to 10 s).
-CLASS_SECONDS: dict[str, float] = {"v11": 1.2, "compare:v6.12": 7.5}
+#: revision: it proves the class (v11).
+CLASS_SECONDS: dict[str, float] = {"v11": 1.2}
 
 
 #: Cold seconds of one zone-device seeded-bug cell (revision v11, one pgmap type, the
-#: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 61 s wall on
-#: 2 jobs cold (``bench/all.py``, 2026-12-02, load 1.4 to 2), i.e. 122 s of the cores for
-#: 210 cells, before a bug's cell stopped once caught; in one process 104 s of CPU before
-#: that and 72 s after (same day): 0.58 s x 72 / 104.
-MUTANT_CELL_SECONDS = 0.40
+#: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 42 s of
+#: CPU on 2 jobs cold (2026-12-03 14:50, the 2-core machine at its slower of that day:
+#: the same command took 30 % less that morning), i.e. 0.2 s a cell; under a minute on
+#: one job, so it is not announced.
+MUTANT_CELL_SECONDS = 0.20
 
 
 def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,
