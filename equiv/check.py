@@ -335,9 +335,8 @@ def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
             budget: tuple[int, int | None] | None = None, guess: bool = False) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
     preferred at most 1, then 0; ``t`` at most 3).  With ``guess``, the preferences a
-    counterexample usually cannot keep are guessed first (:func:`_keep_greedy`): a
-    difference that needs two compounds (not ``nr_pages <= stride``, not ``c == 0``), and
-    also a first pfn other than 0."""
+    counterexample usually cannot keep (:func:`_guesses`) are guessed first
+    (:func:`_keep_greedy`)."""
     prefs = _preferences(problem, optimised, indices)
     guesses = _guesses(problem, prefs, indices) if guess else []
     return _keep_greedy(s, prefs, from_scratch, budget, guesses)
