@@ -534,7 +534,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                probe: bool = False, lemma_try: int | None = None,
                sliced: bool = False,
                enough: Callable[[ObligationResult], bool] | None = None,
-               lemmas_from: Sequence[ObligationResult] | None = None) -> CellResult:
+               lemmas_from: Sequence[ObligationResult] | None = None,
+               split_lemmas: bool = False) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -573,6 +574,11 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             the same claim under weaker assumptions): when they name every loop lemma of
             this cell, those lemmas and the page roles among them (each shown not vacuous
             in this cell first) are taken instead of being posed again.
+        split_lemmas: the first try at the loop lemmas is two queries, the slow path's
+            lemmas (:attr:`~equiv.obligations.CellProblem.slow_lemmas`: the same query
+            for every revision of the scenario, decided once per process) and then the
+            fast path's; the self-test's mutants share the first.  Off: one query, which
+            is cheaper for a cell whose scenario is checked once.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -653,12 +659,18 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     names = [f"{lm.loop}:{lm.kind}" for lm in lemmas]
     try_rl = rlimit if lemma_try is None or solver != "z3" else (
         lemma_try if rlimit is None else min(lemma_try, rlimit))
-    every = conj([lm.formula for lm in lemmas])
-    s = solver_for(problem, timeout_ms, rlimit=try_rl, about=every if sliced else None)
+    ns = problem.slow_lemmas
+    parts = [lemmas[:ns], lemmas[ns:]] if split_lemmas and 0 < ns < len(lemmas) else [lemmas]
     t0 = time.perf_counter()
-    s.add(z3.Not(every))
-    r, s = decide(ses, s, "lemmas", whole=not probe, budget=try_rl,
-                  trial=try_rl != rlimit) if lemmas else (z3.unsat, s)
+    r = z3.unsat
+    for part, what in zip(parts, ("lemmas", "lemmas-fast")[:len(parts)], strict=True):
+        every = conj([lm.formula for lm in part])
+        s = solver_for(problem, timeout_ms, rlimit=try_rl, about=every if sliced else None)
+        s.add(z3.Not(every))
+        r, s = decide(ses, s, what, whole=not probe, budget=try_rl,
+                      trial=try_rl != rlimit) if part else (z3.unsat, s)
+        if r != z3.unsat:
+            break
     dt = time.perf_counter() - t0
     if probe and r != z3.unsat and try_rl == rlimit:  # (a trial's failure is no verdict)
         return stopped("the loop lemmas")

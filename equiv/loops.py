@@ -115,11 +115,11 @@ class Lemma:
 class Ctx:
     """Evaluation context: domain (symbolic or concrete), path condition and collected lemmas."""
 
-    def __init__(self, symbolic: bool) -> None:
+    def __init__(self, symbolic: bool, first_id: int = 0) -> None:
         self.symbolic = symbolic
         self.lemmas: list[Lemma] = []
         self.pc: list[z3.BoolRef] = []
-        self._ids = itertools.count()
+        self._ids = itertools.count(first_id)
         self._memo: dict[tuple[object, ...], tuple[Memory, Carry]] = {}
         self._keep: list[object] = []  # keeps memo-keyed objects alive (keys use id())
         #: loop name -> the index symbol obligations use for it; the lemma of that loop is
@@ -159,6 +159,11 @@ class Ctx:
 
     def fresh(self, name: str, width: int = 64) -> z3.BitVecRef:
         return z3.BitVec(f"{name}#{next(self._ids)}", width)
+
+    def next_id(self) -> int:
+        """The number the next fresh name would get (another context continuing this
+        one's names starts there: ``Ctx(first_id=...)``); it is used up."""
+        return next(self._ids)
 
     @contextmanager
     def assuming(self, cond: Cond) -> Iterator[None]:

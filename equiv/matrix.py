@@ -118,7 +118,8 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe, lemma_try=lemma_try,
                      sliced=rev.name.startswith(COMPARE), enough=enough,
-                     lemmas_from=None if lemmas_from is None else lemmas_from.obligations)
+                     lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
+                     split_lemmas=spec.mutant is not None)
     if lemmas_from is not None and any(o.kind == "lemma" for o in res.obligations):
         res = evolve(res, query_keys=tuple(dict.fromkeys(res.query_keys + lemmas_from.query_keys)))
     met: tuple[tuple[str, str], ...] = ()

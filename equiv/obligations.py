@@ -17,6 +17,7 @@ A cell compares the final memory of the slow path (:mod:`equiv.slow_path`) and a
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TypeAlias
 
 import z3
 from attrs import frozen
@@ -109,6 +110,9 @@ class CellProblem:
     fast: FastFn
     #: per path, the condition under which it runs to its end (no early return taken)
     reach: dict[str, z3.BoolRef]
+    #: how many of :attr:`lemmas`, from the first, are the slow path's (the same for every
+    #: revision of the scenario)
+    slow_lemmas: int = 0
 
 
 def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
@@ -125,30 +129,21 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
     """
     fast_fn = fast or fast_path(rev)
     inp, early = symbolic_inputs(sc.layout, first_form=first_form)
-    ctx = Ctx(symbolic=True)
-    ctx.unroll = unroll
     # one index pair for all page roles (each role is its own query)
-    c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
-    ctx.k_hint.update({"memmap_init_zone_device.heads": c,
-                       "memmap_init_zone_device.template_heads": c,
-                       "memmap_init_compound.tails": t,
-                       "memmap_init_compound.template_tails": t,
-                       # the v6.12 loops of --compare v6.12 (equiv.slow_variants)
-                       "memmap_init_zone_device.heads (6.12)": c,
-                       "memmap_init_compound.tails (6.12)": t})
-    ctx.path = "slow"
-    slow_mem = memmap_init_zone_device(ctx, sc, inp)
-    ctx.path = "fast"
-    fast_mem = fast_fn(ctx, sc, inp)
-    reach = {p: z3.And(z3.BoolVal(True), *(z3.Not(c) for q, c in ctx.exits if q == p))
-             for p in ("slow", "fast")}
+    c, t, b = z3.BitVec("c", 64), z3.BitVec("t", 64), z3.BitVec("pageblock.b", 64)
     g = geometry(sc, inp)
+    roles = roles_for(sc.orders[0])
+    slow = _slow_side(sc, inp, roles, c, t, b, first_form, unroll)
+    ctx = _ctx(unroll, slow.next_id)
+    ctx.path = "fast"
+    fast_reads = _reads(sc, fast_fn(ctx, sc, inp), roles, c, t, b)
+    exits = [*slow.exits, *ctx.exits]
+    reach = {p: z3.And(z3.BoolVal(True), *(z3.Not(c) for q, c in exits if q == p))
+             for p in ("slow", "fast")}
     obs: list[Observation] = []
-    for role in roles_for(sc.orders[0]):
+    for role, s_read, f_read in zip(roles, slow.reads, fast_reads, strict=True):
         if role.name == "pageblock":
-            b = z3.BitVec("pageblock.b", 64)
-            obs.append(Observation(role, {"b": b}, z3.BoolVal(True), None, None,
-                                   slow_mem.read_pb(b), fast_mem.read_pb(b)))
+            obs.append(Observation(role, {"b": b}, z3.BoolVal(True), None, None, s_read, f_read))
             continue
         in_range = z3.ULT(c, g.ncompounds)
         fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
@@ -161,12 +156,93 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
             # outside: every struct page not in a compound of the range, by its one name
             # (before the first pfn, the altmap-reserved ones included: compounds below 0
             # wrap; and from the end of the last compound on); never deduplicated
-            n = join_key(sc, c, t)
             cons = z3.And(z3.ULT(t, sc.stride_v), z3.UGE(c, g.ncompounds))
-            obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.load(n), fast_mem.load(n)))
+            obs.append(Observation(role, {"c": c, "t": t}, cons, s_read, f_read))
             continue
-        obs.append(Observation(role, {"c": c, "t": t}, cons, slow_mem.read(c, t),
-                               fast_mem.read(c, t), optimised=opt))
+        obs.append(Observation(role, {"c": c, "t": t}, cons, s_read, f_read, optimised=opt))
     return CellProblem(scenario=sc, revision=rev, inputs=inp, early=early,
-                       assumptions=assumptions(sc, inp) + ctx.unroll_bounds, observations=obs,
-                       lemmas=list(ctx.lemmas), fast=fast_fn, reach=reach)
+                       assumptions=[*assumptions(sc, inp), *slow.unroll_bounds,
+                                    *ctx.unroll_bounds],
+                       observations=obs, lemmas=[*slow.lemmas, *ctx.lemmas], fast=fast_fn,
+                       reach=reach, slow_lemmas=len(slow.lemmas))
+
+
+_Read: TypeAlias = PageState | z3.BitVecRef
+
+
+def _ctx(unroll: Callable[[str], int] | None, first_id: int = 0) -> Ctx:
+    """A symbolic context whose loops state their lemmas for the obligations' index
+    symbols ``c`` and ``t`` (the one pair all page roles share), its fresh names numbered
+    from ``first_id`` on."""
+    c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
+    ctx = Ctx(symbolic=True, first_id=first_id)
+    ctx.unroll = unroll
+    ctx.k_hint.update({"memmap_init_zone_device.heads": c,
+                       "memmap_init_zone_device.template_heads": c,
+                       "memmap_init_compound.tails": t,
+                       "memmap_init_compound.template_tails": t,
+                       # the v6.12 loops of --compare v6.12 (equiv.slow_variants)
+                       "memmap_init_zone_device.heads (6.12)": c,
+                       "memmap_init_compound.tails (6.12)": t})
+    return ctx
+
+
+def _reads(sc: Scenario, mem: Memory, roles: list[Role], c: z3.BitVecRef, t: z3.BitVecRef,
+           b: z3.BitVecRef) -> list[_Read]:
+    """What each role observes of a path's final memory ``mem``: the struct page of
+    compound ``c``, tail ``t`` (outside the range: the page of that one name), or the
+    pageblock bitmap cell ``b``."""
+    out: list[_Read] = []
+    for role in roles:
+        if role.name == "pageblock":
+            out.append(mem.read_pb(b))
+        elif role.name == "outside":
+            out.append(mem.load(join_key(sc, c, t)))
+        else:
+            out.append(mem.read(c, t))
+    return out
+
+
+@frozen(eq=False)
+class _SlowSide:
+    """The slow path's part of a cell: what each role reads of its final memory, the
+    lemmas of its loops, its early exits, and the first fresh-name number it did not use
+    (the fast path's names start there, so the two never share a fresh symbol)."""
+
+    reads: list[_Read]
+    lemmas: tuple[Lemma, ...]
+    exits: tuple[tuple[str, z3.BoolRef], ...]
+    unroll_bounds: tuple[tuple[str, z3.BoolRef], ...]
+    next_id: int
+
+
+#: Process-wide memo of :func:`_slow_side` by scenario and input form: the slow path does
+#: not depend on the revision, so the cells of one scenario (the self-test's mutants, each
+#: revision of --series) run it once per process and pose the same slow-path lemma query
+#: (:func:`equiv.check.check_cell`'s ``split_lemmas``).  The terms are the ones a new run
+#: would build (z3 terms are hash-consed by structure and name, and the inputs are named
+#: by the layout alone); the lemma objects are complete (no later read extends them: the
+#: fast path's context never reaches the slow path's loops).  Bounded: oldest out first.
+_SLOW_MEMO: dict[tuple[Scenario, bool], _SlowSide] = {}
+_SLOW_MEMO_SIZE = 32
+
+
+def _slow_side(sc: Scenario, inp: Inputs, roles: list[Role], c: z3.BitVecRef,
+               t: z3.BitVecRef, b: z3.BitVecRef, first_form: bool,
+               unroll: Callable[[str], int] | None) -> _SlowSide:
+    """Run the slow path (:func:`equiv.slow_path.memmap_init_zone_device`) symbolically
+    on ``inp`` and read what each role observes; memoised unless ``unroll`` is given."""
+    key = (sc, first_form)
+    hit = _SLOW_MEMO.get(key) if unroll is None else None
+    if hit is not None:
+        return hit
+    ctx = _ctx(unroll)
+    ctx.path = "slow"
+    reads = _reads(sc, memmap_init_zone_device(ctx, sc, inp), roles, c, t, b)
+    side = _SlowSide(reads, tuple(ctx.lemmas), tuple(ctx.exits), tuple(ctx.unroll_bounds),
+                     ctx.next_id())
+    if unroll is None:
+        _SLOW_MEMO[key] = side
+        while len(_SLOW_MEMO) > _SLOW_MEMO_SIZE:
+            del _SLOW_MEMO[next(iter(_SLOW_MEMO))]
+    return side

@@ -115,8 +115,7 @@ def prep_compound_head_612(sc: Scenario, inp: Inputs, mem: Memory, c: Val, head_
     large = bv.ne(head.get(L, "flags") & (1 << PG_head), 0)
     step = "prep_compound_head (6.12): folio_set_order"
     p1s = p1.set(L, "_flags_1", (p1.get(L, "_flags_1", 1) & ~0xFF) | order, step, 1)
-    nr = sc.stride_v if isinstance(sc.stride_v, int) else bv.extract(sc.stride_v, 31, 0)
-    p1s = p1s.set(L, "_folio_nr_pages", nr, step, 1)  # CONFIG_64BIT: 1U << order
+    p1s = p1s.set(L, "_folio_nr_pages", sc.nr_pages_u32, step, 1)  # CONFIG_64BIT: 1U << order
     p1 = ite_page(bv.and_(sc.order_at_least(1), large), p1s, p1)
     step = "prep_compound_head (6.12)"
     p1 = p1.set(L, "_large_mapcount", U32_MINUS_1, f"{step}: _large_mapcount = -1", 1)
