@@ -430,12 +430,14 @@ def join_key(sc: Scenario, c: Val, s: Val) -> Val:
 
 
 def key_compound(sc: Scenario, n: Val) -> Val:
-    """The compound of storage key ``n``."""
+    """The compound of storage key ``n`` (of a key written ``c ++ s``, the term ``c``
+    itself: :func:`equiv.engine.bv.extract`)."""
     return bv.extract(n, 127, 64)
 
 
 def key_slot(sc: Scenario, n: Val) -> Val:
-    """The slot of storage key ``n`` in its compound (below ``2^order``)."""
+    """The slot of storage key ``n`` in its compound (below ``2^order``; of ``c ++ s``,
+    the term ``s``)."""
     return bv.extract(n, 63, 0)
 
 

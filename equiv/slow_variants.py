@@ -28,25 +28,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import z3
 from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
 from equiv.engine.errors import lookup
-from equiv.loops import Carry, Ctx, Owner, block_loop
+from equiv.loops import Carry, Ctx, block_loop
 from equiv.memmap import (
     MIGRATE_MOVABLE,
     VMEMMAP_RESERVE_NR,
-    Geometry,
     Inputs,
     MemoryType,
     Scenario,
+    compound_frame,
     geometry,
-    key_compound,
-    key_slot,
     page_addr,
     pfn_of,
+    tail_frame,
     with_vmemmap,
 )
 from equiv.page_model import Layout, Memory, PageState, ite_page, sym_ite_mem
@@ -164,44 +162,6 @@ def _init_612(ctx: Ctx, sc: Scenario, inp: Inputs, m: Memory, c: Val, s: Val, pf
     return sym_ite_mem(aligned, set_block(), m)
 
 
-def _key_part(sc: Scenario, n: Val, high: bool) -> Val:
-    """:func:`~equiv.memmap.key_compound` (``high``) or :func:`~equiv.memmap.key_slot` of
-    storage key ``n``; of a key written ``concat(c, t)`` (a role's page, the key an
-    iteration writes), ``c`` or ``t`` itself rather than an extract of the concatenation.
-
-    The same value, but the same term as the loop index a lemma is stated for: the page
-    roles read the v6.12 loops' summaries at ``extract(127, 64, concat(c, ...))``, a term
-    other than ``c``, which ran the heads loop's body again, with a tails loop whose lemmas
-    were posed again (four instantiations of the 6.12 tails loop's lemmas at order 12:
-    11 M of z3's resource count for a probe's lemmas; 7.7 M with two)."""
-    if isinstance(n, z3.BitVecRef) and z3.is_app_of(n, z3.Z3_OP_CONCAT) and n.num_args() == 2:
-        hi, lo = n.arg(0), n.arg(1)
-        assert isinstance(hi, z3.BitVecRef) and isinstance(lo, z3.BitVecRef)
-        if hi.size() == 64 and lo.size() == 64:
-            return hi if high else lo
-    return key_compound(sc, n) if high else key_slot(sc, n)
-
-
-def _compounds_612(sc: Scenario, g: Geometry, pb: Callable[[Val], tuple[Cond, Val]]) -> Owner:
-    """:func:`~equiv.memmap.compound_frame` with a key's compound by :func:`_key_part`."""
-
-    def page(n: Val) -> tuple[Cond, Val]:
-        return True, _key_part(sc, n, True)
-
-    return Owner(page=page, pb=pb, bound=lambda c: bv.ult(c, g.ncompounds),
-                 bound_text="the compounds of the range (c < the number of compounds)")
-
-
-def _tails_612(sc: Scenario, c: Val, pb: Callable[[Val], tuple[Cond, Val]]) -> Owner:
-    """:func:`~equiv.memmap.tail_frame` with a key's parts by :func:`_key_part`."""
-
-    def page(n: Val) -> tuple[Cond, Val]:
-        k = _key_part(sc, n, False)
-        return bv.and_(bv.eq(_key_part(sc, n, True), c), bv.ult(k, sc.stride_v)), k
-
-    return Owner(page=page, pb=pb)
-
-
 def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
     cfg = sc.layout.config
 
@@ -247,12 +207,12 @@ def _path_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
             m = one_tail(m, bv.const_like(c, 1))
             m = prep_compound_head(sc, inp, g, m, c)
             m, _ = block_loop(ctx, "memmap_init_compound.tails (6.12)", m, bv.const_like(c, 2), nr,
-                              (), tail, _tails_612(sc, c, tail_pb))
+                              (), tail, tail_frame(sc, c, tail_pb))
             return m, carry
 
         out, _ = block_loop(ctx, "memmap_init_zone_device.heads (6.12)", inp.mem,
                             bv.const_like(g.start, 0), g.ncompounds, (), head,
-                            _compounds_612(sc, g, block_of_heads))
+                            compound_frame(sc, g, block_of_heads))
         return out
 
     inp = with_vmemmap(sc, inp)

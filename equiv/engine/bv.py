@@ -141,6 +141,12 @@ def _unchecked(fn: Callable[..., Any]) -> Callable[..., Any]:
 
 _get_sort = _unchecked(z3.Z3_get_sort)
 _get_bv_sort_size = _unchecked(z3.Z3_get_bv_sort_size)
+_get_ast_kind = _unchecked(z3.Z3_get_ast_kind)
+_get_app_decl = _unchecked(z3.Z3_get_app_decl)
+_get_decl_kind = _unchecked(z3.Z3_get_decl_kind)
+_get_app_num_args = _unchecked(z3.Z3_get_app_num_args)
+_get_app_arg = _unchecked(z3.Z3_get_app_arg)
+_APP = z3.Z3_APP_AST
 _inc_ref = _unchecked(z3.Z3_inc_ref)
 #: the main context's C pointer (fixed for the process, forked workers included)
 _REF = _ctx.ref()
@@ -229,10 +235,35 @@ def lshr(x: Val, n: int | BV) -> Val:
 
 
 def extract(x: Val, hi: int, lo: int) -> Val:
-    """Bits ``hi..lo`` of ``x`` (inclusive), like ``z3.Extract``."""
+    """Bits ``hi..lo`` of ``x`` (inclusive), like ``z3.Extract``; of a concatenation,
+    those bits of the one part that holds them all (the part itself when they are all of
+    it: ``extract(127, 64, concat(c, t))`` is ``c``), the same value as a smaller term.
+    A storage key ``concat(c, t)`` then gives back the very terms ``c`` and ``t``, which a
+    loop's summary recognises as the index its lemmas are stated for (one instantiation of
+    the body, not two) and a store recognises as the key it wrote."""
     if isinstance(x, CBV):
         return CBV((x.value >> lo) & ((1 << (hi - lo + 1)) - 1), hi - lo + 1)
-    return _bv(z3.Z3_mk_extract(_ctx.ref(), hi, lo, x.as_ast()))
+    a = x.as_ast()
+    while _get_ast_kind(_REF, a) == _APP:
+        d = _get_app_decl(_REF, a)
+        if _get_decl_kind(_REF, d) != z3.Z3_OP_CONCAT:
+            break
+        top = _get_bv_sort_size(_REF, _get_sort(_REF, a))
+        inner = None
+        for i in range(_get_app_num_args(_REF, a)):
+            arg = _get_app_arg(_REF, a, i)
+            w = _get_bv_sort_size(_REF, _get_sort(_REF, arg))
+            top -= w  # the arg holds bits top + w - 1 .. top
+            if top <= lo and hi < top + w:
+                inner = arg
+                break
+        if inner is None:
+            break
+        hi, lo, a = hi - top, lo - top, inner
+        if lo == 0 and hi == _get_bv_sort_size(_REF, _get_sort(_REF, a)) - 1:
+            part: BV = z3.z3._to_expr_ref(a, _ctx)  # a numeral's own class
+            return part
+    return _bv(z3.Z3_mk_extract(_ctx.ref(), hi, lo, a))
 
 
 def concat(*parts: Val) -> Val:
