@@ -218,3 +218,43 @@ def _z3_inputs(L: Layout, pt: dict[str, object]):  # type: ignore[no-untyped-def
     early = pt["early"]
     return evolve(inp, **vals, altmap_valid=z3.BoolVal(pt["altmap"] is not None),
                   early_section=lambda nr: z3.BoolVal(z3.simplify(nr).as_long() in early))  # type: ignore[operator]
+
+
+@given(st.lists(st.sampled_from([8, 16, 32, 64]), min_size=1, max_size=4),
+       st.data())
+def test_extract_of_a_concatenation_is_z3s_extract(widths: list[int], data: st.DataObject) -> None:
+    """``equiv.engine.bv.extract`` takes the bits of a concatenation from the part that
+    holds them (a smaller term, or the part itself): the same value as z3's ``Extract``
+    of the whole, for any parts (variables and numerals, nested) and any bit range."""
+    from equiv.engine import bv
+
+    parts: list[z3.BitVecRef] = []
+    for i, w in enumerate(widths):
+        if data.draw(st.booleans()):
+            parts.append(z3.BitVecVal(data.draw(st.integers(0, (1 << w) - 1)), w))
+        else:
+            parts.append(z3.BitVec(f"p{i}", w))
+    whole = parts[0] if len(parts) == 1 else z3.Concat(*parts)
+    if data.draw(st.booleans()) and len(parts) > 2:  # nested: (a ++ b) ++ rest
+        whole = z3.Concat(z3.Concat(parts[0], parts[1]), *parts[2:])
+    size = whole.size()
+    lo = data.draw(st.integers(0, size - 1))
+    hi = data.draw(st.integers(lo, size - 1))
+    got = bv.extract(whole, hi, lo)
+    assert isinstance(got, z3.BitVecRef) and got.size() == hi - lo + 1
+    s = z3.Solver()
+    s.add(got != z3.Extract(hi, lo, whole))
+    assert s.check() == z3.unsat
+    for p, top in zip(parts, _tops(widths), strict=True):  # a part's own range: the part
+        if (hi, lo) == (top - 1, top - p.size()) and len(parts) > 1 and whole.num_args() == len(parts):
+            assert got.eq(p)
+
+
+def _tops(widths: list[int]) -> list[int]:
+    """The bit just above each part of a concatenation of ``widths`` (most significant
+    first)."""
+    out, top = [], sum(widths)
+    for w in widths:
+        out.append(top)
+        top -= w
+    return out
