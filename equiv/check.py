@@ -535,7 +535,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                sliced: bool = False,
                enough: Callable[[ObligationResult], bool] | None = None,
                lemmas_from: Sequence[ObligationResult] | None = None,
-               split_lemmas: bool = False) -> CellResult:
+               split_lemmas: bool = False, first_roles: Sequence[str] = ()) -> CellResult:
     """Decide every obligation of ``problem``.
 
     Args:
@@ -579,6 +579,11 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             for every revision of the scenario, decided once per process) and then the
             fast path's; the self-test's mutants share the first.  Off: one query, which
             is cheaper for a cell whose scenario is checked once.
+        first_roles: the page roles checked before the others (the rest in their order):
+            with ``enough``, the roles where the seeded bug is expected to show
+            (:func:`equiv.mutants.first_roles`), so fewer roles are proved before the
+            one that catches it.  Which obligations are decided before ``enough`` stops
+            changes; what is decided does not.
     """
     if only is not None:
         problem = evolve(problem, observations=[ob for ob in problem.observations
@@ -711,7 +716,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     claims = [ob.claim(sc.layout.atoms) for ob in problem.observations]
     covered = {o.name: o for o in lemmas_from or () if o.kind == "page"
                and o.verdict is Verdict.PROVED} if reused else {}
-    for ob, claim in zip(problem.observations, claims, strict=True):
+    pairs = sorted(zip(problem.observations, claims, strict=True),
+                   key=lambda p: p[0].role.name not in first_roles)  # stable
+    for ob, claim in pairs:
         if ob.role.name in vacuous:
             continue
         done_by = covered.get(f"{ob.role.name}_equal")

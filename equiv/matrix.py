@@ -21,7 +21,7 @@ from equiv.engine.runner import run_cached
 from equiv.engine.selftest import describe_edit
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType, Scenario, order_classes
-from equiv.mutants import MUTANTS, caught
+from equiv.mutants import MUTANTS, caught, first_roles
 from equiv.obligations import FastFn, build_cell
 from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
@@ -109,8 +109,10 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
                          first_form=rev.name.startswith(COMPARE) or spec.order_hi is not None)
     cache = _cache(spec.cache_dir)
     enough = None
+    first: tuple[str, ...] = ()
     if spec.until_caught and spec.mutant is not None:
         enough = caught(spec.mutant, spec.ptype, spec.order)  # the self-test's kill
+        first = first_roles(spec.mutant, spec.ptype, spec.order, sc.layout)
     # a probe steers and explains nothing: its budget is only that of the lemmas' first tries
     lemma_try = (PROBE_LEMMA_TRY_RLIMIT if probe else LEMMA_TRY_RLIMIT) \
         if rev.name.startswith(COMPARE) else None
@@ -119,7 +121,7 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
                      cache=cache, probe=probe, lemma_try=lemma_try,
                      sliced=rev.name.startswith(COMPARE), enough=enough,
                      lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
-                     split_lemmas=spec.mutant is not None)
+                     split_lemmas=spec.mutant is not None, first_roles=first)
     if lemmas_from is not None and any(o.kind == "lemma" for o in res.obligations):
         res = evolve(res, query_keys=tuple(dict.fromkeys(res.query_keys + lemmas_from.query_keys)))
     met: tuple[tuple[str, str], ...] = ()

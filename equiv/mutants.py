@@ -17,6 +17,7 @@ from equiv.counterexample import Counterexample, counterexample_of
 from equiv.engine.results import ObligationResult
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
+from equiv.page_model import Layout
 from equiv.template_path import Revision, with_variant
 
 Expect = Callable[[MemoryType, int], "tuple[str, ...] | None"]
@@ -302,6 +303,26 @@ def names_page(cx: Counterexample, page: str) -> bool:
         return 0 <= cx.pfn - (start + nr) < 1 << 18
     want = start + nr if page == "end_pfn" else start - 1
     return cx.pfn == want & ((1 << 64) - 1)
+
+
+def first_roles(name: str, ptype: MemoryType | None, order: int, layout: Layout
+                ) -> tuple[str, ...]:
+    """The page roles a cell of mutant ``name`` is best checked at first: ``outside`` for a
+    bug that must name a struct page outside the range, else the roles of the folio pages
+    its expected fields overlay (``folio._refcount_1`` lies on page[1]: ``tail1``; on
+    page[2]: ``tail2``).  Only the order of the checks: :func:`caught` stops at the first
+    obligation that catches the bug, and :func:`equiv.selftest.classify` scores a cell
+    by whether any obligation decided catches it, so the order changes how soon a kill is
+    found, never whether there is one."""
+    m = MUTANTS[name]
+    want = None if ptype is None else m.expect(ptype, order)
+    if want is None or m.name.startswith("harmless_"):
+        return ()
+    if m.page is not None:
+        return ("outside",)
+    pages = {v.page for v in layout.views if v.page is not None and f"folio.{v.name}" in want}
+    roles = {0: "head", 1: "tail1", 2: "tail2"}
+    return tuple(roles[p] for p in sorted(pages) if p in roles)
 
 
 def caught(name: str, ptype: MemoryType | None, order: int

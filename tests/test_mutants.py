@@ -388,3 +388,28 @@ def test_full_self_test() -> None:
     assert len(res.bugs) >= 20 and res.kill_rate == 1.0
     assert res.count(Outcome.FALSE_REPORT) == 0
     assert "mutants killed of" in render_selftest(res).splitlines()[-1]
+
+
+def test_first_roles_put_the_expected_page_first() -> None:
+    """A seeded bug's cell checks first the roles its expected fields lie on (a folio field
+    of page[1]: tail 1; of page[2]: tail 2) or, for a bug outside the range, ``outside``;
+    nothing for a cell where it must not show or an equivalent control; and the cell still
+    decides the same: killed with the field it must name (only fewer roles before it)."""
+    from equiv.mutants import first_roles
+    from equiv.page_model import Layout
+
+    L = Layout.from_config(PRESETS["x86_64-default"])
+    assert first_roles("mutant_slow_count_before_init", MemoryType.GENERIC, 1, L) == ("tail1",)
+    assert first_roles("mutant_prep_compound_head_before_tail_loop", MemoryType.GENERIC, 2,
+                       L) == ("tail2",)
+    assert first_roles("mutant_first_head_before_range", MemoryType.GENERIC, 2, L) == ("outside",)
+    assert first_roles("mutant_slow_count_before_init", MemoryType.FS_DAX, 1, L) == ()
+    assert first_roles("harmless_tail_loop_ne", MemoryType.GENERIC, 2, L) == ()
+    spec = CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+                    mutant="mutant_prep_compound_head_before_tail_loop", minimise=False,
+                    until_caught=True)
+    res = run_cell(spec)
+    pages = [o.role for o in res.obligations if o.kind == "page"]
+    assert pages == ["tail2"] and res.verdict is Verdict.REFUTED
+    want = MUTANTS[spec.mutant or ""].expect(MemoryType.GENERIC, 2)
+    assert classify(want, False, res)[0] is Outcome.KILLED
