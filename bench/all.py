@@ -92,9 +92,9 @@ def rows(tree: Path | None) -> list[Row]:
         Row("linux-0-18", (*EQUIV, *linux), 60),
         Row("vmap-any-segments", (*EQUIV, "--subject", "vmap", "--revision", "v8-fix"), 60,
             expect="any number of segments"),
-        Row("pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"), 180,
+        Row("pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE"), 180,
             cache="none", suite=True),
-        Row("ci-run-pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+        Row("ci-run-pytest", (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-rfE",
                               "--runslow", "--dist", "loadgroup"), 1200, cache="none", suite=True),
     ]
 
@@ -131,6 +131,10 @@ def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
     if p.returncode not in row.exits:
         last = (p.stderr.strip() or p.stdout.strip()).splitlines()[-1:] or [""]
         problem = f"exit {p.returncode}, expected {'/'.join(map(str, row.exits))}: {last[0]}"
+        failed = [ln.split()[1] for ln in p.stdout.splitlines() if ln.startswith(("FAILED ", "ERROR "))
+                  and len(ln.split()) > 1]
+        if failed:  # a test suite's row: which tests (pytest -rfE)
+            problem += "; " + ", ".join(failed)
     elif row.expect and row.expect not in p.stdout:
         problem = f"the report does not say {row.expect!r}"
     elif row.missing:
