@@ -410,6 +410,8 @@ def test_first_roles_put_the_expected_page_first() -> None:
                     until_caught=True)
     res = run_cell(spec)
     pages = [o.role for o in res.obligations if o.kind == "page"]
-    assert pages == ["tail2"] and res.verdict is Verdict.REFUTED
+    # tail 2 first (whether it alone catches the bug depends on the counterexample z3
+    # gives, which may differ with what the process decided before)
+    assert pages[0] == "tail2" and res.verdict is Verdict.REFUTED
     want = MUTANTS[spec.mutant or ""].expect(MemoryType.GENERIC, 2)
     assert classify(want, False, res)[0] is Outcome.KILLED
