@@ -134,7 +134,7 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
     g = geometry(sc, inp)
     roles = roles_for(sc.orders[0])
     slow = _slow_side(sc, inp, roles, c, t, b, first_form, unroll)
-    ctx = _ctx(unroll, slow.next_id)
+    ctx = _ctx(unroll, c, t, slow.next_id)
     ctx.path = "fast"
     fast_reads = _reads(sc, fast_fn(ctx, sc, inp), roles, c, t, b)
     exits = [*slow.exits, *ctx.exits]
@@ -170,11 +170,11 @@ def build_cell(sc: Scenario, rev: Revision, fast: FastFn | None = None,
 _Read: TypeAlias = PageState | z3.BitVecRef
 
 
-def _ctx(unroll: Callable[[str], int] | None, first_id: int = 0) -> Ctx:
+def _ctx(unroll: Callable[[str], int] | None, c: z3.BitVecRef, t: z3.BitVecRef,
+         first_id: int = 0) -> Ctx:
     """A symbolic context whose loops state their lemmas for the obligations' index
     symbols ``c`` and ``t`` (the one pair all page roles share), its fresh names numbered
     from ``first_id`` on."""
-    c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
     ctx = Ctx(symbolic=True, first_id=first_id)
     ctx.unroll = unroll
     ctx.k_hint.update({"memmap_init_zone_device.heads": c,
@@ -236,7 +236,7 @@ def _slow_side(sc: Scenario, inp: Inputs, roles: list[Role], c: z3.BitVecRef,
     hit = _SLOW_MEMO.get(key) if unroll is None else None
     if hit is not None:
         return hit
-    ctx = _ctx(unroll)
+    ctx = _ctx(unroll, c, t)
     ctx.path = "slow"
     reads = _reads(sc, memmap_init_zone_device(ctx, sc, inp), roles, c, t, b)
     side = _SlowSide(reads, tuple(ctx.lemmas), tuple(ctx.exits), tuple(ctx.unroll_bounds),

@@ -146,6 +146,7 @@ _get_app_decl = _unchecked(z3.Z3_get_app_decl)
 _get_decl_kind = _unchecked(z3.Z3_get_decl_kind)
 _get_app_num_args = _unchecked(z3.Z3_get_app_num_args)
 _get_app_arg = _unchecked(z3.Z3_get_app_arg)
+_is_numeral = _unchecked(z3.Z3_is_numeral_ast)
 _APP = z3.Z3_APP_AST
 _inc_ref = _unchecked(z3.Z3_inc_ref)
 #: the main context's C pointer (fixed for the process, forked workers included)
@@ -261,7 +262,8 @@ def extract(x: Val, hi: int, lo: int) -> Val:
             break
         hi, lo, a = hi - top, lo - top, inner
         if lo == 0 and hi == _get_bv_sort_size(_REF, _get_sort(_REF, a)) - 1:
-            part: BV = z3.z3._to_expr_ref(a, _ctx)  # a numeral's own class
+            # a numeral keeps its own class (its value readable, as z3 would give it)
+            part: BV = _wrap(z3.BitVecNumRef if _is_numeral(_REF, a) else z3.BitVecRef, a)
             return part
     return _bv(z3.Z3_mk_extract(_ctx.ref(), hi, lo, a))
 
