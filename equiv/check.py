@@ -74,6 +74,18 @@ _WHOLE: weakref.WeakKeyDictionary[z3.Solver, tuple[int, Callable[[], z3.Solver]]
 #: Per cell problem, the symbols each term mentions, by AST id (:func:`_symbols`).
 _SYMBOLS: weakref.WeakKeyDictionary[CellProblem, dict[int, frozenset[str]]] = \
     weakref.WeakKeyDictionary()
+#: Per cell problem, the symbols of each of its assumptions, in their order.
+_ASSUMED: weakref.WeakKeyDictionary[CellProblem, list[frozenset[str]]] = \
+    weakref.WeakKeyDictionary()
+
+
+def _assumed_symbols(problem: CellProblem) -> list[frozenset[str]]:
+    """The symbols of each assumption of ``problem`` (:func:`_symbols`), computed once."""
+    hit = _ASSUMED.get(problem)
+    if hit is None:
+        memo = _SYMBOLS.setdefault(problem, {})
+        hit = _ASSUMED[problem] = [_symbols(a, memo) for _, a in problem.assumptions]
+    return hit
 
 
 def _symbols(e: z3.ExprRef, memo: dict[int, frozenset[str]]) -> frozenset[str]:
@@ -125,7 +137,7 @@ def _slice(problem: CellProblem, about: z3.BoolRef | None
     if about is None:
         return every, []
     memo = _SYMBOLS.setdefault(problem, {})
-    kept = _sharing(set(_symbols(about, memo)), [_symbols(a, memo) for a in every])
+    kept = _sharing(set(_symbols(about, memo)), list(_assumed_symbols(problem)))
     return ([a for a, k in zip(every, kept, strict=True) if k],
             [a for a, k in zip(every, kept, strict=True) if not k])
 
@@ -203,12 +215,12 @@ def prefer_small(s: z3.Solver, problem: CellProblem, ob: Observation, *,
     """
     idx: dict[str, list[z3.BitVecRef]] = {k: [v] for k, v in ob.indices.items()}
     return _prefer(s, problem, ob.optimised, idx, from_scratch=from_scratch, budget=budget,
-                   guess=from_scratch)
+                   guess=ob.role.name if from_scratch else None)
 
 
 def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
                  budget: tuple[int, int | None] | None = None,
-                 guesses: Sequence[tuple[int, ...]] = ()) -> int:
+                 guesses: Sequence[tuple[int, ...]] = (), role: str | None = None) -> int:
     """:func:`_keep_greedy_in` with each preference's check under ``budget[0]`` and the
     solver's own budget ``budget[1]`` (None: none) restored for the last check.
 
@@ -218,7 +230,8 @@ def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
     copy of ``s`` (:func:`_keep_guessed`), then the halving runs on a copy if none holds,
     and ``s`` gets the kept preferences and one check.  The same preferences are kept as
     without guesses; the model is the one ``s`` gives for them after its own two checks,
-    however they were found (checks on a solver can change which model it gives later)."""
+    however they were found (checks on a solver can change which model it gives later).
+    Which ones were dropped is remembered for ``role``'s next steering (:func:`_guesses`)."""
     if budget is None:
         if not guesses or not from_scratch:
             return _keep_greedy_in(s, prefs, from_scratch)
@@ -234,6 +247,8 @@ def _keep_greedy(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
             out: list[int] = []
             _keep_greedy_in(s.translate(s.ctx), prefs, from_scratch, out)
             dropped = tuple(out)
+        if role is not None:
+            _DROPPED[role, len(prefs)] = dropped
         keep = [p for i, p in enumerate(prefs) if i not in dropped]
         for p in keep:
             s.push()
@@ -332,30 +347,41 @@ def _keep_greedy_in(s: z3.Solver, prefs: list[z3.BoolRef], from_scratch: bool,
 
 def _prefer(s: z3.Solver, problem: CellProblem, optimised: z3.BoolRef | bool,
             indices: dict[str, list[z3.BitVecRef]], *, from_scratch: bool = False,
-            budget: tuple[int, int | None] | None = None, guess: bool = False) -> int:
+            budget: tuple[int, int | None] | None = None, guess: str | None = None) -> int:
     """:func:`prefer_small` for a deduplication condition and index terms (``c`` and ``k``
-    preferred at most 1, then 0; ``t`` at most 3).  With ``guess``, the preferences a
-    counterexample usually cannot keep (:func:`_guesses`) are guessed first
-    (:func:`_keep_greedy`)."""
+    preferred at most 1, then 0; ``t`` at most 3).  With ``guess`` (a page role's name),
+    the preferences a counterexample of that role usually cannot keep (:func:`_guesses`)
+    are guessed first (:func:`_keep_greedy`)."""
     prefs = _preferences(problem, optimised, indices)
-    guesses = _guesses(problem, prefs, indices) if guess else []
-    return _keep_greedy(s, prefs, from_scratch, budget, guesses)
+    guesses = _guesses(problem, prefs, indices, guess) if guess is not None else []
+    return _keep_greedy(s, prefs, from_scratch, budget, guesses, guess)
+
+
+#: Per page role and number of preferences, the positions of the preferences the last
+#: steering of a counterexample of that role in this process did not keep: the first guess
+#: of the next (:func:`_guesses`).  The roles of neighbouring orders and of the pgmap types
+#: mostly drop the same ones.  A guess is checked before it is used, so this changes which
+#: checks are made, never which preferences are kept.
+_DROPPED: dict[tuple[str, int], tuple[int, ...]] = {}
 
 
 def _guesses(problem: CellProblem, prefs: list[z3.BoolRef],
-             indices: dict[str, list[z3.BitVecRef]]) -> list[tuple[int, ...]]:
-    """Which preferences of ``prefs`` (:func:`_preferences`) a counterexample usually cannot
-    keep, as positions, most common first: a difference that needs two compounds (not
-    ``nr_pages <= stride``, not ``c == 0``), one that needs an altmap with free pages
-    (6.12's pageblock range), each also with a first pfn other than 0.  Only guesses:
-    each is checked before it is used (:func:`_keep_guessed`, :func:`_steer_sliced`)."""
+             indices: dict[str, list[z3.BitVecRef]], role: str) -> list[tuple[int, ...]]:
+    """Which preferences of ``prefs`` (:func:`_preferences`) a counterexample of the page
+    role ``role`` usually cannot keep, as positions: first the ones the last steering of
+    that role dropped (:data:`_DROPPED`), then the most common: a difference that needs two
+    compounds (not ``nr_pages <= stride``, not ``c == 0``), one that needs an altmap with
+    free pages (6.12's pageblock range), each also with a first pfn other than 0.  Only
+    guesses: each is checked before it is used (:func:`_keep_guessed`,
+    :func:`_steer_sliced`)."""
     inp, stride = problem.inputs, problem.scenario.stride_v
     two = [z3.ULE(inp.nr_pages, stride), *(v == 0 for v in indices.get("c", [])[:1])]
     altmap = [z3.Not(inp.altmap_valid), inp.altmap_free == 0]
-    out = []
+    last = _DROPPED.get((role, len(prefs)))
+    out = [] if last is None else [last]
     for terms in (two, [*two, inp.start_pfn == 0], altmap, [*altmap, inp.start_pfn == 0]):
         at = tuple(i for i, p in enumerate(prefs) if any(p.eq(x) for x in terms))
-        if len(at) == len(terms):
+        if len(at) == len(terms) and at != last:
             out.append(at)
     return out
 
@@ -436,7 +462,7 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
     # the kept ones SAT together); else the halving
     todo = [prefs]  # the runs of _keep_greedy_in (from scratch), in the same order
     if not sat(prefs):
-        for g in _guesses(problem, prefs, indices):
+        for g in _guesses(problem, prefs, indices, ob.role.name):
             keep = [p for i, p in enumerate(prefs) if i not in g]
             if all(not sat([*(prefs[i] for i in range(j) if i not in g), prefs[j]])
                    for j in sorted(g)) and sat(keep):
@@ -449,6 +475,9 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
         elif len(block) > 1:
             half = len(block) // 2
             todo += [block[half:], block[:half]]
+    ids = {p.get_id() for p in kept}
+    _DROPPED[ob.role.name, len(prefs)] = tuple(i for i, p in enumerate(prefs)
+                                               if p.get_id() not in ids)
     # the model: the steered sliced query's (shared too), with the assumptions left out
     # satisfied on their own; checked against the whole query (else decided whole)
     t.set("rlimit", rlimit or 0)
@@ -991,7 +1020,7 @@ def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.B
     need: set[str] = set()
     for c in core:
         need |= _symbols(c, memo)
-    kept = _sharing(need, [_symbols(f, memo) for f in every])
+    kept = _sharing(need, [*_assumed_symbols(problem), *(_symbols(f, memo) for f in rest)])
     terms = [f for f, k in zip(every, kept, strict=True) if k] + core
     key = (-1 if rlimit is None else rlimit, *(t.get_id() for t in terms))
     hit = _EXPLAINED.get(key)

@@ -107,9 +107,12 @@ class TestCache:
         seen: list[object] = []
         r = Cache(str(tmp_path))
 
-        def reader() -> None:
-            while not stop.is_set():
+        def reader() -> None:  # reads until the writers are done, then once more
+            while True:
+                done = stop.is_set()
                 seen.append(r.get("query", "ab" * 32))
+                if done:
+                    return
 
         def writer() -> None:
             for _ in range(50):
