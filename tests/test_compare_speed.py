@@ -8,6 +8,7 @@ import pytest
 import z3
 from attrs import evolve
 
+from equiv import check
 from equiv.check import (
     _minimise,
     _slice,
@@ -223,6 +224,35 @@ class TestLazyReplay:
         sliced = _minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
         assert (whole.irrelevant, whole.multiplicity) == (sliced.irrelevant, sliced.multiplicity)
         assert "pgmap_type" not in sliced.irrelevant and "start_pfn" in sliced.irrelevant
+
+    def test_a_remembered_guess_never_changes_what_is_kept(self) -> None:
+        """Steering tries first the preferences the last steering of the same role dropped
+        (``check._DROPPED``); a right guess, a wrong one and none keep the same preferences,
+        and a steering leaves behind what it dropped."""
+        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
+                                            MemoryType.FS_DAX, 9))
+        problem = build_cell(sc, rev, fast, first_form=True)
+        ob = next(o for o in problem.observations if o.role.name == "tail")
+        key = ("tail", len(check._preferences(problem, ob.optimised,
+                                              {k: [v] for k, v in ob.indices.items()})))
+
+        def steered(last: tuple[int, ...] | None) -> tuple[str, ...]:
+            check._DROPPED.clear()
+            s = solver_for(problem, 60_000, pages=True)
+            s.add(z3.Not(ob.claim(sc.layout.atoms)))
+            assert z3.sat == s.check()
+            n = len(s.assertions())
+            if last is not None:
+                check._DROPPED[key] = last
+            kept = prefer_small(s, problem, ob, from_scratch=True)
+            assert kept == len(s.assertions()) - n and z3.sat == s.check()
+            return tuple(a.sexpr() for a in s.assertions()[n:])
+
+        plain = steered(None)
+        dropped = check._DROPPED[key]
+        assert dropped, "the tail's counterexample cannot keep every preference"
+        assert steered(dropped) == plain and check._DROPPED[key] == dropped
+        assert steered((0,)) == plain
 
     @pytest.mark.slow
     def test_sliced_steering_keeps_what_the_whole_keeps(self) -> None:
