@@ -37,8 +37,9 @@ GROUP_SECONDS: dict[str, tuple[float, ...]] = {
     # --compare v6.12: every order but 0 is refuted on every type: the all-types try and
     # five cells with counterexamples steered, replayed and explained, each order its own
     # group with its own loop lemmas (a comparison with known differences has no order
-    # classes): 74 s of CPU for orders 0..18 (bench/all.py's command, 2026-12-03 14:50)
-    "compare:v6.12": (5.0, 4.5, 3.7),
+    # classes): 49.5 s of CPU for orders 0..18 (bench/all.py's command, 2026-12-03 19:00;
+    # one process: orders 0 and 1 about 2 s, the others 2.5-3.5 s)
+    "compare:v6.12": (1.9, 2.0, 2.7),
 }
 #: Cold seconds of the one proof of an order class (the type and the order symbolic), by
 #: revision: it proves the class (v11).
@@ -46,11 +47,10 @@ CLASS_SECONDS: dict[str, float] = {"v11": 1.2}
 
 
 #: Cold seconds of one zone-device seeded-bug cell (revision v11, one pgmap type, the
-#: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 42 s of
-#: CPU on 2 jobs cold (2026-12-03 14:50, the 2-core machine at its slower of that day:
-#: the same command took 30 % less that morning), i.e. 0.2 s a cell; under a minute on
-#: one job, so it is not announced.
-MUTANT_CELL_SECONDS = 0.20
+#: self-test's orders 0, 1, 2 and 9): ``--self-test`` (42 bugs x 5 cells) took 25.6 s of
+#: CPU on 2 jobs cold (bench/all.py, 2026-12-03 19:00), i.e. 0.12 s a cell; under a
+#: minute on one job, so it is not announced.
+MUTANT_CELL_SECONDS = 0.12
 
 
 def estimate_seconds(specs: Sequence[CellSpec], jobs: int, cache: Cache | None,
