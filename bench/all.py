@@ -135,6 +135,10 @@ def run_row(row: Row, caches: dict[str, str], no_tree: str) -> Measured:
                   and len(ln.split()) > 1]
         if failed:  # a test suite's row: which tests (pytest -rfE)
             problem += "; " + ", ".join(failed)
+        fd, log = tempfile.mkstemp(prefix=f"equiv-bench-{row.name}-", suffix=".log")
+        with open(fd, "w") as f:  # the whole output, to see why
+            f.write(p.stdout + p.stderr)
+        problem += f" (output: {log})"
     elif row.expect and row.expect not in p.stdout:
         problem = f"the report does not say {row.expect!r}"
     elif row.missing:
