@@ -188,7 +188,7 @@ class TestInterrupt:
             [sys.executable, "-m", "equiv.proofs", "--orders", "0-18", "--no-cache", "--jobs",
              "2", "--quiet", "--output", str(tmp_path / "report.txt")],
             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
-            start_new_session=True)
+            start_new_session=True, preexec_fn=_sigint_default)
         children = _workers(proc.pid)
         os.killpg(proc.pid, signal.SIGINT)  # as a terminal's Ctrl-C: the whole group
         out, err = proc.communicate(timeout=60)
@@ -239,7 +239,7 @@ class TestInterrupt:
         env = {**os.environ, "PYTHONPATH": str(ROOT)}
         proc = subprocess.Popen([sys.executable, str(script)], stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True, env=env,
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=_sigint_default)
         children = _workers(proc.pid)
         t0 = time.monotonic()
         os.killpg(proc.pid, signal.SIGINT)
@@ -248,6 +248,13 @@ class TestInterrupt:
         assert (proc.returncode, out, err) == (130, "stopped\n", "")
         time.sleep(0.5)
         assert not _alive(children)
+
+
+def _sigint_default() -> None:
+    """In the child, before exec: SIGINT handled as from a terminal, even when these tests
+    run in a process that ignores it (a shell's background job does, and exec keeps an
+    ignored signal ignored: Python then installs no KeyboardInterrupt handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _workers(pid: int) -> set[int]:
