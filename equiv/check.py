@@ -137,7 +137,7 @@ def _slice(problem: CellProblem, about: z3.BoolRef | None
     if about is None:
         return every, []
     memo = _SYMBOLS.setdefault(problem, {})
-    kept = _sharing(set(_symbols(about, memo)), list(_assumed_symbols(problem)))
+    kept = _sharing(set(_symbols(about, memo)), _assumed_symbols(problem))
     return ([a for a, k in zip(every, kept, strict=True) if k],
             [a for a, k in zip(every, kept, strict=True) if not k])
 
@@ -378,7 +378,7 @@ def _guesses(problem: CellProblem, prefs: list[z3.BoolRef],
     two = [z3.ULE(inp.nr_pages, stride), *(v == 0 for v in indices.get("c", [])[:1])]
     altmap = [z3.Not(inp.altmap_valid), inp.altmap_free == 0]
     last = _DROPPED.get((role, len(prefs)))
-    out = [] if last is None else [last]
+    out = [last] if last else []  # (none dropped: the all-at-once check said otherwise)
     for terms in (two, [*two, inp.start_pfn == 0], altmap, [*altmap, inp.start_pfn == 0]):
         at = tuple(i for i, p in enumerate(prefs) if any(p.eq(x) for x in terms))
         if len(at) == len(terms) and at != last:
