@@ -38,6 +38,7 @@ from equiv.linux.patch import Patch, Touched, prepare
 from equiv.memmap import MemoryType
 from equiv.proofs import main
 from equiv.source.cinterp import TRUSTED
+from equiv.source.common import RoleResult
 from equiv.source.files import FILES
 from equiv.source.patch_present import (
     PatchReport,
@@ -50,7 +51,7 @@ from equiv.source.patch_present import (
     render_patch_junit,
     render_patch_text,
 )
-from equiv.source.patchproof import PatchCell, PatchRole, PatchRun
+from equiv.source.patchproof import PatchCell, PatchRun
 
 ROOT = Path(equiv.__file__).parent.parent
 DATA = ROOT / "tests" / "data" / "zone-device-backport-6.12"
@@ -93,12 +94,12 @@ CHAIN = ("mm/mm_init.c:1057: memcpy(&template, page, sizeof(*page))",
 def _report(fast: tuple[tuple[str, ...], ...] = (CHAIN,), verdict: Verdict = Verdict.REFUTED,
             against: str | None = None) -> PatchReport:
     d = FieldDiff(56, 8, ("memcg_data",), 0, 2, (("include/linux/mm.h:171: _pp[7] = 0",),), fast)
-    roles = (PatchRole("loop_summary_lemmas", Verdict.PROVED, 1.0),
-             PatchRole("head_equal", verdict, 2.0,
-                       (d,) if verdict is Verdict.REFUTED else (),
-                       (("altmap_valid", False), ("nid", 0)), (("c", 1), ("t", 0)), 0x11,
-                       "" if verdict is not Verdict.UNKNOWN else "solver: canceled"),
-             PatchRole("pageblock_equal", Verdict.PROVED, 0.5))
+    roles = (RoleResult("loop_summary_lemmas", Verdict.PROVED, 1.0),
+             RoleResult("head_equal", verdict, 2.0,
+                        (d,) if verdict is Verdict.REFUTED else (),
+                        (("altmap_valid", False), ("nid", 0)), (("c", 1), ("t", 0)), 0x11,
+                        "" if verdict is not Verdict.UNKNOWN else "solver: canceled"),
+             RoleResult("pageblock_equal", Verdict.PROVED, 0.5))
     cell = PatchCell("MEMORY_DEVICE_GENERIC", 0, verdict, 3.5, roles, 13,
                      ("base: mm/mm_init.c:1103 memmap_init_zone_device",
                       "patched: mm/mm_init.c:1157 memmap_init_zone_device"),
@@ -249,7 +250,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
                       "orders": orders, "label": label, "timeout_ms": timeout_ms, "jobs": jobs,
                       "mm_init": (patched_root / "mm/mm_init.c").read_text()})
         cells = tuple(PatchCell(t.kname if t else "ALL", o, Verdict.PROVED, 0.0,
-                                (PatchRole("head_equal", Verdict.PROVED, 0.0),), 2, (),
+                                (RoleResult("head_equal", Verdict.PROVED, 0.0),), 2, (),
                                 (("base: memmap_init_zone_device", "mm/mm_init.c:1077"),
                                  ("patched: memmap_init_zone_device", "mm/mm_init.c:1106"),
                                  ("patched: zone_device_page_init_from_template",

@@ -38,8 +38,9 @@ from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 from equiv.config import PRESETS
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
+from equiv.source.common import RoleResult
 from equiv.source.files import FILES, load_tree
-from equiv.source.patchproof import PatchCell, PatchRole, check_patch_cell, side
+from equiv.source.patchproof import PatchCell, check_patch_cell, side
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))
@@ -163,7 +164,7 @@ def test_control(linux612: Path, tmp_path: Path, name: str) -> None:  # noqa: F8
         assert _lines(role), [d.fast_provenance for d in role.diffs]
 
 
-def _lines(role: PatchRole) -> list[str]:
+def _lines(role: RoleResult) -> list[str]:
     """The steps of the role's provenance that name a ``file:line``."""
     return [step for d in role.diffs for chain in (*d.slow_provenance, *d.fast_provenance)
             for step in chain if ":" in step and step.split(":")[1].isdigit()]

@@ -15,6 +15,7 @@ from typing import Any, Protocol, TypeVar
 import z3
 from attrs import evolve, frozen
 
+from equiv.counterexample import FieldDiff
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
 from equiv.engine.verdict import Verdict
@@ -567,7 +568,35 @@ def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
     roles += [r for n, r in found.items() if n not in names]
 
 
+@frozen
+class RoleResult:
+    """One obligation of a cell of a source-derived proof (``--linux``'s tree against the
+    hand model, ``--patch``'s base tree against the patched one): a page role, a loop
+    lemma or a check of the cell (``assumptions_satisfiable``, ``orders_covered``, ...)."""
+
+    name: str
+    verdict: Verdict
+    seconds: float
+    diffs: tuple[FieldDiff, ...] = ()
+    inputs: tuple[tuple[str, int | bool], ...] = ()
+    index: tuple[tuple[str, int], ...] = ()
+    pfn: int | None = None
+    reason: str = ""
+
+
+def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult:
+    """A role whose query gave no counterexample: UNKNOWN with the solver's reason (``out``
+    a string), VACUOUS (its constraint unsatisfiable), else PROVED, or UNKNOWN while the
+    loop lemmas it rests on are not proved."""
+    if isinstance(out, str):
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason=out)
+    if out is Verdict.VACUOUS:
+        return RoleResult(name, Verdict.VACUOUS, dt,
+                          reason="role constraint unsatisfiable under the assumptions")
+    return RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
+                      reason="" if lemma_ok else "the loop lemmas are not proved")
+
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN", "MODELS",
-           "Evaluates", "HandPath", "Model", "ModelValues", "check_lemmas", "free_first",
+           "Evaluates", "HandPath", "Model", "ModelValues", "RoleResult", "check_lemmas", "free_first",
            "merge_found", "model_for", "order_free", "order_not_covered", "specialise",
-           "substitute_all"]
+           "substitute_all", "undisproved"]

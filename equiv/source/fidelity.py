@@ -42,7 +42,7 @@ import z3
 from attrs import evolve, frozen
 
 from equiv.config import Config
-from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
+from equiv.counterexample import ConcreteRun, page_diffs
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
@@ -81,6 +81,7 @@ from equiv.source.common import (
     MODELS,
     Model,
     ModelValues,
+    RoleResult,
     _Memo,
     check_lemmas,
     merge_found,
@@ -88,6 +89,7 @@ from equiv.source.common import (
     order_free,
     order_not_covered,
     specialise,
+    undisproved,
 )
 from equiv.source.files import load_tree, macro_env
 from equiv.source.patchproof import (
@@ -115,18 +117,6 @@ BOUNDED_ORDER = 4
 #: the five page roles took 31 s with four, 21 s with two (load 8, 2 cores)
 SPLIT = 2
 
-@frozen
-class RoleResult:
-    """One obligation of a cell."""
-
-    name: str
-    verdict: Verdict
-    seconds: float
-    diffs: tuple[FieldDiff, ...] = ()
-    inputs: tuple[tuple[str, int | bool], ...] = ()
-    index: tuple[tuple[str, int], ...] = ()
-    pfn: int | None = None
-    reason: str = ""
 
 
 @frozen
@@ -385,21 +375,9 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
             roles.append(_refute_summarised(st, sc, name, out, inp, early, pages, pbarr,
                                             {"c": c, "t": t, "b": b}, dt))
         else:
-            roles.append(_undisproved(name, out, dt, lemma_ok))
+            roles.append(undisproved(name, out, dt, lemma_ok))
     return why
 
-
-def _undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult:
-    """A role whose query gave no counterexample: UNKNOWN with the solver's reason (``out``
-    a string), VACUOUS (its constraint unsatisfiable), else PROVED, or UNKNOWN while the
-    loop lemmas it rests on are not proved."""
-    if isinstance(out, str):
-        return RoleResult(name, Verdict.UNKNOWN, dt, reason=out)
-    if out is Verdict.VACUOUS:
-        return RoleResult(name, Verdict.VACUOUS, dt,
-                          reason="role constraint unsatisfiable under the assumptions")
-    return RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
-                      reason="" if lemma_ok else "the loop lemmas are not proved")
 
 
 def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
@@ -521,7 +499,7 @@ def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages:
                 {k: z3.BitVecVal(v, 64) for k, v in hit.items()}
             roles.append(_refute(st, sc, name, m, inp, early, pages, pb, idx, dt))
         else:
-            roles.append(_undisproved(name, out, dt, lemma_ok))
+            roles.append(undisproved(name, out, dt, lemma_ok))
 
 
 @frozen(eq=False)

@@ -46,7 +46,8 @@ from equiv.linux.patch import Patch, Touched
 from equiv.memmap import MemoryType
 from equiv.report.text import WIDTH, command_lines
 from equiv.source.cinterp import TRUSTED
-from equiv.source.patchproof import PatchCell, PatchRole, PatchRun
+from equiv.source.common import RoleResult
+from equiv.source.patchproof import PatchCell, PatchRun
 
 #: JSON schema tag of the report (``schemas/equiv.patch-1.schema.json``).
 PATCH_SCHEMA = "equiv.patch/1"
@@ -182,7 +183,7 @@ def _input(name: str, v: int | bool) -> str:
     return _val(v)
 
 
-def _page(role: PatchRole) -> str:
+def _page(role: RoleResult) -> str:
     idx = dict(role.index)
     if "b" in idx:
         return f"pageblock bitmap cell {idx['b']}"
@@ -318,7 +319,7 @@ def _field_json(d: FieldDiff) -> dict[str, Any]:
             "patched_provenance": [list(ch) for ch in d.fast_provenance]}
 
 
-def _role_json(r: PatchRole, times: bool) -> dict[str, Any]:
+def _role_json(r: RoleResult, times: bool) -> dict[str, Any]:
     return {"name": r.name, "verdict": r.verdict.value,
             **({"seconds": round(r.seconds, 3)} if times else {}),
             "reason": r.reason or None,
@@ -416,7 +417,7 @@ def first_touched(rep: PatchReport) -> tuple[str, int] | None:
     return None
 
 
-def locate(rep: PatchReport, role: PatchRole) -> tuple[tuple[str, int, str] | None,
+def locate(rep: PatchReport, role: RoleResult) -> tuple[tuple[str, int, str] | None,
                                                       list[tuple[str, int, str]]]:
     """Where a role's difference is, in the patched tree: the last step of the patched
     side's provenance of the first differing field that side wrote, and that chain's earlier
@@ -436,7 +437,7 @@ def locate(rep: PatchReport, role: PatchRole) -> tuple[tuple[str, int, str] | No
     return (where[0], where[1], what), []
 
 
-def sarif_locations(rep: PatchReport, role: PatchRole) -> tuple[dict[str, Any] | None,
+def sarif_locations(rep: PatchReport, role: RoleResult) -> tuple[dict[str, Any] | None,
                                                                 list[dict[str, Any]]]:
     """The primary location of a role's result (in the patched tree, :func:`locate`) and
     the related ones: the patched chain's earlier steps, the base side's steps (``BASE``)."""
@@ -458,7 +459,7 @@ def sarif_locations(rep: PatchReport, role: PatchRole) -> tuple[dict[str, Any] |
     return primary, related
 
 
-def _sarif_message(rep: PatchReport, c: PatchCell, r: PatchRole) -> str:
+def _sarif_message(rep: PatchReport, c: PatchCell, r: RoleResult) -> str:
     where = f"{c.ptype} order {c.order} (config {rep.config})"
     head = f"{rule_name(r.name)} {r.verdict.value} for {where}"
     if r.diffs:

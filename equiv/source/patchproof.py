@@ -30,7 +30,7 @@ import z3
 from attrs import evolve, frozen
 
 from equiv.config import Config
-from equiv.counterexample import ConcreteRun, FieldDiff, page_diffs
+from equiv.counterexample import ConcreteRun, page_diffs
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
@@ -64,6 +64,7 @@ from equiv.source.common import (
     FREE_FAILED,
     FREE_PROVED,
     ModelValues,
+    RoleResult,
     check_lemmas,
     free_first,
     merge_found,
@@ -72,6 +73,7 @@ from equiv.source.common import (
     order_not_covered,
     specialise,
     substitute_all,
+    undisproved,
 )
 from equiv.source.cstate import Case, Renaming
 from equiv.source.csummary import has_select
@@ -95,20 +97,6 @@ class Side:
 
 
 @frozen
-class PatchRole:
-    """One obligation of a cell."""
-
-    name: str
-    verdict: Verdict
-    seconds: float
-    diffs: tuple[FieldDiff, ...] = ()
-    inputs: tuple[tuple[str, int | bool], ...] = ()
-    index: tuple[tuple[str, int], ...] = ()
-    pfn: int | None = None
-    reason: str = ""
-
-
-@frozen
 class PatchCell:
     """Every obligation of one (type, order) cell."""
 
@@ -116,7 +104,7 @@ class PatchCell:
     order: int
     verdict: Verdict
     seconds: float
-    roles: tuple[PatchRole, ...]
+    roles: tuple[RoleResult, ...]
     lemmas: int
     summarised: tuple[str, ...]
     interpreted: tuple[tuple[str, str], ...]
@@ -200,7 +188,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
     pages = z3.Array("mem0.bypfn", z3.BitVecSort(64), z3.BitVecSort(8 * L.size))
     pbarr = z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
     assume = [a for _, a in assumptions(sc, inp)]
-    roles: list[PatchRole] = []
+    roles: list[RoleResult] = []
     ptname = ptype.kname if ptype else "ALL"
     its: list[Interp] = []
 
@@ -218,8 +206,8 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
     s.set("timeout", timeout_ms)
     s.add(*assume)
     if s.check() != z3.sat:
-        roles.append(PatchRole("assumptions_satisfiable", Verdict.VACUOUS, 0.0,
-                               reason="the assumptions cannot hold"))
+        roles.append(RoleResult("assumptions_satisfiable", Verdict.VACUOUS, 0.0,
+                                reason="the assumptions cannot hold"))
         return done()
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
@@ -228,7 +216,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         # the summaries are not justified: look for a difference with the loops unrolled,
         # at most BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed
         # with real loops), and report what it finds in place of the unknown roles
-        bounded: list[PatchRole] = []
+        bounded: list[RoleResult] = []
         _prove(base, patched, sc, inp, early, pages, pbarr,
                [*assume, z3.ULE(inp.nr_pages, BOUNDED_COMPOUNDS * sc.stride)], [], bounded,
                timeout_ms, summarise=False)
@@ -239,7 +227,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 
 def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
            pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
-           its: list[Interp], roles: list[PatchRole], timeout_ms: int, *,
+           its: list[Interp], roles: list[RoleResult], timeout_ms: int, *,
            summarise: bool) -> str:
     """Interpret both trees and decide every role, appending to ``its`` and ``roles``.
     Returns "" if the loop lemmas hold (or none were needed), else why not."""
@@ -260,8 +248,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             it, st = _run(sd, sc, inp, initial, initial_pb, Oracle(assume, _cases(inp)),
                           summarise=summarise)
         except InterpError as e:
-            roles.append(PatchRole(f"interpret_{sd.label}", Verdict.UNKNOWN,
-                                   time.perf_counter() - t_cell, reason=str(e)))
+            roles.append(RoleResult(f"interpret_{sd.label}", Verdict.UNKNOWN,
+                                    time.perf_counter() - t_cell, reason=str(e)))
             return f"interpreting {sd.label}: {e}"
         its.append(it)
         finals.append(st)
@@ -296,8 +284,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
                 if role.name == "outside" else []
             obs.append((f"{role.name}_equal", cons, _words_equal(a.bits, bb.bits), alone))
     except InterpError as e:
-        roles.append(PatchRole("interpret_summaries", Verdict.UNKNOWN,
-                               time.perf_counter() - t_cell, reason=str(e)))
+        roles.append(RoleResult("interpret_summaries", Verdict.UNKNOWN,
+                                time.perf_counter() - t_cell, reason=str(e)))
         return f"interpreting: {e}"
     log.debug("observations built: %.1fs", time.perf_counter() - t_cell)
     if sc.is_class:
@@ -306,8 +294,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         t0 = time.perf_counter()
         why = order_not_covered(sc, assume, [(cons, (c, t)) for _, cons, _, _ in obs],
                                 timeout_ms)
-        roles.append(PatchRole("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
-                               time.perf_counter() - t0, reason=why))
+        roles.append(RoleResult("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
+                                time.perf_counter() - t0, reason=why))
         if why:
             return why
     t0 = time.perf_counter()
@@ -316,9 +304,9 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     why = check_lemmas([lm for it in its for lm in it.lemmas], assume, timeout_ms, sc, free)
     lemma_ok = not why
     if summarise:
-        roles.append(PatchRole("loop_summary_lemmas",
-                               Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
-                               time.perf_counter() - t0, reason=why))
+        roles.append(RoleResult("loop_summary_lemmas",
+                                Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
+                                time.perf_counter() - t0, reason=why))
     if sc.is_class and not lemma_ok:
         return why
     contexts: Contexts = {}  # the roles' query contexts, shared where they are one
@@ -337,25 +325,19 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         if sc.is_class and out is not Verdict.PROVED:
             # a class probe proves everything or stands for nothing: each order is then
             # decided (and any difference replayed) in its own cell
-            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
             return f"{name}: {class_miss(out)}"
         if isinstance(out, _RenamedModel) and not lemma_ok:
             # a difference between summaries that are not justified is no finding, and
             # its replay with the loops as written may not end (the model's range is
             # unbounded); the bounded search (check_patch_cell) looks for a real one
-            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason="a difference under "
-                                   "loop summaries whose lemmas are not proved"))
+            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under "
+                                    "loop summaries whose lemmas are not proved"))
         elif isinstance(out, _RenamedModel):
             roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
                                  {"c": c, "t": t, "b": b}, dt, summarise=summarise))
-        elif isinstance(out, str):
-            roles.append(PatchRole(name, Verdict.UNKNOWN, dt, reason=out))
-        elif out is Verdict.VACUOUS:
-            roles.append(PatchRole(name, Verdict.VACUOUS, dt,
-                                   reason="role constraint unsatisfiable under the assumptions"))
         else:
-            roles.append(PatchRole(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
-                                   reason="" if lemma_ok else "the loop lemmas are not proved"))
+            roles.append(undisproved(name, out, dt, lemma_ok))
     return why
 
 
@@ -664,7 +646,7 @@ def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.B
 
 def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: _RenamedModel,
             inp: Inputs, early: z3.FuncDeclRef, pages: z3.ArrayRef, pbarr: z3.ArrayRef,
-            idx: dict[str, z3.BitVecRef], dt: float, summarise: bool) -> PatchRole:
+            idx: dict[str, z3.BitVecRef], dt: float, summarise: bool) -> RoleResult:
     """Replay a model on both trees in the concrete domain, with the loops summarised or
     run as written as in the proof that found it; the differing fields."""
     L = sc.layout
@@ -692,8 +674,8 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: _RenamedM
     if not diffs:
         raise InternalMismatch(f"patch proof, {name}: the solver's difference did not reproduce "
                                "in the concrete replay of both trees")
-    return PatchRole(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                     tuple(sorted(keep.items())), pfn)
+    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
+                      tuple(sorted(keep.items())), pfn)
 
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
@@ -751,5 +733,5 @@ def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryTy
     return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
 
 
-__all__ = ["MAX_ORDER", "PatchCell", "PatchRole", "PatchRun", "Side", "check_patch_cell",
+__all__ = ["MAX_ORDER", "PatchCell", "PatchRun", "Side", "check_patch_cell",
            "run_patch_proof", "side"]
