@@ -101,8 +101,8 @@ from equiv.source.patchproof import (
     _RenamedModel,
     _run,
     _words_equal,
-    class_miss,
     no_wrap,
+    role_result,
 )
 from equiv.source.src_layout import SrcStruct, source_structs
 
@@ -362,20 +362,12 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         if out is not Verdict.PROVED or not alone:
             out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms,
                                          contexts, free)
-        dt = time.perf_counter() - t0
+        roles.append(role_result(
+            name, out, time.perf_counter() - t0, lemma_ok, sc.is_class,
+            lambda n, m, dt: _refute_summarised(st, sc, n, m, inp, early, pages, pbarr,
+                                                {"c": c, "t": t, "b": b}, dt)))
         if sc.is_class and out is not Verdict.PROVED:
-            # a class probe proves everything or stands for nothing: each order is then
-            # decided (and any difference replayed) in its own cell
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
-            return f"{name}: {class_miss(out)}"
-        if isinstance(out, _RenamedModel) and not lemma_ok:
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under "
-                                    "loop summaries whose lemmas are not proved"))
-        elif isinstance(out, _RenamedModel):
-            roles.append(_refute_summarised(st, sc, name, out, inp, early, pages, pbarr,
-                                            {"c": c, "t": t, "b": b}, dt))
-        else:
-            roles.append(undisproved(name, out, dt, lemma_ok))
+            return f"{name}: {roles[-1].reason}"
     return why
 
 

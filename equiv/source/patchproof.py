@@ -321,24 +321,34 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         if out is not Verdict.PROVED or not alone:
             out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms,
                               contexts=contexts, free=free)
-        dt = time.perf_counter() - t0
+        roles.append(role_result(
+            name, out, time.perf_counter() - t0, lemma_ok, sc.is_class,
+            lambda n, m, dt: _refute(base, patched, sc, n, m, inp, early, pages, pbarr,
+                                     {"c": c, "t": t, "b": b}, dt, summarise=summarise)))
         if sc.is_class and out is not Verdict.PROVED:
-            # a class probe proves everything or stands for nothing: each order is then
-            # decided (and any difference replayed) in its own cell
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out)))
-            return f"{name}: {class_miss(out)}"
-        if isinstance(out, _RenamedModel) and not lemma_ok:
-            # a difference between summaries that are not justified is no finding, and
-            # its replay with the loops as written may not end (the model's range is
-            # unbounded); the bounded search (check_patch_cell) looks for a real one
-            roles.append(RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under "
-                                    "loop summaries whose lemmas are not proved"))
-        elif isinstance(out, _RenamedModel):
-            roles.append(_refute(base, patched, sc, name, out, inp, early, pages, pbarr,
-                                 {"c": c, "t": t, "b": b}, dt, summarise=summarise))
-        else:
-            roles.append(undisproved(name, out, dt, lemma_ok))
+            return f"{name}: {roles[-1].reason}"
     return why
+
+
+def role_result(name: str, out: Verdict | str | _RenamedModel, dt: float, lemma_ok: bool,
+                is_class: bool, refute: Callable[[str, _RenamedModel, float], RoleResult]
+                ) -> RoleResult:
+    """The result of a page role whose query (:func:`_check_role`) gave ``out``, in a cell
+    of either source-derived proof (this one, ``--linux``'s).  An order class's probe
+    proves everything or stands for nothing: a role it does not prove is UNKNOWN there
+    (:func:`class_miss`; each order is then decided, any difference replayed, in its own
+    cell, and the caller stops the probe).  A difference between summaries whose lemmas
+    are not proved is no finding, and its replay with the loops as written may not end
+    (the model's range is unbounded): UNKNOWN (the bounded search looks for a real one).
+    Any other difference is replayed by ``refute``; no difference: :func:`undisproved`."""
+    if is_class and out is not Verdict.PROVED:
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out))
+    if isinstance(out, _RenamedModel) and not lemma_ok:
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under loop "
+                          "summaries whose lemmas are not proved")
+    if isinstance(out, _RenamedModel):
+        return refute(name, out, dt)
+    return undisproved(name, out, dt, lemma_ok)
 
 
 #: compounds named one by one in a role's query (the loops' first iterations are peeled, so
@@ -733,5 +743,5 @@ def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryTy
     return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
 
 
-__all__ = ["MAX_ORDER", "PatchCell", "PatchRun", "Side", "check_patch_cell",
+__all__ = ["MAX_ORDER", "PatchCell", "PatchRun", "Side", "check_patch_cell", "role_result",
            "run_patch_proof", "side"]
