@@ -96,8 +96,11 @@ def test_solver_and_budget_choices_are_checked_per_subject() -> None:
 
 def test_backstop_serves_this_subject_too() -> None:
     """The shared runner kills a worker past --backstop-s: UNKNOWN naming the limit, exit 2."""
-    # --no-cache: another test of this worker may have cached this very cell (exit 1)
-    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "2", "--quiet",
+    # --no-cache: another test of this worker may have cached this very cell (exit 1);
+    # the any-segments cell takes seconds even warm: a loaded machine that notices the
+    # worker's start late still sees it run past the limit (a 2-segment cell, 1.6 s, once
+    # came back REFUTED in a full --runslow run)
+    code, out, _ = run("--subject", "vmap", "--paths", "vmap", "--bounds", "any", "--quiet",
                        "--no-cache", "--backstop-s", "0.2")
     assert code == 2
     assert "wall-clock backstop reached (0.2 s per group): the worker was killed" in out
