@@ -17,6 +17,7 @@ from equiv.counterexample import Counterexample, counterexample_of
 from equiv.engine.results import ObligationResult
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
+from equiv.obligations import ROLES
 from equiv.page_model import Layout
 from equiv.template_path import Revision, with_variant
 
@@ -316,13 +317,18 @@ def first_roles(name: str, ptype: MemoryType | None, order: int, layout: Layout
     found, never whether there is one."""
     m = MUTANTS[name]
     want = None if ptype is None else m.expect(ptype, order)
-    if want is None or m.name.startswith("harmless_"):
+    if want is None or is_equivalent(m):
         return ()
     if m.page is not None:
         return ("outside",)
     pages = {v.page for v in layout.views if v.page is not None and f"folio.{v.name}" in want}
-    roles = {0: "head", 1: "tail1", 2: "tail2"}
-    return tuple(roles[p] for p in sorted(pages) if p in roles)
+    return tuple(r.name for r in sorted(ROLES.values(), key=lambda r: r.page_index or 0)
+                 if r.page_index is not None and r.page_index in pages)
+
+
+def is_equivalent(m: Mutant) -> bool:
+    """An equivalent-mutant control (named ``harmless_*``): must be PROVED on every cell."""
+    return m.name.startswith("harmless_")
 
 
 def caught(name: str, ptype: MemoryType | None, order: int

@@ -21,17 +21,12 @@ from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResul
 from equiv.engine.verdict import Verdict
 from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS, Mutant, caught, names_page
+from equiv.mutants import MUTANTS, caught, is_equivalent, names_page
 
 #: the (type, order) cells every mutant is checked on
 CELLS: tuple[tuple[MemoryType, int], ...] = (
     (MemoryType.GENERIC, 0), (MemoryType.GENERIC, 1), (MemoryType.FS_DAX, 2),
     (MemoryType.GENERIC, 2), (MemoryType.PRIVATE, 9))
-
-
-def is_equivalent(m: Mutant) -> bool:
-    """An equivalent-mutant control (named ``harmless_*``): must be PROVED on every cell."""
-    return m.name.startswith("harmless_")
 
 
 def classify(expected: tuple[str, ...] | None, equivalent: bool,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, Protocol, TypeVar
+from typing import Protocol
 
 import z3
 from attrs import evolve, frozen
@@ -554,10 +554,7 @@ def order_not_covered(sc: Scenario, assume: list[z3.BoolRef],
     return ""
 
 
-_R = TypeVar("_R", bound=Any)
-
-
-def merge_found(roles: list[_R], bounded: list[_R], how: str) -> None:
+def merge_found(roles: list[RoleResult], bounded: list[RoleResult], how: str) -> None:
     """Put the roles the bounded search REFUTED (``bounded``) in place of the same roles left
     UNKNOWN in ``roles`` (each saying it was ``how`` found), and add those ``roles`` lacks
     (a tree that could not be interpreted with summaries has no page roles yet)."""
