@@ -72,7 +72,7 @@ class Row:
 def linux_tree() -> tuple[Path | None, str]:
     """An unpacked linux-source-6.12 the --linux row can read, or None and why not."""
     sys.path.insert(0, str(ROOT))
-    from equiv.live.ctext import source_tree
+    from equiv.zone_device.live.ctext import source_tree
 
     return source_tree()
 

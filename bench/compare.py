@@ -11,7 +11,7 @@ and prints where the time goes: process start-up (importing equiv), building the
 both paths, the solver (z3's check), the concrete replay of counterexamples, steering and
 explaining them, and the top functions.
 
-With ``--resources`` it runs the cells in this process as :func:`equiv.matrix.run_matrix`
+With ``--resources`` it runs the cells in this process as :func:`equiv.zone_device.cell.run_matrix`
 groups them and prints z3's resource count (deterministic, unlike seconds on a shared
 machine) per group and per kind of query.
 
@@ -145,8 +145,8 @@ BUCKETS = (
 def profile(orders: list[int], solver: str) -> str:
     """Profile the cells of ``orders`` in this process; a text summary."""
     from equiv.engine.query import clear_answers
-    from equiv.matrix import CellSpec, run_group
     from equiv.memmap import MemoryType
+    from equiv.zone_device.cell import CellSpec, run_group
 
     pr = cProfile.Profile()
     t0 = time.perf_counter()
@@ -171,8 +171,8 @@ def resources(orders: list[int]) -> str:
     import z3
 
     from equiv.engine.solvers import DEFAULT_RLIMIT
-    from equiv.matrix import CellSpec, order_groups, run_group
     from equiv.memmap import MemoryType
+    from equiv.zone_device.cell import CellSpec, order_groups, run_group
 
     kinds: Counter[str] = Counter()
     plain = z3.Solver.check

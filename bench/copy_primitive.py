@@ -13,11 +13,11 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from equiv.copy_ordering import SERIES_ARGUMENT, ordering_table
-from equiv.copy_primitive import CHOICES, MUTANTS
-from equiv.copy_prover import FRAMES, copy_matrix, copy_summary
-from equiv.copy_report import render_copy_summary, render_ordering_table
 from equiv.engine.verdict import Verdict
+from equiv.zone_device.copy.ordering import SERIES_ARGUMENT, ordering_table
+from equiv.zone_device.copy.present import render_copy_summary, render_ordering_table
+from equiv.zone_device.copy.primitive import CHOICES, MUTANTS
+from equiv.zone_device.copy.prover import FRAMES, copy_matrix, copy_summary
 
 
 def main() -> int:

@@ -12,7 +12,8 @@ from the test cache (~/.cache/equiv/linux-source-6.12/linux-source-6.12), unpack
 Figure to reach: under 60 s wall on 2 cores; the count of trusted helpers is printed so it
 can be watched falling over time.  Measured on 2 cores: 184.5 s before the interpreter's
 joins kept path conditions small and each query was specialised to its role's constraint
-(equiv.source.cinterp.join_guards, equiv.source.fidelity.specialise); about 11 s after (orders 0..4: 1.9,
+(equiv.zone_device.source.cinterp.join_guards, equiv.zone_device.source.fidelity.specialise); about
+11 s after (orders 0..4: 1.9,
 2.5, 3.8, 4.3, 7.9 s per cell with 2 jobs; 0.9, 1.3, 1.8, 2.2, 3.7 s alone).  Those figures
 are of the earlier bounded proof (orders 0..4, the tree's loops unrolled over at most four
 compounds); the summarised proof costs 12 to 30 s of CPU per cell (bench/linux.py).
@@ -32,8 +33,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.config import PRESETS
 from equiv.linux.ktree import MAKEFILE
-from equiv.source.fidelity import MAX_ORDER, MODELS, FidelityCell, check_fidelity_cell, setup
-from equiv.source.files import FILES, load_tree
+from equiv.zone_device.source.fidelity import MAX_ORDER, MODELS, FidelityCell, check_fidelity_cell, setup
+from equiv.zone_device.source.files import FILES, load_tree
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 

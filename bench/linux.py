@@ -4,7 +4,7 @@ Times the real command, ``python -m equiv.proofs --linux TREE --no-cache --forma
 ``--repeat`` times (median), with its CPU time (the children's rusage: on a shared machine the
 wall time is inflated by other work, the CPU time much less) and the machine's load, and
 prints the figure against the target (orders 0..18 within 60 s on 2 cores) and the ratio.
-The proof covers orders 0..18 (``equiv.source.fidelity.MAX_ORDER``) with any number of
+The proof covers orders 0..18 (``equiv.zone_device.source.fidelity.MAX_ORDER``) with any number of
 compounds: the loops of both sides are summarised, never unrolled.
 
 With ``--profile`` it also runs the cells of ``--profile-orders`` in this process under
@@ -22,7 +22,7 @@ Measured 2026-12-03 (2 cores shared with other agents, load 2.5-3): orders 0..18
 PROVED, 102.5 s CPU (was 285 s), 79 s wall (the run had about 1.3 cores; 51 s of CPU per
 core).  Per cell (one process, CPU): the first cell of a worker 9.5-10 s (it proves the
 order-free queries, 6.12's pageblock role and its loop's lemmas, which the worker's later
-cells take from ``equiv.source.common.FREE_PROVED``), each later one 3.7-4.6 s (was 13-16 s):
+cells take from ``equiv.zone_device.source.common.FREE_PROVED``), each later one 3.7-4.6 s (was 13-16 s):
 the roles about 2.5 s (``specialise``'s decisions 1.2 s of it), the loop lemmas 0.6-1 s, the
 interpretation 1 s.
 
@@ -97,8 +97,8 @@ def profile(tree: Path, orders: list[int]) -> str:
     """Profile the cells of ``orders`` in this process; a text summary."""
     t0 = time.perf_counter()
     from equiv.config import PRESETS
-    from equiv.source.fidelity import MODELS, check_fidelity_cell, setup
-    from equiv.source.files import load_tree
+    from equiv.zone_device.source.fidelity import MODELS, check_fidelity_cell, setup
+    from equiv.zone_device.source.files import load_tree
 
     t1 = time.perf_counter()
     pr = cProfile.Profile()
@@ -131,7 +131,7 @@ def main() -> int:
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--profile-orders", default="4")
     a = ap.parse_args()
-    from equiv.source.fidelity import MAX_ORDER
+    from equiv.zone_device.source.fidelity import MAX_ORDER
 
     tree = a.tree or _tree()
     print(f"--linux {tree}: orders 0..{MAX_ORDER}, cold, {a.jobs} jobs, "

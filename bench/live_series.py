@@ -5,16 +5,16 @@ Usage: python bench/live_series.py [--namespaces NS ...] [--build-both] [--contr
 
 Builds Linux 6.12.117 from Debian's source package (/usr/src/linux-source-6.12.tar.xz) with
 the project's v11 backport (tests/data/zone-device-backport-6.12/series/0001..0004) and
-Debian's config (equiv.live.kbuild: bzImage only, the prebuilt kernel's release, so Debian's
+Debian's config (equiv.zone_device.live.kbuild: bzImage only, the prebuilt kernel's release, so Debian's
 prebuilt modules load into it; cached under <cache>/equiv/live/builds/<key>), boots it and
 Debian's prebuilt kernel of the same source and config (the side *without* the series)
-with virtme-ng, creates and dumps the same pmem namespaces in each (equiv.live.boot), and
+with virtme-ng, creates and dumps the same pmem namespaces in each (equiv.zone_device.live.boot), and
 compares:
 
 * the two kernels' struct pages with each other, every byte of every struct page of the
-  region (equiv.live.crosscheck: 8-byte words equal, or pointers equal by meaning, since
+  region (equiv.zone_device.live.crosscheck: 8-byte words equal, or pointers equal by meaning, since
   KASLR moves vmemmap_base and the pgmap between boots), and every pageblock cell;
-* each kernel's dump with the model's prediction (equiv.live.compare.compare, the 6.12.117
+* each kernel's dump with the model's prediction (equiv.zone_device.live.compare.compare, the 6.12.117
   hand model run concretely).
 
 --build-both also builds the unpatched source with the same recipe and compares it with the
@@ -45,8 +45,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.config import Config, from_kconfig
 from equiv.engine.errors import InputError
-from equiv.live import boot, build, compare, crosscheck, dump, kbuild, packages
-from equiv.live.packages import KernelFiles
+from equiv.zone_device.live import boot, build, compare, crosscheck, dump, kbuild, packages
+from equiv.zone_device.live.packages import KernelFiles
 
 SERIES = Path(__file__).resolve().parent.parent / "tests/data/zone-device-backport-6.12/series"
 DEFAULT_NAMESPACES = ("devdax-4K-dev", "devdax-2M-dev", "devdax-2M-mem", "fsdax-4K-dev",

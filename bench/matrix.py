@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.engine.query import clear_answers
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell, run_matrix
 from equiv.memmap import MemoryType
+from equiv.zone_device.cell import CellSpec, run_cell, run_matrix
 
 
 def main() -> int:

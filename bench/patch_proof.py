@@ -2,9 +2,9 @@
 
 Applies ``tests/data/zone-device-backport-6.12/series/*.patch`` to a private copy of a
 linux-source-6.12 tree and proves it equal to the tree's own C with the loops summarised
-(:mod:`equiv.source.patchproof`): all five pgmap types at once (``pgmap->type`` symbolic),
+(:mod:`equiv.zone_device.source.patchproof`): all five pgmap types at once (``pgmap->type`` symbolic),
 orders 0..18, the default configuration.  Then, for the ratio, the interpreter with its loops
-unrolled (the ``--linux`` source-derived proof of :mod:`equiv.source.fidelity`, bounded to four
+unrolled (the ``--linux`` source-derived proof of :mod:`equiv.zone_device.source.fidelity`, bounded to four
 compounds) on the same tree, order by order while an order takes under the limit.
 
 Prints one row per order (seconds, verdict) and the table of figures: the whole proof's
@@ -50,8 +50,8 @@ def _default_tree() -> Path:
 
 def _unrolled(tree: str, cfg_name: str, order: int) -> tuple[float, str]:
     from equiv.config import PRESETS
-    from equiv.source.fidelity import model_for, run_fidelity, setup
-    from equiv.source.files import load_tree
+    from equiv.zone_device.source.fidelity import model_for, run_fidelity, setup
+    from equiv.zone_device.source.files import load_tree
 
     t0 = time.perf_counter()
     kt = load_tree(tree)
@@ -74,8 +74,8 @@ def main() -> int:
     from equiv.config import PRESETS
     from equiv.engine.errors import parse_ranges
     from equiv.linux.patch import prepare
-    from equiv.source.files import FILES
-    from equiv.source.patchproof import MAX_ORDER, run_patch_proof
+    from equiv.zone_device.source.files import FILES
+    from equiv.zone_device.source.patchproof import MAX_ORDER, run_patch_proof
 
     tree = a.tree or _default_tree()
     orders = parse_ranges(a.orders, 0, MAX_ORDER, "--orders", "order", "")

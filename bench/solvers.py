@@ -14,8 +14,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from equiv.engine.solvers import SOLVERS
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
+from equiv.zone_device.cell import CellSpec, run_matrix
 
 
 def main() -> int:

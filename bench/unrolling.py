@@ -32,8 +32,8 @@ from pebble import ProcessPool
 
 
 def _induction(order: int) -> tuple[float, str]:
-    from equiv.matrix import CellSpec, run_cell
     from equiv.memmap import MemoryType
+    from equiv.zone_device.cell import CellSpec, run_cell
 
     t0 = time.perf_counter()
     r = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order))
@@ -48,10 +48,10 @@ def _unrolled(order: int) -> tuple[float, str]:
     out: list[tuple[float, str]] = []
 
     def run() -> None:
-        from equiv.check import check_cell
-        from equiv.matrix import CellSpec, cell_paths
         from equiv.memmap import MemoryType
-        from equiv.obligations import build_cell
+        from equiv.zone_device.cell import CellSpec, cell_paths
+        from equiv.zone_device.check import check_cell
+        from equiv.zone_device.obligations import build_cell
 
         sc, rev, fast = cell_paths(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order))
         stride = 1 << order

@@ -202,10 +202,10 @@ def figure(name: str, runs: list[Run], target: float | None) -> str:
 #: where the time goes: (label, file fragment, function name), cumulative times (the
 #: solver's line includes the checks prefer_small makes)
 PARTS = (
-    ("term building (build_cell)", "equiv/obligations.py", "build_cell"),
+    ("term building (build_cell)", "equiv/zone_device/obligations.py", "build_cell"),
     ("solver (every z3 check)", "z3/z3.py", "check"),
-    ("counterexample steering (prefer_small)", "equiv/check.py", "prefer_small"),
-    ("replay (concrete run of both paths)", "equiv/counterexample.py", "replay"),
+    ("counterexample steering (prefer_small)", "equiv/zone_device/check.py", "prefer_small"),
+    ("replay (concrete run of both paths)", "equiv/zone_device/counterexample.py", "replay"),
     ("cache reads", "equiv/engine/cache.py", "get"),
     ("cache writes", "equiv/engine/cache.py", "put"),
     ("imports and start-up", "<frozen importlib._bootstrap>", "_find_and_load"),
@@ -214,19 +214,19 @@ PARTS = (
 
 def _in_process() -> None:
     """Run every cell here: no worker pool (whose time cProfile cannot see)."""
-    import equiv.matrix
-    import equiv.selftest
+    import equiv.zone_device.cell
+    import equiv.zone_device.selftest
 
-    whole = equiv.matrix.run_matrix
+    whole = equiv.zone_device.cell.run_matrix
 
-    def here(specs: list[equiv.matrix.CellSpec], jobs: int | None = None,
+    def here(specs: list[equiv.zone_device.cell.CellSpec], jobs: int | None = None,
              on_done: Callable[[int], None] | None = None, **kw: object
              ) -> tuple[list[equiv.engine.results.CellResult], float, int]:
         kw["backstop_s"] = None
         return whole(specs, 1, on_done, **kw)  # type: ignore[arg-type]
 
-    equiv.matrix.run_matrix = here
-    equiv.selftest.run_matrix = here  # type: ignore[attr-defined]
+    equiv.zone_device.cell.run_matrix = here
+    equiv.zone_device.selftest.run_matrix = here  # type: ignore[attr-defined]
 
 
 def profile(cmd: Command, top: int) -> None:

@@ -20,14 +20,14 @@ from typing import Any
 #: The zone-device API: name -> the module it comes from (PEP 562 lazy attributes).
 _API = {
     "CellResult": "equiv.engine.results", "ObligationResult": "equiv.engine.results",
-    "Verdict": "equiv.engine.verdict", "check_cell": "equiv.check",
+    "Verdict": "equiv.engine.verdict", "check_cell": "equiv.zone_device.check",
     "DEFAULT": "equiv.config", "PRESETS": "equiv.config", "Config": "equiv.config",
     "preset": "equiv.config",
     "ConfigError": "equiv.engine.errors", "EquivError": "equiv.engine.errors",
     "InputError": "equiv.engine.errors", "InternalMismatch": "equiv.engine.errors",
     "WidthError": "equiv.engine.errors",
     "MemoryType": "equiv.memmap", "Scenario": "equiv.memmap",
-    "build_cell": "equiv.obligations",
+    "build_cell": "equiv.zone_device.obligations",
     "FlagsLayout": "equiv.page_model", "Layout": "equiv.page_model",
     "PageState": "equiv.page_model",
     "REVISIONS": "equiv.template_path", "Revision": "equiv.template_path",

@@ -140,7 +140,7 @@ class Ctx:
         #: loop's lemmas hold, and those are the iterations a counterexample observes
         self.lazy = False
         #: concrete domain only, the replay of a refuted frame lemma
-        #: (:func:`equiv.counterexample.replay_frame`): the loops whose lemmas the caller has
+        #: (:func:`equiv.zone_device.counterexample.replay_frame`): the loops whose lemmas the caller has
         #: proved.  Such a loop runs lazily (:class:`_LazyLoop`) when no loop outside this set
         #: has started before it in this run, or inside the body of a loop run lazily; every
         #: other loop runs every iteration (see :func:`block_loop`).  None: see ``lazy``.

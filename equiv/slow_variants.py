@@ -21,7 +21,7 @@ leaves the same final memory as the base slow path (:mod:`equiv.slow_path`):
   behaviour, not of 6.12's own bytes: checked against the real 6.12.117 text (``--linux``),
   6.12 writes ``head + 1`` in the compound head word, the 6.12 folio page[1] fields at their
   6.12 offsets, and masks only migratetype bits 0..2; that exact kernel is modelled in
-  :mod:`equiv.source.slow_v612y` and proved equal to the tree's text.
+  :mod:`equiv.zone_device.source.slow_v612y` and proved equal to the tree's text.
 """
 
 from __future__ import annotations
@@ -277,7 +277,7 @@ COMPARISONS: dict[str, Comparison] = {c.name: c for c in (
                 "6.12's logic run on the v7.3 struct page layout and encodings (compound_info "
                 "order mask, 2026 folio page[1] fields, pageblock mask): a comparison of what "
                 "the two kernels' code does, not of 6.12's bytes; the 6.12.y text with its own "
-                "layout is proved against equiv/source/slow_v612y.py by --linux"),
+                "layout is proved against equiv/zone_device/source/slow_v612y.py by --linux"),
                ("_refcount of FS_DAX and PCI_P2PDMA pages: 6.12 left FS_DAX and "
                 "PCI_P2PDMA at 1; v7.3 resets every type but GENERIC (v11 patch 1 fixes the "
                 "comment that grouped FS_DAX with GENERIC)",

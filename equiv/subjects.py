@@ -7,7 +7,7 @@ adding one line here.
 
 * ``zone-device`` - "mm: optimize zone-device memmap initialization" (struct page template
   copies against ``memmap_init_zone_device`` of mm/mm_init.c); the top-level modules, front
-  :mod:`equiv.zone_device_cli`.
+  :mod:`equiv.zone_device.cli`.
 * ``vmap`` - "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous memory"
   (batched CONT_PTE / PMD mapping against the per-page paths of mm/vmalloc.c);
   :mod:`equiv.vmap`, front :mod:`equiv.vmap.cli`.
@@ -21,7 +21,7 @@ from equiv.engine.errors import lookup
 from equiv.engine.subject import Subject
 
 #: name -> the front module exposing ``SUBJECT`` (imported on use)
-REGISTRY: dict[str, str] = {"zone-device": "equiv.zone_device_cli", "vmap": "equiv.vmap.cli"}
+REGISTRY: dict[str, str] = {"zone-device": "equiv.zone_device.cli", "vmap": "equiv.vmap.cli"}
 #: the subject a run proves without --subject (the first registered)
 DEFAULT = next(iter(REGISTRY))
 

@@ -19,7 +19,7 @@ docs/model.md (the fast path):
   the switch's condition is a named choice printed with every result.
 
 A :class:`FastVariant` spells the construction as a few named knobs; the revisions set them
-to the kernel's values and the seeded-bug controls (:mod:`equiv.mutants`) change one.
+to the kernel's values and the seeded-bug controls (:mod:`equiv.zone_device.mutants`) change one.
 """
 
 from __future__ import annotations

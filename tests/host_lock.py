@@ -3,10 +3,10 @@
 ``python -m pytest --runslow -n 2`` (``.ci/run``) runs two workers, and other runs may share
 the machine.  Two things must not happen in two processes at once:
 
-* apt-get (the linux612 fixture, linux-config-6.12, :func:`equiv.live.host.install_missing`):
+* apt-get (the linux612 fixture, linux-config-6.12, :func:`equiv.zone_device.live.host.install_missing`):
   dpkg's lock makes a second apt-get fail at once rather than wait, and a test would then
   fail or skip on a missing package that the other process was installing;
-* unpacking linux-source-6.12 into the user's cache (:func:`equiv.live.ctext.source_tree`,
+* unpacking linux-source-6.12 into the user's cache (:func:`equiv.zone_device.live.ctext.source_tree`,
   kept across sessions): a second process would find the first one's files half-written.
 
 A file lock (``flock``) in the temporary directory orders them; the kernel drops it when

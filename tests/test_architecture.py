@@ -3,7 +3,7 @@ functions; not those under ``if TYPE_CHECKING:``, which never run):
 
 1. the engine (``equiv.engine``, ``equiv.report``) and the readers (``equiv.linux``)
    import no subject: neither the zone-device model (the top-level modules and
-   ``equiv.source``) nor ``equiv.vmap``;
+   ``equiv.zone_device.source``) nor ``equiv.vmap``;
 2. ``equiv.vmap`` imports nothing of the zone-device model;
 3. only the registry (``equiv.subjects``) names the subjects, and the command line
    (``equiv.proofs``) imports no subject module;
@@ -25,7 +25,7 @@ ROOT = Path(equiv.__file__).parent
 ENGINE = ("equiv.engine", "equiv.report", "equiv.linux")
 #: each subject's front, loaded for every run to build the shared parser: its options and
 #: the names they offer (the zone-device presets come from equiv.config, attrs only)
-FRONTS = {"equiv.zone_device_cli", "equiv.config", "equiv.vmap", "equiv.vmap.cli",
+FRONTS = {"equiv.zone_device.cli", "equiv.config", "equiv.vmap", "equiv.vmap.cli",
           "equiv.vmap.names"}
 
 
@@ -74,7 +74,7 @@ def _zone_device(m: str) -> bool:
     """A module of the zone-device subject (the top-level model and its source tooling)."""
     top = (m.count(".") == 1 and MODULES[m].name != "__init__.py"
            and m not in ("equiv.proofs", "equiv.subjects"))
-    return top or m.startswith("equiv.source")
+    return top or m.startswith("equiv.zone_device.source")
 
 
 def _in(m: str, prefixes: tuple[str, ...]) -> bool:
@@ -83,7 +83,7 @@ def _in(m: str, prefixes: tuple[str, ...]) -> bool:
 
 def test_the_module_list_is_read() -> None:
     assert {"equiv.engine.verdict", "equiv.report.text", "equiv.linux.ktree", "equiv.page_model",
-            "equiv.vmap.cell", "equiv.source.cinterp"} <= set(MODULES)
+            "equiv.vmap.cell", "equiv.zone_device.source.cinterp"} <= set(MODULES)
 
 
 def test_engine_and_readers_import_no_subject() -> None:
@@ -114,7 +114,7 @@ def test_only_the_registry_names_subjects() -> None:
     assert GRAPH["equiv.proofs"] <= {m for m in MODULES if _in(m, (*ENGINE, "equiv.subjects"))}
     assert GRAPH["equiv.subjects"] <= {m for m in MODULES if _in(m, ENGINE)}
     text = MODULES["equiv.subjects"].read_text()
-    assert '"equiv.zone_device_cli"' in text and '"equiv.vmap.cli"' in text
+    assert '"equiv.zone_device.cli"' in text and '"equiv.vmap.cli"' in text
 
 
 def test_no_import_cycles() -> None:

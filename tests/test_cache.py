@@ -11,9 +11,9 @@ import pytest
 
 from equiv.engine.cache import Cache, cell_key, query_key
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 from equiv.proofs import main
+from equiv.zone_device.cell import CellSpec, run_matrix
 
 SMALL = ["--types", "GENERIC,FS_DAX", "--orders", "0-2", "--no-times", "--quiet"]
 

@@ -5,16 +5,16 @@ from __future__ import annotations
 import z3
 from attrs import evolve
 
-from equiv.check import check_cell
 from equiv.config import DEFAULT
 from equiv.engine import bv
 from equiv.engine.verdict import Verdict, worst
 from equiv.loops import Ctx, block_loop
 from equiv.memmap import Inputs, MemoryType, Scenario, compound_frame, geometry
-from equiv.obligations import build_cell
 from equiv.page_model import Layout, Memory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS
+from equiv.zone_device.check import check_cell
+from equiv.zone_device.obligations import build_cell
 
 L = Layout.from_config(DEFAULT)
 
@@ -152,7 +152,7 @@ def _tactic_solver() -> z3.Solver:
 def test_a_guessed_steering_keeps_what_the_greedy_keeps() -> None:
     """check._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
     the plain greedy keeps, and leaves the solver SAT on them."""
-    from equiv.check import _keep_greedy, _keep_greedy_in
+    from equiv.zone_device.check import _keep_greedy, _keep_greedy_in
 
     x, y, z = z3.BitVecs("gx gy gz", 16)
     base = [z3.UGT(x + y, 10), z3.ULT(z, 5), z3.Or(x == 7, y == 9)]

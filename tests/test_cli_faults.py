@@ -144,9 +144,9 @@ class TestCrash:
             self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """A worker raising an unexpected exception: never exit 1 (refuted) nor a bare
         traceback, but one line naming the file that holds the worker's traceback."""
-        import equiv.matrix
+        import equiv.zone_device.cell
 
-        monkeypatch.setattr(equiv.matrix, "run_cell", _crash)  # the forked workers inherit it
+        monkeypatch.setattr(equiv.zone_device.cell, "run_cell", _crash)  # the forked workers inherit it
         code, out, err = run(*SMALL, "--jobs", "2", "--cache-dir", str(tmp_path))
         assert (code, out) == (4, "")
         assert len(err.splitlines()) == 1, err
@@ -408,7 +408,7 @@ class TestLinuxExit:
     def test_drift_and_refuted_outrank_unknown(self, verdict: str, drift_ok: bool, code: int
                                                ) -> None:
         from equiv.engine.verdict import Verdict
-        from equiv.source.cli import linux_exit
+        from equiv.zone_device.source.cli import linux_exit
 
         assert linux_exit(Verdict(verdict), drift_ok) == code
 
@@ -509,7 +509,7 @@ class TestJunit:
     def test_patch_report(self) -> None:
         from test_patch_cli import _report
 
-        from equiv.source.patch_present import render_patch_junit
+        from equiv.zone_device.source.patch_present import render_patch_junit
 
         _check_junit(render_patch_junit(_report()))
 
@@ -546,7 +546,7 @@ class TestModelDoc:
         doc = (ROOT / "docs" / "model.md").read_text()
         sections = {"equiv/slow_path.py": ["equiv.slow_path"],
                     "equiv/template_path.py": ["equiv.template_path"],
-                    "equiv/source/slow_v612y.py": ["equiv.source.slow_v612y"],
+                    "equiv/zone_device/source/slow_v612y.py": ["equiv.zone_device.source.slow_v612y"],
                     "equiv/vmap/": ["equiv.vmap.paths", "equiv.vmap.arch"]}
         for heading in re.split(r"\n## ", doc)[1:]:
             where = next((k for k in sections if f"`{k}`" in heading.splitlines()[0]), None)
@@ -563,7 +563,7 @@ def test_the_patch_report_names_the_pgmap_type() -> None:
     from attrs import evolve
     from test_patch_cli import _report
 
-    from equiv.source.patch_present import render_patch_text
+    from equiv.zone_device.source.patch_present import render_patch_text
 
     rep = _report()
     cell = rep.run.cells[0]

@@ -7,10 +7,10 @@ import io
 import pytest
 
 from equiv.engine.verdict import Verdict
-from equiv.matrix import COMPARE, CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main
 from equiv.slow_variants import COMPARISONS
+from equiv.zone_device.cell import COMPARE, CellSpec, run_cell
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -55,13 +55,13 @@ def test_unknown_comparison_is_input_error() -> None:
 def test_self_test_command(monkeypatch: pytest.MonkeyPatch) -> None:
     """--self-test prints the kill matrix and exits 0 when every bug is killed (run here on
     two controls; the whole catalogue is tests/test_mutants.py::test_full_self_test)."""
-    import equiv.selftest
+    import equiv.zone_device.selftest
 
-    whole = equiv.selftest.self_test
-    # the subject's self_test imports equiv.selftest.self_test when called: patch it there
-    # (patching equiv.zone_device_cli.self_test does not reach the registered subject, and
+    whole = equiv.zone_device.selftest.self_test
+    # the subject's self_test imports equiv.zone_device.selftest.self_test when called: patch it there
+    # (patching equiv.zone_device.cli.self_test does not reach the registered subject, and
     # the whole catalogue ran here, five minutes)
-    monkeypatch.setattr(equiv.selftest, "self_test", lambda jobs, **_kw: whole(
+    monkeypatch.setattr(equiv.zone_device.selftest, "self_test", lambda jobs, **_kw: whole(
         jobs, names=["mutant_short_copy", "harmless_head_snapshot_after_compound"]))
     code, out, _ = run("--self-test")
     assert code == 0, out

@@ -10,7 +10,9 @@ from attrs import evolve
 
 from equiv.config import preset
 from equiv.engine.verdict import Verdict
-from equiv.matrix import (
+from equiv.memmap import MemoryType, Scenario, key_compound, key_slot
+from equiv.page_model import Layout
+from equiv.zone_device.cell import (
     COMPARE,
     PROBE_LEMMA_TRY_RLIMIT,
     CellSpec,
@@ -19,9 +21,7 @@ from equiv.matrix import (
     order_groups,
     run_cell,
 )
-from equiv.memmap import MemoryType, Scenario, key_compound, key_slot
-from equiv.obligations import build_cell
-from equiv.page_model import Layout
+from equiv.zone_device.obligations import build_cell
 
 
 def _specs(name: str, orders: range) -> list[CellSpec]:

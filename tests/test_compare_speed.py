@@ -8,8 +8,20 @@ import pytest
 import z3
 from attrs import evolve
 
-from equiv import check
-from equiv.check import (
+from equiv.config import preset
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Val
+from equiv.engine.errors import InternalMismatch
+from equiv.engine.query import Session, clear_answers
+from equiv.engine.verdict import Verdict
+from equiv.loops import Carry, Owner, block_loop, never
+from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbolic_inputs
+from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
+from equiv.slow_path import memmap_init_zone_device
+from equiv.template_path import fast_path, revision
+from equiv.zone_device import check
+from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths, resolve, run_cell
+from equiv.zone_device.check import (
     _minimise,
     _slice,
     _steer_sliced,
@@ -18,20 +30,8 @@ from equiv.check import (
     prefer_small,
     solver_for,
 )
-from equiv.config import preset
-from equiv.counterexample import concrete_ctx, replay, replay_recorded
-from equiv.engine import bv
-from equiv.engine.bv import CBV, Val
-from equiv.engine.errors import InternalMismatch
-from equiv.engine.query import Session, clear_answers
-from equiv.engine.verdict import Verdict
-from equiv.loops import Carry, Owner, block_loop, never
-from equiv.matrix import COMPARE, CellSpec, cell_paths, resolve, run_cell
-from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbolic_inputs
-from equiv.obligations import CellProblem, Observation, build_cell
-from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
-from equiv.slow_path import memmap_init_zone_device
-from equiv.template_path import fast_path, revision
+from equiv.zone_device.counterexample import concrete_ctx, replay, replay_recorded
+from equiv.zone_device.obligations import CellProblem, Observation, build_cell
 
 
 class TestFirstForm:

@@ -13,7 +13,7 @@ from equiv.engine.errors import InputError
 from equiv.linux.btf import BtfBuilder
 from equiv.page_model import Layout
 from equiv.proofs import main
-from equiv.source.layout_check import check_layout
+from equiv.zone_device.source.layout_check import check_layout
 
 LIVE_BTF = "/sys/kernel/btf/vmlinux"
 LIVE_CONFIG = "/proc/config.gz"

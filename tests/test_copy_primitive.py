@@ -8,8 +8,11 @@ import random
 
 import pytest
 
-from equiv.copy_ordering import PUBLICATIONS, ordering_row, ordering_table, writer_program
-from equiv.copy_primitive import (
+from equiv.engine.errors import InputError
+from equiv.engine.verdict import Verdict
+from equiv.zone_device.copy.ordering import PUBLICATIONS, ordering_row, ordering_table, writer_program
+from equiv.zone_device.copy.present import render_copy_summary, render_ordering_table
+from equiv.zone_device.copy.primitive import (
     ALIGNMENTS,
     MUTANTS,
     REVISIONS,
@@ -21,10 +24,7 @@ from equiv.copy_primitive import (
     memcpy_flushcache_nt_safe,
     memcpy_flushcache_v11,
 )
-from equiv.copy_prover import copy_matrix, copy_summary, prove_cell, prove_plan
-from equiv.copy_report import render_copy_summary, render_ordering_table
-from equiv.engine.errors import InputError
-from equiv.engine.verdict import Verdict
+from equiv.zone_device.copy.prover import copy_matrix, copy_summary, prove_cell, prove_plan
 
 Matrix = dict[tuple[str, int, int, int], CopyResult]
 CELLS = [(r, c, da, sa) for r in REVISIONS for c in SIZES for da in ALIGNMENTS for sa in ALIGNMENTS]

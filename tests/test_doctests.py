@@ -6,19 +6,19 @@ import doctest
 
 import pytest
 
-import equiv.counterexample
 import equiv.engine.bv
 import equiv.engine.cache
 import equiv.engine.errors
 import equiv.engine.options
 import equiv.engine.verdict
 import equiv.report.text
-import equiv.source.cli
+import equiv.zone_device.counterexample
+import equiv.zone_device.source.cli
 
 
 @pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
-                                    equiv.engine.options, equiv.engine.verdict, equiv.source.cli,
-                                    equiv.counterexample, equiv.report.text])
+                                    equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
+                                    equiv.zone_device.counterexample, equiv.report.text])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from equiv.counterexample import Counterexample
 from equiv.proofs import main
+from equiv.zone_device.counterexample import Counterexample
 
 ROOT = Path(__file__).resolve().parent.parent
 

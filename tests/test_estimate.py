@@ -11,21 +11,21 @@ from pathlib import Path
 import pytest
 from attrs import evolve
 
-import equiv.selftest
+import equiv.zone_device.selftest
 from equiv.engine.cache import Cache
-from equiv.estimate import MUTANT_CELL_SECONDS, NOTICE_S, estimate_seconds, notice
-from equiv.matrix import COMPARE, CellSpec
 from equiv.memmap import MemoryType
 from equiv.proofs import main
 from equiv.report.progress import announce
-from equiv.selftest import specs
+from equiv.zone_device.cell import COMPARE, CellSpec
+from equiv.zone_device.estimate import MUTANT_CELL_SECONDS, NOTICE_S, estimate_seconds, notice
+from equiv.zone_device.selftest import specs
 
 
 class TestEstimate:
     def test_compare_all_orders_announced(self) -> None:
         """--compare v6.12 at every order of every preset is estimated at minutes and says so
         on stderr, in one line naming the cells; one preset's orders go order by order (a
-        comparison with known differences: equiv.matrix._known_differences)."""
+        comparison with known differences: equiv.zone_device.cell._known_differences)."""
         from equiv.config import PRESETS
 
         one = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
@@ -86,7 +86,7 @@ class TestSelfTestEstimate:
         cache = Cache(str(tmp_path))
         cold = estimate_seconds(specs(names, cells), 2, cache, "self-test")
         assert cold is not None and cold.seconds > 0 and cold.cached == 0
-        equiv.selftest.self_test(1, names=names, cells=cells, cache=cache)
+        equiv.zone_device.selftest.self_test(1, names=names, cells=cells, cache=cache)
         warm = estimate_seconds(specs(names, cells), 2, Cache(str(tmp_path)), "self-test")
         assert warm is not None and (warm.seconds, warm.cached) == (0, 1)
 
@@ -123,9 +123,9 @@ class TestSelfTestEstimate:
             seen.append(err.getvalue())
             return SelfTestResult((), (), 0.0, 1)
 
-        monkeypatch.setattr(equiv.selftest if subject == "zone-device" else equiv.vmap,
+        monkeypatch.setattr(equiv.zone_device.selftest if subject == "zone-device" else equiv.vmap,
                             "self_test", stub)
-        monkeypatch.setattr(equiv.estimate, "MUTANT_CELL_SECONDS", 1.0)  # minutes on one job
+        monkeypatch.setattr(equiv.zone_device.estimate, "MUTANT_CELL_SECONDS", 1.0)  # minutes on one job
         for quiet in (False, True):
             err, out = io.StringIO(), io.StringIO()
             argv = ["--self-test", "--jobs", "1", "--no-cache", "--subject", subject]

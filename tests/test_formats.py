@@ -23,10 +23,10 @@ from junitparser import Error, Failure, JUnitXml
 
 from equiv.engine.verdict import Verdict
 from equiv.memmap import Inputs, MemoryType
-from equiv.obligations import ROLES
-from equiv.present import KERNEL_FILE, LEMMA_RULES, ROLE_FUNCTIONS
 from equiv.proofs import main
 from equiv.report.machine import SARIF_SCHEMA_URI
+from equiv.zone_device.obligations import ROLES
+from equiv.zone_device.present import KERNEL_FILE, LEMMA_RULES, ROLE_FUNCTIONS
 
 ROOT = Path(__file__).parent.parent
 SCHEMA = json.loads((ROOT / "schemas" / "equiv.proofs-2.schema.json").read_text())

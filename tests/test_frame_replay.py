@@ -1,4 +1,4 @@
-"""The replay of a refuted frame lemma (equiv.counterexample.replay_frame): the loops whose
+"""The replay of a refuted frame lemma (equiv.zone_device.counterexample.replay_frame): the loops whose
 lemmas are proved run lazily, the others every iteration, and the counterexample is the one
 running every iteration of every loop gives (issue 18: an order-18 frame control cost a
 minute of replay, the 2^18 iterations of every loop of both paths)."""
@@ -8,9 +8,15 @@ from __future__ import annotations
 import pytest
 import z3
 
-from equiv.check import solver_for
 from equiv.config import preset
-from equiv.counterexample import (
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Val
+from equiv.loops import Carry, Ctx, LazyNesting, Lemma, Owner, block_loop, never
+from equiv.memmap import MemoryType, concrete_inputs, geometry, key_compound, key_slot
+from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
+from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths
+from equiv.zone_device.check import solver_for
+from equiv.zone_device.counterexample import (
     _base_loops,
     _replay_frame_every,
     _replay_frame_key,
@@ -19,13 +25,7 @@ from equiv.counterexample import (
     proved_loops,
     replay_frame,
 )
-from equiv.engine import bv
-from equiv.engine.bv import CBV, Val
-from equiv.loops import Carry, Ctx, LazyNesting, Lemma, Owner, block_loop, never
-from equiv.matrix import COMPARE, CellSpec, cell_paths
-from equiv.memmap import MemoryType, concrete_inputs, geometry, key_compound, key_slot
-from equiv.obligations import CellProblem, build_cell
-from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
+from equiv.zone_device.obligations import CellProblem, build_cell
 
 #: the seeded bugs refuted on a frame-write lemma (a store outside the iteration's frame)
 FRAME_WRITE = ["mutant_tail_loop_one_past_end", "mutant_tail_loop_one_past_end_last_compound",
@@ -41,7 +41,7 @@ def _cell(name: str, ptype: MemoryType, order: int) -> CellProblem:
 
 def _refuted(problem: CellProblem) -> tuple[Lemma, z3.ModelRef] | None:
     """A frame-write lemma and a model in which its iteration stores outside the range's
-    compounds (as equiv.check's _refuted_lemma looks first), or None.  A small range (the
+    compounds (as equiv.zone_device.check's _refuted_lemma looks first), or None.  A small range (the
     check prefers one too): running every iteration is the reference."""
     sc = problem.scenario
     g = geometry(sc, problem.inputs)

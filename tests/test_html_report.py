@@ -27,14 +27,14 @@ from host_lock import host_lock
 import equiv.report.html
 import equiv.report.text
 from equiv.config import preset
-from equiv.counterexample import Counterexample, FieldDiff, InitialMemory, Observed
 from equiv.engine.picture import Box, ObjectBytes
 from equiv.page_model import Layout
-from equiv.present import compound_strip, pageblock_strip, picture
 from equiv.proofs import main
 from equiv.report import render_runs
 from equiv.report.html import diagram, hexdump
 from equiv.report.text import WIDTH, hexdump_lines
+from equiv.zone_device.counterexample import Counterexample, FieldDiff, InitialMemory, Observed
+from equiv.zone_device.present import compound_strip, pageblock_strip, picture
 
 #: the seeded bug of the golden refuted.txt: tails keep the type's refcount (_refcount
 #: differs in tail 1, tail 2 and tail 3 of an order-2 GENERIC compound)
@@ -358,7 +358,7 @@ CHROMIUM_FLAGS = ("--headless=new", "--no-sandbox", "--disable-gpu", "--no-first
 def _chromium() -> str:
     """Debian's chromium, installed (as root) when missing; never a silent skip when it
     can be installed."""
-    from equiv.live import host
+    from equiv.zone_device.live import host
 
     tool = host.Tool("chromium", "chromium")
     with host_lock():  # dpkg's lock: tests/host_lock.py

@@ -25,7 +25,7 @@ from equiv.linux.ktree import MAKEFILE, KernelTree
 from equiv.memmap import Scenario, concrete_inputs, geometry, join_key, vmemmap_namer
 from equiv.page_model import Layout, PageState
 from equiv.proofs import main
-from equiv.source.cinterp import (
+from equiv.zone_device.source.cinterp import (
     TRUSTED,
     CCond,
     CInt,
@@ -37,8 +37,8 @@ from equiv.source.cinterp import (
     initial_state,
     join_guards,
 )
-from equiv.source.drift import drift_report
-from equiv.source.fidelity import (
+from equiv.zone_device.source.drift import drift_report
+from equiv.zone_device.source.fidelity import (
     MODELS,
     aliased,
     check_fidelity_cell,
@@ -46,8 +46,8 @@ from equiv.source.fidelity import (
     setup,
     specialise,
 )
-from equiv.source.files import FILES, load_tree, macro_env
-from equiv.source.src_layout import compare_with_model, source_structs
+from equiv.zone_device.source.files import FILES, load_tree, macro_env
+from equiv.zone_device.source.src_layout import compare_with_model, source_structs
 
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 CFG = PRESETS["x86_64-default"]
@@ -68,10 +68,10 @@ def _install() -> str | None:
 @pytest.fixture(scope="session")
 def linux612() -> Path:
     """The root of an unpacked linux-source-6.12 holding the mirrored files: the same
-    copy ``--live``'s C text reads (:func:`equiv.live.ctext.source_tree`), in the user's
+    copy ``--live``'s C text reads (:func:`equiv.zone_device.live.ctext.source_tree`), in the user's
     cache (not a result: kept from session to session), installed with apt-get first
     when root can."""
-    from equiv.live.ctext import source_tree
+    from equiv.zone_device.live.ctext import source_tree
 
     user = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv"  # set by conftest.py
     with host_lock():  # one process unpacks (and installs), the others wait: tests/host_lock.py
@@ -469,9 +469,9 @@ class TestCli:
 
 
 def test_live_kernel_text_lines(linux612: Path) -> None:
-    """Each line equiv.live.present.KERNEL_TEXT gives a provenance step starts the named
+    """Each line equiv.zone_device.live.present.KERNEL_TEXT gives a provenance step starts the named
     function's definition in linux-source-6.12 (the live report's SARIF points there)."""
-    from equiv.live.present import KERNEL_TEXT
+    from equiv.zone_device.live.present import KERNEL_TEXT
 
     for name, (file, line) in KERNEL_TEXT.items():
         text = (linux612 / file).read_text().splitlines()[line - 1]

@@ -1,4 +1,4 @@
-"""The live check's second layer (equiv/live): parsing equiv_dump.ko's files, the guest script
+"""The live check's second layer (equiv/zone_device/live): parsing equiv_dump.ko's files, the guest script
 and the boot.
 
 The fast tests build small dumps in the test and replace the boot.  What a real boot dumped
@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from equiv.engine.errors import InputError
-from equiv.live import boot, dump, packages
+from equiv.zone_device.live import boot, dump, packages
 
 PAGE = 64  # sizeof(struct page) on 6.12 x86_64
 
@@ -299,7 +299,7 @@ def test_a_failed_depmod_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
 def test_the_command_line_rejects_a_bad_namespace() -> None:
     import io
 
-    from equiv.live.__main__ import main
+    from equiv.zone_device.live.__main__ import main
 
     err = io.StringIO()
     assert main(["--boot", "devdax-3M-dev"], out=io.StringIO(), err=err) == 3

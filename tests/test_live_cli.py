@@ -22,12 +22,12 @@ from host_lock import host_lock
 from junitparser import JUnitXml
 from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
-from equiv.live import dump, host, packages
-from equiv.live import run as live_run
-from equiv.live.boot import Namespace
-from equiv.live.present import step_source
-from equiv.live.run import DEFAULT_NAMESPACES, RECORD, load_recorded
 from equiv.proofs import main
+from equiv.zone_device.live import dump, host, packages
+from equiv.zone_device.live import run as live_run
+from equiv.zone_device.live.boot import Namespace
+from equiv.zone_device.live.present import step_source
+from equiv.zone_device.live.run import DEFAULT_NAMESPACES, RECORD, load_recorded
 
 DATA = Path(__file__).parent / "data" / "live"
 GOLDEN = Path(__file__).parent / "golden" / "live_from.txt"
@@ -211,7 +211,7 @@ def test_a_seeded_slow_path_bug_in_the_model_is_reported(monkeypatch: pytest.Mon
     """The model run with a seeded slow-path bug (prep_compound_tail() of 6.12 without its
     ``mapping = TAIL_MAPPING`` store) against the unchanged recorded dumps: every tail >= 2
     of every compound differs at offset 24, and nothing else."""
-    from equiv.source import slow_v612y
+    from equiv.zone_device.source import slow_v612y
 
     original = slow_v612y.prep_compound_tail_612
 

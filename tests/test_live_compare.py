@@ -1,4 +1,4 @@
-"""The live comparison (equiv/live/compare.py) on small recorded dumps, without a boot.
+"""The live comparison (equiv/zone_device/live/compare.py) on small recorded dumps, without a boot.
 
 ``tests/data/live/`` is a recorded run directory of ``python -m equiv.proofs --live
 --live-out RUN_DIR`` (a real boot of Debian's 6.12.117 kernel), cut down by :func:`cut_dump`
@@ -16,10 +16,10 @@ and regenerated with::
     fsdax-2M-dev    the first 600 struct pages of an fsdax ``--map dev`` namespace, from the
                     first pfn memmap_init_zone_device() writes
     config          the lines of the kernel's .config that equiv.config.from_kconfig reads
-    run.json        the run's record (equiv.live.run.RECORD), naming the cut config's hash
+    run.json        the run's record (equiv.zone_device.live.run.RECORD), naming the cut config's hash
 
 The ``pages`` file is stored gzipped (``pages.gz``); :func:`unpack` restores a dump directory
-(``equiv.live.dump.load`` also reads ``pages.gz`` as it is).
+(``equiv.zone_device.live.dump.load`` also reads ``pages.gz`` as it is).
 """
 
 from __future__ import annotations
@@ -35,8 +35,8 @@ from attrs import evolve
 from test_patch_proof import _debian_config
 
 from equiv.config import KCONFIG_BOOLS, Config, from_kconfig
-from equiv.live.compare import ALIASED, compare, meaning
-from equiv.live.dump import HEADER_MAGIC, HEADER_SIZE, load
+from equiv.zone_device.live.compare import ALIASED, compare, meaning
+from equiv.zone_device.live.dump import HEADER_MAGIC, HEADER_SIZE, load
 
 DATA = Path(__file__).parent / "data" / "live"
 #: the dumps kept, and the pfns of each: (first pfn or None for the pgmap's first device pfn,
@@ -183,7 +183,7 @@ def cut_run(run: Path) -> None:
     """Write ``tests/data/live`` from the run directory ``run`` of ``--live --live-out``."""
     import json
 
-    from equiv.live.run import CONFIG, RECORD, sha256
+    from equiv.zone_device.live.run import CONFIG, RECORD, sha256
 
     rec = json.loads((run / RECORD).read_text())
     where = {e["name"]: run / e["dump"] for e in rec["namespaces"]}

@@ -1,4 +1,4 @@
-"""The live check's first layer (equiv/live): the pinned Debian packages, the headers'
+"""The live check's first layer (equiv/zone_device/live): the pinned Debian packages, the headers'
 Makefile, the host-tool messages and the dump module's build.
 
 The fast tests replace ``subprocess.run`` and ``shutil.which``.  The slow test really
@@ -20,7 +20,7 @@ import pytest
 from host_lock import host_lock
 
 from equiv.engine.errors import InputError
-from equiv.live import build, host, packages
+from equiv.zone_device.live import build, host, packages
 
 
 def _completed(args: Any, rc: int = 0, out: str = "", err: str = "") -> subprocess.CompletedProcess[str]:
@@ -213,18 +213,18 @@ def test_fetch_and_build_the_module(tmp_path: Path) -> None:
 
 
 class TestSourceTarball:
-    """linux-source-6.12 at the booted kernel's version (equiv.live.ctext.tarball)."""
+    """linux-source-6.12 at the booted kernel's version (equiv.zone_device.live.ctext.tarball)."""
 
     def test_the_installed_package_when_it_is_the_pinned_version(
             self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        from equiv.live import ctext, packages
+        from equiv.zone_device.live import ctext, packages
 
         monkeypatch.setattr(ctext, "_installed_version", lambda: packages.DEB_VERSION)
         assert ctext.TARBALL == ctext.tarball(tmp_path)
 
     def test_the_pinned_deb_when_another_version_is_installed(
             self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        from equiv.live import ctext, packages
+        from equiv.zone_device.live import ctext, packages
 
         monkeypatch.setattr(ctext, "_installed_version", lambda: "6.12.118-1~deb12u1")
         calls: list[list[str]] = []
@@ -252,7 +252,7 @@ class TestSourceTarball:
             self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """A clean CI image has no package lists: the first ``apt-get download`` fails, and
         the pinned version comes after ``apt-get update`` (the CI failure of 3 December)."""
-        from equiv.live import packages
+        from equiv.zone_device.live import packages
 
         calls: list[list[str]] = []
         lists: list[bool] = []
@@ -277,7 +277,7 @@ class TestSourceTarball:
 
     def test_the_installed_one_when_the_pinned_cannot_be_had(
             self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        from equiv.live import ctext
+        from equiv.zone_device.live import ctext
 
         monkeypatch.setattr(ctext, "_installed_version", lambda: None)
         monkeypatch.setattr(ctext.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(

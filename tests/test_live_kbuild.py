@@ -1,5 +1,5 @@
-"""Building the 6.12.117 kernel from source (equiv/live/kbuild.py) and comparing two kernels'
-dumps (equiv/live/crosscheck.py): the logic that does not boot or compile a kernel.
+"""Building the 6.12.117 kernel from source (equiv/zone_device/live/kbuild.py) and comparing two kernels'
+dumps (equiv/zone_device/live/crosscheck.py): the logic that does not boot or compile a kernel.
 
 The build tests run :func:`kbuild.build` end to end on a fake source tarball whose Makefile
 stands in for the kernel's (``olddefconfig`` and ``bzImage`` write what the real ones would:
@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from equiv.engine.errors import InputError
-from equiv.live import crosscheck, host, kbuild
-from equiv.live.dump import Dump, KernelLayout, Pageblock, Pages, Pgmap
-from equiv.live.packages import RELEASE, KernelFiles
+from equiv.zone_device.live import crosscheck, host, kbuild
+from equiv.zone_device.live.dump import Dump, KernelLayout, Pageblock, Pages, Pgmap
+from equiv.zone_device.live.packages import RELEASE, KernelFiles
 
 # ---- config and symvers helpers ---------------------------------------------------------------
 
@@ -252,7 +252,7 @@ def _layout(vmemmap: int, **extra: int) -> KernelLayout:
 
 
 def _pgmap(pointer: int, shift: int = 1) -> Pgmap:
-    from equiv.live.dump import Altmap
+    from equiv.zone_device.live.dump import Altmap
     return Pgmap(START, pointer, 4, 0, shift, 0, 0, Altmap(0, 0, 0, 0, 0, 0, 0),
                  ((START << 12, ((START + 4) << 12) - 1),))
 

@@ -4,7 +4,7 @@ MEMORY_DEVICE_PRIVATE (refused by that kernel: ``# CONFIG_DEVICE_PRIVATE is not 
 docs/live.md, "Other pgmap types", says which types are reached and why.
 
 ``tests/data/live/coherent-*`` are dumps of a real boot of Debian's 6.12.117 kernel
-(``python -m equiv.live --boot devdax-2M-dev coherent-4K-mem coherent-2M-dev coherent-4K-dev
+(``python -m equiv.zone_device.live --boot devdax-2M-dev coherent-4K-mem coherent-2M-dev coherent-4K-dev
 coherent-2M-mem --out DIR``: the pmem region at 4 GiB puts the reserved one at 0x120000000),
 cut down by ``test_live_compare.cut_dump`` and regenerated with::
 
@@ -38,9 +38,9 @@ from test_live_boot import _fake_boot
 
 from equiv.config import Config, from_kconfig
 from equiv.engine.errors import InputError
-from equiv.live import boot, build, host, packages
-from equiv.live.compare import compare
-from equiv.live.dump import HEADER_SIZE, Dump, load
+from equiv.zone_device.live import boot, build, host, packages
+from equiv.zone_device.live.compare import compare
+from equiv.zone_device.live.dump import HEADER_SIZE, Dump, load
 
 DATA = Path(__file__).parent / "data" / "live"
 #: the recorded COHERENT dumps: (first pfn or None for the first device pfn, struct pages)
@@ -207,7 +207,7 @@ def test_a_refused_pgmap_is_one_line_with_the_kernels_words(monkeypatch: pytest.
 
 
 def test_the_command_line_rejects_a_private_memmap_in_the_device() -> None:
-    from equiv.live.__main__ import main
+    from equiv.zone_device.live.__main__ import main
 
     err = io.StringIO()
     assert main(["--boot", "private-2M-dev"], out=io.StringIO(), err=err) == 3

@@ -7,18 +7,18 @@ import pytest
 from attrs import evolve, fields
 
 from equiv.config import PRESETS
-from equiv.counterexample import Counterexample, FieldDiff, InitialMemory
 from equiv.engine.errors import InputError
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell, run_matrix
 from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS
 from equiv.report import render_selftest
-from equiv.selftest import CELLS as SELFTEST_CELLS
-from equiv.selftest import caught, classify, self_test
 from equiv.template_path import REVISIONS, FastVariant
+from equiv.zone_device.cell import CellSpec, run_cell, run_matrix
+from equiv.zone_device.counterexample import Counterexample, FieldDiff, InitialMemory
+from equiv.zone_device.mutants import MUTANTS
+from equiv.zone_device.selftest import CELLS as SELFTEST_CELLS
+from equiv.zone_device.selftest import caught, classify, self_test
 
 #: (type, order) cells each control is checked on: order 0/1 (no template tails), 2 (every
 #: role), 9 (deduplicated vmemmap on 64-byte pages)
@@ -330,24 +330,24 @@ def test_a_self_test_group_with_an_expected_kill_skips_the_all_types_try(
     """Two types of one order: the all-types try (pgmap->type symbolic, kept only if it
     proves everything) is skipped when the self-test expects the bug to show on one of
     them, and made otherwise; the per-type verdicts are the same."""
-    import equiv.matrix
+    import equiv.zone_device.cell
 
     calls: list[tuple[MemoryType | None, bool]] = []
-    real = equiv.matrix.run_cell
+    real = equiv.zone_device.cell.run_cell
 
     def spy(spec: CellSpec, *, probe: bool = False,
             lemmas_from: CellResult | None = None) -> CellResult:
         calls.append((spec.ptype, probe))
         return real(spec, probe=probe, lemmas_from=lemmas_from)
 
-    monkeypatch.setattr(equiv.matrix, "run_cell", spy)
+    monkeypatch.setattr(equiv.zone_device.cell, "run_cell", spy)
     name = "mutant_heads_loop_one_short"
     specs = [CellSpec(MUTANTS[name].config, "v11", t, 2, mutant=name, minimise=False,
                       until_caught=True) for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
-    early = equiv.matrix.run_group(specs)
+    early = equiv.zone_device.cell.run_group(specs)
     assert calls == [(MemoryType.FS_DAX, False), (MemoryType.GENERIC, False)]
     calls.clear()
-    whole = equiv.matrix.run_group([evolve(sp, until_caught=False) for sp in specs])
+    whole = equiv.zone_device.cell.run_group([evolve(sp, until_caught=False) for sp in specs])
     assert calls[0] == (None, True)
     assert [r.verdict for r in early] == [r.verdict for r in whole] == [Verdict.REFUTED] * 2
 
@@ -395,8 +395,8 @@ def test_first_roles_put_the_expected_page_first() -> None:
     of page[1]: tail 1; of page[2]: tail 2) or, for a bug outside the range, ``outside``;
     nothing for a cell where it must not show or an equivalent control; and the cell still
     decides the same: killed with the field it must name (only fewer roles before it)."""
-    from equiv.mutants import first_roles
     from equiv.page_model import Layout
+    from equiv.zone_device.mutants import first_roles
 
     L = Layout.from_config(PRESETS["x86_64-default"])
     assert first_roles("mutant_slow_count_before_init", MemoryType.GENERIC, 1, L) == ("tail1",)

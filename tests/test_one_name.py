@@ -11,9 +11,9 @@ import pytest
 
 from equiv.engine.results import CellResult
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
-from equiv.selftest import names_page
+from equiv.zone_device.cell import CellSpec, run_cell
+from equiv.zone_device.selftest import names_page
 
 
 def _cell(mutant: str, order: int, ptype: MemoryType = MemoryType.GENERIC) -> CellResult:

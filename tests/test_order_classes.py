@@ -1,4 +1,4 @@
-"""Order classes (equiv.memmap.order_classes, equiv.matrix.run_group): one proof with the
+"""Order classes (equiv.memmap.order_classes, equiv.zone_device.cell.run_group): one proof with the
 compound order a symbolic input stands for every order of its class only when it proves
 everything, and a bug at any one order of a class keeps it from doing so.
 
@@ -12,17 +12,17 @@ from __future__ import annotations
 import pytest
 import z3
 
-from equiv.check import check_cell
 from equiv.config import preset
 from equiv.engine import bv
 from equiv.engine.verdict import Verdict
 from equiv.loops import Ctx
-from equiv.matrix import CellSpec, cell_paths, run_cell, run_matrix
 from equiv.memmap import Inputs, MemoryType, Scenario, SymbolicOrder, order_classes
-from equiv.mutants import MUTANTS
-from equiv.obligations import build_cell
 from equiv.page_model import Layout, Memory, ite_page
 from equiv.template_path import fast_path, revision
+from equiv.zone_device.cell import CellSpec, cell_paths, run_cell, run_matrix
+from equiv.zone_device.check import check_cell
+from equiv.zone_device.mutants import MUTANTS
+from equiv.zone_device.obligations import build_cell
 
 L = Layout.from_config(preset("x86_64-default"))
 
@@ -142,7 +142,7 @@ def test_refuted_class_falls_back_to_each_order() -> None:
 def test_an_order_of_the_class_left_vacuous_stops_the_probe() -> None:
     """A seeded vacuity nothing lists: an assumption that no input has order 12.  The one
     proof over 8-18 would hold (it only drops inputs), so the per-order coverage check
-    (equiv.check.order_not_covered) must name order 12; without the seed it passes."""
+    (equiv.zone_device.check.order_not_covered) must name order 12; without the seed it passes."""
     from attrs import evolve
 
     sc = Scenario(L, MemoryType.GENERIC, 8, order_hi=18)

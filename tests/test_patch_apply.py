@@ -405,7 +405,7 @@ def test_option_errors(base: Path, tmp_path: Path, argv: list[str], message: str
 
 def test_the_linux_run_gets_the_options(base: Path, tmp_path: Path,
                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    """--patch and --against reach equiv.source.cli.run_linux as today's --linux does
+    """--patch and --against reach equiv.zone_device.source.cli.run_linux as today's --linux does
     (args.patch a list, [] by default; args.against None by default)."""
     seen: list[tuple[list[str], str | None]] = []
 
@@ -413,9 +413,9 @@ def test_the_linux_run_gets_the_options(base: Path, tmp_path: Path,
         seen.append((getattr(args, "patch"), getattr(args, "against")))  # noqa: B009
         return 0
 
-    fake = types.ModuleType("equiv.source.cli")
+    fake = types.ModuleType("equiv.zone_device.source.cli")
     fake.run_linux = run_linux  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "equiv.source.cli", fake)
+    monkeypatch.setitem(sys.modules, "equiv.zone_device.source.cli", fake)
     p1, p2 = tmp_path / "1.diff", tmp_path / "2.diff"
     one = MM.replace("x + 1", "x + 2")
     p1.write_text(_diff("mm/mm_init.c", MM, one))

@@ -1,5 +1,5 @@
 """``--linux BASE --patch FILE...`` and ``--linux BASE --against PATCHED`` end to end
-(equiv/source/cli.py ``run_patch``, equiv/source/patch_present.py), on Debian's
+(equiv/zone_device/source/cli.py ``run_patch``, equiv/zone_device/source/patch_present.py), on Debian's
 linux-source-6.12 (the ``linux612`` session fixture of tests/test_linux_tree.py) and the
 equiv project's backport of the v11 series (tests/data/zone-device-backport-6.12).
 
@@ -29,18 +29,18 @@ from jsonschema import Draft4Validator, Draft202012Validator
 from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 import equiv
-import equiv.source.patchproof as patchproof
+import equiv.zone_device.source.patchproof as patchproof
 from equiv.config import Config
-from equiv.counterexample import FieldDiff
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.linux.patch import Patch, Touched, prepare
 from equiv.memmap import MemoryType
 from equiv.proofs import main
-from equiv.source.cinterp import TRUSTED
-from equiv.source.common import RoleResult
-from equiv.source.files import FILES
-from equiv.source.patch_present import (
+from equiv.zone_device.counterexample import FieldDiff
+from equiv.zone_device.source.cinterp import TRUSTED
+from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.files import FILES
+from equiv.zone_device.source.patch_present import (
     PatchReport,
     TouchedRow,
     interpreter_support,
@@ -51,7 +51,7 @@ from equiv.source.patch_present import (
     render_patch_junit,
     render_patch_text,
 )
-from equiv.source.patchproof import PatchCell, PatchRun
+from equiv.zone_device.source.patchproof import PatchCell, PatchRun
 
 ROOT = Path(equiv.__file__).parent.parent
 DATA = ROOT / "tests" / "data" / "zone-device-backport-6.12"

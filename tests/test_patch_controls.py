@@ -1,8 +1,8 @@
 """Seeded controls for the patch proof's obligations that no seeded bug exercises
-(:mod:`equiv.source.patchproof`, data in ``tests/data/zone-device-backport-6.12/controls``).
+(:mod:`equiv.zone_device.source.patchproof`, data in ``tests/data/zone-device-backport-6.12/controls``).
 
 Each control is a patch applied on top of the backport series.  Three make one loop-summary
-lemma kind of :mod:`equiv.source.csummary` fail on its own (frame-read, carry-step, no-wrap),
+lemma kind of :mod:`equiv.zone_device.source.csummary` fail on its own (frame-read, carry-step, no-wrap),
 one breaks the pageblock role, one copies the tail template to the wrong struct page.  Every
 obligation must be able to fail: a checker whose lemmas or roles cannot fail proves nothing.
 
@@ -38,9 +38,9 @@ from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 from equiv.config import PRESETS
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
-from equiv.source.common import RoleResult
-from equiv.source.files import FILES, load_tree
-from equiv.source.patchproof import PatchCell, check_patch_cell, side
+from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.files import FILES, load_tree
+from equiv.zone_device.source.patchproof import PatchCell, check_patch_cell, side
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))

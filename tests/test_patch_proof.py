@@ -1,4 +1,4 @@
-"""The source-level proof of a patch (:mod:`equiv.source.patchproof`) on Debian's 6.12 tree
+"""The source-level proof of a patch (:mod:`equiv.zone_device.source.patchproof`) on Debian's 6.12 tree
 and the project's backport series under ``tests/data/zone-device-backport-6.12``.
 
 * Fast: loop summaries evaluated in the concrete domain give, page for page, what the same
@@ -31,11 +31,11 @@ from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
-from equiv.source import cinterp
-from equiv.source.csummary import CLemma
-from equiv.source.fidelity import check_lemmas
-from equiv.source.files import FILES, load_tree
-from equiv.source.patchproof import _layout, _run, check_patch_cell, side
+from equiv.zone_device.source import cinterp
+from equiv.zone_device.source.csummary import CLemma
+from equiv.zone_device.source.fidelity import check_lemmas
+from equiv.zone_device.source.files import FILES, load_tree
+from equiv.zone_device.source.patchproof import _layout, _run, check_patch_cell, side
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))

@@ -7,14 +7,14 @@ import time
 
 import pytest
 
-from equiv import matrix
 from equiv.engine.results import CellResult
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
 from equiv.proofs import main
 from equiv.report import progress as progress_module
 from equiv.report.progress import DELAY_SECONDS, progress
+from equiv.zone_device import cell as matrix
+from equiv.zone_device.cell import CellSpec, run_matrix
 
 SMALL = ["--no-cache", "--types", "GENERIC", "--orders", "0-1", "--jobs", "1"]
 

@@ -13,10 +13,10 @@ from equiv.config import PRESETS
 from equiv.engine.bv import CBV
 from equiv.loops import Ctx
 from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, vmemmap_namer
-from equiv.obligations import CellProblem, build_cell
 from equiv.page_model import Layout
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS, fast_path
+from equiv.zone_device.obligations import CellProblem, build_cell
 
 CONFIGS = sorted(PRESETS)
 

@@ -10,10 +10,10 @@ import shlex
 import pytest
 
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main
 from equiv.report.text import WIDTH, command_lines
+from equiv.zone_device.cell import CellSpec, run_cell
 
 MUTANT = ["--mutant", "mutant_tail_keeps_type_refcount", "--types", "GENERIC", "--orders", "2",
           "--jobs", "1"]

@@ -11,15 +11,15 @@ from pathlib import Path
 import pytest
 from attrs import evolve
 
-import equiv.selftest
+import equiv.zone_device.selftest
 from equiv.engine.cache import Cache
 from equiv.engine.selftest import MutantRow, Outcome, SelfTestResult, describe_edit
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_matrix
 from equiv.memmap import MemoryType
-from equiv.mutants import MUTANTS
 from equiv.proofs import main
-from equiv.selftest import self_test
+from equiv.zone_device.cell import CellSpec, run_matrix
+from equiv.zone_device.mutants import MUTANTS
+from equiv.zone_device.selftest import self_test
 
 #: one bug and one equivalent control, on one cheap cell
 NAMES = ["mutant_heads_loop_one_short", "harmless_heads_loop_from_first"]
@@ -110,8 +110,8 @@ class TestSelfTestCommandCache:
     def _small(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """The command on the two controls and one cell (the whole catalogue is a slow
         test)."""
-        whole = equiv.selftest.self_test
-        monkeypatch.setattr(equiv.selftest, "self_test", lambda jobs, **kw: whole(
+        whole = equiv.zone_device.selftest.self_test
+        monkeypatch.setattr(equiv.zone_device.selftest, "self_test", lambda jobs, **kw: whole(
             1, names=NAMES, cells=CELLS, **kw))
 
     def test_cache_dir_is_honoured(self, tmp_path: Path) -> None:

@@ -9,9 +9,9 @@ import pytest
 
 from equiv.engine import query as check
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType
 from equiv.proofs import main
+from equiv.zone_device.cell import CellSpec, run_cell
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -81,11 +81,12 @@ def test_three_solvers_agree_on_default_matrix() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", sorted(__import__("equiv.mutants", fromlist=["MUTANTS"]).MUTANTS))
+@pytest.mark.parametrize(
+    "name", sorted(__import__("equiv.zone_device.mutants", fromlist=["MUTANTS"]).MUTANTS))
 def test_three_solvers_agree_on_every_mutant(name: str) -> None:
     """Each seeded-bug control gets the same verdict from z3 alone and from all three solvers
     together (a disagreement would be UNKNOWN)."""
-    from equiv.mutants import MUTANTS
+    from equiv.zone_device.mutants import MUTANTS
 
     m = MUTANTS[name]
     alone = run_cell(CellSpec(m.config, "v11", MemoryType.GENERIC, 2, mutant=name))

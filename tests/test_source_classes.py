@@ -1,7 +1,7 @@
 """Order classes in the source-derived proofs (``--linux``, ``--patch``): one proof with
 ``pgmap->vmemmap_shift`` a symbolic input over a class of orders, which stands for each
-order's cell only when it proves everything (:func:`equiv.source.fidelity.run_fidelity` and
-:func:`equiv.source.patchproof.run_patch_proof` with ``classes``).
+order's cell only when it proves everything (:func:`equiv.zone_device.source.fidelity.run_fidelity` and
+:func:`equiv.zone_device.source.patchproof.run_patch_proof` with ``classes``).
 
 The soundness controls: a class PROVED is PROVED at each of its orders, and a seeded bug
 refuted at one order of a class makes the class's probe not PROVED, so each order is run
@@ -20,12 +20,12 @@ from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.memmap import Scenario, assumptions, symbolic_inputs
 from equiv.page_model import Layout
-from equiv.source import common
-from equiv.source.common import check_lemmas, order_not_covered
-from equiv.source.csummary import CLemma
-from equiv.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup
-from equiv.source.files import load_tree
-from equiv.source.patchproof import run_patch_proof
+from equiv.zone_device.source import common
+from equiv.zone_device.source.common import check_lemmas, order_not_covered
+from equiv.zone_device.source.csummary import CLemma
+from equiv.zone_device.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup
+from equiv.zone_device.source.files import load_tree
+from equiv.zone_device.source.patchproof import run_patch_proof
 
 
 def _class(lo: int, hi: int) -> tuple[Scenario, list[z3.BoolRef]]:

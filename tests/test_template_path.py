@@ -5,15 +5,15 @@ from __future__ import annotations
 import pytest
 from attrs import evolve
 
-from equiv.check import check_cell
 from equiv.config import DEFAULT, PRESETS
 from equiv.engine.errors import InputError
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, run_cell
 from equiv.memmap import MemoryType, Scenario
-from equiv.obligations import build_cell
 from equiv.page_model import Layout
 from equiv.template_path import FastVariant, revision
+from equiv.zone_device.cell import CellSpec, run_cell
+from equiv.zone_device.check import check_cell
+from equiv.zone_device.obligations import build_cell
 
 
 def test_unknown_revision_lists_valid_ones() -> None:

@@ -1,4 +1,5 @@
-"""Differential tests: the independent concrete twin (equiv/twin.py) against the model's concrete run."""
+"""Differential tests: the independent concrete twin (equiv/zone_device/twin.py) against the
+model's concrete run."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import Layout
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS, fast_path
-from equiv.twin import TwinConfig, TwinInputs, TwinResult, genmask, run
+from equiv.zone_device.twin import TwinConfig, TwinInputs, TwinResult, genmask, run
 
 PGMAP = 0xFFFF888012340000
 VMEMMAP = 0xFFFFEA0000000000

@@ -3,11 +3,11 @@ induction proves on small ranges and refutes a seeded bug the same way."""
 
 from __future__ import annotations
 
-from equiv.check import check_cell
 from equiv.engine.verdict import Verdict
-from equiv.matrix import CellSpec, cell_paths
 from equiv.memmap import MemoryType
-from equiv.obligations import build_cell
+from equiv.zone_device.cell import CellSpec, cell_paths
+from equiv.zone_device.check import check_cell
+from equiv.zone_device.obligations import build_cell
 
 
 def _unrolled(order: int, mutant: str | None = None) -> tuple[Verdict, list[str], list[str]]:

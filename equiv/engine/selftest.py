@@ -1,5 +1,5 @@
 """The result of a seeded-bug self-test, whatever the subject: every mutant on every cell,
-scored.  The subjects' self-tests (:mod:`equiv.selftest`, :mod:`equiv.vmap.selftest`) build
+scored.  The subjects' self-tests (:mod:`equiv.zone_device.selftest`, :mod:`equiv.vmap.selftest`) build
 it; :mod:`equiv.report.tables` renders it.
 
 A cell is classified against the mutant's expectation:

@@ -2,12 +2,12 @@
 
 ``--linux PATH`` names a kernel tree (a checkout or an unpacked tarball).  Of it, only the
 files the caller names are read (:meth:`KernelTree.load` takes the list; the zone-device
-subject's is :data:`equiv.source.files.FILES`); each is parsed with tree-sitter's C grammar,
+subject's is :data:`equiv.zone_device.source.files.FILES`); each is parsed with tree-sitter's C grammar,
 which tolerates the kernel's macros (``__meminit``, ``__ref``, ``static_assert`` at file
 scope, ...) without a preprocessor run.  Preprocessor conditionals (``#ifdef``, ``#if``,
 ``#else``, ``#elif``) are kept in the syntax tree and resolved here against a
 :class:`MacroEnv` the caller builds from its configuration (the zone-device one:
-:func:`equiv.source.files.macro_env`), so "the definition of ``page_cpupid_reset_last`` for
+:func:`equiv.zone_device.source.files.macro_env`), so "the definition of ``page_cpupid_reset_last`` for
 this config" is one of several in mm.h, picked by its ``#if`` chain.
 
 What is indexed: function definitions, function-like and object-like ``#define``\\ s,

@@ -2,7 +2,7 @@
 
 * :func:`announce`: the one line a run that will take minutes prints on stderr before it
   starts (issue 17), from an :class:`Estimate` its subject computed from measured figures
-  (``equiv/estimate.py`` for the zone-device subject, ``equiv.vmap.selftest`` for vmap's
+  (``equiv/zone_device/estimate.py`` for the zone-device subject, ``equiv.vmap.selftest`` for vmap's
   self-test).
 * :func:`progress`: a thin wrapper around tqdm: the display appears only once a run has
   taken more than :data:`DELAY_SECONDS`, only on a stream that is a terminal, and is erased

@@ -1,5 +1,5 @@
 """Tables of the seeded-bug self-test.  (The BTF layout check is zone-device tooling: its
-tables are in :mod:`equiv.source.present`.)"""
+tables are in :mod:`equiv.zone_device.source.present`.)"""
 
 from __future__ import annotations
 

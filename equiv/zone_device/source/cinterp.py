@@ -1,0 +1,1767 @@
+"""A small symbolic interpreter for the C of the ZONE_DEVICE memmap initialisation.
+
+It runs kernel functions from a tree's own text (:mod:`equiv.linux.ktree`) over the model's
+:class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.engine.bv` (z3 terms for
+proofs, plain integers for replaying a counterexample).  Supported C: declarations,
+assignments (``=``, ``|=``, ``&=``, ``+=``, ``-=``) to locals and to struct fields through the
+tree's own struct layout (:mod:`equiv.zone_device.source.src_layout`), calls to other interpreted
+functions and
+function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
+``for`` loops (with ``summarise``: the first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
+run as written, the rest summarised from the C by :mod:`equiv.zone_device.source.csummary` with its
+lemmas recorded in :attr:`Interp.lemmas`; without: unrolled, and a loop must end within
+:data:`MAX_TRIPS` iterations on every feasible path, else the run is refused),
+``return``/``break``/``continue``, casts (``(void)`` included, and ``(typeof(x))`` of a
+variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
+expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
+pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
+struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
+address passed to callees), ``memcpy``/``memset`` (trusted, byte by byte with provenance), and
+preprocessor conditionals resolved by the configuration.  C scopes end with their block.
+
+A symbolic branch forks the state; states are merged (``ite`` on every differing value) where
+the branches join, each selected by what its path condition adds to the shared part
+(:func:`join_guards`), so merged values do not nest the path conditions of every earlier join.
+Whether a branch is feasible is asked of an *oracle* (a z3 solver holding the assumptions), so
+loops with symbolic bounds end where the assumptions end them; a branch the assumptions force
+keeps the path condition it had.
+
+Helpers the tree's text does not define in the parsed files (or defines through macros this
+interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
+run records which were used (:attr:`Interp.trusted_used`); the helpers run from the text are
+in :attr:`Interp.interpreted` with their file:line.  Small helpers are read from their own
+headers (:data:`equiv.zone_device.source.files.FILES`) rather than trusted: ``INIT_LIST_HEAD``
+(include/linux/list.h), ``is_power_of_2`` (include/linux/log2.h), ``IS_ALIGNED`` / ``ALIGN``
+(include/linux/align.h, include/uapi/linux/const.h), ``pageblock_align``
+(include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
+(include/linux/mmzone.h).
+
+Memory: struct pages are addressed by pfn (``pfn_to_page(pfn)``, SPARSEMEM_VMEMMAP); a page
+pointer is ``(pfn, byte offset)``, so ``&folio->_deferred_list`` lands in page ``pfn + 2``.
+Its numeric value (stored by ``INIT_LIST_HEAD`` or ``set_compound_head``) is
+``vmemmap_base + pfn * sizeof(struct page) + offset``.  Pages are kept per pfn term; two pfn
+terms are told apart by simplifying their difference to a constant, and a pair that cannot be
+told apart stops the run (:class:`InterpError`), never silently aliases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from functools import partial
+
+import z3
+from attrs import evolve, frozen
+
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.linux.ktree import (
+    Definition,
+    KernelTree,
+    MacroEnv,
+    Node,
+    active_children,
+    child,
+    enum_values,
+    parser,
+    text,
+)
+from equiv.memmap import Inputs, Scenario
+from equiv.page_model import PageState, extend_chain, ite_page, splice
+from equiv.zone_device.source.cstate import (
+    BaseLayer,
+    CCond,
+    CInt,
+    InterpError,
+    KeyCanon,
+    Loc,
+    MergeLayer,
+    Oracle,
+    PageStore,
+    Poison,
+    Ptr,
+    Slot,
+    State,
+    Value,
+)
+from equiv.zone_device.source.csummary import (
+    CONCRETE_UNROLL,
+    PEEL,
+    CLemma,
+    LoopShape,
+    LoopSummary,
+    loop_shape,
+)
+from equiv.zone_device.source.src_layout import SUBFIELDS, SrcStruct
+
+#: Most iterations of one loop on one path.
+MAX_TRIPS = 300
+#: the same bound for a loop the summaries cannot follow, in a run that summarises loops
+MAX_TRIPS_SUMMARISED = 32
+#: Deepest call nesting.
+MAX_DEPTH = 24
+
+
+@frozen(eq=False)
+class Lazy:
+    """A macro argument, evaluated where the macro body uses it."""
+
+    node: Node
+    src: bytes
+    frame: Frame
+
+
+
+# ---- trusted helpers -------------------------------------------------------------------------
+
+
+@frozen
+class Trusted:
+    """A helper not interpreted from the text, and its model."""
+
+    name: str
+    model: str
+
+
+def _t(name: str, model: str) -> tuple[str, Trusted]:
+    return name, Trusted(name, model)
+
+
+#: Helpers (functions, macros, constants) taken from the model rather than the tree's text.
+#: Kept here although their text could be read: ``WRITE_ONCE`` (include/asm-generic/rwonce.h:
+#: a ``do { ... } while (0)`` statement macro storing through ``*(volatile typeof(x) *)&(x)``),
+#: ``page_folio`` (page-flags.h: a ``_Generic`` over ``_compound_head()``, which reads
+#: ``compound_head`` through ``READ_ONCE`` and turns that address back into a pointer, and
+#: ``page_fixed_fake_head()``'s static key), ``folio_test_large`` (page-flags.h: its
+#: ``folio_test_head()`` is made by the ``FOLIO_FLAG`` token-pasting macros),
+#: ``__pfn_to_section`` / ``early_section`` (mmzone.h: the global ``mem_section`` array is
+#: not modelled; the input ``early_section(nr)`` stands for ``section_mem_map &
+#: SECTION_IS_EARLY``).
+TRUSTED: dict[str, Trusted] = dict((
+    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
+    _t("__va", "PAGE_OFFSET + address (direct map)"),
+    _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
+    _t("WRITE_ONCE", "a plain store"),
+    _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
+                     "(bit numbers from the tree's enum pageflags)"),
+    _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
+    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
+    _t("memcpy", "the bytes of the source, in order, each keeping its provenance (the C "
+                 "library / arch string routine is not read)"),
+    _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
+                            "--copy-primitive's)"),
+    _t("memset", "every byte the fill value"),
+    _t("early_section", "the symbolic input early_section(section number)"),
+    _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
+       "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
+       "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
+       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)"),
+    _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
+       "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
+       "(mm/page_alloc.c is not read; equiv/zone_device/source/slow_v612y.py)"),
+    _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
+       "bitmap cell (mm/page_alloc.c is not read)"),
+    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
+    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
+    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
+    _t("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough", "no effect on memory"),
+    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
+    _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
+    _t("page-flags layout constants", "ZONES/NODES/SECTIONS/LAST_CPUPID/KASAN_TAG _MASK, "
+       "_PGSHIFT, _WIDTH, _SHIFT from the model's FlagsLayout (page-flags-layout.h is not read)"),
+    _t("arch and poison constants", "PAGE_SHIFT, PAGE_SIZE, PAGES_PER_SECTION, "
+       "PFN_SECTION_SHIFT, pageblock_order, pageblock_nr_pages, TAIL_MAPPING "
+       "(0x400 + POISON_POINTER_DELTA), ZONE_DEVICE, MIGRATE_MOVABLE, KASAN_TAG_KERNEL"),
+))
+
+
+# ---- the interpreter -----------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class Frame:
+    """Where an expression is evaluated: the function's source and macro bindings."""
+
+    src: bytes
+    file: str
+    fn: str
+    macro_args: dict[str, Lazy]
+    #: the file's line of ``src``'s first line (a macro body is parsed on its own)
+    first_line: int = 1
+    #: a function-like macro's body: its operations on numerals are folded
+    fold: bool = False
+
+    def at(self, node: Node) -> str:
+        """``file:line`` of a node of this frame's source."""
+        return f"{self.file}:{self.first_line + node.start_point[0]}"
+
+
+class Outcome:
+    """States leaving a statement, by how they leave it."""
+
+    def __init__(self) -> None:
+        self.normal: list[State] = []
+        self.ret: list[tuple[State, Value | None]] = []
+        self.brk: list[State] = []
+        self.cont: list[State] = []
+
+
+class Interp:
+    """Runs functions of one kernel tree for one scenario and one set of inputs."""
+
+    def __init__(self, tree: KernelTree, env: MacroEnv, structs: dict[str, SrcStruct],
+                 sc: Scenario, inp: Inputs, oracle: Oracle | None,
+                 interpret: frozenset[str] | None = None, *, summarise: bool = False,
+                 label: str = "c",
+                 stack_init: Callable[[str, int], PageState] | None = None) -> None:
+        self.tree, self.menv, self.structs, self.sc, self.inp = tree, env, structs, sc, inp
+        self.oracle = oracle
+        self.symbolic = bv.is_sym(inp.start_pfn)
+        self.cfg = sc.layout.config
+        self.psize = structs["page"].size
+        self.interpreted: dict[str, str] = {}  # function -> file:line
+        self.trusted_used: set[str] = set()
+        self.enums: dict[str, int] = {}
+        for e in ("memory_type", "pageflags"):
+            self.enums.update(enum_values(tree, e, env))
+        self.depth = 0
+        self.canon = KeyCanon(oracle)
+        #: restrict which tree functions are interpreted (others must be trusted)
+        self.only = interpret
+        #: summarise loops (:mod:`equiv.zone_device.source.csummary`) instead of unrolling them
+        self.summarise = summarise
+        #: names this run's symbols (two trees in one query must not share stack symbols)
+        self.label = label
+        self._stack_init = stack_init
+        #: the loop-summary lemmas this run relies on
+        self.lemmas: list[CLemma] = []
+        #: loops summarised: "file:line function"
+        self.summarised: set[str] = set()
+        self._ids = 0
+
+    def fresh_id(self) -> int:
+        self._ids += 1
+        return self._ids
+
+    def stack_init(self, slot: str, size: int) -> PageState:
+        """The bytes of a struct local before it is written: arbitrary (one symbol per
+        declaration site; a replay takes the counterexample's value)."""
+        if self._stack_init is not None:
+            return self._stack_init(f"stack.{self.label}.{slot}", size)
+        if self.symbolic:
+            return PageState(bits=z3.BitVec(f"stack.{self.label}.{slot}", 8 * size))
+        return PageState(bits=CBV(int.from_bytes(b"\xa5" * size, "little"), 8 * size),
+                         origin=((),) * size)
+
+    # -- helpers on values ------------------------------------------------------------------
+
+    def c64(self, v: int) -> Val:
+        return bv.const_like(self.inp.start_pfn, v, 64)
+
+    def as_int(self, v: Value) -> Val:
+        if isinstance(v, CInt):
+            return v.v
+        if isinstance(v, CCond):
+            return bv.ite(v.c, self.c64(1), self.c64(0))
+        if not isinstance(v, Ptr):
+            raise InterpError(f"{_what(v)} used as an integer")
+        return self.ptr_addr(v)
+
+    def as_cond(self, v: Value) -> Cond:
+        if isinstance(v, CCond):
+            return v.c
+        if isinstance(v, CInt):
+            return bv.ne(v.v, self.c64(0))
+        if not isinstance(v, Ptr):
+            raise InterpError(f"{_what(v)} used as a condition")
+        if v.region == "null":
+            return False
+        if v.region == "obj":
+            return v.nonnull
+        return True
+
+    def ptr_addr(self, p: Ptr) -> Val:
+        if p.region == "null":
+            return self.c64(0)
+        if p.region == "obj":
+            if p.addr is None:
+                raise InterpError(f"the address of input object {p.obj} is not modelled")
+            return p.addr
+        if p.region == "local":
+            raise InterpError(f"the address of struct local {p.obj} is not modelled")
+        assert p.idx is not None
+        base = self.inp.vmemmap_base
+        if self.psize & (self.psize - 1) == 0:
+            a = base + (p.idx << bv.ilog2(self.psize))
+        else:
+            a = base + p.idx * self.psize
+        return a + p.off if p.off else a
+
+    def norm(self, idx: Val, off: int) -> tuple[Val, int]:
+        q, r = divmod(off, self.psize)
+        return (idx + q if q else idx), r
+
+    def convert(self, ctype: str, v: Value) -> Value:
+        """C conversion on assignment / parameter passing to ``ctype``."""
+        ct = ctype.replace("const ", "").replace("volatile ", "").strip()
+        if ct.endswith("*"):
+            if isinstance(v, Ptr):
+                return evolve(v, ctype=ct[:-1].strip())
+            if isinstance(v, CInt) and not bv.is_sym(v.v) and int(v.v) == 0:
+                return Ptr("null", ct[:-1].strip())
+            if isinstance(v, CInt) and ct.replace(" ", "") == "void*":
+                return v  # an address held as a number (``__va(...)`` into ``page->virtual``)
+            raise InterpError(f"integer converted to pointer type {ctype}")
+        if isinstance(v, Ptr):
+            return CInt(self.ptr_addr(v))
+        x = self.as_int(v)
+        if ct == "bool":
+            return CCond(bv.ne(x, self.c64(0)))
+        w, signed = _int_type(ct)
+        return CInt(_extend(x, w, signed), signed)
+
+    # -- entry points -------------------------------------------------------------------------
+
+    def call(self, name: str, args: list[Value], state: State) -> tuple[State, Value | None]:
+        """Call an interpreted (or trusted) function."""
+        def given(v: Value) -> Callable[[State], tuple[State, Value]]:
+            return lambda st: (st, v)
+
+        return self._call(name, [given(a) for a in args], state, None)
+
+    # -- functions ---------------------------------------------------------------------------
+
+    def _call(self, name: str, args: list[Callable[[State], tuple[State, Value]]], state: State,
+              site: tuple[Frame, Node] | None) -> tuple[State, Value | None]:
+        trusted = self._trusted(name, args, state, site)
+        if trusted is not None:
+            return trusted
+        d = self.tree.find(name, self.menv, "function")
+        if d is not None and (self.only is None or name in self.only):
+            return self._run_function(d, args, state)
+        m = self.tree.find(name, self.menv, "macro")
+        if m is not None and m.node.type == "preproc_function_def" and site is not None:
+            return self._expand_macro(m, site, state)
+        if m is not None and m.node.type == "preproc_def":  # #define f other_function
+            body = m.node.child_by_field_name("value")
+            alias = text(m.src, body).strip() if body is not None else ""
+            if alias.isidentifier() and alias != name:
+                self.interpreted.setdefault(name, m.where)
+                return self._call(alias, args, state, site)
+        where = f" at {site[0].at(site[1])}" if site else ""
+        raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
+                          "a trusted helper; model it or add its file")
+
+    def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
+                      state: State) -> tuple[State, Value | None]:
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
+        self.interpreted.setdefault(d.name, d.where)
+        params = _param_types(d)
+        if len(params) != len(args):
+            raise InterpError(f"{d.name} at {d.where} takes {len(params)} arguments, "
+                              f"called with {len(args)}")
+        vals: list[Value] = []
+        for a in args:
+            state, v = a(state)
+            vals.append(v)
+        caller_env = state.env
+        env = {n: (t, self.convert(t, v)) for (n, t), v in zip(params, vals, strict=True)}
+        st = evolve(state, env=env)
+        frame = Frame(d.src, d.file, d.name, {})
+        body = d.body
+        assert body is not None
+        out = self.block(frame, body, st)
+        finals: list[tuple[State, Value | None]] = [(s, None) for s in out.normal] + out.ret
+        self.depth -= 1
+        if not finals:
+            raise InterpError(f"no path through {d.name} is feasible")
+        st2, ret = self.merge_returns(finals)
+        return evolve(st2, env=caller_env), ret
+
+    def _expand_macro(self, m: Definition, site: tuple[Frame, Node],
+                      state: State) -> tuple[State, Value | None]:
+        frame, call = site
+        args = child(call, "arguments").named_children
+        params = m.params
+        body = m.node.child_by_field_name("value")
+        if body is None or len(params) != len(args):
+            raise InterpError(f"macro {m.name} at {m.where}: cannot expand")
+        self.interpreted.setdefault(m.name, m.where)
+        node, src = _parse_expr(text(m.src, body))
+        bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
+        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
+        return self.expr(mframe, node, state)
+
+    def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
+        m = self.tree.find(name, self.menv, "macro")
+        if m is None or m.node.type != "preproc_def":
+            return None
+        body = m.node.child_by_field_name("value")
+        if body is None:
+            return None
+        node, src = _parse_expr(text(m.src, body))
+        self.interpreted.setdefault(name, m.where)
+        return self.expr(Frame(src, m.file, name, {}, body.start_point[0] + 1), node, state)
+
+    # -- merging ------------------------------------------------------------------------------
+
+    def merge(self, states: list[State]) -> State:
+        """One state for states that reach the same point on exclusive paths."""
+        return self._merge(states)[0]
+
+    def _merge(self, states: list[State]) -> tuple[State, list[Cond]]:
+        if len(states) == 1:
+            return states[0], [True]
+        pc, pcs = join_guards([s.pc for s in states], self.oracle)
+        env: dict[str, tuple[str, Value]] = {}
+        for name, (t, _) in states[0].env.items():
+            if all(name in s.env for s in states):
+                vs = [s.env[name][1] for s in states]
+                try:
+                    env[name] = (t, self.merge_values(pcs, vs))
+                except InterpError:
+                    continue  # not mergeable: dead after the join (checked when read)
+        base = states[0].mem
+        keys: dict[tuple[int, int], Val] = {}
+        for st in states:
+            for k, _ in st.mem.pages:
+                keys.setdefault(base.canon.canon(k), k)
+        pages: list[tuple[Val, PageState]] = []
+        when: dict[tuple[int, int], Cond] = {}
+        for ck, k in keys.items():
+            vals = [st.mem.read(k, st.pc) for st in states]
+            pages.append((k, self._ite_pages(pcs, vals)))
+            wrote: list[Cond] = []
+            for st in states:
+                i = st.mem.index.get(ck)
+                wrote.append(False if i is None else st.mem.when.get(ck, True))
+            if not all(w is True for w in wrote):
+                when[ck] = self._ite_cond(pcs, wrote)
+        blocks: list[Val] = []
+        for st in states:
+            for b, _ in st.mem.pbs:
+                if not any(self._same_key(b, b2) for b2 in blocks):
+                    blocks.append(b)
+        pbs = [(b, self._ite_val(pcs, [st.mem.read_pb(b, st.pc) for st in states]))
+               for b in blocks]
+        below = base.below
+        if any(st.mem.below is not below for st in states):
+            below = MergeLayer(pcs, [st.mem for st in states])
+        mem = PageStore(below, base.symbolic, base.canon, pages, pbs=pbs, when=when)
+        stack: dict[str, PageState | None] = {}
+        for name in {n for st in states for n in st.stack}:
+            slots = [st.stack.get(name) for st in states]
+            live = [p for p in slots if p is not None]
+            stack[name] = None if len(live) < len(slots) else self._ite_pages(pcs, live)
+        return State(pc=pc, env=env, mem=mem, stack=stack), pcs
+
+    def _same_key(self, a: Val, b: Val) -> bool:
+        same = self.canon.same(a, b)
+        if same is None:
+            raise InterpError(f"cannot tell pageblock {a} from {b} apart")
+        return same
+
+    def _ite_pages(self, pcs: list[Cond], vals: list[PageState]) -> PageState:
+        acc = vals[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(vals[:-1]), strict=True):
+            if v is acc or (self.symbolic and not isinstance(v.bits, CBV) and v.bits.eq(acc.bits)):
+                continue
+            acc = ite_page(c, v, acc)
+        return acc
+
+    def merge_values(self, pcs: list[Cond], vs: list[Value]) -> Value:
+        first = vs[0]
+        if all(v is first for v in vs):
+            return first
+        poisoned = [v for v in vs if isinstance(v, Poison)]
+        if poisoned:
+            return poisoned[0]
+        if any(isinstance(v, Slot) for v in vs):
+            if all(isinstance(v, Slot) and v.slot == first.slot for v in vs):  # type: ignore[union-attr]
+                return first
+            raise InterpError("struct locals merged")
+        if all(isinstance(v, Ptr) for v in vs):
+            ps = [v for v in vs if isinstance(v, Ptr)]  # all of them
+            live = [p for p in ps if p.region != "null"]
+            if not live:
+                return ps[0]
+            p0 = live[0]
+            if p0.region == "obj" and all(p.region == "null" or (p.region == "obj" and p.obj == p0.obj)
+                                          for p in ps):
+                nn = self._ite_cond(pcs, [p.nonnull if p.region == "obj" else False for p in ps])
+                return evolve(p0, nonnull=nn)
+            if p0.region == "page" and all(p.region == "page" and p.off == p0.off for p in ps):
+                return evolve(p0, idx=self._ite_val(pcs, [p.idx for p in ps]))
+            if p0.region == "local" and all(p.region == "local" and p.obj == p0.obj
+                                            and p.off == p0.off for p in ps):
+                return p0
+            raise InterpError("pointers to different objects merged")
+        if any(isinstance(v, Ptr) for v in vs):
+            raise InterpError("pointer merged with an integer")
+        if all(isinstance(v, CCond) for v in vs):
+            return CCond(self._ite_cond(pcs, [v.c for v in vs if isinstance(v, CCond)]))
+        signed = all(isinstance(v, CInt) and v.signed for v in vs)
+        return CInt(self._ite_val(pcs, [self.as_int(v) for v in vs]), signed)
+
+    def _ite_val(self, pcs: list[Cond], vals: list[Val]) -> Val:
+        acc = vals[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(vals[:-1]), strict=True):
+            acc = bv.ite(c, v, acc)
+        return acc
+
+    def _ite_cond(self, pcs: list[Cond], cs: list[Cond]) -> Cond:
+        acc = cs[-1]
+        for c, v in zip(reversed(pcs[:-1]), reversed(cs[:-1]), strict=True):
+            acc = bv.or_(bv.and_(c, v), bv.and_(bv.not_(c), acc))
+        return acc
+
+    def merge_returns(self, finals: list[tuple[State, Value | None]]) -> tuple[State, Value | None]:
+        st, sel = self._merge([s for s, _ in finals])
+        vals = [v for _, v in finals]
+        if all(v is None for v in vals):
+            return st, None
+        return st, self.merge_values(sel, [v if v is not None else CInt(self.c64(0)) for v in vals])
+
+    def split(self, state: State, c: Cond, check: str = "") -> tuple[State | None, State | None]:
+        """The state under ``c`` and under ``!c``.  ``check`` names the sides whose
+        feasibility is asked of the oracle ("y", "n", "yn"); an unchecked infeasible side is
+        kept: its effects are guarded by an unsatisfiable condition, so merging it is exact.
+        When a checked side is infeasible, the other is the state itself, path condition
+        unchanged (the assumptions imply the branch: ``pfn < end_pfn`` of a tail loop whose
+        trip count the bounds fix), so a forced branch adds nothing to later joins."""
+        if not isinstance(c, bool) and self.symbolic:
+            sc = z3.simplify(c)
+            c = True if z3.is_true(sc) else False if z3.is_false(sc) else c
+        if isinstance(c, bool):
+            return (state, None) if c else (None, state)
+        if not self.symbolic:
+            raise InterpError("symbolic condition in a concrete run")
+        assert self.oracle is not None
+        c = z3.simplify(c)
+        yes, no = bv.and_(state.pc, c), bv.and_(state.pc, bv.not_(c))
+        ok_yes = "y" not in check or self.oracle.feasible(yes)
+        ok_no = "n" not in check or self.oracle.feasible(no)
+        if ok_yes != ok_no:  # one side is infeasible: the other is the whole state, and its
+            # path condition stays as it was (equivalent under the assumptions, and smaller)
+            return (state, None) if ok_yes else (None, state)
+        return (evolve(state, pc=yes) if ok_yes else None,
+                evolve(state, pc=no) if ok_no else None)
+
+    def guarded(self, run: Callable[[State], Outcome], st: State) -> Outcome:
+        """Run a branch entered without a feasibility check; if it fails, it must be
+        infeasible (then it is dropped) or the failure stands."""
+        try:
+            return run(st)
+        except InterpError:
+            if self.oracle is not None and not isinstance(st.pc, bool) and \
+                    not self.oracle.feasible(st.pc):
+                return Outcome()
+            raise
+
+    # -- statements -----------------------------------------------------------------------
+
+    def block(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        cur: State | None = state
+        for stmt in active_children(frame.src, node, self.menv):
+            if cur is None:
+                break
+            if stmt.type in ("{", "}", "comment") or not stmt.is_named:
+                continue
+            o = self.stmt(frame, stmt, cur)
+            out.ret += o.ret
+            out.brk += o.brk
+            out.cont += o.cont
+            cur = self.merge(o.normal) if o.normal else None
+        if cur is not None:
+            out.normal.append(cur)
+        return out
+
+    def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
+        t = node.type
+        out = Outcome()
+        if t == "compound_statement":  # a C scope: its declarations end with it
+            o = self.block(frame, node, state)
+            before = state.env
+
+            def scoped(sts: list[State]) -> list[State]:
+                return [st if all(n in before for n in st.env) else
+                        evolve(st, env={n: v for n, v in st.env.items() if n in before})
+                        for st in sts]
+
+            o.normal, o.cont, o.brk = scoped(o.normal), scoped(o.cont), scoped(o.brk)
+            return o
+        if t == "expression_statement":
+            if node.named_children:
+                e = node.named_children[0]
+                if e.type == "identifier" and text(frame.src, e) == "fallthrough":
+                    self.trusted_used.add("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    out.normal.append(state)
+                    return out
+                state, _ = self.expr(frame, e, state)
+            out.normal.append(state)
+            return out
+        if t == "declaration":
+            ctype = _decl_type(frame.src, node)
+            for d in node.children_by_field_name("declarator"):
+                name, ptr = _declarator_name(frame.src, d)
+                full = ctype + " *" if ptr else ctype
+                init = d.child_by_field_name("value") if d.type == "init_declarator" else None
+                if not ptr and ctype.startswith("struct ") and init is None:
+                    slot = f"{frame.fn}.{name}@{d.start_point[0] + 1}"
+                    size = self._struct_size(ctype, frame, d)
+                    state = evolve(state, env={**state.env, name: (full, Slot(slot, ctype))},
+                                   stack={**state.stack, slot: self.stack_init(slot, size)})
+                    continue
+                if init is not None:
+                    state, v = self.expr(frame, init, state)
+                    v = self.convert(full, v)
+                else:
+                    v = CInt(self.c64(0))  # uninitialised: never read before written here
+                state = evolve(state, env={**state.env, name: (full, v)})
+            out.normal.append(state)
+            return out
+        if t == "if_statement":
+            cond_node = child(node, "condition")
+            state, cv = self.expr(frame, cond_node, state)
+            yes, no = self.split(state, self.as_cond(cv))
+            for st, branch in ((yes, node.child_by_field_name("consequence")),
+                               (no, node.child_by_field_name("alternative"))):
+                if st is None:
+                    continue
+                if branch is None:
+                    out.normal.append(st)
+                    continue
+                if branch.type == "else_clause":
+                    branch = branch.named_children[0]
+                o = self.guarded(partial(self.stmt, frame, branch), st)
+                out.normal += o.normal
+                out.ret += o.ret
+                out.brk += o.brk
+                out.cont += o.cont
+            return out
+        if t == "return_statement":
+            rv: Value | None = None
+            if node.named_children:
+                state, rv = self.expr(frame, node.named_children[0], state)
+            out.ret.append((state, rv))
+            return out
+        if t == "break_statement":
+            out.brk.append(state)
+            return out
+        if t == "continue_statement":
+            out.cont.append(state)
+            return out
+        if t == "for_statement":
+            return self.for_loop(frame, node, state)
+        if t == "switch_statement":
+            return self.switch(frame, node, state)
+        if t in ("preproc_ifdef", "preproc_if"):
+            return self.block(frame, node, state)
+        if t == "comment":
+            out.normal.append(state)
+            return out
+        raise InterpError(f"{frame.at(node)}: statement "
+                          f"{t} not supported: {text(frame.src, node)[:60]!r}")
+
+    def for_loop(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        init = node.child_by_field_name("initializer")
+        if init is not None:
+            if init.type == "declaration":
+                state = self.stmt(frame, init, state).normal[0]
+            else:
+                state, _ = self.expr(frame, init, state)
+        exits: list[State] = []
+        shape = loop_shape(frame.src, node) if self.summarise else None
+        if shape is None:
+            # a concrete run's loop ends by itself; a symbolic one must end within the bound
+            # (a smaller one where loops are summarised: a loop of that run that the summary
+            # cannot follow is one over pfns, whose unrolling would only end at the bound)
+            bound = (MAX_TRIPS_SUMMARISED if self.summarise else MAX_TRIPS) \
+                if self.symbolic else 1 << 62
+            cur = self._trips(frame, node, state, bound, out, exits)
+            if cur is not None:
+                why = " (a loop the summaries cannot follow)" if self.summarise else ""
+                raise InterpError(f"{frame.at(node)}: loop in {frame.fn} may run more than "
+                                  f"{bound} times under the assumptions{why}")
+        else:
+            cur = self._trips(frame, node, state, PEEL, out, exits)
+            if cur is not None:
+                after = self._summarised(frame, node, shape, cur, out, exits)
+                if after is not None:
+                    exits.append(after)
+        if exits:
+            out.normal.append(self.merge(exits))
+        return out
+
+    def _trips(self, frame: Frame, node: Node, state: State, trips: int, out: Outcome,
+               exits: list[State]) -> State | None:
+        """Run up to ``trips`` iterations as written; the state entering the next one (its
+        condition not yet evaluated), or None if every path has left the loop."""
+        cond = node.child_by_field_name("condition")
+        update = node.child_by_field_name("update")
+        body = child(node, "body")
+        cur: State | None = state
+        for _ in range(trips):
+            if cur is None:
+                break
+            if cond is not None:
+                cur, cv = self.expr(frame, cond, cur)
+                yes, no = self.split(cur, self.as_cond(cv), check="yn")
+            else:
+                yes, no = cur, None
+            if no is not None:
+                exits.append(no)
+            if yes is None:
+                return None
+            o = self.guarded(lambda s2: self.stmt(frame, body, s2), yes)
+            out.ret += o.ret
+            exits += o.brk
+            nxt = o.normal + o.cont
+            if not nxt:
+                return None
+            cur = self.merge(nxt)
+            if update is not None:
+                cur, _ = self.expr(frame, update, cur)
+        return cur
+
+    def _summarised(self, frame: Frame, node: Node, shape: LoopShape, cur: State,
+                    out: Outcome, exits: list[State]) -> State | None:
+        """The state after the rest of a loop, entered in ``cur`` (see
+        :mod:`equiv.zone_device.source.csummary`)."""
+        where = f"{frame.at(node)}"
+        v = cur.env.get(shape.var)
+        if v is None or not isinstance(v[1], CInt) or _int_type(v[0])[0] != 64 or \
+                _int_type(v[0])[1]:
+            raise InterpError(f"{where}: loop variable {shape.var} is not an unsigned long "
+                              "(the summary needs one)")
+        lo = v[1].v
+        _, hv = self.expr(frame, shape.bound, cur)
+        hi = self.as_int(hv)
+        log2: z3.BitVecRef | None = None
+        if shape.step is None:
+            step: int | None = 1
+        else:
+            _, sv = self.expr(frame, shape.step, cur)
+            step = _const(self.as_int(sv))
+            if step is None:
+                log2 = self._class_stride(self.as_int(sv), cur.pc)
+                step = 0 if log2 is None else 1
+        if step is None or step <= 0:
+            raise InterpError(f"{where}: loop step is not a positive constant")
+        if not self.symbolic:
+            trips = _const(bv.ite(bv.ult(lo, hi), hi - lo, self.c64(0)))
+            if trips is not None and trips // step <= CONCRETE_UNROLL:
+                rest = self._trips(frame, node, cur, CONCRETE_UNROLL + 2, out, exits)
+                assert rest is None
+                return None
+        summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step, log2)
+        self.summarised.add(f"{where} {frame.fn}")
+        return summary.exit_state()
+
+    def _class_stride(self, step: Val, pc: Cond) -> z3.BitVecRef | None:
+        """For a loop whose step is not a constant: in an order class (symbolic domain,
+        with an oracle), the class's symbolic order if the step is proved equal to the
+        compound size ``1 << order`` wherever the loop runs (the step of the loop over a
+        range's compounds, ``pfns_per_compound``), else None."""
+        if not (self.sc.is_class and self.symbolic and self.oracle is not None):
+            return None
+        log2 = self.sc.order_v
+        stride = self.sc.stride_v
+        assert isinstance(log2, z3.BitVecRef) and isinstance(stride, z3.BitVecRef)
+        if not isinstance(step, z3.BitVecRef) or step.size() != 64:
+            return None
+        try:
+            if self.oracle.feasible(bv.and_(pc, step != stride)):
+                return None
+        except InterpError:  # undecided: no summary (an error below)
+            return None
+        return log2
+
+    def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
+        out = Outcome()
+        state, xv = self.expr(frame, child(node, "condition"), state)
+        x = self.as_int(xv)
+        cases = [c for c in active_children(frame.src, child(node, "body"), self.menv)
+                 if c.type == "case_statement"]
+        labels: list[Val | None] = []
+        for c in cases:
+            v = c.child_by_field_name("value")
+            if v is None:
+                labels.append(None)
+            else:
+                state, label = self.expr(frame, v, state)
+                labels.append(self.as_int(label))
+        any_label = bv.or_(*(bv.eq(x, lv) for lv in labels if lv is not None))
+        falling: State | None = None
+        for c, lv in zip(cases, labels, strict=True):
+            match = bv.not_(any_label) if lv is None else bv.eq(x, lv)
+            enter, _ = self.split(state, match)
+            entries = [s for s in (falling, enter) if s is not None]
+            falling = None
+            if not entries:
+                continue
+            cur: State | None = self.merge(entries)
+            for s in c.named_children:
+                if s == c.child_by_field_name("value") or cur is None:
+                    continue
+                o = self.stmt(frame, s, cur)
+                out.ret += o.ret
+                out.normal += o.brk
+                out.cont += o.cont
+                cur = self.merge(o.normal) if o.normal else None
+            falling = cur
+        if falling is not None:
+            out.normal.append(falling)
+        if not any(lv is None for lv in labels):
+            _, none = self.split(state, bv.not_(any_label))
+            if none is not None:
+                out.normal.append(none)
+        return out
+
+    # -- expressions -------------------------------------------------------------------------
+
+    def expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        t = node.type
+        src = frame.src
+        if t == "parenthesized_expression":
+            return self.expr(frame, node.named_children[-1], state)
+        if t == "number_literal":
+            s = text(src, node).rstrip("uUlL")
+            return state, CInt(self.c64(int(s, 0)))
+        if t in ("true", "false"):
+            return state, CCond(t == "true")
+        if t == "null":
+            return state, Ptr("null", "void")
+        if t == "identifier":
+            return self.ident(frame, node, state)
+        if t == "call_expression":
+            return self.call_expr(frame, node, state)
+        if t == "field_expression":
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "subscript_expression":
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "pointer_expression":
+            op = node.children[0].type
+            if op == "&":
+                state, loc = self.lvalue(frame, child(node, "argument"), state)
+                return state, self.address_of(loc, state)
+            state, loc = self.lvalue(frame, node, state)
+            return state, self.load(loc, state)
+        if t == "assignment_expression":
+            return self.assign(frame, node, state)
+        if t == "update_expression":
+            arg = child(node, "argument")
+            op = text(src, child(node, "operator"))
+            state, loc = self.lvalue(frame, arg, state)
+            old = self.load(loc, state)
+            new = self.arith("+" if op == "++" else "-", old, CInt(self.c64(1)))
+            state = self.store(frame, node, loc, new, state)
+            return state, old
+        if t == "unary_expression":
+            op = text(src, child(node, "operator"))
+            state, v = self.expr(frame, child(node, "argument"), state)
+            if op == "!":
+                return state, CCond(bv.not_(self.as_cond(v)))
+            if op == "~":
+                return state, self._fold(frame, CInt(~self.as_int(v),
+                                                     isinstance(v, CInt) and v.signed), v)
+            if op == "-":
+                return state, CInt(self.c64(0) - self.as_int(v), True)
+            if op == "+":
+                return state, v
+        if t == "binary_expression":
+            op = text(src, child(node, "operator"))
+            state, a = self.expr(frame, child(node, "left"), state)
+            if op in ("&&", "||"):
+                ca = self.as_cond(a)
+                if isinstance(ca, bool) and ca == (op == "||"):
+                    return state, CCond(ca)
+                state, b = self.expr(frame, child(node, "right"), state)
+                cb = self.as_cond(b)
+                return state, CCond(bv.and_(ca, cb) if op == "&&" else bv.or_(ca, cb))
+            state, b = self.expr(frame, child(node, "right"), state)
+            return state, self._fold(frame, self.binop(op, a, b, frame, node), a, b)
+        if t == "cast_expression":
+            tn = " ".join(text(src, child(node, "type")).split())
+            state, v = self.expr(frame, child(node, "value"), state)
+            return state, self.cast(frame, node, tn, v)
+        if t == "sizeof_expression":
+            type_node = node.child_by_field_name("type")
+            if type_node is None:  # sizeof expr: the type of the expression (not evaluated)
+                _, ev = self.expr(frame, child(node, "value"), state)
+                if isinstance(ev, Slot):
+                    return state, CInt(self.c64(self.slot_size(ev.slot, state)))
+                if isinstance(ev, Ptr):  # sizeof(*p) or sizeof(p->member) of an aggregate
+                    t_ = ev.ctype
+                    st_ = {"struct page": "page", "struct folio": "folio"}.get(t_)
+                    if st_ is not None and child(node, "value").type in (
+                            "pointer_expression", "parenthesized_expression"):
+                        return state, CInt(self.c64(self.structs[st_].size))
+                raise InterpError(f"{frame.at(node)}: sizeof "
+                                  f"{text(src, node)!r} not modelled")
+            name = " ".join(text(src, type_node).split())
+            if name in ("struct page",):
+                return state, CInt(self.c64(self.psize))
+            if name in ("unsigned long", "long"):
+                return state, CInt(self.c64(8))
+            if name in ("int", "unsigned int", "u32", "atomic_t"):
+                return state, CInt(self.c64(4))
+            if name in ("u64",):
+                return state, CInt(self.c64(8))
+            raise InterpError(f"{frame.at(node)}: sizeof {name}")
+        if t == "conditional_expression":
+            state, cv = self.expr(frame, child(node, "condition"), state)
+            yes, no = self.split(state, self.as_cond(cv))
+            res = []
+            for st, br in ((yes, "consequence"), (no, "alternative")):
+                if st is not None:
+                    res.append(self.expr(frame, child(node, br), st))
+            if len(res) == 1:
+                return res[0]
+            st2, sel = self._merge([s for s, _ in res])
+            return st2, self.merge_values(sel, [v for _, v in res])
+        if t == "comma_expression":
+            state, _ = self.expr(frame, child(node, "left"), state)
+            return self.expr(frame, child(node, "right"), state)
+        raise InterpError(f"{frame.at(node)}: expression {t} not "
+                          f"supported: {text(src, node)[:60]!r}")
+
+    def _fold(self, frame: Frame, r: Value, *operands: Value) -> Value:
+        """``r``, folded to a numeral if it is an integer operation of a function-like macro's
+        body on numerals only (``(__typeof__(x))(a) - 1`` and ``~(mask)`` of
+        ``__ALIGN_KERNEL`` / ``__ALIGN_KERNEL_MASK``, include/uapi/linux/const.h): the
+        constant the compiler folds, so it is one numeral wherever the body uses it."""
+        if not frame.fold or not isinstance(r, CInt) or not all(
+                isinstance(o, CInt) and _numeral(o.v) for o in operands):
+            return r
+        return CInt(z3.simplify(r.v), r.signed)
+
+    def cast(self, frame: Frame, node: Node, tn: str, v: Value) -> Value:
+        """``(tn)v``: ``(void)`` is 0, a pointer cast keeps the pointee's address under the new
+        pointee type (an integer cast to a pointer is refused), an integer cast converts."""
+        if tn == "void":
+            return CInt(self.c64(0))
+        if tn.endswith("*"):
+            if isinstance(v, Ptr):
+                return evolve(v, ctype=tn[:-1].strip())
+            raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
+        return self.convert(tn, v)
+
+    def type_of(self, frame: Frame, node: Node, state: State) -> str:
+        """The C type of ``typeof(node)``, for the operands the kernel's arithmetic macros give
+        it (``IS_ALIGNED(x, a)`` in include/linux/align.h, ``__ALIGN_KERNEL(x, a)`` in
+        include/uapi/linux/const.h): a local or parameter (its declared type), a macro
+        argument (the type of what was passed) or a cast (its type).  Not evaluated, as in C.
+
+        Raises:
+            InterpError: any other operand (an expression whose type would need C's usual
+                arithmetic conversions).
+        """
+        t = node.type
+        if t == "parenthesized_expression":
+            return self.type_of(frame, node.named_children[-1], state)
+        if t == "identifier":
+            name = text(frame.src, node)
+            if name in frame.macro_args:
+                lz = frame.macro_args[name]
+                return self.type_of(lz.frame, lz.node, state)
+            if name in state.env:
+                return state.env[name][0]
+        if t == "cast_expression":
+            return " ".join(text(frame.src, child(node, "type")).split())
+        raise InterpError(f"{frame.at(node)}: typeof({text(frame.src, node)[:40]}) not "
+                          "modelled (typeof of a variable, a macro argument or a cast is)")
+
+    def _typeof_cast(self, frame: Frame, fn: Node, state: State) -> str | None:
+        """The type of a ``(typeof(x))`` / ``(__typeof__(x))`` cast, which tree-sitter parses as
+        the callee of a call (``(typeof(x))(a)``); None if ``fn`` is not one."""
+        if fn.type != "parenthesized_expression" or len(fn.named_children) != 1:
+            return None
+        inner = fn.named_children[0]
+        if inner.type != "call_expression":
+            return None
+        if text(frame.src, child(inner, "function")) not in ("typeof", "__typeof__", "__typeof"):
+            return None
+        args = child(inner, "arguments").named_children
+        if len(args) != 1:
+            raise InterpError(f"{frame.at(fn)}: typeof with {len(args)} operands")
+        return self.type_of(frame, args[0], state)
+
+    def ident(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        name = text(frame.src, node)
+        if name in frame.macro_args:
+            lz = frame.macro_args[name]
+            return self.expr(lz.frame, lz.node, state)
+        if name in state.env:
+            v = state.env[name][1]
+            if isinstance(v, Poison):
+                raise InterpError(f"{frame.at(node)}: {name} is read after "
+                                  f"the loop at {v.where}, whose value there is not followed "
+                                  "(the loop is summarised)")
+            return state, v
+        if name in self.enums:
+            return state, CInt(self.c64(self.enums[name]), True)
+        c = self.constant(name)
+        if c is not None:
+            return state, c
+        if name == "NULL":
+            return state, Ptr("null", "void")
+        got = self._object_macro(name, state)
+        if got is not None:
+            return got
+        if name == "jiffies":
+            self.trusted_used.add("jiffies, jiffies_to_msecs")
+            return state, CInt(self.c64(0))
+        raise InterpError(f"{frame.at(node)}: unknown name {name}")
+
+    def constant(self, name: str) -> Value | None:
+        """Trusted constants from the configuration model."""
+        cfg, fl = self.cfg, self.sc.layout.flags
+        table: dict[str, int] = {
+            "PAGE_SHIFT": cfg.PAGE_SHIFT, "PAGE_SIZE": cfg.page_size,
+            "PFN_SECTION_SHIFT": cfg.pfn_section_shift,
+            "PAGES_PER_SECTION": 1 << cfg.pfn_section_shift,
+            "pageblock_order": cfg.PAGEBLOCK_ORDER, "pageblock_nr_pages": 1 << cfg.PAGEBLOCK_ORDER,
+            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
+            "MIGRATE_MOVABLE": 1, "KASAN_TAG_KERNEL": cfg.KASAN_TAG_KERNEL,
+            "LAST_CPUPID_MASK": fl.last_cpupid_mask, "LAST_CPUPID_SHIFT": fl.last_cpupid_shift,
+        }
+        for f in fl.fields:
+            base = {"LAST_CPUPID": "LAST_CPUPID", "KASAN_TAG": "KASAN_TAG"}.get(f.name, f.name)
+            table[f"{base}_PGSHIFT"] = f.pgshift
+            table[f"{base}_PGOFF"] = f.pgoff
+            table[f"{base}_WIDTH"] = f.width
+            if base != "LAST_CPUPID":
+                table[f"{base}_MASK"] = f.mask
+        if name not in table:
+            return None
+        if name in ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
+                    "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING", "ZONE_DEVICE",
+                    "MIGRATE_MOVABLE", "KASAN_TAG_KERNEL"):
+            self.trusted_used.add("arch and poison constants")
+        else:
+            self.trusted_used.add("page-flags layout constants")
+        return CInt(self.c64(table[name]))
+
+    def arith(self, op: str, a: Value, b: Value) -> Value:
+        return self.binop(op, a, b, None, None)
+
+    def binop(self, op: str, a: Value, b: Value, frame: Frame | None, node: Node | None) -> Value:
+        if isinstance(a, Ptr) and op in ("+", "-") and isinstance(b, CInt | CCond):
+            n = self.as_int(b)
+            if a.region != "page":
+                raise InterpError("arithmetic on a non-memmap pointer")
+            if a.ctype not in ("struct page", "struct folio"):
+                raise InterpError(f"pointer arithmetic on {a.ctype} *")
+            assert a.idx is not None
+            step = n if a.ctype == "struct page" else n * (self.structs["folio"].size // self.psize)
+            return evolve(a, idx=a.idx + step if op == "+" else a.idx - step)
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and op in ("==", "!="):
+            eqc = bv.eq(self.ptr_addr(a), self.ptr_addr(b)) if "obj" not in (a.region, b.region) \
+                else None
+            if eqc is None:
+                raise InterpError("comparison of object pointers")
+            return CCond(eqc if op == "==" else bv.not_(eqc))
+        if isinstance(a, Ptr) and isinstance(b, Ptr) and op == "-":
+            if "obj" in (a.region, b.region):
+                (arr_a, ia), (arr_b, ib) = self.element(a), self.element(b)
+                if arr_a != arr_b:
+                    raise InterpError(f"difference of pointers into {arr_a} and {arr_b}")
+                d = _const(ia - ib)
+                return CInt(ia - ib if d is None else self.c64(d), True)
+            if a.region != "page" or b.region != "page":
+                raise InterpError(f"difference of pointers to {a.region} and {b.region}")
+            assert a.idx is not None and b.idx is not None
+            return CInt(a.idx - b.idx, True)
+        x, y = self.as_int(a), self.as_int(b)
+        signed = isinstance(a, CInt) and a.signed and isinstance(b, CInt) and b.signed
+        if op == "+":
+            return CInt(x + y, signed)
+        if op == "-":
+            return CInt(x - y, signed)
+        if op == "*":
+            return CInt(x * y, signed)
+        if op in ("/", "%"):
+            yc = _const(y)
+            if yc == 0:
+                where = f"{frame.at(node)}: " if frame and node else ""
+                raise InterpError(f"{where}division by zero")
+            if signed:
+                raise InterpError("signed division not modelled")
+            if isinstance(x, CBV) and isinstance(y, CBV):
+                return CInt(CBV(x.value // y.value if op == "/" else x.value % y.value, 64))
+            xs = x if isinstance(x, z3.BitVecRef) else z3.BitVecVal(int(x), 64)
+            ys = y if isinstance(y, z3.BitVecRef) else z3.BitVecVal(int(y), 64)
+            return CInt(z3.UDiv(xs, ys) if op == "/" else z3.URem(xs, ys))
+        if op == "&":
+            return CInt(x & y, signed)
+        if op == "|":
+            return CInt(x | y, signed)
+        if op == "^":
+            return CInt(x ^ y, signed)
+        if op == "<<":
+            return CInt(_shl(x, y), signed and isinstance(a, CInt) and a.signed)
+        if op == ">>":
+            return CInt(_shr(x, y, isinstance(a, CInt) and a.signed), isinstance(a, CInt) and a.signed)
+        if op == "==":
+            return CCond(bv.eq(x, y))
+        if op == "!=":
+            return CCond(bv.ne(x, y))
+        if op in ("<", "<=", ">", ">="):
+            lo, hi = (x, y) if op in ("<", "<=") else (y, x)
+            strict = op in ("<", ">")
+            if signed:
+                return CCond(_slt(lo, hi) if strict else bv.not_(_slt(hi, lo)))
+            return CCond(bv.ult(lo, hi) if strict else bv.ule(lo, hi))
+        where = f"{frame.at(node)}: " if frame and node else ""
+        raise InterpError(f"{where}operator {op} not supported")
+
+    # -- lvalues and memory ------------------------------------------------------------------
+
+    def lvalue(self, frame: Frame, node: Node, state: State) -> tuple[State, Loc]:
+        t = node.type
+        src = frame.src
+        if t == "parenthesized_expression":
+            return self.lvalue(frame, node.named_children[-1], state)
+        if t == "identifier":
+            name = text(src, node)
+            if name in frame.macro_args:
+                lz = frame.macro_args[name]
+                return self.lvalue(lz.frame, lz.node, state)
+            if name not in state.env:
+                raise InterpError(f"{frame.at(node)}: assignment to "
+                                  f"unknown name {name}")
+            ct = state.env[name][0]
+            return state, Loc("var", name=name, ctype=ct)
+        if t == "field_expression":
+            arg = child(node, "argument")
+            fname = text(src, child(node, "field"))
+            arrow = node.children[1].type == "->"
+            if arrow:
+                state, base = self.expr(frame, arg, state)
+                if not isinstance(base, Ptr):
+                    raise InterpError(f"{frame.at(node)}: -> on a non-pointer")
+                return state, self.member(base, fname, frame, node)
+            state, loc = self.lvalue(frame, arg, state)
+            return state, self.member(self.address_of(loc, state), fname, frame, node)
+        if t == "subscript_expression":
+            state, base = self.expr(frame, child(node, "argument"), state)
+            state, iv = self.expr(frame, child(node, "index"), state)
+            if not isinstance(base, Ptr) or base.region != "page":
+                raise InterpError(f"{frame.at(node)}: subscript of a "
+                                  "non-memmap pointer")
+            i = _const(self.as_int(iv))
+            if i is None:
+                raise InterpError(f"{frame.at(node)}: symbolic array index")
+            size = _int_size(base.ctype)
+            assert base.idx is not None
+            idx, off = self.norm(base.idx, base.off + i * size)
+            return state, Loc("mem", idx=idx, off=off, size=size, ctype=base.ctype)
+        if t == "pointer_expression" and node.children[0].type == "*":
+            state, p = self.expr(frame, child(node, "argument"), state)
+            if not isinstance(p, Ptr) or p.region not in ("page", "local"):
+                raise InterpError(f"{frame.at(node)}: dereference of a "
+                                  "non-memmap pointer")
+            return state, self.ploc(p, 0, _int_size(p.ctype), p.ctype)
+        raise InterpError(f"{frame.at(node)}: lvalue {t} not supported")
+
+    def member(self, base: Ptr, fname: str, frame: Frame, node: Node) -> Loc:
+        if base.region == "obj":
+            self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
+            return Loc("obj", name=f"{base.obj}.{fname}")
+        if base.region not in ("page", "local"):
+            raise InterpError(f"{frame.at(node)}: -> on NULL")
+        st = {"struct page": "page", "struct folio": "folio"}.get(base.ctype)
+        if st is not None:
+            m = self.structs[st].member(fname)
+            if m is None:
+                raise InterpError(f"{frame.at(node)}: struct {st} has no "
+                                  f"member {fname} in this tree")
+            off, size, ctype = m.offset, m.size, m.ctype
+        elif base.ctype in SUBFIELDS:
+            hit = [s for s in SUBFIELDS[base.ctype] if s[0] == fname]
+            if not hit:
+                raise InterpError(f"{base.ctype} has no member {fname}")
+            _, off, size, ctype = hit[0]
+        else:
+            raise InterpError(f"{frame.at(node)}: member {fname} of "
+                              f"{base.ctype} not modelled")
+        return self.ploc(base, off, size, ctype)
+
+    def ploc(self, p: Ptr, off: int, size: int, ctype: str) -> Loc:
+        """The lvalue ``size`` bytes at ``off`` past pointer ``p`` (memmap or struct local)."""
+        if p.region == "local":
+            return Loc("local", name=p.obj, off=p.off + off, size=size, ctype=ctype)
+        if p.region != "page":
+            raise InterpError(f"access through a pointer to {p.region} {p.obj}".rstrip())
+        assert p.idx is not None
+        idx, o = self.norm(p.idx, p.off + off)
+        return Loc("mem", idx=idx, off=o, size=size, ctype=ctype)
+
+    def address_of(self, loc: Loc, state: State | None = None) -> Ptr:
+        if loc.kind == "mem":
+            return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)
+        if loc.kind == "local":
+            return Ptr("local", loc.ctype, obj=loc.name, off=loc.off)
+        if loc.kind == "var" and state is not None:
+            v = state.env[loc.name][1]
+            if isinstance(v, Slot):
+                return Ptr("local", v.ctype, obj=v.slot, off=0)
+        if loc.kind == "obj":
+            obj, _, fld = loc.name.partition(".")
+            if (obj, fld) == ("pgmap", "altmap"):
+                return Ptr("obj", "struct vmem_altmap", obj="altmap", nonnull=True)
+        raise InterpError(f"address of {loc.kind} {loc.name} not modelled")
+
+    def element(self, p: Ptr) -> tuple[str, Val]:
+        """An input-object pointer as (array, index), for pointer differences: the zone passed
+        is ``&zone->zone_pgdat->node_zones[ZONE_DEVICE]`` (the input-object model), so
+        ``zone_idx(zone)`` (include/linux/mmzone.h) is ZONE_DEVICE from the macro's text."""
+        if p.region != "obj":
+            raise InterpError(f"difference of an input-object pointer and a {p.region} pointer")
+        if p.idx is not None:
+            return p.obj, p.idx
+        if p.obj == "zone":
+            self.trusted_used.add("pgmap->*, altmap->*, zone->*, pgdat->*")
+            return "pgdat.node_zones", self.c64(self.cfg.ZONE_DEVICE_IDX)
+        raise InterpError(f"input object {p.obj} is not an array element")
+
+    def obj_field(self, name: str) -> Value:
+        inp, sc = self.inp, self.sc
+        if name == "pgmap.type":
+            return CInt(_extend(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
+                                if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
+        if name == "pgmap.vmemmap_shift":
+            if not sc.is_class:
+                return CInt(self.c64(sc.order))
+            # an order class: the symbolic compound order (equiv.memmap.Scenario.order_v),
+            # in the symbolic domain only (a class is never replayed concretely)
+            if not self.symbolic:
+                raise InterpError("an order class has no concrete vmemmap_shift")
+            return CInt(sc.order_v)
+        if name == "pgmap.flags":
+            return CInt(bv.ite(inp.altmap_valid, self.c64(1), self.c64(0)))
+        if name == "altmap.base_pfn":
+            return CInt(inp.start_pfn)
+        if name == "altmap.reserve":
+            return CInt(inp.altmap_reserve)
+        if name == "altmap.free":
+            return CInt(inp.altmap_free)
+        if name == "zone.zone_pgdat":
+            return Ptr("obj", "struct pglist_data", obj="pgdat", nonnull=True)
+        if name == "pgdat.node_id":
+            return CInt(_extend(inp.nid, 32, True), True)
+        if name == "pgdat.node_zones":  # the array, as a pointer to its first element
+            return Ptr("obj", "struct zone", obj="pgdat.node_zones", idx=self.c64(0))
+        raise InterpError(f"input object field {name} not modelled")
+
+    def load(self, loc: Loc, state: State) -> Value:
+        if loc.kind == "var":
+            return state.env[loc.name][1]
+        if loc.kind == "obj":
+            return self.obj_field(loc.name)
+        aggregate = loc.ctype in ("struct list_head", "struct rcu_head") or \
+            loc.ctype.startswith("struct page")
+        if loc.kind == "local":
+            if aggregate:
+                return Ptr("local", loc.ctype, obj=loc.name, off=loc.off)
+            page = self.slot_bytes(loc.name, state)
+        else:
+            assert loc.idx is not None
+            if aggregate:
+                return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
+            page = state.mem.read(loc.idx, state.pc)
+        raw = page.load(loc.off, loc.size)
+        w, signed = 8 * loc.size, loc.ctype in ("int", "atomic_t", "long")
+        return CInt(_extend(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
+                            signed), signed)
+
+    def store(self, frame: Frame, node: Node, loc: Loc, v: Value, state: State) -> State:
+        if loc.kind == "var":
+            t = state.env[loc.name][0]
+            return evolve(state, env={**state.env, loc.name: (t, self.convert(t, v))})
+        if loc.kind not in ("mem", "local"):
+            raise InterpError(f"{frame.at(node)}: store to input object "
+                              f"{loc.name}")
+        x = self.as_int(v)
+        val = bv.extract(x, 8 * loc.size - 1, 0)
+        step = self.step(frame, node)
+        if loc.kind == "local":
+            slot = self.slot_bytes(loc.name, state).store(loc.off, loc.size, val, step)
+            return evolve(state, stack={**state.stack, loc.name: slot})
+        assert loc.idx is not None
+        page = state.mem.read(loc.idx, state.pc)
+        return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step),
+                                                 state.pc))
+
+    @staticmethod
+    def step(frame: Frame, node: Node) -> str:
+        """A store's provenance: the file, line and text of the statement."""
+        return f"{frame.at(node)}: {' '.join(text(frame.src, node).split())[:70]}"
+
+    def slot_bytes(self, slot: str, state: State) -> PageState:
+        got = state.stack.get(slot, None)
+        if got is None:
+            raise InterpError(f"struct local {slot} is read after a summarised loop that "
+                              "changes it" if slot in state.stack else f"no struct local {slot}")
+        return got
+
+    def assign(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        op = text(frame.src, child(node, "operator"))
+        state, loc = self.lvalue(frame, child(node, "left"), state)
+        state, v = self.expr(frame, child(node, "right"), state)
+        if op != "=":
+            v = self.arith(op[:-1], self.load(loc, state), v)
+        return self.store(frame, node, loc, v, state), v
+
+    # -- calls --------------------------------------------------------------------------------
+
+    def call_expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        fn = child(node, "function")
+        cast_to = self._typeof_cast(frame, fn, state)
+        if cast_to is not None:  # (typeof(x))(a): a cast, not a call
+            operands = child(node, "arguments").named_children
+            if len(operands) != 1:
+                raise InterpError(f"{frame.at(node)}: typeof cast of {len(operands)} operands")
+            state, operand = self.expr(frame, operands[0], state)
+            return state, self.cast(frame, node, cast_to, operand)
+        name = text(frame.src, fn)
+        if name in frame.macro_args:  # a macro parameter naming a function: not used here
+            raise InterpError(f"indirect call through macro argument {name}")
+        args = child(node, "arguments").named_children
+
+        def thunk(a: Node) -> Callable[[State], tuple[State, Value]]:
+            return lambda st: self.expr(frame, a, st)
+
+        st, v = self._call(name, [thunk(a) for a in args], state, (frame, node))
+        return st, v if v is not None else CInt(self.c64(0))
+
+    def _trusted(self, name: str, args: list[Callable[[State], tuple[State, Value]]], state: State,
+                 site: tuple[Frame, Node] | None) -> tuple[State, Value | None] | None:
+        def ev(i: int) -> Value:
+            nonlocal state
+            state, v = args[i](state)
+            return v
+
+        def use(key: str) -> None:
+            self.trusted_used.add(key)
+
+        frame_node = site if site is not None else None
+        if name in ("cond_resched", "pr_debug", "BUILD_BUG_ON", "VM_BUG_ON", "VM_BUG_ON_PAGE",
+                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON"):
+            use("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+            return state, None
+        if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
+            use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
+            return state, ev(0)
+        if name == "jiffies_to_msecs":
+            use("jiffies, jiffies_to_msecs")
+            return state, CInt(self.c64(0))
+        if name in ("memcpy", "memcpy_flushcache", "memset"):
+            use(name)
+            if site is None:
+                raise InterpError(f"{name} needs a call site")
+            d = ev(0)
+            src = ev(1)
+            nv = _const(self.as_int(ev(2)))
+            where = self.step(*site)
+            if nv is None:
+                raise InterpError(f"{where}: {name} of a symbolic length")
+            if not isinstance(d, Ptr) or (name != "memset" and not isinstance(src, Ptr)):
+                raise InterpError(f"{where}: {name} on a non-pointer")
+            if name == "memset":
+                state = self.copy_bytes(d, None, self.as_int(src), nv, state, where)
+            else:
+                assert isinstance(src, Ptr)
+                state = self.copy_bytes(d, src, None, nv, state, where)
+            return state, (d if name != "memcpy_flushcache" else None)
+        if name == "pfn_to_page":
+            use(name)
+            return state, Ptr("page", "struct page", idx=self.as_int(ev(0)), off=0)
+        if name == "__va":
+            use(name)
+            return state, CInt(self.inp.page_offset + self.as_int(ev(0)))
+        if name in ("atomic_set", "WRITE_ONCE"):
+            use(name)
+            target = args[0]
+            if site is None:
+                raise InterpError(f"{name} needs a call site")
+            frame, call = site
+            anode = child(call, "arguments").named_children
+            if name == "atomic_set":
+                p = ev(0)
+                if not isinstance(p, Ptr) or p.region not in ("page", "local"):
+                    raise InterpError(f"{frame.at(call)}: atomic_set on a "
+                                      "non-memmap pointer")
+                loc = self.ploc(p, 0, 4, "int")
+            else:
+                state, loc = self.lvalue(frame, anode[0], state)
+            del target
+            v = ev(1)
+            return self.store(frame, call, loc, v, state), None
+        if name.startswith("__SetPage") or name.startswith("__ClearPage"):
+            use("__SetPage*")
+            flag = "PG_" + name.removeprefix("__SetPage").removeprefix("__ClearPage").lower()
+            if flag not in self.enums:
+                raise InterpError(f"{name}: no {flag} in the tree's enum pageflags")
+            p = ev(0)
+            if not isinstance(p, Ptr) or p.region not in ("page", "local") or site is None:
+                raise InterpError(f"{name} on a non-memmap pointer")
+            frame, call = site
+            loc = self.ploc(p, 0, 8, "unsigned long")
+            old = self.as_int(self.load(loc, state))
+            bit = self.c64(1 << self.enums[flag])
+            new = old | bit if name.startswith("__Set") else old & ~bit
+            return self.store(frame, call, loc, CInt(new), state), None
+        if name == "folio_test_large":
+            use(name)
+            p = ev(0)
+            assert isinstance(p, Ptr)
+            f = self.as_int(self.load(self.ploc(p, 0, 8, "unsigned long"), state))
+            return state, CCond(bv.ne(f & (1 << self.enums["PG_head"]), self.c64(0)))
+        if name == "__pfn_to_section":
+            use(name)
+            nr = bv.lshr(self.as_int(ev(0)), self.cfg.pfn_section_shift)
+            return state, CInt(nr)  # stands for &mem_section[nr]
+        if name == "early_section":
+            use(name)
+            return state, CCond(self.inp.early_section(self.as_int(ev(0))))
+        if name in ("set_pageblock_migratetype", "init_pageblock_migratetype"):
+            use(name)
+            p = ev(0)
+            mt = self.as_int(ev(1))
+            if not isinstance(p, Ptr) or p.region != "page":
+                raise InterpError(f"{name} on a non-memmap pointer")
+            assert p.idx is not None
+            from equiv.slow_path import init_pageblock_migratetype
+            from equiv.zone_device.source.slow_v612y import set_pageblock_migratetype_612
+            b = bv.lshr(p.idx, self.cfg.PAGEBLOCK_ORDER)
+            old = state.mem.read_pb(b, state.pc)
+            if _const(mt) != 1:
+                raise InterpError(f"{name} with a migratetype other than MIGRATE_MOVABLE")
+            cell = (set_pageblock_migratetype_612(self.inp, old, 1)
+                    if name == "set_pageblock_migratetype"
+                    else init_pageblock_migratetype(self.sc, self.inp, old, 1))
+            return evolve(state, mem=state.mem.write_pb(b, cell, state.pc)), None
+        if name == "page_folio":
+            use(name)
+            p = ev(0)
+            assert isinstance(p, Ptr)
+            return state, evolve(p, ctype="struct folio")
+        if name == "kasan_enabled":
+            use(name)
+            return state, CCond(True)
+        if name == "page_kasan_tag_set":
+            use(name)
+            p, tag = ev(0), self.as_int(ev(1))
+            assert isinstance(p, Ptr) and site is not None
+            fld = self.sc.layout.flags.get("KASAN_TAG")
+            loc = self.ploc(p, 0, 8, "unsigned long")
+            f = self.as_int(self.load(loc, state))
+            f = (f & ~(fld.mask << fld.pgshift)) | (((tag ^ 0xFF) & fld.mask) << fld.pgshift)
+            return self.store(site[0], site[1], loc, CInt(f), state), None
+        del frame_node
+        return None
+
+    def copy_bytes(self, dst: Ptr, src: Ptr | None, fill: Val | None, n: int, state: State,
+                   step: str) -> State:
+        """``memcpy(dst, src, n)`` (or ``memset(dst, fill, n)`` when ``src`` is None) on
+        whole bytes: each destination byte takes the source byte and its provenance chain,
+        extended by this step."""
+        if n < 0:
+            raise InterpError(f"{step}: negative length {n}")
+        if n == 0:
+            return state
+        for p in (dst, src):
+            if p is not None and p.region not in ("page", "local"):
+                raise InterpError(f"{step}: copy through a pointer to {p.region} {p.obj}".rstrip())
+
+        def split(p: Ptr) -> tuple[str, Val | None, int]:
+            if p.region == "local":
+                return "local", None, p.off
+            assert p.idx is not None
+            idx, off = self.norm(p.idx, p.off)
+            return "mem", idx, off
+
+        def get(kind: str, idx: Val | None, slot: str, st: State) -> PageState:
+            if kind == "local":
+                return self.slot_bytes(slot, st)
+            assert idx is not None
+            return st.mem.read(idx, st.pc)
+
+        dk, di, doff = split(dst)
+        if dk == "local" and doff + n > self.slot_size(dst.obj, state):
+            raise InterpError(f"{step}: copy of {n} bytes overflows struct local {dst.obj}")
+        if dk == "mem" and doff + n > self.psize:
+            raise InterpError(f"{step}: copy of {n} bytes crosses a struct page boundary "
+                              "(not modelled)")
+        dpage = get(dk, di, dst.obj, state)
+        if src is not None:
+            sk, si, soff = split(src)
+            if soff + n > (self.slot_size(src.obj, state) if sk == "local" else self.psize):
+                raise InterpError(f"{step}: copy of {n} bytes reads past its source")
+            spage = get(sk, si, src.obj, state)
+            val = bv.extract(spage.bits, 8 * (soff + n) - 1, 8 * soff)
+            chains = None if spage.origin is None else spage.origin[soff:soff + n]
+        else:
+            assert fill is not None
+            byte = bv.extract(fill, 7, 0)
+            val = bv.concat(*([byte] * n)) if n > 1 else byte
+            chains = None
+        bits = splice(dpage.bits, 8 * doff, val) if n < dpage.size else val
+        origin = None
+        if dpage.origin is not None:
+            new = ([extend_chain(c, step) for c in chains] if chains is not None
+                   else [extend_chain((), step)] * n)
+            origin = dpage.origin[:doff] + tuple(new) + dpage.origin[doff + n:]
+        page = PageState(bits=bits, origin=origin, events=dpage.events)
+        if dk == "local":
+            return evolve(state, stack={**state.stack, dst.obj: page})
+        assert di is not None
+        return evolve(state, mem=state.mem.write(di, page, state.pc))
+
+    def slot_size(self, slot: str, state: State) -> int:
+        return self.slot_bytes(slot, state).size
+
+    def _struct_size(self, ctype: str, frame: Frame, node: Node) -> int:
+        st = {"struct page": "page", "struct folio": "folio"}.get(ctype)
+        if st is None or st not in self.structs:
+            raise InterpError(f"{frame.at(node)}: struct local of type "
+                              f"{ctype} not modelled (struct page and struct folio are)")
+        return self.structs[st].size
+
+
+# ---- small C helpers -----------------------------------------------------------------------
+
+
+def _what(v: Value) -> str:
+    if isinstance(v, Slot):
+        return f"struct local {v.slot}"
+    if isinstance(v, Poison):
+        return f"{v.name} (after the summarised loop at {v.where})"
+    return type(v).__name__
+
+
+def _numeral(v: Val) -> bool:
+    """A z3 numeral (a constant of the symbolic domain, not yet folded into the terms)."""
+    return isinstance(v, z3.BitVecRef) and z3.is_bv_value(v)
+
+
+def _const(v: Val) -> int | None:
+    """The value of a constant (concrete, or a z3 numeral); None if symbolic."""
+    if isinstance(v, CBV):
+        return v.value
+    s = z3.simplify(v)
+    return s.as_long() if z3.is_bv_value(s) else None
+
+
+def join_guards(pcs: list[Cond], oracle: Oracle | None) -> tuple[Cond, list[Cond]]:
+    """The path condition of the join of exclusive paths ``pcs`` and, for each path, the
+    condition that selects it in an ``ite`` chain (the last one is the chain's default).
+
+    The paths share their leading conjuncts (the path condition before they split), so
+    those are left out of each selector: the merged values are read only under the
+    merged path condition, where they hold.  A selector also drops a conjunct that the
+    ``else`` of an earlier one-literal selector already implies (loop exits: ``!c0``,
+    ``c0 && !c1``, ``c0 && c1 && !c2`` select as ``!c0``, ``!c1``, ``!c2``).  The merged
+    path condition is the shared part alone when the paths cover it: structurally (both
+    sides of a split) or, as the oracle decides, under the assumptions (a loop whose
+    next trip is infeasible).  Exclusive paths stay exclusive under these selectors, so
+    the ``ite`` chain picks, on each path, that path's values.  Without the shared
+    factor, each join would wrap the path conditions of the joined paths in one more
+    ``Or(And(...))`` layer, and every merged struct page would carry them.
+
+    Args:
+        pcs: the path conditions of the joined states, pairwise exclusive under the
+            assumptions (each path leads to the join in one way).
+        oracle: decides coverage under the assumptions; None: structural coverage only.
+
+    Returns:
+        The merged path condition (exact under the assumptions) and one selector per path.
+    """
+    lists = [_conjuncts(pc) for pc in pcs]
+    shared = {x.get_id() for x in lists[0]}
+    for lst in lists[1:]:
+        shared &= {x.get_id() for x in lst}
+    common = [x for x in lists[0] if x.get_id() in shared]
+    rests = [[x for x in lst if x.get_id() not in shared] for lst in lists]
+    known: dict[int, z3.BoolRef] = {}  # literals true in the else of earlier selectors
+    outside: list[Cond] = []  # the else of every earlier selector
+    sel: list[Cond] = []
+    covered = False
+    for i, rest in enumerate(rests):
+        if covered:  # an earlier path covers the rest: these are infeasible
+            sel.append(False)
+            continue
+        r = [x for x in rest if x.get_id() not in known]
+        g = bv.and_(*r)
+        sel.append(g)
+        if not r:
+            covered = True
+            continue
+        if i == len(rests) - 1:
+            break
+        outside.append(bv.not_(g))
+        if len(r) == 1:
+            neg = _negate(r[0])
+            known[neg.get_id()] = neg
+    if not covered and oracle is not None:
+        gap = bv.and_(*common, *outside, bv.not_(sel[-1]))
+        try:
+            covered = not oracle.feasible(gap)
+        except InterpError:
+            covered = False  # undecided: keep the exact disjunction
+    pc = bv.and_(*common) if covered else bv.and_(*common, bv.or_(*(bv.and_(*r) for r in rests)))
+    return pc, sel
+
+
+def _conjuncts(c: Cond) -> list[z3.BoolRef]:
+    """The conjuncts of a path condition, nested ``And`` flattened, first occurrence first."""
+    if isinstance(c, bool):
+        return [] if c else [z3.BoolVal(False)]
+    out: dict[int, z3.BoolRef] = {}
+    stack = [c]
+    while stack:
+        x = stack.pop()
+        if z3.is_and(x):
+            stack.extend(reversed(x.children()))
+        elif not z3.is_true(x):
+            out.setdefault(x.get_id(), x)
+    return list(out.values())
+
+
+def _negate(c: z3.BoolRef) -> z3.BoolRef:
+    """``!c``, with ``!!x`` written ``x`` (so a literal and its negation pair up by id)."""
+    return c.arg(0) if z3.is_not(c) else z3.Not(c)
+
+
+def _int_type(ct: str) -> tuple[int, bool]:
+    ct = ct.replace("enum ", "")
+    table = {"unsigned long": (64, False), "long": (64, True), "int": (32, True),
+             "unsigned int": (32, False), "unsigned": (32, False), "u32": (32, False),
+             "u64": (64, False), "u8": (8, False), "unsigned char": (8, False),
+             "unsigned short": (16, False), "zone_type": (32, False), "pgoff_t": (64, False),
+             "phys_addr_t": (64, False), "size_t": (64, False)}
+    if ct in table:
+        return table[ct]
+    return 64, False
+
+
+def _int_size(ctype: str) -> int:
+    return _int_type(ctype)[0] // 8 if ctype not in ("atomic_t",) else 4
+
+
+def _extend(x: Val, w: int, signed: bool) -> Val:
+    """Keep the low ``w`` bits of a 64-bit value, sign- or zero-extended back to 64."""
+    if bv.width(x) != 64:
+        x = bv.concat(bv.const_like(x, 0, 64 - bv.width(x)), x)
+    if w >= 64:
+        return x
+    low = bv.extract(x, w - 1, 0)
+    if isinstance(low, CBV):
+        v = low.value
+        if signed and v >> (w - 1):
+            v -= 1 << w
+        return CBV(v, 64)
+    return z3.SignExt(64 - w, low) if signed else z3.ZeroExt(64 - w, low)
+
+
+def _shl(x: Val, y: Val) -> Val:
+    if isinstance(y, CBV):
+        return x << y.value if y.value < 64 else bv.const_like(x, 0)
+    if z3.is_bv_value(y):
+        return x << y.as_long()
+    return x << y
+
+
+def _shr(x: Val, y: Val, signed: bool) -> Val:
+    if isinstance(x, CBV):
+        n = int(y)
+        v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
+        return CBV(v >> n, 64)
+    return x >> y if signed else z3.LShR(x, y)
+
+
+def _slt(a: Val, b: Val) -> Cond:
+    if isinstance(a, CBV) and isinstance(b, CBV):
+        def s(v: int) -> int:
+            return v - (1 << 64) if v >> 63 else v
+        return s(a.value) < s(b.value)
+    assert not isinstance(a, CBV), "signed comparison across the two domains"
+    return a < b
+
+
+def _param_types(d: Definition) -> list[tuple[str, str]]:
+    out = []
+    for p in d.parameter_declarations:
+        t = _decl_type(d.src, p)
+        dn = p.child_by_field_name("declarator")
+        if dn is None:
+            continue  # (void)
+        name, ptr = _declarator_name(d.src, dn)
+        out.append((name, t + " *" if ptr else t))
+    return out
+
+
+def _decl_type(src: bytes, node: Node) -> str:
+    t = child(node, "type")
+    quals = [text(src, c) for c in node.children if c.type == "type_qualifier"]
+    base = " ".join(text(src, t).split())
+    del quals
+    return base
+
+
+def _declarator_name(src: bytes, d: Node) -> tuple[str, bool]:
+    ptr = False
+    while d.type != "identifier":
+        if d.type == "pointer_declarator":
+            ptr = True
+        nxt = d.child_by_field_name("declarator")
+        if nxt is None:
+            raise InterpError(f"declarator {text(src, d)!r} not supported")
+        d = nxt
+    return text(src, d), ptr
+
+
+#: Process-wide memo: a macro body's parse tree by its text (pure: the same text always
+#: parses to the same tree), so each body is parsed once per process.
+_EXPR_CACHE: dict[str, tuple[Node, bytes]] = {}
+
+
+def _parse_expr(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as a C expression (wrapped in a function)."""
+    hit = _EXPR_CACHE.get(body)
+    if hit is not None:
+        return hit
+    src = f"void __equiv_macro(void) {{ {body.replace(chr(92) + chr(10), ' ')} ; }}".encode()
+    tree = parser().parse(src)
+    fn = tree.root_node.children[0]
+    stmt = child(fn, "body").named_children[0]
+    if stmt.type != "expression_statement" or not stmt.named_children:
+        raise InterpError(f"macro body {body!r} is not an expression")
+    out = (stmt.named_children[0], src)
+    _EXPR_CACHE[body] = out
+    return out
+
+
+def walk(node: Node) -> Iterator[Node]:
+    """Every node below ``node``, pre-order."""
+    yield node
+    for c in node.children:
+        yield from walk(c)
+
+
+def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCanon,
+                  initial_pb: Callable[[Val], Val] | None = None) -> State:
+    """The state before the first statement: nothing written."""
+    base = BaseLayer(initial, initial_pb if initial_pb is not None else inp.mem.read_pb)
+    return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
+
+
+__all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
+           "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]

@@ -1,0 +1,214 @@
+"""``python -m equiv.proofs --linux PATH``: the model against a kernel source tree; with
+``--patch FILE...`` or ``--against DIR``, a patch checked from its C text.
+
+``--linux BASE --patch FILE...`` applies the patches to a private copy of BASE's files
+(:func:`equiv.linux.patch.prepare`, in a temporary directory; BASE is only read) and
+``--linux BASE --against PATCHED`` takes a second tree; either way the definitions the
+patched tree changes are listed (:func:`equiv.linux.patch.touched_functions`) and both
+trees' ``memmap_init_zone_device()`` are proved equal from their text for every ``--types``
+and ``--orders`` cell (:func:`equiv.zone_device.source.patchproof.run_patch_proof`; orders 0..18 by
+default), reported by :mod:`equiv.zone_device.source.patch_present` in ``--format`` text, json, sarif or
+junit (and any ``--report FORMAT=FILE``).  Exit codes: 0 proved, 1 refuted, 2 unknown or
+vacuous, 3 bad input.  A touched function neither tree runs is listed, not a verdict.
+
+Without them, it prints, in this order: the drift report (every modelled function, struct and enum located in
+the tree by file and line, and compared with what the model mirrors), the struct page /
+folio layout computed from the tree's mm_types.h against the model's, then the source-derived
+proof (:mod:`equiv.zone_device.source.fidelity`), its cells in ``--jobs`` worker processes (default: every
+core).  Exit codes as for proofs: 0 no drift and every obligation proved; 1 drift or a
+counterexample, even when some obligation is also unknown (:func:`linux_exit`); 2 unknown
+or vacuous without drift; 3 bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+from equiv.config import Config
+from equiv.engine.errors import InputError, parse_ranges
+from equiv.engine.verdict import EXIT, Verdict
+from equiv.linux.patch import FILE_SCOPE, Patch, Touched
+from equiv.memmap import MemoryType, parse_types
+from equiv.page_model import Layout
+from equiv.zone_device.source.drift import drift_report
+from equiv.zone_device.source.fidelity import MAX_ORDER, MODELS, model_for, run_fidelity, setup
+from equiv.zone_device.source.files import load_tree
+from equiv.zone_device.source.present import render_linux_json, render_linux_text
+from equiv.zone_device.source.src_layout import compare_with_model
+
+
+def _orders(spec: str) -> list[int]:
+    """The orders of ``--orders`` for ``--linux``: ``all`` or ranges within 0..MAX_ORDER."""
+    if spec == "all":
+        return list(range(MAX_ORDER + 1))
+    return parse_ranges(spec, 0, MAX_ORDER, "--orders", "order",
+                        " with --linux (the PUD order with 4K pages)", words=("all",))
+
+
+def _types(spec: str) -> list[MemoryType | None]:
+    """The pgmap types of ``--types`` for ``--linux`` (names as :func:`parse_types` reads).
+
+    Unlike the model's runs, where ``all`` is one cell per type, ``--linux`` proves ``all``
+    with a single cell whose ``pgmap->type`` is symbolic (None): one proof covers all five
+    types.  A list of names is one cell per named type, as elsewhere.
+    """
+    types: list[MemoryType | None] = list(parse_types(spec))
+    return [None] if spec == "all" else types
+
+
+def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
+    """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
+    the standard output: the command line's writer).  Returns the exit code."""
+    if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
+        return run_patch(args, cfg, emit)
+    if args.format not in ("text", "json"):
+        raise InputError(f"--linux reports in text or json, not --format {args.format!r}; "
+                         "valid: text, json")
+    tree = load_tree(args.linux)
+    name = args.compare if args.compare in MODELS else None
+    if args.compare is not None and name is None:
+        raise InputError(f"--compare {args.compare!r} has no hand-written model to check a tree "
+                         f"against; valid with --linux: {', '.join(MODELS)}")
+    model = model_for(tree, name)
+    st = setup(tree, cfg, model)
+    layout = model.layout(Layout.from_config(cfg))
+    drift = drift_report(tree, st.env, model.name, cfg.name, layout, st.structs)
+    lay = compare_with_model(layout, st.structs)
+    jobs = getattr(args, "jobs", None) or os.cpu_count() or 1
+    run = run_fidelity(st, _types(args.types), _orders(args.orders), timeout_ms=args.timeout_ms,
+                       jobs=jobs)
+    times = not args.no_times
+    text = (render_linux_json(drift, lay, run, times=times) if args.format == "json"
+            else render_linux_text(drift, lay, run, times=times))
+    emit(text)
+    return linux_exit(run.verdict, drift.ok)
+
+
+def linux_exit(verdict: Verdict, drift_ok: bool) -> int:
+    """The exit code of a ``--linux`` run: 1 when the tree drifted from the model or a
+    counterexample was found, whatever else was UNKNOWN (a drift or a refutation is a
+    finding, which an undecided obligation does not take back); else 2 when an obligation
+    is UNKNOWN or VACUOUS; else 0.
+
+    >>> linux_exit(Verdict.UNKNOWN, drift_ok=False), linux_exit(Verdict.UNKNOWN, drift_ok=True)
+    (1, 2)
+    >>> linux_exit(Verdict.PROVED, drift_ok=False), linux_exit(Verdict.REFUTED, drift_ok=True)
+    (1, 1)
+    """
+    if not drift_ok:
+        return EXIT[Verdict.REFUTED]
+    return EXIT[verdict]
+
+
+# ---- --patch / --against -------------------------------------------------------------------
+
+
+def _patch_orders(spec: str) -> list[int]:
+    """The orders of ``--orders`` with ``--patch``/``--against``: ``all`` (0..18) or ranges
+    within 0..18 (the PUD order with 4K pages)."""
+    from equiv.zone_device.source.patchproof import MAX_ORDER as PATCH_MAX_ORDER
+
+    if spec == "all":
+        return list(range(PATCH_MAX_ORDER + 1))
+    return parse_ranges(spec, 0, PATCH_MAX_ORDER, "--orders", "order",
+                        " with --patch/--against (the PUD order with 4K pages)", words=("all",))
+
+
+def _status(t: Touched, ran: set[str]) -> str:
+    """What the proof did with a touched definition (a key of patch_present.STATUSES)."""
+    if t.name == FILE_SCOPE:
+        return "file-scope"
+    if t.what in ("function", "macro"):
+        return "interpreted" if t.name in ran else "outside"
+    return "type-read" if t.name in TYPES_READ else "type-unread"
+
+
+#: struct and enum definitions the source tooling reads from the text: struct page and
+#: folio (the layout, equiv.zone_device.source.src_layout), enum memory_type and pageflags (values)
+TYPES_READ = frozenset({"struct page", "struct folio", "enum memory_type", "enum pageflags"})
+
+
+def _command(args: argparse.Namespace) -> str:
+    """``python -m equiv.proofs`` with the options that choose the trees and the
+    configuration (the cell's --types and --orders are added per cell)."""
+    parts = ["python", "-m", "equiv.proofs", "--linux", str(args.linux)]
+    for p in args.patch or ():
+        parts += ["--patch", p]
+    if args.against is not None:
+        parts += ["--against", str(args.against)]
+    if getattr(args, "kconfig", None) is not None:
+        parts += ["--kconfig", str(args.kconfig)]
+    elif getattr(args, "config", "x86_64-default") != "x86_64-default":
+        parts += ["--config", args.config]
+    if args.timeout_ms != 60_000:
+        parts += ["--timeout-ms", str(args.timeout_ms)]
+    return shlex.join(parts)
+
+
+def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
+    """``--linux BASE --patch FILE...`` or ``--linux BASE --against PATCHED``: prove the
+    patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code."""
+    from equiv.linux.patch import compare_trees, prepare, touched_functions
+    from equiv.zone_device.source.files import FILES
+    from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow, render_patch
+    from equiv.zone_device.source.patchproof import run_patch_proof
+
+    if args.format not in PATCH_FORMATS:
+        raise InputError(f"--linux with --patch/--against reports in {', '.join(PATCH_FORMATS)}, "
+                         f"not --format {args.format!r}")
+    reports = [tuple(spec.partition("=")[::2]) for spec in getattr(args, "report", [])]
+    for fmt, _ in reports:
+        if fmt not in PATCH_FORMATS:
+            raise InputError(f"--report {fmt}=...: --patch/--against reports in "
+                             f"{', '.join(PATCH_FORMATS)}")
+    if args.compare is not None:
+        raise InputError("--compare picks a hand-written model for --linux alone; with "
+                         "--patch/--against the two trees are compared with each other")
+    orders = _patch_orders(args.orders)
+    types = _types(args.types)
+    base = Path(args.linux)
+    jobs = getattr(args, "jobs", None) or os.cpu_count() or 1
+    base_tree = load_tree(base)
+    with tempfile.TemporaryDirectory(prefix="equiv-patched-") as tmp:
+        if args.against is not None:
+            root = Path(args.against)
+            patches: tuple[Patch, ...] = ()
+            touched = compare_trees(base, root, FILES)
+            outside_files: tuple[str, ...] = ()
+        else:
+            applied = prepare(base, FILES, [Path(p) for p in args.patch], Path(tmp) / "tree")
+            root, patches = applied.root, applied.patches
+            touched = touched_functions(base_tree, load_tree(root), applied)
+            outside_files = tuple(f for f in applied.paths if f not in FILES)
+        patched_tree = load_tree(root)
+        run = run_patch_proof(base, root, cfg, types, orders,
+                              label=str(args.against) if args.against is not None
+                              else "; ".join(p.label for p in patches),
+                              timeout_ms=args.timeout_ms, jobs=jobs)
+    ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
+    rep = PatchReport(
+        base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),
+        against=None if args.against is None else str(args.against),
+        patched_version=patched_tree.version, config=cfg.name, hypothetical=cfg.hypothetical,
+        orders=tuple(orders), types="all" if args.types == "all" else ",".join(
+            t.name for t in types if t is not None),
+        touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
+        files_outside=outside_files, files_read=FILES, run=run, command=_command(args))
+    code = EXIT[run.verdict]
+    times = not args.no_times
+    for fmt, path in reports:
+        try:
+            with open(path, "w") as f:
+                f.write(render_patch(fmt, rep, times=times, exit_code=code))
+        except OSError as e:
+            raise InputError(f"cannot write --report {fmt} {path!r}: {e.strerror}") from None
+    emit(render_patch(args.format, rep, times=times, exit_code=code))
+    return code
+
+
+__all__ = ["TYPES_READ", "run_linux", "run_patch"]

@@ -1,0 +1,484 @@
+"""The C interpreter's values and state: what :mod:`equiv.zone_device.source.cinterp` computes with.
+
+* Values: :class:`CInt` (an integer rvalue), :class:`CCond` (a truth value), :class:`Ptr`
+  (into the memmap, into an input object, or to a struct local on the stack),
+  :class:`Slot` (a struct local such as ``struct page template;`` held by value) and
+  :class:`Poison` (a local whose value after a summarised loop is not followed).
+* Memory: a :class:`PageStore` holds the struct pages written since its layer began, keyed
+  by pfn term, and the pageblock bitmap cells written; anything else it reads from the
+  :class:`Layer` below it: the initial memory (:class:`BaseLayer`), the summary of a loop
+  (:class:`equiv.zone_device.source.csummary.SummaryLayer`), a read-logging view of a loop's entry
+  memory (:class:`TrackLayer`) or the join of several paths (:class:`MergeLayer`).
+* Struct locals live in :attr:`State.stack` (one slot per declaration site), so a pointer to
+  one survives calls (``zone_device_page_init_from_template(page, pfn, &template)``).
+
+Pfn terms are told apart by :class:`KeyCanon` (``base + constant``); two that cannot be
+told apart stop the run (:class:`InterpError`) where a single page must be named, and are
+read through an ``ite`` chain (:meth:`PageStore.read_any`) where any page may be meant.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import z3
+from attrs import frozen
+
+from equiv.engine import bv
+from equiv.engine.bv import BV, CBV, Cond, Val
+from equiv.engine.errors import EquivError
+from equiv.page_model import PageState, ite_page
+
+
+class InterpError(EquivError):
+    """The interpreter met C it does not handle (or an undecidable alias).  The message names
+    the file, line and construct; the remedy is to model it (a trusted helper) or extend
+    the interpreter."""
+
+
+# ---- values ------------------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class CInt:
+    """An integer rvalue: 64-bit value (narrower C types are sign/zero-extended) and sign."""
+
+    v: Val
+    signed: bool = False
+
+
+@frozen(eq=False)
+class CCond:
+    """A truth value (result of a comparison or ``!``)."""
+
+    c: Cond
+
+
+@frozen(eq=False)
+class Ptr:
+    """A pointer.  ``region``: "page" (into the memmap: ``idx`` is the pfn, ``off`` the byte
+    offset from that struct page), "obj" (an input object such as the dev_pagemap: ``obj``
+    names it), "local" (a struct local: ``obj`` is its stack slot, ``off`` the byte offset)
+    or "null"."""
+
+    region: str
+    ctype: str  # pointee type, e.g. "struct page", "unsigned long", "atomic_t"
+    idx: Val | None = None
+    off: int = 0
+    obj: str = ""
+    addr: Val | None = None  # numeric value, for obj pointers that get stored
+    nonnull: Cond = True
+
+
+@frozen(eq=False)
+class Slot:
+    """A struct local (``struct page template;``): its bytes are ``State.stack[slot]``."""
+
+    slot: str
+    ctype: str
+
+
+@frozen(eq=False)
+class Poison:
+    """A local whose value after a summarised loop is not computed; reading it is an error
+    naming the variable and the loop."""
+
+    name: str
+    where: str
+
+
+Value = CInt | CCond | Ptr | Slot | Poison
+
+
+@frozen(eq=False)
+class Loc:
+    """An lvalue: a local variable, bytes of a struct page, bytes of a struct local, or a
+    field of an input object."""
+
+    kind: str  # "var", "mem", "local", "obj"
+    name: str = ""
+    idx: Val | None = None
+    off: int = 0
+    size: int = 8
+    ctype: str = "unsigned long"
+
+
+# ---- pfn terms -----------------------------------------------------------------------------
+
+
+Canon = tuple[int, int]  # (id of the symbolic base term, constant offset) of a pfn
+
+
+#: A renaming of inputs: each renamed input as a term of fresh ones (for z3.substitute).
+Renaming = list[tuple[z3.ExprRef, z3.ExprRef]]
+#: One case of a split of the input space: its condition and a renaming of the inputs
+#: (a bijection on the case) under which the case's terms are simpler.
+Case = tuple[z3.BoolRef, Renaming]
+
+
+class Oracle:
+    """Feasibility of path conditions under the assumptions (symbolic domain).
+
+    With ``cases`` (conditions that together cover the assumptions, e.g. altmap or not),
+    a condition is feasible iff it is feasible in some case, each decided by its own
+    solver on the renamed terms (a case's renaming is a bijection of its inputs, so
+    feasibility is unchanged)."""
+
+    def __init__(self, assumptions: list[z3.BoolRef], cases: list[Case] | None = None) -> None:
+        self.solver = z3.SolverFor("QF_AUFBV")
+        self.solver.set("timeout", 30_000)
+        self.solver.add(*assumptions)
+        self.checks = 0
+        self.cases: list[tuple[z3.Solver, Renaming]] = []
+        for cond, rename in cases or []:
+            s = z3.SolverFor("QF_AUFBV")
+            s.set("timeout", 30_000)
+            s.add(*(z3.simplify(z3.substitute(a, *rename)) for a in [*assumptions, cond]))
+            self.cases.append((s, rename))
+
+    def constant_difference(self, a: Val, b: Val) -> int | None:
+        """``a - b`` if it is one constant under the assumptions, else None.  Terms over
+        different free symbols are taken as unrelated without asking (the assumptions pin no
+        symbol to another's value plus a constant)."""
+        if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef) and _free(a) != _free(b):
+            return None
+        d = a - b
+        self.checks += 1
+        if self.solver.check() != z3.sat:
+            return None
+        v = self.solver.model().eval(d, model_completion=True)
+        self.checks += 1
+        if self.solver.check(d != v) == z3.unsat:
+            delta: int = v.as_long()
+            return delta
+        return None
+
+    def feasible(self, c: Cond) -> bool:
+        if isinstance(c, bool):
+            return c
+        s = z3.simplify(c)
+        if z3.is_false(s):
+            return False
+        if z3.is_true(s):
+            return True
+        if self.cases:
+            return any(self._check(s, z3.simplify(z3.substitute(c, *rn)) if rn else c)
+                       for s, rn in self.cases)
+        return self._check(self.solver, c)
+
+    def _check(self, s: z3.Solver, c: z3.BoolRef) -> bool:
+        self.checks += 1
+        r = s.check(c)
+        if r == z3.unknown:
+            raise InterpError(f"feasibility of a path undecided: {s.reason_unknown()}")
+        return bool(r == z3.sat)
+
+
+_FREE: dict[int, tuple[z3.ExprRef, frozenset[str]]] = {}
+
+
+def _free(t: z3.ExprRef) -> frozenset[str]:
+    """The uninterpreted constants of ``t`` (a process-wide memo, keyed by term id; the term
+    is kept alive with its entry)."""
+    hit = _FREE.get(t.get_id())
+    if hit is not None:
+        return hit[1]
+    if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+        out = frozenset((str(t),))
+    else:
+        out = frozenset().union(*(_free(c) for c in t.children()))
+    _FREE[t.get_id()] = (t, out)
+    return out
+
+
+class KeyCanon:
+    """Canonical forms of pfn terms, ``base + constant``, so that two pfns of one loop are
+    told apart without a solver.  Two different base terms are related once, by the oracle:
+    if their difference is one constant under the assumptions, the second is recorded as
+    the first plus that constant (shared by every store of one run; terms kept alive)."""
+
+    def __init__(self, oracle: Oracle | None = None) -> None:
+        self.oracle = oracle
+        self.memo: dict[int, tuple[Val, Canon]] = {}
+        self.reps: list[BV] = []  # representative base terms
+        self.alias: dict[int, tuple[int, int]] = {}  # base id -> (representative id, delta)
+        self.keep: list[BV] = []
+
+    def _base(self, b: BV) -> tuple[int, int]:
+        bid = b.get_id()
+        hit = self.alias.get(bid)
+        if hit is not None:
+            return hit
+        self.keep.append(b)
+        for r in self.reps:
+            delta = self.oracle.constant_difference(b, r) if self.oracle is not None else None
+            if delta is not None:
+                self.alias[bid] = (r.get_id(), delta)
+                return self.alias[bid]
+        self.reps.append(b)
+        self.alias[bid] = (bid, 0)
+        return self.alias[bid]
+
+    def canon(self, key: Val) -> Canon:
+        if isinstance(key, CBV):
+            return (-1, key.value)
+        hit = self.memo.get(key.get_id())
+        if hit is not None:
+            return hit[1]
+        k = z3.simplify(key)
+        if z3.is_bv_value(k):
+            out: Canon = (-1, k.as_long())
+        else:
+            if z3.is_app_of(k, z3.Z3_OP_BADD) and k.num_args() == 2 and z3.is_bv_value(k.arg(0)):
+                base, off = k.arg(1), k.arg(0).as_long()
+            else:
+                base, off = k, 0
+            rep, delta = self._base(base)
+            out = (rep, (off + delta) % (1 << 64))
+        self.memo[key.get_id()] = (key, out)
+        return out
+
+    def same(self, a: Val, b: Val, pc: Cond | None = None) -> bool | None:
+        """Do pfn terms ``a`` and ``b`` denote the same pfn?  None: cannot tell.  With a path
+        condition ``pc``, terms of different bases are decided by the oracle under it
+        (``head + (int)(pfn - head)`` is ``pfn`` where the loop's bounds keep the difference
+        small)."""
+        ca, cb = self.canon(a), self.canon(b)
+        if ca[0] == cb[0]:
+            return ca[1] == cb[1]
+        if pc is None or self.oracle is None or pc is False:
+            return None
+        if not self.oracle.feasible(bv.and_(pc, bv.ne(a, b))):
+            return True
+        if not self.oracle.feasible(bv.and_(pc, bv.eq(a, b))):
+            return False
+        return None
+
+
+# ---- memory ----------------------------------------------------------------------------
+
+
+class Layer:
+    """What a :class:`PageStore` reads below the entries it holds.  ``pc`` is the condition
+    under which the read is made (kept by the read-logging layer)."""
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        raise NotImplementedError
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        raise NotImplementedError
+
+    def footprint(self, n: Val) -> Cond:
+        """A condition that holds wherever this layer's page ``n`` may differ from the
+        initial memory (an over-approximation: false means "never written")."""
+        raise NotImplementedError
+
+
+class BaseLayer(Layer):
+    """The memory before the first statement: the cell's (symbolic or concrete) inputs."""
+
+    def __init__(self, initial: Callable[[Val], PageState], initial_pb: Callable[[Val], Val]) -> None:
+        self.initial, self.initial_pb = initial, initial_pb
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        return self.initial(key)
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        return self.initial_pb(b)
+
+    def footprint(self, n: Val) -> Cond:
+        return False
+
+
+class TrackLayer(Layer):
+    """A loop's entry memory seen by one iteration: every read is logged with its path
+    condition (the frame-read lemma claims each one lies in the iteration's block)."""
+
+    def __init__(self, entry: PageStore) -> None:
+        self.entry = entry
+        self.log: list[tuple[Cond, Val]] = []
+        self.log_pb: list[tuple[Cond, Val]] = []
+        #: while set, the footprint stops here: what the iteration itself wrote
+        self.hide = False
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        self.log.append((pc, key))
+        return self.entry.read_any(key, pc)
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        self.log_pb.append((pc, b))
+        return self.entry.read_pb_any(b, pc)
+
+    def footprint(self, n: Val) -> Cond:
+        return False if self.hide else self.entry.footprint(n)
+
+
+class MergeLayer(Layer):
+    """Exclusive paths joined: path ``i``'s memory where its selector holds."""
+
+    def __init__(self, sel: list[Cond], stores: list[PageStore]) -> None:
+        self.sel, self.stores = sel, stores
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        acc = self.stores[-1].read_any(key, pc)
+        for c, st in zip(reversed(self.sel[:-1]), reversed(self.stores[:-1]), strict=True):
+            acc = ite_page(c, st.read_any(key, bv.and_(pc, c)), acc)
+        return acc
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        acc = self.stores[-1].read_pb_any(b, pc)
+        for c, st in zip(reversed(self.sel[:-1]), reversed(self.stores[:-1]), strict=True):
+            acc = bv.ite(c, st.read_pb_any(b, bv.and_(pc, c)), acc)
+        return acc
+
+    def footprint(self, n: Val) -> Cond:
+        acc = self.stores[-1].footprint(n)
+        for c, st in zip(reversed(self.sel[:-1]), reversed(self.stores[:-1]), strict=True):
+            acc = bv.or_(bv.and_(c, st.footprint(n)), bv.and_(bv.not_(c), acc))
+        return acc
+
+
+class PageStore:
+    """Struct pages and pageblock cells written in this layer, keyed by pfn term (block
+    number); everything else is read from ``below``."""
+
+    def __init__(self, below: Layer, symbolic: bool, canon: KeyCanon,
+                 pages: list[tuple[Val, PageState]] | None = None,
+                 index: dict[Canon, int] | None = None,
+                 pbs: list[tuple[Val, Val]] | None = None,
+                 when: dict[Canon, Cond] | None = None) -> None:
+        self.below, self.symbolic, self.canon = below, symbolic, canon
+        #: per key of this layer, the condition under which the path wrote it (a join of
+        #: paths of which only some wrote it: theirs); absent means always
+        self.when: dict[Canon, Cond] = when or {}
+        self.pages: list[tuple[Val, PageState]] = pages or []
+        self.index: dict[Canon, int] = index if index is not None else {
+            canon.canon(k): i for i, (k, _) in enumerate(self.pages)}
+        self.pbs: list[tuple[Val, Val]] = pbs or []
+
+    def layered(self, below: Layer) -> PageStore:
+        """An empty store over ``below``."""
+        return PageStore(below, self.symbolic, self.canon)
+
+    # -- pages --
+    def find(self, key: Val, pc: Cond | None = None) -> int | None:
+        """Index of ``key``'s entry; None if ``key`` is distinct from every entry (on the
+        path ``pc``, when given)."""
+        c = self.canon.canon(key)
+        hit = self.index.get(c)
+        if hit is not None:
+            return hit
+        for i, (k, _) in enumerate(self.pages):
+            if self.canon.canon(k)[0] == c[0]:
+                continue  # same base, other offset: distinct
+            same = self.canon.same(k, key, pc)
+            if same is None:
+                raise InterpError(f"cannot tell struct page pfn {key} from pfn {k} apart "
+                                  "(aliasing undecided)")
+            if same:
+                return i
+        return None
+
+    def read(self, key: Val, pc: Cond = True) -> PageState:
+        i = self.find(key, pc)
+        return self.below.page(key, pc) if i is None else self.pages[i][1]
+
+    def write(self, key: Val, page: PageState, pc: Cond | None = None) -> PageStore:
+        i = self.find(key, pc)
+        pages = list(self.pages)
+        index = dict(self.index)
+        if i is None:
+            index[self.canon.canon(key)] = len(pages)
+            pages.append((key, page))
+        else:
+            pages[i] = (pages[i][0], page)
+        when = self.when
+        if self.canon.canon(key) in when:
+            when = {k: v for k, v in when.items() if k != self.canon.canon(key)}
+        return PageStore(self.below, self.symbolic, self.canon, pages, index, self.pbs, when)
+
+    def read_any(self, key: Val, pc: Cond = True) -> PageState:
+        """The page at a key that may equal several entries (an observation index)."""
+        hit = self.index.get(self.canon.canon(key))
+        if hit is not None:
+            return self.pages[hit][1]
+        undecided: list[tuple[Val, PageState]] = []
+        for k, p in self.pages:
+            same = self.canon.same(k, key)
+            if same is True:
+                return p
+            if same is None:
+                undecided.append((k, p))
+        miss = bv.and_(pc, *(bv.ne(key, k) for k, _ in undecided))
+        out = self.below.page(key, miss)
+        for k, p in undecided:
+            out = ite_page(bv.eq(key, k), p, out)
+        return out
+
+    def footprint(self, n: Val) -> Cond:
+        """Where page ``n`` may differ from the initial memory: one of this layer's keys,
+        or the footprint of the layer below."""
+        memo: dict[object, tuple[Val, Cond]] | None = getattr(self, "_fp", None)
+        if memo is None:
+            memo = {}
+            self._fp = memo
+        key: object = n.get_id() if isinstance(n, z3.ExprRef) else ("c", int(n))
+        hit = memo.get(key)
+        if hit is None:
+            out = bv.or_(*(bv.and_(bv.eq(n, k), self.when.get(self.canon.canon(k), True))
+                           for k, _ in self.pages), self.below.footprint(n))
+            hit = memo[key] = (n, out)
+        return hit[1]
+
+    # -- pageblock cells --
+    def _find_pb(self, b: Val, pc: Cond | None = None) -> int | None:
+        for i, (b2, _) in enumerate(self.pbs):
+            same = self.canon.same(b, b2, pc)
+            if same is None:
+                raise InterpError(f"cannot tell pageblock {b} from {b2} apart")
+            if same:
+                return i
+        return None
+
+    def read_pb(self, b: Val, pc: Cond = True) -> Val:
+        i = self._find_pb(b, pc)
+        return self.below.pb(b, pc) if i is None else self.pbs[i][1]
+
+    def write_pb(self, b: Val, cell: Val, pc: Cond | None = None) -> PageStore:
+        i = self._find_pb(b, pc)
+        pbs = list(self.pbs)
+        if i is None:
+            pbs.append((b, cell))
+        else:
+            pbs[i] = (pbs[i][0], cell)
+        return PageStore(self.below, self.symbolic, self.canon, self.pages, self.index, pbs,
+                         self.when)
+
+    def read_pb_any(self, b: Val, pc: Cond = True) -> Val:
+        undecided: list[tuple[Val, Val]] = []
+        for b2, cell in self.pbs:
+            same = self.canon.same(b2, b)
+            if same is True:
+                return cell
+            if same is None:
+                undecided.append((b2, cell))
+        out = self.below.pb(b, bv.and_(pc, *(bv.ne(b, b2) for b2, _ in undecided)))
+        for b2, cell in undecided:
+            out = bv.ite(bv.eq(b, b2), cell, out)
+        return out
+
+
+@frozen(eq=False)
+class State:
+    """One path: path condition, locals (name -> (declared type, value)), memory (struct
+    pages and pageblock cells) and the struct locals (slot -> bytes; None: poisoned)."""
+
+    pc: Cond
+    env: dict[str, tuple[str, Value]]
+    mem: PageStore
+    stack: dict[str, PageState | None]
+
+
+__all__ = ["BaseLayer", "CCond", "CInt", "Canon", "InterpError", "KeyCanon", "Layer", "Loc",
+           "MergeLayer", "Oracle", "PageStore", "Poison", "Ptr", "Slot", "State", "TrackLayer",
+           "Value"]

@@ -1,0 +1,656 @@
+"""Loops of the C text summarised instead of unrolled: the C interpreter's loop induction.
+
+A ``for`` loop of the tree's text such as ``for (pfn = head_pfn + 2; pfn < end_pfn; pfn++)
+zone_device_page_init_from_template(pfn_to_page(pfn), pfn, &template);`` is, after its
+first :data:`PEEL` iterations are run as written, replaced by a *summary* derived from the
+C itself, as :mod:`equiv.loops` does for the hand-written model:
+
+* **Shape** (:func:`loop_shape`): an unsigned loop variable ``v``, a condition ``v < hi`` or
+  ``v <= hi`` whose right side the body does not change, a constant step (``v++``,
+  ``v += S``, ``v = v + S``), no ``break``, ``return`` or ``goto`` out of the body.  Iteration
+  ``k`` runs with ``v = lo + k * S``; the loop runs ``K`` iterations (from ``lo``, ``hi``, ``S``).
+* **Frame** (derived from the loop variable): iteration ``k`` owns the struct pages
+  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
+  struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
+  over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
+  first pfn lies in that block (none if the body writes no cell).
+* **Carry**: the locals the body assigns or takes the address of, and the struct locals
+  (``struct page template``) alive at the loop: the carry entering iteration ``k`` is the seed
+  for ``k = 0`` and one step from the seed at ``k - 1`` otherwise.
+* **Summary**: after the loop, a struct page ``n`` owned by iteration ``k < K`` holds what the
+  body, interpreted at ``k`` on the entry memory with that carry, leaves there; any other
+  page its entry value.  The carried locals and the loop variable are not followed past the
+  loop (reading them is an error naming the loop).
+
+The summary is exact only if these lemmas hold for a fresh ``k < K`` (each recorded as a
+:class:`CLemma` and proved with the obligations that use it; the premise is the loop's path
+condition and ``k < K``):
+
+* ``frame-write``: the body changes no struct page and no pageblock cell outside block ``k``;
+* ``frame-read``: every read the body makes of its entry memory (under the path condition it
+  was made on) lies in block ``k``;
+* ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
+* ``no-wrap``: ``q_k + S`` does not wrap (so the loop ends where ``K`` says), and for ``<=``
+  the trip count does not overflow.
+
+In the concrete domain (a counterexample's replay) a loop of at most
+:data:`CONCRETE_UNROLL` trips runs as written; a longer one is read through the same
+summary, each page computed by its own iteration (the lemmas having been proved).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import z3
+from attrs import frozen
+
+from equiv.engine import bv
+from equiv.engine.bv import CBV, Cond, Val
+from equiv.linux.ktree import Node, text
+from equiv.page_model import PageState, ite_page
+from equiv.zone_device.source.cstate import (
+    CCond,
+    CInt,
+    InterpError,
+    Layer,
+    MergeLayer,
+    PageStore,
+    Poison,
+    Ptr,
+    Slot,
+    State,
+    TrackLayer,
+    Value,
+)
+
+if TYPE_CHECKING:
+    from equiv.zone_device.source.cinterp import Frame, Interp
+
+#: Iterations run as written before a loop is summarised (the first tail of a 6.12
+#: compound writes page[2] through prep_compound_head: outside its own block).
+PEEL = 2
+#: Longest loop a concrete replay runs iteration by iteration.
+CONCRETE_UNROLL = 4096
+
+
+@frozen(eq=False)
+class CLemma:
+    """A loop-summary lemma of the C text: ``premise -> claim`` must be valid under the
+    assumptions."""
+
+    loop: str  # "mm/mm_init.c:1062 memmap_init_compound"
+    kind: str
+    premise: z3.BoolRef
+    claim: z3.BoolRef
+    #: a claim that implies ``claim`` and is cheaper to prove, tried first (for
+    #: frame-write: no page outside the block is in the iteration's footprint, a question
+    #: over scalars; the pages' bytes are compared only if that fails)
+    stronger: z3.BoolRef | None = None
+
+    @property
+    def formula(self) -> z3.BoolRef:
+        return z3.Implies(self.premise, self.claim)
+
+
+@frozen
+class LoopShape:
+    """A ``for`` loop the summary can follow."""
+
+    var: str
+    op: str  # "<" or "<="
+    bound: Node  # right side of the condition
+    step: Node | None  # None: ``v++`` / ``++v``
+    body: Node
+    #: identifiers the body assigns, increments or takes the address of
+    assigned: frozenset[str]
+
+
+def _walk(node: Node) -> list[Node]:
+    out = [node]
+    for c in node.children:
+        out += _walk(c)
+    return out
+
+
+def _ident(src: bytes, node: Node | None) -> str | None:
+    while node is not None and node.type == "parenthesized_expression":
+        node = node.named_children[-1] if node.named_children else None
+    return text(src, node) if node is not None and node.type == "identifier" else None
+
+
+def _text(src: bytes, node: Node | None) -> str:
+    return text(src, node) if node is not None else ""
+
+
+def _escapes(node: Node) -> bool:
+    """Does ``node`` hold a ``return``/``goto``, or a ``break`` that leaves the loop?"""
+    for c in node.children:
+        if c.type in ("return_statement", "goto_statement"):
+            return True
+        if c.type == "break_statement":
+            return True
+        if c.type in ("for_statement", "while_statement", "do_statement", "switch_statement"):
+            if any(d.type in ("return_statement", "goto_statement") for d in _walk(c)):
+                return True
+            continue
+        if _escapes(c):
+            return True
+    return False
+
+
+def loop_shape(src: bytes, node: Node) -> LoopShape | None:
+    """The loop's shape if the summary can follow it, else None (it is unrolled)."""
+    cond = node.child_by_field_name("condition")
+    update = node.child_by_field_name("update")
+    body = node.child_by_field_name("body")
+    if cond is None or update is None or body is None:
+        return None
+    while cond.type == "parenthesized_expression" and cond.named_children:
+        cond = cond.named_children[-1]
+    if cond.type != "binary_expression":
+        return None
+    op = _text(src, cond.child_by_field_name("operator"))
+    var = _ident(src, cond.child_by_field_name("left"))
+    bound = cond.child_by_field_name("right")
+    if op not in ("<", "<=") or var is None or bound is None:
+        return None
+    step: Node | None
+    if update.type == "update_expression":
+        if _ident(src, update.child_by_field_name("argument")) != var or \
+                _text(src, update.child_by_field_name("operator")) != "++":
+            return None
+        step = None
+    elif update.type == "assignment_expression":
+        if _ident(src, update.child_by_field_name("left")) != var:
+            return None
+        uop = _text(src, update.child_by_field_name("operator"))
+        right = update.child_by_field_name("right")
+        if right is None:
+            return None
+        if uop == "+=":
+            step = right
+        elif uop == "=" and right.type == "binary_expression" and \
+                _text(src, right.child_by_field_name("operator")) == "+" and \
+                _ident(src, right.child_by_field_name("left")) == var:
+            step = right.child_by_field_name("right")
+        else:
+            return None
+    else:
+        return None
+    if _escapes(body):
+        return None
+    assigned: set[str] = set()
+    for n in _walk(body):
+        if n.type == "assignment_expression":
+            name = _ident(src, n.child_by_field_name("left"))
+        elif n.type == "update_expression":
+            name = _ident(src, n.child_by_field_name("argument"))
+        elif n.type == "pointer_expression" and n.children and n.children[0].type == "&":
+            name = _ident(src, n.child_by_field_name("argument"))
+        else:
+            continue
+        if name is not None:
+            assigned.add(name)
+    if var in assigned:
+        return None
+    for n in [bound, *([step] if step is not None else [])]:
+        for m in _walk(n):
+            if m.type == "call_expression" or (m.type == "identifier" and
+                                               text(src, m) in assigned | {var}):
+                return None
+    return LoopShape(var, op, bound, step, body, frozenset(assigned))
+
+
+#: a carry: carried locals' values and carried struct locals' bytes
+Carry = tuple[dict[str, Value], dict[str, PageState]]
+
+
+class LoopSummary:
+    """One summarised loop, entered in state ``entry`` with the loop variable at ``lo``."""
+
+    def __init__(self, it: Interp, frame: Frame, node: Node, shape: LoopShape, entry: State,
+                 lo: Val, hi: Val, step: int, log2: z3.BitVecRef | None = None) -> None:
+        """``step`` is the loop's constant step; or, with ``log2`` (an order class's
+        symbolic compound order, :attr:`equiv.memmap.Scenario.order_v`), the step is the
+        symbolic power of two ``1 << log2`` (the interpreter proved the loop's step equal to
+        it under the assumptions) and ``step`` is unused."""
+        self.it, self.frame, self.shape, self.entry = it, frame, shape, entry
+        self.lo, self.hi, self.s = lo, hi, step
+        self.log2 = log2
+        #: the step as a 64-bit value (a term of ``log2`` for a symbolic step)
+        self.step_v: Val = it.c64(step) if log2 is None else z3.BitVecVal(1, 64) << log2
+        self.where = f"{frame.file}:{node.start_point[0] + 1} {frame.fn}"
+        self.symbolic = it.symbolic
+        self.pow2 = log2 is not None or step & (step - 1) == 0
+        zero = it.c64(0)
+        one = it.c64(1)
+        if shape.op == "<":
+            self.K = bv.ite(bv.ult(lo, hi), self._div(hi - lo - one) + one, zero)
+        else:
+            self.K = bv.ite(bv.ule(lo, hi), self._div(hi - lo) + one, zero)
+        self.vtype = entry.env[shape.var][0]
+        self.carried = sorted(n for n in shape.assigned if n in entry.env and n != shape.var)
+        #: struct locals the body may change: found by the probe below (a slot written on
+        #: any path of the probe is no longer the entry's object); every run checks the rest
+        self.slots: list[str] = []
+        self.carry0: Carry = ({n: entry.env[n][1] for n in self.carried}, {})
+        self._runs: dict[tuple[object, ...], tuple[State, TrackLayer]] = {}
+        self._keep: list[object] = []
+        self.lemmas_done = not self.symbolic
+        # the probe: iteration k (fresh) from the seed; gives the frame's offset and which
+        # memory the body writes, and is the carry-step lemma's right side
+        self.k: Val = z3.BitVec(f"{it.label}.loop.k#{it.fresh_id()}", 64) if self.symbolic else zero
+        probe = self.run(self.k, self.carry0, check_slots=False) if self.symbolic or \
+            bv.ult(zero, self.K) is True else None
+        if probe is not None:
+            self.slots = sorted(n for n, p in entry.stack.items()
+                                if p is not None and probe.stack.get(n) is not p)
+            self.carry0 = (self.carry0[0], {n: p for n, p in entry.stack.items()
+                                            if n in self.slots and p is not None})
+        self.delta: Val = zero
+        self.writes_pb = True
+        self.writes_pages = True
+        if probe is not None:
+            self.delta = self._delta(probe)
+            self.writes_pb = _writes(probe.mem, pb=True)
+            self.writes_pages = _writes(probe.mem, pb=False)
+        self.q0 = lo + self.delta
+        self.probe = probe
+
+    # -- arithmetic --
+    def _div(self, x: Val) -> Val:
+        if self.log2 is not None:
+            return z3.LShR(x, self.log2)
+        if self.pow2:
+            return bv.lshr(x, bv.ilog2(self.s)) if self.s > 1 else x
+        if isinstance(x, CBV):
+            return CBV(x.value // self.s, 64)
+        return z3.UDiv(x, self.s)
+
+    def _mul(self, k: Val) -> Val:
+        if self.log2 is not None:
+            return k << self.log2
+        if self.pow2:
+            return k << bv.ilog2(self.s) if self.s > 1 else k
+        return k * self.s
+
+    def v(self, k: Val) -> Val:
+        return self.lo + self._mul(k)
+
+    def in_range(self, k: Val) -> Cond:
+        return bv.ult(k, self.K)
+
+    def in_block(self, k: Val, n: Val) -> Cond:
+        """Is struct page ``n`` in iteration ``k``'s frame?  (Never, for a loop whose body
+        writes no struct page: the frame-write lemma then claims that.)"""
+        if not self.writes_pages:
+            return False
+        return self.in_block_pfn(k, n)
+
+    def in_block_pfn(self, k: Val, n: Val) -> Cond:
+        return bv.ult(n - (self.q0 + self._mul(k)), self.step_v)
+
+    def own(self, n: Val) -> tuple[Cond, Val]:
+        k = self._div(n - self.q0)
+        return (self.in_range(k) if self.writes_pages else False), k
+
+    def own_pfn(self, n: Val) -> tuple[Cond, Val]:
+        k = self._div(n - self.q0)
+        return self.in_range(k), k
+
+    def _pfn_of_block(self, b: Val) -> Val:
+        return b << self.it.cfg.PAGEBLOCK_ORDER
+
+    def own_pb(self, b: Val) -> tuple[Cond, Val]:
+        if not self.writes_pb:
+            return False, self.it.c64(0)
+        return self.own_pfn(self._pfn_of_block(b))
+
+    def in_block_pb(self, k: Val, b: Val) -> Cond:
+        return self.in_block_pfn(k, self._pfn_of_block(b)) if self.writes_pb else False
+
+    def _delta(self, probe: State) -> Val:
+        """Offset of the first page the body writes from the loop variable (0 if none)."""
+        vk = self.v(self.k)
+        best: tuple[int, int, Val] | None = None
+        for key, _ in probe.mem.pages:
+            d = key - vk
+            if self.symbolic:
+                d = z3.simplify(d)
+                if _mentions(d, self.k):
+                    continue
+            base, off = self.it.canon.canon(d)
+            cand = (base, off, d)
+            if best is None or (base, off) < (best[0], best[1]):
+                best = cand
+        return best[2] if best is not None else self.it.c64(0)
+
+    # -- iterations --
+    def run(self, k: Val, carry: Carry, check_slots: bool = True) -> State:
+        """Iteration ``k`` on (a read-logging view of) the entry memory with ``carry``."""
+        return self.run_tracked(k, carry, check_slots)[0]
+
+    def run_tracked(self, k: Val, carry: Carry,
+                    check_slots: bool = True) -> tuple[State, TrackLayer]:
+        """:meth:`run`, and the layer that logged its reads of the entry memory."""
+        key = (_id(k), tuple(_id(v) for v in carry[0].values()),
+               tuple(_id(p.bits) for p in carry[1].values()))
+        hit = self._runs.get(key)
+        if hit is not None:
+            return hit
+        it, e = self.it, self.entry
+        track = TrackLayer(e.mem)
+        env = dict(e.env)
+        env[self.shape.var] = (self.vtype, CInt(self.v(k)))
+        for n, v in carry[0].items():
+            env[n] = (e.env[n][0], v)
+        stack = {**e.stack, **carry[1]}
+        st = State(pc=bv.and_(e.pc, self.in_range(k)), env=env, mem=e.mem.layered(track),
+                   stack=stack)
+        out = it.guarded(lambda s2: it.stmt(self.frame, self.shape.body, s2), st)
+        if out.ret or out.brk:
+            raise InterpError(f"{self.where}: the loop is left by break or return (not "
+                              "summarised)")
+        ends = out.normal + out.cont
+        if not ends:  # an iteration read where none runs (its path condition is infeasible)
+            if it.oracle is None or it.oracle.feasible(st.pc):
+                raise InterpError(f"{self.where}: no path through an iteration is feasible")
+            ends = [st]
+        fin = it.merge(ends)
+        for n in e.env:
+            if n not in self.carried and n != self.shape.var and n in fin.env and \
+                    fin.env[n][1] is not e.env[n][1]:
+                raise InterpError(f"{self.where}: the body changes {n} in a way the summary "
+                                  "does not follow")
+        if check_slots:
+            for n, p in e.stack.items():
+                if n not in self.slots and p is not None and fin.stack.get(n) is not p:
+                    raise InterpError(f"{self.where}: the body changes struct local {n} on "
+                                      "a path the summary's probe did not")
+        self._runs[key] = (fin, track)
+        self._keep.append((k, carry))
+        return fin, track
+
+    def carry_of(self, st: State) -> Carry:
+        env = {n: st.env[n][1] for n in self.carried if n in st.env}
+        stack: dict[str, PageState] = {}
+        for n in self.slots:
+            p = st.stack.get(n)
+            if p is None:
+                raise InterpError(f"{self.where}: struct local {n} lost in the loop")
+            stack[n] = p
+        return env, stack
+
+    def inv(self, k: Val) -> Carry:
+        """The carry entering iteration ``k``."""
+        if not self.carried and not self.slots:
+            return self.carry0
+        first = bv.eq(k, self.it.c64(0))
+        if first is True:
+            return self.carry0
+        prev = self.carry_of(self.run(k - self.it.c64(1), self.carry0))
+        if first is False:
+            return prev
+        env = {n: self.it.merge_values([first, True], [self.carry0[0][n], prev[0][n]])
+               for n in self.carried}
+        stack = {n: ite_page(first, self.carry0[1][n], prev[1][n]) for n in self.slots}
+        return env, stack
+
+    def at(self, k: Val) -> State:
+        return self.run(k, self.inv(k))
+
+    def inside(self, n: Val, k: Val, pc: Cond,
+               read: Callable[[PageStore, Val, Cond], Val]) -> Val:
+        """What iteration ``k`` (a term, e.g. the owner of an observation index) leaves at
+        ``n``: read from the lemma's iteration at the free symbol ``self.k``, under the
+        condition that ``n`` lies in its block, then ``self.k`` replaced by ``k``.  Every
+        decision taken while interpreting that iteration held for all values of the free
+        symbol on its path, so the instance is exact; reading it costs no new
+        interpretation of the body."""
+        kk = self.k
+        got = read(self.at(kk).mem, n, bv.and_(pc, self.in_range(kk), self.in_block_pfn(kk, n)))
+        assert isinstance(got, z3.ExprRef) and isinstance(k, z3.ExprRef)
+        return z3.substitute(got, (kk, k))
+
+    # -- the state after the loop --
+    def exit_state(self) -> State:
+        e = self.entry
+        env = dict(e.env)
+        for n in [*self.carried, self.shape.var]:
+            env[n] = (e.env[n][0], Poison(n, self.where))
+        stack: dict[str, PageState | None] = dict(e.stack)
+        for n in self.slots:
+            stack[n] = None
+        return State(pc=e.pc, env=env, mem=e.mem.layered(SummaryLayer(self)), stack=stack)
+
+    # -- lemmas --
+    def ensure_lemmas(self) -> None:
+        if self.lemmas_done:
+            return
+        self.lemmas_done = True
+        it, e, k = self.it, self.entry, self.k
+        premise = _bool(bv.and_(e.pc, self.in_range(k)))
+        fin, track = self.run_tracked(k, self.inv(k))
+        # any struct page n, named by its offset from the block's first page: n = q_k + x
+        # (a bijection of the pages for each k, so the lemmas claim the same), whose block
+        # tests then fold (n - q_k == x) before the solver sees them
+        x2 = z3.BitVec(f"{it.label}.loop.x#{it.fresh_id()}", 64)
+        n2 = self.q0 + self._mul(k) + x2
+        b2 = z3.BitVec(f"{it.label}.loop.b#{it.fresh_id()}", 64)
+        # the iteration's output in its own block, read first so that the reads it makes
+        # lazily (through summaries of inner loops) are logged under that condition
+        fin.mem.read_any(n2, bv.and_(premise, self.in_block_pfn(k, n2)))
+        if self.writes_pb:
+            fin.mem.read_pb_any(b2, bv.and_(premise, self.in_block_pb(k, b2)))
+        out_n = fin.mem.read_any(n2, False)
+        ent_n = e.mem.read_any(n2, False)
+        outside = _bool(bv.not_(self.in_block(k, n2)))
+        fw = [z3.Implies(outside, out_n.bits == ent_n.bits)]
+        # the pages the iteration itself may have written (its footprint above the entry
+        # memory): none outside the block implies the bytes there are the entry's
+        track.hide = True
+        try:
+            written = _bool(fin.mem.footprint(n2))
+        finally:
+            track.hide = False
+        out_b = fin.mem.read_pb_any(b2, False)
+        ent_b = e.mem.read_pb_any(b2, False)
+        pb_frame = z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b)
+        fw.append(pb_frame)
+        fw_strong = z3.And(z3.Implies(outside, z3.Not(written)), pb_frame)
+        reads = _read_claims([(pc, self.in_block_pfn(k, n)) for pc, n in track.log] +
+                             [(pc, self.in_block_pb(k, b)) for pc, b in track.log_pb])
+        add = it.lemmas.append
+        add(CLemma(self.where, "frame-write", premise, z3.And(*fw), fw_strong))
+        add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True)))
+        if self.carried or self.slots:
+            assert self.probe is not None
+            a, b = self.carry_of(fin), self.carry_of(self.probe)
+            eqs = [_bool(_value_eq(it, a[0][n], b[0][n])) for n in self.carried]
+            eqs += [a[1][n].bits == b[1][n].bits for n in self.slots]
+            add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True)))
+        vk = self.q0 + self._mul(k)
+        wrap = [_bool(bv.ule(vk, vk + self.step_v))]
+        if self.shape.op == "<=":
+            wrap.append(_bool(bv.ne(self._div(self.hi - self.lo) + it.c64(1), it.c64(0))))
+        add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
+
+
+class SummaryLayer(Layer):
+    """The memory after a summarised loop."""
+
+    def __init__(self, summary: LoopSummary) -> None:
+        self.summary = summary
+        self._pages: dict[object, PageState] = {}
+        self._pbs: dict[object, Val] = {}
+        self._keep: list[object] = []
+
+    def page(self, key: Val, pc: Cond) -> PageState:
+        s = self.summary
+        s.ensure_lemmas()
+        memo = (_id(key), _id(pc))
+        hit = self._pages.get(memo)
+        if hit is not None:
+            return hit
+        dom, k = s.own(key)
+        if isinstance(dom, bool) or (s.symbolic and z3.is_false(z3.simplify(dom))):
+            out = s.at(k).mem.read_any(key, pc) if dom is True else \
+                s.entry.mem.read_any(key, pc)
+        else:
+            out = ite_page(dom, PageState(bits=s.inside(key, k, pc,
+                                                        lambda m, n, c: m.read_any(n, c).bits)),
+                           s.entry.mem.read_any(key, bv.and_(pc, bv.not_(dom))))
+        self._pages[memo] = out
+        self._keep.append((key, pc))
+        return out
+
+    def footprint(self, n: Val) -> Cond:
+        s = self.summary
+        s.ensure_lemmas()
+        return bv.or_(s.own(n)[0], s.entry.mem.footprint(n))
+
+    def pb(self, b: Val, pc: Cond) -> Val:
+        s = self.summary
+        s.ensure_lemmas()
+        memo = (_id(b), _id(pc))
+        hit = self._pbs.get(memo)
+        if hit is not None:
+            return hit
+        dom, k = s.own_pb(b)
+        if isinstance(dom, bool):
+            out = s.at(k).mem.read_pb_any(b, pc) if dom else s.entry.mem.read_pb_any(b, pc)
+        else:
+            inside = s.inside(s._pfn_of_block(b), k, pc, lambda m, _n, c: m.read_pb_any(b, c))
+            out = bv.ite(dom, inside, s.entry.mem.read_pb_any(b, bv.and_(pc, bv.not_(dom))))
+        self._pbs[memo] = out
+        self._keep.append((b, pc))
+        return out
+
+
+def _read_claims(log: list[tuple[Cond, Cond]]) -> list[z3.BoolRef]:
+    """``pc -> inside`` for each logged read, leaving out those whose ``inside`` folds to
+    true (a read of the iteration's own struct page) or whose ``pc`` is false, and
+    duplicates.  Of ``pc`` only the conjuncts over scalars are kept (those that read no
+    struct page or bitmap cell): a weaker premise, so a stronger claim, and one the solver
+    decides without the pages' 512-bit terms."""
+    out: list[z3.BoolRef] = []
+    seen: set[tuple[int, int]] = set()
+    for pc, inside in log:
+        if pc is False:
+            continue
+        ins = _bool(inside)
+        ins = z3.simplify(ins)
+        if z3.is_true(ins):
+            continue
+        p = _scalar_part(_bool(pc))
+        key = (p.get_id(), ins.get_id())
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(z3.Implies(p, ins))
+    return out
+
+
+def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
+    """The conjuncts of ``pc`` (nested ``And`` flattened) that hold no array read."""
+    todo, keep = [pc], []
+    while todo:
+        x = todo.pop()
+        if z3.is_and(x):
+            todo.extend(x.children())
+        elif not has_select(x):
+            keep.append(x)
+    return z3.And(*keep) if keep else z3.BoolVal(True)
+
+
+_SELECT: dict[int, tuple[z3.ExprRef, bool]] = {}
+
+
+def has_select(t: z3.ExprRef) -> bool:
+    """Does ``t`` read an array (a struct page or bitmap cell)?  (Process-wide memo by term
+    id; each term is kept alive with its entry.)"""
+    hit = _SELECT.get(t.get_id())
+    if hit is not None:
+        return hit[1]
+    out = z3.is_select(t) or any(has_select(c) for c in t.children())
+    _SELECT[t.get_id()] = (t, out)
+    return out
+
+
+def _writes(store: PageStore, pb: bool) -> bool:
+    """Does an iteration's store write a pageblock cell (``pb``) or a struct page (itself
+    or through inner loops and joins), down to its loop's read-logging layer?"""
+    todo: list[PageStore] = [store]
+    seen: set[int] = set()
+    while todo:
+        st = todo.pop()
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        if st.pbs if pb else st.pages:
+            return True
+        below = st.below
+        if isinstance(below, SummaryLayer):
+            if below.summary.writes_pb if pb else below.summary.writes_pages:
+                return True
+            todo.append(below.summary.entry.mem)
+        elif isinstance(below, MergeLayer):
+            todo.extend(below.stores)
+    return False
+
+
+def _id(x: object) -> object:
+    if isinstance(x, CBV):
+        return ("c", x.value)
+    if isinstance(x, bool):
+        return ("b", x)
+    if isinstance(x, z3.AstRef):
+        return x.get_id()
+    if isinstance(x, CInt):
+        return ("i", _id(x.v))
+    if isinstance(x, Ptr):
+        return ("p", x.region, x.obj, x.off, _id(x.idx) if x.idx is not None else None)
+    return id(x)
+
+
+def _bool(c: Cond) -> z3.BoolRef:
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+def _mentions(term: z3.ExprRef, sym: Val) -> bool:
+    if not isinstance(sym, z3.ExprRef):
+        return False
+    target = sym.get_id()
+    seen: set[int] = set()
+    todo = [term]
+    while todo:
+        t = todo.pop()
+        if t.get_id() in seen:
+            continue
+        seen.add(t.get_id())
+        if t.get_id() == target:
+            return True
+        todo.extend(t.children())
+    return False
+
+
+def _value_eq(it: Interp, a: Value, b: Value) -> Cond:
+    if a is b:
+        return True
+    if isinstance(a, Ptr) and isinstance(b, Ptr):
+        if a.region != b.region or a.obj != b.obj or a.off != b.off:
+            return False
+        if a.idx is None or b.idx is None:
+            return a.idx is None and b.idx is None
+        return bv.eq(a.idx, b.idx)
+    if isinstance(a, Slot) and isinstance(b, Slot):
+        return a.slot == b.slot
+    if isinstance(a, CInt | CCond) and isinstance(b, CInt | CCond):
+        return bv.eq(it.as_int(a), it.as_int(b))
+    return False
+
+
+__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "LoopShape", "LoopSummary", "SummaryLayer",
+           "loop_shape"]
