@@ -192,10 +192,10 @@ def test_hostile_text_is_escaped() -> None:
     from equiv.engine.results import (
         CellResult,
         ObligationResult,
+        Presenter,
         RunResult,
         SubjectConfig,
     )
-    from equiv.engine.subject import Presenter
     from equiv.engine.verdict import Verdict
 
     evil = '<script>alert("x")</script>'

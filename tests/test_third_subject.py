@@ -26,7 +26,8 @@ TOY = textwrap.dedent('''
 
     from equiv.engine.results import CellResult, ObligationResult, RunResult, SubjectConfig
     from equiv.engine.selftest import SelfTestResult
-    from equiv.engine.subject import Presenter, Subject
+    from equiv.engine.results import Presenter
+    from equiv.engine.subject import Subject
     from equiv.engine.verdict import Verdict
 
 

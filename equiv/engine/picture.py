@@ -1,6 +1,6 @@
 """What a counterexample looks like, as data for the pictures of the reports.
 
-A subject's :class:`~equiv.engine.subject.Presenter` turns one of its counterexamples into a
+A subject's :class:`~equiv.engine.results.Presenter` turns one of its counterexamples into a
 :class:`Picture`: the bytes of the object where the difference shows (initial, slow and
 fast, with every name of every byte range, the union views overlapping), strips that show
 where that object lies among its neighbours (a compound's pages, the pageblocks), and every

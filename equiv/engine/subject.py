@@ -1,27 +1,25 @@
-"""What a subject gives the engine: its registration (:class:`Subject`) and how its details
-appear in reports (:class:`Presenter`).
+"""What a subject gives the engine: its registration (:class:`Subject`).  How its details
+appear in reports is its :class:`~equiv.engine.results.Presenter`, beside the results it reads.
 
 A subject is a pair of kernel paths (slow and fast) with its own model, obligations and
 seeded bugs.  Its package exposes one :class:`Subject` (named in :mod:`equiv.subjects`):
 its options, how it turns them into runs (:class:`~equiv.engine.results.RunResult`, whose
 cells are :class:`~equiv.engine.results.CellResult`), its self-test and its lines for
 ``--list``.  Every report format reads a run's subject-specific detail through the run's
-:class:`Presenter`; the reports themselves name no subject.
+:class:`~equiv.engine.results.Presenter`; the reports themselves name no subject.
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from collections.abc import Callable
+from typing import TextIO
 
 from attrs import frozen
 
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
-from equiv.engine.picture import Picture
-from equiv.engine.results import CellResult, Counterexample, ObligationResult, RunResult
+from equiv.engine.results import RunResult
 from equiv.engine.selftest import SelfTestResult
 from equiv.engine.solvers import SOLVERS
 
@@ -92,89 +90,4 @@ class Subject:
         return name
 
 
-class Presenter:
-    """How one subject's results read in every report format.  Each method returns data
-    (lines, ids, dicts) and writes nothing; :mod:`equiv.report` asks it and formats.
-
-    The defaults are what a subject without wording of its own gets: obligations are their
-    own SARIF rules, located at :attr:`kernel_file` and the function of the cell's column
-    (:attr:`column_functions`); a counterexample prints as its JSON.
-    """
-
-    #: the subject's name in machine-readable output (JSON); "" for its registry name
-    report_id: str = ""
-    #: the kernel file SARIF results point into (relative to the kernel tree's root)
-    kernel_file: str = ""
-    #: the kernel function of each matrix column, for SARIF locations
-    column_functions: tuple[tuple[str, str], ...] = ()
-
-    def column_name(self, column: str) -> str:
-        """A column as the matrix, JUnit and reproduce commands print it."""
-        return column
-
-    def counterexample_lines(self, cx: Counterexample, width: int) -> list[str]:
-        """A replayed counterexample as report lines of at most ``width`` columns."""
-        return json.dumps(cx.to_json(), indent=2).splitlines()
-
-    def one_line(self, cx: Counterexample) -> str:
-        """A counterexample in one line (JUnit failure message, SARIF message)."""
-        return " ".join(line.strip() for line in self.counterexample_lines(cx, 10_000)[:4])
-
-    def role_description(self, ob: ObligationResult) -> str:
-        """What an obligation is about, in words ("" when there is nothing to add)."""
-        return ""
-
-    def about(self, ob: ObligationResult) -> str:
-        """What an obligation is about, never empty (Markdown and SARIF messages)."""
-        return self.role_description(ob) or ob.kind
-
-    def repro_alone(self, ob: ObligationResult) -> bool:
-        """Can the obligation be re-run alone (``--obligation NAME``)?  Otherwise its
-        reproduce command re-runs its whole cell."""
-        return ob.kind != "lemma"
-
-    def all_columns_note(self, fmt: str, times: bool) -> str:
-        """The note under a matrix with cells proved once for every column of their row
-        (``fmt`` "text" or "markdown")."""
-        return "proved once for every column of the row"
-
-    def row_class_note(self, classes: Sequence[tuple[int, int]], fmt: str, times: bool) -> str:
-        """The note under a matrix with rows proved by one proof per class of rows
-        (``classes``: first and last row of each; ``fmt`` "text" or "markdown")."""
-        spans = ", ".join(f"{a}-{b}" for a, b in classes)
-        return f"rows {spans}: one proof per class of rows, the row a symbolic input"
-
-    def rule_id(self, ob: ObligationResult) -> str:
-        """The SARIF rule of an obligation."""
-        return ob.name
-
-    def sarif_rules(self, runs: Sequence[RunResult]) -> list[dict[str, Any]]:
-        """The SARIF rules (``reportingDescriptor``\\ s) of this subject's obligations in
-        ``runs``: by default one per obligation name."""
-        seen: dict[str, dict[str, Any]] = {}
-        for run in runs:
-            for c in run.cells:
-                for ob in c.obligations:
-                    seen.setdefault(self.rule_id(ob), {
-                        "id": self.rule_id(ob), "name": ob.name,
-                        "shortDescription": {"text": f"{run.subject}: {ob.name} ({ob.kind})"},
-                        "defaultConfiguration": {"level": "error"},
-                        "properties": {"kind": ob.kind, "subject": run.subject}})
-        return list(seen.values())
-
-    def location(self, cell: CellResult, ob: ObligationResult) -> tuple[str, str]:
-        """(kernel file, function) a SARIF result is located at."""
-        return self.kernel_file, dict(self.column_functions).get(cell.ptype, cell.ptype)
-
-    def emitted_files(self, run: RunResult) -> list[tuple[str, str]]:
-        """(file name, contents) of the tests ``--emit-tests`` writes for ``run``."""
-        return []
-
-    def picture(self, run: RunResult, cell: CellResult, ob: ObligationResult) -> Picture | None:
-        """What the counterexample of ``ob`` looks like (the text report's hexdump, the
-        HTML report's diagrams), or None when the subject draws none: then the reports show
-        :meth:`counterexample_lines` alone."""
-        return None
-
-
-__all__ = ["Presenter", "RunContext", "Subject"]
+__all__ = ["RunContext", "Subject"]

@@ -4,7 +4,7 @@ modules turn it into text for a mail or a log (:mod:`.text`), Markdown for a pul
 -, a self-contained HTML page with pictures of every counterexample (:mod:`.html`) and the
 self-test's kill matrix (:mod:`.tables`).  Subject-free: whatever is a subject's
 own (counterexamples, rule ids, locations, emitted tests) comes from the run's
-:class:`~equiv.engine.subject.Presenter`.  ``times=False`` drops every
+:class:`~equiv.engine.results.Presenter`.  ``times=False`` drops every
 volatile field (timings, versions) so golden files can pin the format."""
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 The page holds, for every run (one per configuration and subject): the matrix (one verdict
 per cell, each cell not proved linked to its details), what was checked, and for every
 obligation not proved its reason or counterexample.  A counterexample the subject can
-draw (:meth:`~equiv.engine.subject.Presenter.picture`) gets:
+draw (:meth:`~equiv.engine.results.Presenter.picture`) gets:
 
 * a diagram of the object (for the zone-device subject: the struct page), one row per
   machine word, every field a box at its offset and size, the union views stacked in

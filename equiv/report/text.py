@@ -4,7 +4,7 @@ Every line is at most :data:`WIDTH` (72) columns, with no colour and no box draw
 summary line comes first; then what was checked (config, revision, assumptions), the matrix
 (columns x rows, e.g. pgmap type x order), and for every obligation not proved: its reason
 or its counterexample (in the subject's words: the run's
-:class:`~equiv.engine.subject.Presenter`), and one shell command that reproduces exactly
+:class:`~equiv.engine.results.Presenter`), and one shell command that reproduces exactly
 that obligation.
 """
 

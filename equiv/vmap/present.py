@@ -15,9 +15,8 @@ import json
 import re
 import textwrap
 
-from equiv.engine.results import CellResult, ObligationResult, RunResult
+from equiv.engine.results import CellResult, ObligationResult, Presenter, RunResult
 from equiv.engine.results import Counterexample as AnyCounterexample
-from equiv.engine.subject import Presenter
 from equiv.engine.verdict import Verdict
 from equiv.report.text import command_lines, repro_command
 from equiv.vmap.arch import PAGE_SHIFT, kernel_va
@@ -214,7 +213,7 @@ def test_{re.sub(r"[^a-z0-9]+", "_", obligation.lower())}_diverges() -> None:
 
 
 class VmapPresenter(Presenter):
-    """The vmap subject's :class:`~equiv.engine.subject.Presenter`: obligations are their
+    """The vmap subject's :class:`~equiv.engine.results.Presenter`: obligations are their
     own SARIF rules, located at the mm/vmalloc.c function of the cell's path."""
 
     report_id = "vmap"

@@ -14,9 +14,8 @@ from typing import Any
 
 from equiv.config import Config
 from equiv.engine.picture import Box, Change, ObjectBytes, Picture, Segment, Strip
-from equiv.engine.results import CellResult, ObligationResult, RunResult
+from equiv.engine.results import CellResult, ObligationResult, Presenter, RunResult
 from equiv.engine.results import Counterexample as AnyCounterexample
-from equiv.engine.subject import Presenter
 from equiv.memmap import INPUT_NAMES, M64, MemoryType
 from equiv.page_model import Chain, Layout
 from equiv.report.text import WIDTH, wrap
@@ -384,7 +383,7 @@ def render_explain(ex: Explanation) -> str:
 
 
 class ZoneDevicePresenter(Presenter):
-    """The zone-device subject's :class:`~equiv.engine.subject.Presenter`."""
+    """The zone-device subject's :class:`~equiv.engine.results.Presenter`."""
 
     report_id = SUBJECT
     kernel_file = KERNEL_FILE
