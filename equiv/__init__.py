@@ -1,8 +1,11 @@
 """equiv: SMT equivalence proofs for Linux kernel fast paths.
 
-First subject (the top-level modules): the template fast path of "mm: optimize zone-device
-memmap initialization" (Li Zhe, 2026) against the per-pfn slow path of mm/mm_init.c
-(v7.3-rc1), over a byte-precise model of struct page.  Second subject: :mod:`equiv.vmap`.
+First subject: the template fast path of "mm: optimize zone-device memmap initialization"
+(Li Zhe, 2026) against the per-pfn slow path of mm/mm_init.c (v7.3-rc1), over a
+byte-precise model of struct page.  Its model is at the top of this package
+(:mod:`equiv.page_model`, :mod:`equiv.slow_path`, :mod:`equiv.template_path`, with
+:mod:`equiv.config`, :mod:`equiv.memmap`, :mod:`equiv.loops`, :mod:`equiv.slow_variants`);
+what runs it is :mod:`equiv.zone_device`.  Second subject: :mod:`equiv.vmap`.
 The engine both run on is :mod:`equiv.engine` (with the reports, :mod:`equiv.report`); the
 kernel-artefact readers are :mod:`equiv.linux`; the registry is :mod:`equiv.subjects`.
 

@@ -6,8 +6,8 @@ imported only when one of its runs starts.  Adding a subject is writing its pack
 adding one line here.
 
 * ``zone-device`` - "mm: optimize zone-device memmap initialization" (struct page template
-  copies against ``memmap_init_zone_device`` of mm/mm_init.c); the top-level modules, front
-  :mod:`equiv.zone_device.cli`.
+  copies against ``memmap_init_zone_device`` of mm/mm_init.c); the card's model at the top of
+  :mod:`equiv` and :mod:`equiv.zone_device`, front :mod:`equiv.zone_device.cli`.
 * ``vmap`` - "mm/vmalloc: Speed up ioremap, vmalloc and vmap with contiguous memory"
   (batched CONT_PTE / PMD mapping against the per-page paths of mm/vmalloc.c);
   :mod:`equiv.vmap`, front :mod:`equiv.vmap.cli`.
