@@ -14,6 +14,7 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,15 +89,10 @@ def test_recorded_run_is_the_same_as_the_model() -> None:
     assert "aliased tail 172" in out  # devdax 1G --map mem: the deduplicated tails
 
 
-def test_recorded_run_golden() -> None:
-    """The text report's format, pinned (regenerate: EQUIV_GOLDEN=1)."""
-    import os
-
+def test_recorded_run_golden(golden: Callable[[str, str], None]) -> None:
+    """The text report's format, pinned (regenerate: --update-golden, as every golden)."""
     _, out, _ = run("--live-from", str(DATA), "--no-times", "--quiet")
-    text = normalise(out)
-    if os.environ.get("EQUIV_GOLDEN"):
-        GOLDEN.write_text(text)
-    assert text == GOLDEN.read_text()
+    golden(GOLDEN.name, normalise(out))
 
 
 def test_header_names_the_kernel() -> None:
