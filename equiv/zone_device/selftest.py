@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from equiv.engine.cache import Cache
-from equiv.engine.errors import InputError
+from equiv.engine.errors import lookup_all
 from equiv.engine.results import CellResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
@@ -57,12 +57,10 @@ def specs(names: Iterable[str] | None = None,
         InputError: an unknown mutant name.
     """
     chosen = list(MUTANTS) if names is None else list(names)
-    unknown = [n for n in chosen if n not in MUTANTS]
-    if unknown:
-        raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    mutants = lookup_all(MUTANTS, chosen, "mutant")
     cell_list = tuple(cells)
-    return [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False,
-                     until_caught=True) for n in chosen for t, o in cell_list]
+    return [CellSpec(m.config, "v11", t, o, mutant=n, minimise=False, until_caught=True)
+            for n, m in zip(chosen, mutants, strict=True) for t, o in cell_list]
 
 
 def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
