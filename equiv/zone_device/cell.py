@@ -26,6 +26,7 @@ from equiv.template_path import Revision, fast_path, revision
 from equiv.zone_device.check import check_cell
 from equiv.zone_device.counterexample import Counterexample
 from equiv.zone_device.mutants import MUTANTS, caught, first_roles
+from equiv.zone_device.names import COMPARE, DEFAULT_REVISION
 from equiv.zone_device.obligations import FastFn, build_cell
 
 
@@ -145,7 +146,6 @@ def _cache(directory: str | None) -> Cache | None:
     return _CACHES[directory]
 
 
-COMPARE = "compare:"
 #: z3 budget of the first tries at a slow-path comparison's loop lemmas, before each lemma
 #: is proved conjunct by conjunct (:func:`equiv.zone_device.check.check_cell`'s ``lemma_try``): about
 #: 2 s of z3 here; the v6.12 loops' lemmas took 16 s together and about 1 s in parts
@@ -164,7 +164,7 @@ def resolve(name: str) -> tuple[Revision, FastFn | None]:
     if not name.startswith(COMPARE):
         return revision(name), None
     cmp = comparison(name.removeprefix(COMPARE))
-    rev = evolve(revision("v11"), name=name, summary=f"{cmp.summary} ({cmp.claim})",
+    rev = evolve(revision(DEFAULT_REVISION), name=name, summary=f"{cmp.summary} ({cmp.claim})",
                  assumptions=cmp.assumptions + tuple(f"known difference: {d}" for d in cmp.differences))
     return rev, cmp.path
 

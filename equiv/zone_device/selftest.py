@@ -22,6 +22,7 @@ from equiv.memmap import MemoryType
 from equiv.zone_device.cell import CellSpec, run_matrix
 from equiv.zone_device.counterexample import counterexample_of
 from equiv.zone_device.mutants import MUTANTS, caught, is_equivalent, names_page
+from equiv.zone_device.names import DEFAULT_REVISION
 
 #: the (type, order) cells every mutant is checked on
 CELLS: tuple[tuple[MemoryType, int], ...] = (
@@ -59,7 +60,7 @@ def specs(names: Iterable[str] | None = None,
     chosen = list(MUTANTS) if names is None else list(names)
     mutants = lookup_all(MUTANTS, chosen, "mutant")
     cell_list = tuple(cells)
-    return [CellSpec(m.config, "v11", t, o, mutant=n, minimise=False, until_caught=True)
+    return [CellSpec(m.config, DEFAULT_REVISION, t, o, mutant=n, minimise=False, until_caught=True)
             for n, m in zip(chosen, mutants, strict=True) for t, o in cell_list]
 
 

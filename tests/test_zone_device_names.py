@@ -1,0 +1,41 @@
+"""The zone-device option names (equiv.zone_device.names) are the keys of the tables that
+say what they mean, in the same order."""
+
+from __future__ import annotations
+
+import pytest
+
+from equiv.engine.errors import InputError
+from equiv.memmap import MemoryType
+from equiv.slow_variants import COMPARISONS
+from equiv.template_path import REVISIONS
+from equiv.zone_device import names
+from equiv.zone_device.mutants import MUTANTS
+from equiv.zone_device.obligations import ROLES, roles_for
+from equiv.zone_device.selftest import specs
+
+
+def test_the_names_are_the_tables_keys() -> None:
+    assert tuple(REVISIONS) == names.REVISIONS
+    assert names.DEFAULT_REVISION in names.REVISIONS
+    assert tuple(COMPARISONS) == names.COMPARISONS
+    assert tuple(MUTANTS) == names.MUTANTS
+    assert tuple(MemoryType.__members__) == names.TYPES
+    assert tuple(ROLES) == names.ROLES
+
+
+@pytest.mark.parametrize("order", range(4))
+def test_the_roles_at_an_order(order: int) -> None:
+    want = ["head", *(["tail1"] if order >= 1 else []), *(["tail2", "tail"] if order >= 2 else []),
+            "outside", "pageblock"]
+    assert [r.name for r in roles_for(order)] == list(names.roles_at(order)) == want
+
+
+def test_both_self_tests_name_every_unknown_seeded_bug() -> None:
+    from equiv.vmap.selftest import self_test as vmap_self_test
+
+    with pytest.raises(InputError, match=r"^unknown mutant\(s\) nope, nix; valid: "
+                                         r"mutant_slow_count_before_init, "):
+        specs(["nope", "mutant_short_copy", "nix"])
+    with pytest.raises(InputError, match=r"^unknown vmap mutant\(s\) nope; valid: "):
+        vmap_self_test(1, names=["nope"])
