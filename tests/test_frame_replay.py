@@ -35,7 +35,8 @@ CELLS = [(MemoryType.GENERIC, 1), (MemoryType.GENERIC, 2), (MemoryType.FS_DAX, 2
 
 
 def _cell(name: str, ptype: MemoryType, order: int) -> CellProblem:
-    sc, rev, fast = cell_paths(CellSpec("x86_64-default", "v11", ptype, order, mutant=name))
+    sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision="v11", ptype=ptype, order=order,
+                                        mutant=name))
     return build_cell(sc, rev, fast, first_form=rev.comparison is not None)
 
 

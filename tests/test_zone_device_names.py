@@ -43,6 +43,11 @@ def test_a_comparison_is_a_field_of_its_revision() -> None:
     assert rev.comparison == MUTANTS[slow_edit].compare
 
 
+def test_a_cell_is_built_by_keyword() -> None:
+    with pytest.raises(TypeError):
+        CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 0)  # type: ignore[misc]
+
+
 def test_both_self_tests_name_every_unknown_seeded_bug() -> None:
     from equiv.vmap.selftest import self_test as vmap_self_test
 

@@ -30,7 +30,7 @@ from equiv.zone_device.names import COMPARE, DEFAULT_REVISION
 from equiv.zone_device.obligations import FastFn, build_cell
 
 
-@frozen
+@frozen(kw_only=True)
 class CellSpec:
     """One cell (picklable, so it can be sent to a worker process)."""
 

@@ -269,8 +269,10 @@ def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config,
                                  f"{missing[0]}; valid there: "
                                  + ", ".join(f"{r}_equal" for r in names.roles_at(missing[0])))
     rlimit = DEFAULT_RLIMIT if args.rlimit is None else args.rlimit
-    specs = [CellSpec(cfg, rev_name, t, o, args.mutant, args.timeout_ms, rlimit,
-                      args.solver or SOLVERS[0], args.dump_smt, args.obligation)
+    specs = [CellSpec(config=cfg, revision=rev_name, ptype=t, order=o, mutant=args.mutant,
+                      timeout_ms=args.timeout_ms, rlimit=rlimit,
+                      solver=args.solver or SOLVERS[0], dump_smt=args.dump_smt,
+                      obligation=args.obligation)
              for cfg, orders in per_config for o in orders for t in types]
     return specs, per_config, rev_name
 

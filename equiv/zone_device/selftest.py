@@ -60,7 +60,8 @@ def specs(names: Iterable[str] | None = None,
     chosen = list(MUTANTS) if names is None else list(names)
     mutants = lookup_all(MUTANTS, chosen, "mutant")
     cell_list = tuple(cells)
-    return [CellSpec(m.config, DEFAULT_REVISION, t, o, mutant=n, minimise=False, until_caught=True)
+    return [CellSpec(config=m.config, revision=DEFAULT_REVISION, ptype=t, order=o, mutant=n,
+                     minimise=False, until_caught=True)
             for n, m in zip(chosen, mutants, strict=True) for t, o in cell_list]
 
 
