@@ -152,8 +152,8 @@ def profile(orders: list[int], solver: str) -> str:
     t0 = time.perf_counter()
     pr.enable()
     for o in orders:
-        run_group([CellSpec("x86_64-default", "compare:v6.12", t, o, rlimit=1_000_000_000,
-                            solver=solver) for t in MemoryType])
+        run_group([CellSpec(config="x86_64-default", revision="compare:v6.12", ptype=t, order=o,
+                            rlimit=1_000_000_000, solver=solver) for t in MemoryType])
     pr.disable()
     clear_answers()
     wall = time.perf_counter() - t0
@@ -192,7 +192,8 @@ def resources(orders: list[int]) -> str:
         kinds[f"{kind} ({r})"] += count(self) - before
         return r
 
-    specs = [CellSpec("x86_64-default", "compare:v6.12", t, o, rlimit=DEFAULT_RLIMIT)
+    specs = [CellSpec(config="x86_64-default", revision="compare:v6.12", ptype=t, order=o,
+                      rlimit=DEFAULT_RLIMIT)
              for o in orders for t in MemoryType]
     lines = []
     z3.Solver.check = check  # type: ignore[method-assign]

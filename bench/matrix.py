@@ -31,7 +31,8 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3, help="repetitions of the per-order timing")
     args = ap.parse_args()
 
-    specs = [CellSpec("x86_64-default", "v11", t, o) for o in range(19) for t in MemoryType]
+    specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o)
+             for o in range(19) for t in MemoryType]
     results, wall, jobs = run_matrix(specs, args.jobs)
     bad = [r for r in results if r.verdict is not Verdict.PROVED]
     print(f"default matrix: {len(results)} cells, {len(results) - len(bad)} proved, "
@@ -56,7 +57,8 @@ def main() -> int:
         for _ in range(args.repeat):
             clear_answers()  # a cold cell: no answer shared from an earlier run
             t0 = time.perf_counter()
-            r = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order))
+            r = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC,
+                                  order=order))
             times.append(time.perf_counter() - t0)
             assert r.verdict is Verdict.PROVED
         med[order] = statistics.median(times)

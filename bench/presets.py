@@ -27,7 +27,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     args = ap.parse_args()
-    specs = [CellSpec(cfg, "v11", t, o) for cfg in PRESETS.values()
+    specs = [CellSpec(config=cfg, revision="v11", ptype=t, order=o) for cfg in PRESETS.values()
              for o in range(cfg.max_order + 1) for t in MemoryType]
     t0 = time.perf_counter()
     results, wall, jobs = run_matrix(specs, args.jobs)

@@ -25,7 +25,7 @@ def main() -> int:
     print(f"{'solver':10s} {'cells':>5s} {'proved':>6s} {'wall s':>7s}")
     verdicts: dict[str, list[Verdict]] = {}
     for solver in (*SOLVERS, "all"):
-        specs = [CellSpec("x86_64-default", "v11", t, o, solver=solver)
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o, solver=solver)
                  for o in range(19) for t in MemoryType]
         res, wall, _ = run_matrix(specs, args.jobs)
         verdicts[solver] = [r.verdict for r in res]

@@ -36,7 +36,7 @@ def _induction(order: int) -> tuple[float, str]:
     from equiv.zone_device.cell import CellSpec, run_cell
 
     t0 = time.perf_counter()
-    r = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order))
+    r = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=order))
     return time.perf_counter() - t0, r.verdict.value
 
 
@@ -53,7 +53,8 @@ def _unrolled(order: int) -> tuple[float, str]:
         from equiv.zone_device.check import check_cell
         from equiv.zone_device.obligations import build_cell
 
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision="v11",
+                                            ptype=MemoryType.GENERIC, order=order))
         stride = 1 << order
         pageblock = 1 << sc.layout.config.PAGEBLOCK_ORDER
 

@@ -59,7 +59,6 @@ from equiv.page_model import (
     SymMemory,
     TrackingMemory,
     footprint,
-    footprint_pb,
     ite_page,
     sym_ite_mem,
 )
@@ -521,7 +520,7 @@ class _SymLoop:
                         m_k.read_pb(b2)
             # frame-write: anything the iteration may have written lies in block k
             frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, n2)), mine(n2)),
-                              bv.or_(bv.not_(footprint_pb(m_k, tracker, b2)), mine_pb(b2)))
+                              bv.or_(bv.not_(footprint(m_k, tracker, b2, pageblock=True)), mine_pb(b2)))
             # frame-read: every read, under the condition it was made, hit block k
             reads = bv.and_(
                 *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(n))) for pc, n in tracker.log),

@@ -32,7 +32,7 @@ from attrs import evolve, field, frozen
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import InputError
-from equiv.loops import Ctx, Owner, never
+from equiv.loops import Owner, never
 from equiv.page_model import KEY_BITS, Layout, Memory, Namer, SymMemory
 
 
@@ -549,11 +549,6 @@ def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:
 def pfn_of_key(sc: Scenario, g: Geometry, n: Val) -> Val:
     """The pfn of storage key ``n`` (for an aliased key: the pfn whose storage it is)."""
     return pfn_of(sc, g, key_compound(sc, n), key_slot(sc, n))
-
-
-def ctx_for(inp: Inputs) -> Ctx:
-    """A context in the domain of ``inp``."""
-    return Ctx(symbolic=bv.is_sym(inp.start_pfn))
 
 
 def concrete_inputs(layout: Layout, *, start_pfn: int, nr_pages: int, nid: int = 1,

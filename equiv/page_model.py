@@ -613,28 +613,19 @@ class TrackingMemory(SymMemory):
         return self._read_pb(b)
 
 
-def footprint(mem: Memory, ancestor: Memory, n: Val) -> Cond:
-    """May key ``n`` of ``mem`` differ from ``ancestor``'s?  (Sound over-approximation.)"""
+def footprint(mem: Memory, ancestor: Memory, n: Val, *, pageblock: bool = False) -> Cond:
+    """May key ``n`` of ``mem`` (with ``pageblock``: cell ``n`` of the pageblock bitmap)
+    differ from ``ancestor``'s?  (Sound over-approximation: each memory between them says
+    which keys it wrote, ``wrote``, or which bitmap cells, ``wrote_pb``.)"""
     if mem is ancestor:
         return False
     if not isinstance(mem, SymMemory) or not mem.parents:
         return True
     if mem.ite_cond is not None:
-        a, b = (footprint(p, ancestor, n) for p in mem.parents)
+        a, b = (footprint(p, ancestor, n, pageblock=pageblock) for p in mem.parents)
         return bv.or_(bv.and_(mem.ite_cond, a), bv.and_(bv.not_(mem.ite_cond), b))
-    return bv.or_(mem.wrote(n), *(footprint(p, ancestor, n) for p in mem.parents))
-
-
-def footprint_pb(mem: Memory, ancestor: Memory, b: Val) -> Cond:
-    """As :func:`footprint`, for the pageblock bitmap."""
-    if mem is ancestor:
-        return False
-    if not isinstance(mem, SymMemory) or not mem.parents:
-        return True
-    if mem.ite_cond is not None:
-        x, y = (footprint_pb(p, ancestor, b) for p in mem.parents)
-        return bv.or_(bv.and_(mem.ite_cond, x), bv.and_(bv.not_(mem.ite_cond), y))
-    return bv.or_(mem.wrote_pb(b), *(footprint_pb(p, ancestor, b) for p in mem.parents))
+    wrote = mem.wrote_pb if pageblock else mem.wrote
+    return bv.or_(wrote(n), *(footprint(p, ancestor, n, pageblock=pageblock) for p in mem.parents))
 
 
 def sym_ite_mem(c: Cond, a: Memory, b: Memory) -> Memory:

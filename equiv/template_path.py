@@ -166,6 +166,10 @@ class Revision:
     #: v5: the slow calls go through zone_device_page_init_slow (helper split).
     helper_split: bool = False
     assumptions: tuple[str, ...] = ()
+    #: the :mod:`equiv.slow_variants` comparison whose slow-path variant stands in the fast
+    #: path's place (``--compare NAME``; the revision is then named ``compare:NAME``), or
+    #: None for a revision of the series
+    comparison: str | None = None
 
 
 _V1_V4_GUARD = ("use_template = !page_ref_tracepoint_active(page_ref_set) [R: opening of each "

@@ -36,7 +36,7 @@ class TestCache:
         assert warm == cold
 
     def test_cells_come_from_the_cache_only_when_warm(self, tmp_path: Path) -> None:
-        specs = [CellSpec("x86_64-default", "v11", t, o) for o in (0, 1)
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o) for o in (0, 1)
                  for t in (MemoryType.GENERIC, MemoryType.PRIVATE)]
         cold, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
         warm, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
@@ -48,7 +48,8 @@ class TestCache:
         """--compare v6.12's lemmas are tried under a small budget first; a try that runs
         out is no verdict's basis and is not listed, so the warm run is served (it was
         not: the cell listed a query whose unknown answer is never stored)."""
-        specs = [CellSpec("x86_64-default", "compare:v6.12", MemoryType.GENERIC, 2)]
+        specs = [CellSpec(config="x86_64-default", revision="compare:v6.12", ptype=MemoryType.GENERIC,
+                          order=2)]
         cold, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
         warm, _, _ = run_matrix(specs, 1, cache=Cache(str(tmp_path)))
         assert not cold[0].cached and warm[0].cached
@@ -146,17 +147,20 @@ class TestCache:
         q = "(assert false)"
         assert query_key(q, "z3") != query_key(q, "bitwuzla")
         assert query_key(q, "z3") != query_key(q + " ", "z3")
-        a = CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2)
+        a = CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2)
         assert cell_key(a.description()) == cell_key(CellSpec(
-            "x86_64-default", "v11", MemoryType.GENERIC, 2, timeout_ms=5).description())
-        for other in (CellSpec("x86_64-lru-gen", "v11", MemoryType.GENERIC, 2),
-                      CellSpec("x86_64-default", "v5", MemoryType.GENERIC, 2),
-                      CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2, solver="cvc5"),
-                      CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2, mutant="mutant_short_copy")):
+            config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
+            timeout_ms=5).description())
+        for other in (CellSpec(config="x86_64-lru-gen", revision="v11", ptype=MemoryType.GENERIC, order=2),
+                      CellSpec(config="x86_64-default", revision="v5", ptype=MemoryType.GENERIC, order=2),
+                      CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
+                               solver="cvc5"),
+                      CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
+                               mutant="mutant_short_copy")):
             assert cell_key(other.description()) != cell_key(a.description())
 
     def test_tool_change_invalidates_cells(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 0)]
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=0)]
         run_matrix(specs, 1, cache=Cache(str(tmp_path)))
         import equiv.engine.cache as cache_mod
         monkeypatch.setattr(cache_mod, "source_fingerprint", lambda: "edited sources")
@@ -166,7 +170,7 @@ class TestCache:
 
 class TestBackstop:
     def test_a_stuck_worker_is_killed_and_reported_unknown(self) -> None:
-        specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 18)]
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=18)]
         cells, wall, _ = run_matrix(specs, 1, backstop_s=0.05)
         (cell,) = cells
         assert cell.verdict is Verdict.UNKNOWN
@@ -188,7 +192,7 @@ class TestBackstop:
 class TestDask:
     def test_local_cluster_gives_the_same_results(self, tmp_path: Path) -> None:
         import distributed  # in the test extra: a missing install fails, never skips
-        specs = [CellSpec("x86_64-default", "v11", t, o) for o in (0, 2)
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o) for o in (0, 2)
                  for t in (MemoryType.GENERIC, MemoryType.PRIVATE)]
         local, _, _ = run_matrix(specs, 1)
         with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,

@@ -30,13 +30,13 @@ def test_no_functional_change(name: str, config: str) -> None:
 def test_v612_differs_where_history_says() -> None:
     """v6.12 vs v7.3: FS_DAX heads keep refcount 1; at order >= 2 tail 2 re-initialisation
     clobbers the _deferred_list that prep_compound_head (inside the loop) had set."""
-    head = run_cell(CellSpec("x86_64-default", COMPARE + "v6.12", MemoryType.FS_DAX, 0,
-                             solver="bitwuzla"))
+    head = run_cell(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=MemoryType.FS_DAX,
+                             order=0, solver="bitwuzla"))
     refuted = {o.role: o for o in head.obligations if o.verdict is Verdict.REFUTED}
     assert "head" in refuted and refuted["head"].counterexample is not None
     assert refuted["head"].counterexample.diffs[0].names[0] == "_refcount"
-    tails = run_cell(CellSpec("x86_64-default", COMPARE + "v6.12", MemoryType.PRIVATE, 2,
-                              solver="bitwuzla"))
+    tails = run_cell(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=MemoryType.PRIVATE,
+                              order=2, solver="bitwuzla"))
     tail2 = next(o for o in tails.obligations if o.role == "tail2")
     assert tail2.verdict is Verdict.REFUTED and tail2.counterexample is not None
     names = {n for d in tail2.counterexample.diffs for n in d.fields}

@@ -25,7 +25,7 @@ from equiv.zone_device.obligations import build_cell
 
 
 def _specs(name: str, orders: range) -> list[CellSpec]:
-    return [CellSpec("x86_64-default", name, t, o) for o in orders
+    return [CellSpec(config="x86_64-default", revision=name, ptype=t, order=o) for o in orders
             for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
 
 
@@ -72,7 +72,8 @@ def test_key_parts_are_the_terms_of_the_key() -> None:
 def test_v612_tails_lemmas_posed_once_per_compound_term() -> None:
     """At order 12 the 6.12 tails loop's lemmas are stated for two compounds (a page
     role's ``c``, the pageblock role's), not four (``c`` as three different terms)."""
-    sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12", None, 12))
+    sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=None,
+                                        order=12))
     p = build_cell(sc, rev, fast, first_form=True)
     tails = [lm for lm in p.lemmas
              if lm.loop == "memmap_init_compound.tails (6.12)" and lm.kind == "frame-write"]
@@ -84,7 +85,8 @@ def test_probe_proves_the_v612_lemmas_on_the_small_try_budget() -> None:
     still proves every loop lemma (conjunct by conjunct), and the cells that take them
     are refuted as before (the pageblock bitmap)."""
     assert PROBE_LEMMA_TRY_RLIMIT < 100_000
-    spec = CellSpec("x86_64-default", COMPARE + "v6.12", None, 3, rlimit=10**9, minimise=False)
+    spec = CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=None, order=3, rlimit=10**9,
+                    minimise=False)
     probe = run_cell(spec, probe=True)
     lemmas = [o for o in probe.obligations if o.kind == "lemma"]
     assert lemmas and all(o.verdict is Verdict.PROVED for o in lemmas)

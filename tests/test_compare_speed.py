@@ -66,8 +66,8 @@ class TestFirstForm:
         the bug on the same field."""
         for name, want in (("v5-helper-split", Verdict.PROVED),
                            ("slow-split-inverted", Verdict.REFUTED)):
-            sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + name,
-                                                MemoryType.FS_DAX, 1))
+            sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + name,
+                                                ptype=MemoryType.FS_DAX, order=1))
             clear_answers()
             res = check_cell(build_cell(sc, rev, fast, first_form=form), rlimit=10**9,
                              minimise=False)
@@ -80,8 +80,8 @@ class TestFirstForm:
 
 class TestSlicing:
     def _problem(self) -> object:
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
-                                            MemoryType.GENERIC, 0))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
+                                            ptype=MemoryType.GENERIC, order=0))
         return build_cell(sc, rev, fast, first_form=True)
 
     def test_type_assumption_left_out(self) -> None:
@@ -113,8 +113,8 @@ class TestLemmaTry:
     def test_conjuncts_prove_what_the_whole_proves(self) -> None:
         """With a first-try budget too small for any lemma, every lemma is proved conjunct
         by conjunct: the same verdicts as with the full budget."""
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v5-helper-split",
-                                            MemoryType.GENERIC, 2))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v5-helper-split",
+                                            ptype=MemoryType.GENERIC, order=2))
         clear_answers()
         whole = check_cell(build_cell(sc, rev, fast, first_form=True), rlimit=10**9)
         clear_answers()
@@ -131,7 +131,7 @@ def test_v612_order0_decided_by_z3() -> None:
     pageblock query ran past z3's wall-clock limit): PRIVATE, COHERENT, GENERIC proved,
     FS_DAX and PCI_P2PDMA refuted on the head's refcount."""
     clear_answers()
-    got = {t: run_cell(CellSpec("x86_64-default", COMPARE + "v6.12", t, 0,
+    got = {t: run_cell(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=t, order=0,
                                 rlimit=1_000_000_000)).verdict for t in MemoryType}
     assert {MemoryType.PRIVATE: Verdict.PROVED, MemoryType.COHERENT: Verdict.PROVED,
             MemoryType.FS_DAX: Verdict.REFUTED, MemoryType.GENERIC: Verdict.PROVED,
@@ -198,8 +198,8 @@ class TestLazyReplay:
         """An order-18 counterexample (262,144 tails a compound) is replayed lazily, reproduces
         the solver's difference (tail 2's _deferred_list) and records it as a lazy replay;
         a replay against another fast path than the solver's does not reproduce: caught."""
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
-                                            MemoryType.GENERIC, 18))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
+                                            ptype=MemoryType.GENERIC, order=18))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob, model = self._model(problem, "tail2")
         cx = replay(problem, ob, model, lazy=True)
@@ -215,8 +215,8 @@ class TestLazyReplay:
         """Explaining a counterexample query by query without the assumptions and fixed
         values that share no symbol with the query (shared between the pgmap types' cells)
         marks the same inputs irrelevant and finds the same multiplicity."""
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
-                                            MemoryType.FS_DAX, 0))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
+                                            ptype=MemoryType.FS_DAX, order=0))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob, model = self._model(problem, "head")
         cx = replay(problem, ob, model, lazy=True)
@@ -229,8 +229,8 @@ class TestLazyReplay:
         """Steering tries first the preferences the last steering of the same role dropped
         (``check._DROPPED``); a right guess, a wrong one and none keep the same preferences,
         and a steering leaves behind what it dropped."""
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
-                                            MemoryType.FS_DAX, 9))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
+                                            ptype=MemoryType.FS_DAX, order=9))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob = next(o for o in problem.observations if o.role.name == "tail")
         key = ("tail", len(check._preferences(problem, ob.optimised,
@@ -259,8 +259,8 @@ class TestLazyReplay:
         """Steering the sliced pageblock query keeps the preferences steering the whole query
         keeps, and its model (extended by the type's assumption) satisfies every assumption
         and refutes the claim."""
-        sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
-                                            MemoryType.PRIVATE, 1))
+        sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
+                                            ptype=MemoryType.PRIVATE, order=1))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob = next(o for o in problem.observations if o.role.name == "pageblock")
         claim = ob.claim(sc.layout.atoms)

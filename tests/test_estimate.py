@@ -28,11 +28,11 @@ class TestEstimate:
         comparison with known differences: equiv.zone_device.cell._known_differences)."""
         from equiv.config import PRESETS
 
-        one = [CellSpec("x86_64-default", COMPARE + "v6.12", t, o)
+        one = [CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=t, order=o)
                for o in range(19) for t in MemoryType]
         got = estimate_seconds(one, 2, None)
         assert got is not None and (got.cells, got.groups, got.cached) == (95, 19, 0)
-        specs = [CellSpec(c, COMPARE + "v6.12", t, o)
+        specs = [CellSpec(config=c, revision=COMPARE + "v6.12", ptype=t, order=o)
                  for c in PRESETS for o in range(19) for t in MemoryType]
         err = io.StringIO()
         notice(specs, 2, None, err)
@@ -45,7 +45,8 @@ class TestEstimate:
         order classes per preset, under a minute on 2 cores: nothing said."""
         from equiv.config import PRESETS
 
-        specs = [CellSpec(c, "v11", t, o) for c in PRESETS for o in range(19) for t in MemoryType]
+        specs = [CellSpec(config=c, revision="v11", ptype=t, order=o)
+                 for c in PRESETS for o in range(19) for t in MemoryType]
         got = estimate_seconds(specs, 2, None)
         assert got is not None and got.seconds < NOTICE_S and got.cells == 1520
         err = io.StringIO()
@@ -56,9 +57,11 @@ class TestEstimate:
         """One order of --compare v6.12 and the default matrix (seconds each) print
         nothing."""
         err = io.StringIO()
-        notice([CellSpec("x86_64-default", COMPARE + "v6.12", t, 0) for t in MemoryType],
+        notice([CellSpec(config="x86_64-default", revision=COMPARE + "v6.12", ptype=t, order=0)
+                for t in MemoryType],
                2, None, err)
-        notice([CellSpec("x86_64-default", "v11", t, o) for o in range(19) for t in MemoryType],
+        notice([CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o)
+                for o in range(19) for t in MemoryType],
                2, None, err)
         assert "" == err.getvalue()
 

@@ -14,7 +14,7 @@ from equiv.engine.bv import CBV, Val
 from equiv.loops import Carry, Ctx, LazyNesting, Lemma, Owner, block_loop, never
 from equiv.memmap import MemoryType, concrete_inputs, geometry, key_compound, key_slot
 from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
-from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths
+from equiv.zone_device.cell import CellSpec, cell_paths
 from equiv.zone_device.check import solver_for
 from equiv.zone_device.counterexample import (
     _base_loops,
@@ -35,8 +35,9 @@ CELLS = [(MemoryType.GENERIC, 1), (MemoryType.GENERIC, 2), (MemoryType.FS_DAX, 2
 
 
 def _cell(name: str, ptype: MemoryType, order: int) -> CellProblem:
-    sc, rev, fast = cell_paths(CellSpec("x86_64-default", "v11", ptype, order, mutant=name))
-    return build_cell(sc, rev, fast, first_form=rev.name.startswith(COMPARE))
+    sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision="v11", ptype=ptype, order=order,
+                                        mutant=name))
+    return build_cell(sc, rev, fast, first_form=rev.comparison is not None)
 
 
 def _refuted(problem: CellProblem) -> tuple[Lemma, z3.ModelRef] | None:

@@ -94,7 +94,7 @@ def controls(request: pytest.FixtureRequest) -> dict[tuple[str, MemoryType, int]
     matrix in worker processes (as the self-test runs them: counterexamples not minimised)
     rather than cell by cell."""
     cells = CELLS if request.config.getoption("--runslow") else [PLAIN_CELL]
-    specs = [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False)
+    specs = [CellSpec(config=MUTANTS[n].config, revision="v11", ptype=t, order=o, mutant=n, minimise=False)
              for n in sorted(MUTANTS) for t, o in cells]
     results, _wall, _jobs = run_matrix(specs)
     return {(sp.mutant or "", sp.ptype, sp.order): r for sp, r in zip(specs, results, strict=True)}
@@ -133,7 +133,8 @@ PUD_CONTROLS = sorted(n for n, m in MUTANTS.items() if m.config == "x86_64-defau
 @pytest.fixture(scope="module")
 def pud_controls() -> dict[str, CellResult]:
     """Each default-config control at order 18, run as one matrix in worker processes."""
-    specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 18, mutant=n, minimise=False)
+    specs = [CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=18, mutant=n,
+                      minimise=False)
              for n in PUD_CONTROLS]
     results, _wall, _jobs = run_matrix(specs)
     return dict(zip(PUD_CONTROLS, results, strict=True))
@@ -153,14 +154,14 @@ def test_control_at_pud_order(pud_controls: dict[str, CellResult], name: str) ->
                                    MemoryType.PCI_P2PDMA])
 def test_type_refcount_bug_is_harmless_for_types_ending_at_zero(ptype: MemoryType) -> None:
     """Tails keep the type's refcount: harmless where the type's refcount is already 0."""
-    res = run_cell(CellSpec("x86_64-default", "v11", ptype, 3,
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=ptype, order=3,
                             mutant="mutant_tail_keeps_type_refcount"))
     assert res.verdict is Verdict.PROVED
 
 
 def test_counterexample_names_role_and_provenance() -> None:
     """The report of a refuted control locates the page and the step that wrote the field."""
-    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
                             mutant="mutant_tail_keeps_type_refcount"))
     tail1 = next(o for o in res.obligations if o.role == "tail1")
     assert tail1.verdict is Verdict.REFUTED and tail1.counterexample is not None
@@ -176,7 +177,7 @@ def test_counterexample_names_role_and_provenance() -> None:
 def test_provenance_of_a_copied_field_names_the_template() -> None:
     """A tail past tail 1 is a copy: its chain goes through the tail template, seeded from
     tail 1 (issue 5: "copied from the tail template, which was seeded at tail 1")."""
-    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
                             mutant="mutant_tail_keeps_type_refcount", obligation="tail_equal"))
     (ob,) = [o for o in res.obligations if o.kind == "page"]
     assert ob.counterexample is not None
@@ -190,8 +191,8 @@ class TestConfigMakesItReal:
 
     def test_section_bits_counterexample_crosses_a_section(self) -> None:
         """Hypothetical section-in-flags: the copied head sits in another section than the seed."""
-        res = run_cell(CellSpec("x86_64-section-in-flags", "v11", MemoryType.GENERIC, 0,
-                                mutant="mutant_no_section_refresh"))
+        res = run_cell(CellSpec(config="x86_64-section-in-flags", revision="v11", ptype=MemoryType.GENERIC,
+                                order=0, mutant="mutant_no_section_refresh"))
         cx = next(o.counterexample for o in res.obligations if o.counterexample)
         assert cx is not None and cx.pfn is not None and cx.seed_pfn is not None
         assert cx.pfn >> cx.section_shift != cx.seed_pfn >> cx.section_shift
@@ -199,8 +200,8 @@ class TestConfigMakesItReal:
 
     def test_virtual_counterexample(self) -> None:
         """Hypothetical WANT_PAGE_VIRTUAL: `virtual` differs when the refresh is skipped."""
-        res = run_cell(CellSpec("x86_64-want-page-virtual", "v11", MemoryType.FS_DAX, 2,
-                                mutant="mutant_no_virtual_refresh"))
+        res = run_cell(CellSpec(config="x86_64-want-page-virtual", revision="v11", ptype=MemoryType.FS_DAX,
+                                order=2, mutant="mutant_no_virtual_refresh"))
         assert res.verdict is Verdict.REFUTED
 
     @pytest.mark.parametrize("config", ["x86_64-default", "x86_64-maxsmp", "x86_64-kmsan",
@@ -208,7 +209,7 @@ class TestConfigMakesItReal:
     def test_skipping_the_refresh_is_harmless_on_real_presets(self, config: str) -> None:
         """No refresh at all is PROVED equivalent on every real preset."""
         for order in (0, 3):
-            res = run_cell(CellSpec(config, "v11", MemoryType.GENERIC, order,
+            res = run_cell(CellSpec(config=config, revision="v11", ptype=MemoryType.GENERIC, order=order,
                                     mutant="harmless_no_refresh_real"))
             assert res.verdict is Verdict.PROVED, (config, order)
 
@@ -218,7 +219,7 @@ class TestNewControls:
 
     def test_no_prep_compound_head_is_caught_on_the_folio_overlay(self) -> None:
         """Order 2: page[1]'s folio fields and page[2]'s _deferred_list, under folio names."""
-        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.FS_DAX, 2,
+        res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.FS_DAX, order=2,
                                 mutant="mutant_no_prep_compound_head"))
         by_role = {o.role: {n for d in o.counterexample.diffs for n in d.fields}
                    for o in res.obligations if o.counterexample}
@@ -230,7 +231,7 @@ class TestNewControls:
         """`pfn <= end_pfn` writes the compound after the range: the heads loop's frame-bound
         lemma and the outside role are REFUTED, both replayed, on a struct page of that
         compound; no page of the range differs."""
-        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 3,
+        res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=3,
                                 mutant="mutant_heads_loop_one_past_end"))
         refuted = [o for o in res.obligations if o.verdict is Verdict.REFUTED]
         assert [o.name for o in refuted] == ["memmap_init_zone_device.template_heads:frame-bound",
@@ -240,15 +241,15 @@ class TestNewControls:
 
     def test_tail_refresh_off_by_one_is_a_bug_with_section_bits(self) -> None:
         """Hypothetical section-in-flags: pfn + 1 of the last tail lies in the next section."""
-        res = run_cell(CellSpec("x86_64-section-in-flags", "v11", MemoryType.GENERIC, 2,
-                                mutant="harmless_tail_refresh_off_by_one"))
+        res = run_cell(CellSpec(config="x86_64-section-in-flags", revision="v11", ptype=MemoryType.GENERIC,
+                                order=2, mutant="harmless_tail_refresh_off_by_one"))
         assert res.verdict is Verdict.REFUTED
 
     @pytest.mark.parametrize("config", ["x86_64-want-page-virtual", "x86_64-section-in-flags",
                                         "x86_64-kmsan", "arm64-4k-kasan-sw", "arm64-cpupid-outside"])
     def test_tail1_from_template_is_equivalent_on_other_presets(self, config: str) -> None:
         """The refresh redoes the only pfn-dependent fields: equivalent on every layout."""
-        res = run_cell(CellSpec(config, "v11", MemoryType.GENERIC, 3,
+        res = run_cell(CellSpec(config=config, revision="v11", ptype=MemoryType.GENERIC, order=3,
                                 mutant="harmless_tail1_from_template"))
         assert res.verdict is Verdict.PROVED
 
@@ -311,7 +312,8 @@ def test_a_caught_bug_stops_its_cell_with_the_same_outcome() -> None:
     show (and every cell of an equivalent control) has nothing to stop at: checked whole.
     The cache keeps the two kinds of cell apart."""
     name, ptype, order = "mutant_heads_loop_one_short", MemoryType.GENERIC, 2
-    spec = CellSpec(MUTANTS[name].config, "v11", ptype, order, mutant=name, minimise=False)
+    spec = CellSpec(config=MUTANTS[name].config, revision="v11", ptype=ptype, order=order, mutant=name,
+                    minimise=False)
     whole, early = run_cell(spec), run_cell(evolve(spec, until_caught=True))
     n = len(early.obligations)
     assert 0 < n < len(whole.obligations)
@@ -342,8 +344,8 @@ def test_a_self_test_group_with_an_expected_kill_skips_the_all_types_try(
 
     monkeypatch.setattr(equiv.zone_device.cell, "run_cell", spy)
     name = "mutant_heads_loop_one_short"
-    specs = [CellSpec(MUTANTS[name].config, "v11", t, 2, mutant=name, minimise=False,
-                      until_caught=True) for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
+    specs = [CellSpec(config=MUTANTS[name].config, revision="v11", ptype=t, order=2, mutant=name,
+                      minimise=False, until_caught=True) for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
     early = equiv.zone_device.cell.run_group(specs)
     assert calls == [(MemoryType.FS_DAX, False), (MemoryType.GENERIC, False)]
     calls.clear()
@@ -405,7 +407,7 @@ def test_first_roles_put_the_expected_page_first() -> None:
     assert first_roles("mutant_first_head_before_range", MemoryType.GENERIC, 2, L) == ("outside",)
     assert first_roles("mutant_slow_count_before_init", MemoryType.FS_DAX, 1, L) == ()
     assert first_roles("harmless_tail_loop_ne", MemoryType.GENERIC, 2, L) == ()
-    spec = CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+    spec = CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
                     mutant="mutant_prep_compound_head_before_tail_loop", minimise=False,
                     until_caught=True)
     res = run_cell(spec)

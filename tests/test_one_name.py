@@ -17,7 +17,8 @@ from equiv.zone_device.selftest import names_page
 
 
 def _cell(mutant: str, order: int, ptype: MemoryType = MemoryType.GENERIC) -> CellResult:
-    return run_cell(CellSpec("x86_64-default", "v11", ptype, order, mutant=mutant, minimise=False))
+    return run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=ptype, order=order,
+                             mutant=mutant, minimise=False))
 
 
 def _named(res: CellResult, page: str) -> list[str]:

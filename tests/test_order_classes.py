@@ -55,7 +55,7 @@ class TestClasses:
 
 
 def _probe(name: str | None, lo: int, hi: int) -> Verdict:
-    spec = CellSpec("x86_64-default", "v11", None, lo, mutant=name, order_hi=hi)
+    spec = CellSpec(config="x86_64-default", revision="v11", ptype=None, order=lo, mutant=name, order_hi=hi)
     return run_cell(spec, probe=True).verdict
 
 
@@ -79,9 +79,9 @@ def test_every_control_class_probe_agrees(name: str) -> None:
 
 def _class_probe_agrees(name: str) -> None:
     m = MUTANTS[name]
-    layout = cell_paths(CellSpec(m.config, "v11", None, 0, mutant=name))[0].layout
+    layout = cell_paths(CellSpec(config=m.config, revision="v11", ptype=None, order=0, mutant=name))[0].layout
     for lo, hi in order_classes(layout, range(19)):
-        spec = CellSpec(m.config, "v11", None, lo, mutant=name, order_hi=hi)
+        spec = CellSpec(config=m.config, revision="v11", ptype=None, order=lo, mutant=name, order_hi=hi)
         proved = run_cell(spec, probe=True).verdict is Verdict.PROVED
         kill = any(m.expect(t, o) is not None for t in MemoryType for o in range(lo, hi + 1))
         assert proved != kill, (name, lo, hi, proved)
@@ -118,7 +118,7 @@ def test_a_bug_at_one_order_in_the_middle_of_a_class() -> None:
 def test_matrix_class_rows_match_per_order_rows() -> None:
     """The matrix over orders 2-4 and 8-9: one proof per class, marked; the same verdicts
     as each order's own cells (checked without classes: one order per run)."""
-    specs = [CellSpec("x86_64-default", "v11", t, o) for o in (2, 3, 4, 8, 9)
+    specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o) for o in (2, 3, 4, 8, 9)
              for t in (MemoryType.FS_DAX, MemoryType.GENERIC)]
     cells, _, _ = run_matrix(specs, jobs=1)
     assert {(2, 4), (8, 9)} == {c.row_class for c in cells}
@@ -130,7 +130,7 @@ def test_matrix_class_rows_match_per_order_rows() -> None:
 def test_refuted_class_falls_back_to_each_order() -> None:
     """A seeded bug refuted at every order of a class: each order's cells are run and
     refuted on their own, with their own counterexample, as without classes."""
-    specs = [CellSpec("x86_64-default", "v11", MemoryType.GENERIC, o,
+    specs = [CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=o,
                       mutant="mutant_no_prep_compound_head", minimise=False) for o in (2, 3)]
     cells, _, _ = run_matrix(specs, jobs=1)
     assert [Verdict.REFUTED, Verdict.REFUTED] == [c.verdict for c in cells]

@@ -105,7 +105,7 @@ class TestProgressDisplay:
 
 
 def _specs() -> list[CellSpec]:
-    return [CellSpec("x86_64-default", "v11", t, o)
+    return [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o)
             for o in (0, 1, 2) for t in (MemoryType.GENERIC, MemoryType.PRIVATE)]
 
 
@@ -127,7 +127,7 @@ class TestOnDone:
         monkeypatch.setattr(matrix, "run_group", _order0_last)
         cell = [(0, MemoryType.GENERIC), (1, MemoryType.GENERIC), (0, MemoryType.PRIVATE),
                 (2, MemoryType.GENERIC), (0, MemoryType.COHERENT)]
-        specs = [CellSpec("x86_64-default", "v11", t, o) for o, t in cell]
+        specs = [CellSpec(config="x86_64-default", revision="v11", ptype=t, order=o) for o, t in cell]
         finished: list[int] = []
         cells, _, jobs = run_matrix(specs, 3, on_done=finished.append)
         assert 3 == jobs

@@ -108,7 +108,7 @@ class TestProvenance:
 
 class TestMinimalCounterexample:
     def test_inputs_that_do_not_matter_are_marked(self) -> None:
-        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2,
+        res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
                                 mutant="mutant_tail_keeps_type_refcount", obligation="tail1_equal"))
         (cx,) = [o.counterexample for o in res.obligations if o.counterexample]
         assert cx is not None
@@ -123,7 +123,7 @@ class TestMinimalCounterexample:
         """The first head written one struct page before the range: what it holds depends
         on nid and pgmap and on the garbage it replaced (memory matters); where it is, one
         page before the first pfn, does not depend on start_pfn."""
-        res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 0,
+        res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=0,
                                 mutant="mutant_first_head_before_range", obligation="outside_equal"))
         (cx,) = [o.counterexample for o in res.obligations
                  if o.counterexample and o.name == "outside_equal"]
@@ -170,7 +170,7 @@ class TestExplain:
 
 
 def test_obligation_filter_keeps_the_lemmas() -> None:
-    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 3,
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=3,
                             obligation="tail_equal"))
     pages = [o.name for o in res.obligations if o.kind == "page"]
     assert pages == ["tail_equal"]

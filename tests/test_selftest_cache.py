@@ -58,8 +58,9 @@ class TestSelfTestCache:
         refuted loop lemma) is stored, and served warm with the same verdicts; they are
         not promoted by the cache.  (Checked on the whole cell: the self-test's own cell
         stops once the bug is caught, before those obligations.)"""
-        spec = CellSpec(MUTANTS[UNKNOWN_BESIDE].config, "v11", *CELLS[0], mutant=UNKNOWN_BESIDE,
-                        minimise=False)
+        ((ptype, order),) = CELLS
+        spec = CellSpec(config=MUTANTS[UNKNOWN_BESIDE].config, revision="v11", ptype=ptype,
+                        order=order, mutant=UNKNOWN_BESIDE, minimise=False)
         [cold], _, _ = run_matrix([spec], 1, cache=Cache(str(tmp_path)))
         assert cold.verdict is Verdict.REFUTED
         [entry] = (tmp_path / "cell").rglob("*.json")

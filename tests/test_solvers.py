@@ -33,9 +33,10 @@ def test_small_matrix_proved_by_each_solver(solver: str) -> None:
                                                  marks=pytest.mark.slow)])
 def test_solvers_agree_on_controls(mutant: str) -> None:
     """All three solvers agree on refuted and on harmless controls (no disagreement)."""
-    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2, mutant=mutant,
-                            solver="all"))
-    alone = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 2, mutant=mutant))
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
+                            mutant=mutant, solver="all"))
+    alone = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=2,
+                              mutant=mutant))
     assert res.verdict is alone.verdict
     assert all("disagree" not in o.reason for o in res.obligations)
 
@@ -44,7 +45,8 @@ def test_disagreement_is_unknown(monkeypatch: pytest.MonkeyPatch) -> None:
     """If another solver contradicts z3 the obligation is UNKNOWN, naming who said what."""
     monkeypatch.setattr(check, "decide", lambda name, terms, t: "sat")
     check.clear_answers()
-    res = run_cell(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, 1, solver="all"))
+    res = run_cell(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC, order=1,
+                            solver="all"))
     assert res.verdict is Verdict.UNKNOWN
     assert any("solvers disagree: z3 unsat, cvc5 sat, bitwuzla sat" in o.reason
                for o in res.obligations)
@@ -89,7 +91,9 @@ def test_three_solvers_agree_on_every_mutant(name: str) -> None:
     from equiv.zone_device.mutants import MUTANTS
 
     m = MUTANTS[name]
-    alone = run_cell(CellSpec(m.config, "v11", MemoryType.GENERIC, 2, mutant=name))
-    together = run_cell(CellSpec(m.config, "v11", MemoryType.GENERIC, 2, mutant=name, solver="all"))
+    alone = run_cell(CellSpec(config=m.config, revision="v11", ptype=MemoryType.GENERIC, order=2,
+                              mutant=name))
+    together = run_cell(CellSpec(config=m.config, revision="v11", ptype=MemoryType.GENERIC, order=2,
+                                 mutant=name, solver="all"))
     assert together.verdict is alone.verdict
     assert all("solvers disagree" not in o.reason for o in together.obligations)

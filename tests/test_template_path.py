@@ -31,7 +31,8 @@ def test_bad_knob_is_rejected() -> None:
 @pytest.mark.parametrize("order", [0, 2, 9])
 def test_v5_proved(order: int) -> None:
     """v5 (helper split, use_template switch) equals the slow path."""
-    assert run_cell(CellSpec("x86_64-default", "v5", MemoryType.GENERIC, order)).verdict \
+    assert run_cell(CellSpec(config="x86_64-default", revision="v5", ptype=MemoryType.GENERIC,
+                             order=order)).verdict \
         is Verdict.PROVED
 
 
@@ -49,7 +50,8 @@ def test_v5_with_tracepoint_switch_symbolic() -> None:
 def test_earlier_revisions_proved(rev: str, config: str, order: int) -> None:
     """v1 (head template only), v2 (fix the destination after the copy), v3 and v4 leave
     memory as the slow path does, also where `virtual` depends on the pfn."""
-    assert run_cell(CellSpec(config, rev, MemoryType.GENERIC, order)).verdict is Verdict.PROVED
+    assert run_cell(CellSpec(config=config, revision=rev, ptype=MemoryType.GENERIC,
+                             order=order)).verdict is Verdict.PROVED
 
 
 def test_revisions_list_their_unknowns() -> None:
@@ -68,7 +70,7 @@ class TestPageRefEvents:
     def test_v11_equal_on_memory_but_not_on_events(self) -> None:
         """v11 copies templates unconditionally: copied heads emit no page_ref_set event, so the
         only difference is of the events kind."""
-        res = run_cell(CellSpec(self.CFG, "v11", MemoryType.GENERIC, 0))
+        res = run_cell(CellSpec(config=self.CFG, revision="v11", ptype=MemoryType.GENERIC, order=0))
         assert res.verdict is Verdict.REFUTED
         diffs = [d for o in res.obligations if o.counterexample for d in o.counterexample.diffs]
         assert diffs and all(d.names[0].startswith("page_ref_set tracepoint events") for d in diffs)
@@ -77,7 +79,8 @@ class TestPageRefEvents:
     def test_tracepoint_guard_makes_events_equal(self, rev: str) -> None:
         """v1-v5 fall back to the slow path while the tracepoint is enabled: events agree."""
         for order in (0, 2):
-            assert run_cell(CellSpec(self.CFG, rev, MemoryType.GENERIC, order)).verdict \
+            assert run_cell(CellSpec(config=self.CFG, revision=rev, ptype=MemoryType.GENERIC,
+                                     order=order)).verdict \
                 is Verdict.PROVED, (rev, order)
 
     def test_observe_events_needs_debug_page_ref(self) -> None:

@@ -11,8 +11,8 @@ from equiv.zone_device.obligations import build_cell
 
 
 def _unrolled(order: int, mutant: str | None = None) -> tuple[Verdict, list[str], list[str]]:
-    sc, rev, fast = cell_paths(CellSpec("x86_64-default", "v11", MemoryType.GENERIC, order,
-                                        mutant=mutant))
+    sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision="v11", ptype=MemoryType.GENERIC,
+                                        order=order, mutant=mutant))
 
     def bound(loop: str) -> int:
         return 2 if "heads" in loop else (1 << order) if "tails" in loop else 2

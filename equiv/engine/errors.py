@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -44,6 +44,24 @@ def lookup(table: Mapping[str, T], name: str, what: str, more: str = "") -> T:
         return table[name]
     except KeyError:
         raise InputError(f"unknown {what} {name!r}; valid: {', '.join(table)}{more}") from None
+
+
+def lookup_all(table: Mapping[str, T], names: Iterable[str], what: str) -> list[T]:
+    """``table[n]`` for each name of ``names``, in order, or one :class:`InputError` naming
+    every unknown name (``what`` in the plural) and every valid key.
+
+    >>> lookup_all({"a": 1, "b": 2}, ["b", "a"], "thing")
+    [2, 1]
+    >>> lookup_all({"a": 1, "b": 2}, ["c", "a", "d"], "thing")
+    Traceback (most recent call last):
+    ...
+    equiv.engine.errors.InputError: unknown thing(s) c, d; valid: a, b
+    """
+    chosen = list(names)
+    unknown = [n for n in chosen if n not in table]
+    if unknown:
+        raise InputError(f"unknown {what}(s) {', '.join(unknown)}; valid: {', '.join(table)}")
+    return [table[n] for n in chosen]
 
 
 def parse_ranges(spec: str, lo: int, hi: int, option: str, what: str, why: str = "",

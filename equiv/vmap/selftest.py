@@ -17,7 +17,7 @@ import os
 import time
 from collections.abc import Callable
 
-from equiv.engine.errors import InputError
+from equiv.engine.errors import lookup_all
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.runner import run_groups
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
@@ -128,9 +128,7 @@ def self_test(
         InputError: an unknown mutant name.
     """
     chosen = list(MUTANTS) if names is None else list(names)
-    unknown = [n for n in chosen if n not in MUTANTS]
-    if unknown:
-        raise InputError(f"unknown vmap mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    mutants = lookup_all(MUTANTS, chosen, "vmap mutant")
     work = [(n, p, b, timeout_ms) for n in chosen for p, b in cells]
     jobs = max(1, jobs or os.cpu_count() or 1)
     t0 = time.perf_counter()
@@ -145,8 +143,7 @@ def self_test(
     wall = time.perf_counter() - t0
     rows: list[MutantRow] = []
     it = iter(results)
-    for n in chosen:
-        m = MUTANTS[n]
+    for n, m in zip(chosen, mutants, strict=True):
         outs = []
         for p, b in cells:
             res = next(it)

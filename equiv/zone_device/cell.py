@@ -26,10 +26,11 @@ from equiv.template_path import Revision, fast_path, revision
 from equiv.zone_device.check import check_cell
 from equiv.zone_device.counterexample import Counterexample
 from equiv.zone_device.mutants import MUTANTS, caught, first_roles
+from equiv.zone_device.names import COMPARE, DEFAULT_REVISION
 from equiv.zone_device.obligations import FastFn, build_cell
 
 
-@frozen
+@frozen(kw_only=True)
 class CellSpec:
     """One cell (picklable, so it can be sent to a worker process)."""
 
@@ -85,7 +86,7 @@ def cell_paths(spec: CellSpec) -> tuple[Scenario, Revision, FastFn]:
     if spec.mutant is not None:
         m = MUTANTS[spec.mutant]
         if m.compare is not None:  # a slow-path edit: edited slow path vs the base slow path
-            rev, fast = resolve(COMPARE + m.compare)
+            rev, fast = compared(m.compare)
         else:
             rev = m.apply(rev)
     return Scenario(layout, spec.ptype, spec.order, spec.order_hi), rev, fast or fast_path(rev)
@@ -106,7 +107,7 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
     # order class, whose compound count ``(nr_pages + 2^order - 1) >> order`` the solver
     # otherwise has to relate to the altmap's sum under a symbolic shift (2-3x the work)
     problem = build_cell(sc, rev, fast,
-                         first_form=rev.name.startswith(COMPARE) or spec.order_hi is not None)
+                         first_form=rev.comparison is not None or spec.order_hi is not None)
     cache = _cache(spec.cache_dir)
     enough = None
     first: tuple[str, ...] = ()
@@ -115,7 +116,7 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
         first = first_roles(spec.mutant, spec.ptype, spec.order, sc.layout)
     # a probe steers and explains nothing: its budget is only that of the lemmas' first tries
     lemma_try = (PROBE_LEMMA_TRY_RLIMIT if probe else LEMMA_TRY_RLIMIT) \
-        if rev.name.startswith(COMPARE) else None
+        if rev.comparison is not None else None
     res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
                      dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
                      cache=cache, probe=probe, lemma_try=lemma_try,
@@ -145,7 +146,6 @@ def _cache(directory: str | None) -> Cache | None:
     return _CACHES[directory]
 
 
-COMPARE = "compare:"
 #: z3 budget of the first tries at a slow-path comparison's loop lemmas, before each lemma
 #: is proved conjunct by conjunct (:func:`equiv.zone_device.check.check_cell`'s ``lemma_try``): about
 #: 2 s of z3 here; the v6.12 loops' lemmas took 16 s together and about 1 s in parts
@@ -159,12 +159,19 @@ PROBE_LEMMA_TRY_RLIMIT = 20_000
 
 
 def resolve(name: str) -> tuple[Revision, FastFn | None]:
-    """A revision of the series, or ``compare:NAME``: a slow-path variant (refactor or older
-    kernel, :mod:`equiv.slow_variants`) put in the fast path's place."""
+    """A revision of the series, or ``compare:NAME`` (:func:`compared`)."""
     if not name.startswith(COMPARE):
         return revision(name), None
-    cmp = comparison(name.removeprefix(COMPARE))
-    rev = evolve(revision("v11"), name=name, summary=f"{cmp.summary} ({cmp.claim})",
+    return compared(name.removeprefix(COMPARE))
+
+
+def compared(name: str) -> tuple[Revision, FastFn]:
+    """Comparison ``name``: a slow-path variant (refactor or older kernel,
+    :mod:`equiv.slow_variants`) put in the fast path's place, as the revision ``compare:NAME``
+    whose :attr:`~equiv.template_path.Revision.comparison` says so."""
+    cmp = comparison(name)
+    rev = evolve(revision(DEFAULT_REVISION), name=COMPARE + cmp.name, comparison=cmp.name,
+                 summary=f"{cmp.summary} ({cmp.claim})",
                  assumptions=cmp.assumptions + tuple(f"known difference: {d}" for d in cmp.differences))
     return rev, cmp.path
 
@@ -269,9 +276,10 @@ def _known_differences(spec: CellSpec) -> bool:
     probe proves at about the same cost (orders 8-18: 99 M of z3's resource count as one
     class, 116 M order by order; 27 s and 29 s), while one group of eleven orders is half
     the run in one worker: per order, the groups spread over the workers."""
-    if spec.mutant is not None or not spec.revision.startswith(COMPARE):
+    if spec.mutant is not None:
         return False
-    return bool(comparison(spec.revision.removeprefix(COMPARE)).differences)
+    compared_with = resolve(spec.revision)[0].comparison
+    return compared_with is not None and bool(comparison(compared_with).differences)
 
 
 def order_groups(specs: list[CellSpec]) -> list[list[int]]:

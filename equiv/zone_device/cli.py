@@ -4,7 +4,8 @@
 
 The subject itself is the top-level model (:mod:`equiv.page_model`, :mod:`equiv.slow_path`,
 :mod:`equiv.template_path`, ...); this module only turns parsed options into
-:class:`~equiv.zone_device.cell.CellSpec` cells and :class:`~equiv.engine.results.RunResult` runs.
+:class:`~equiv.zone_device.cell.CellSpec` cells and :class:`~equiv.engine.results.RunResult` runs,
+checking the names they give against :mod:`equiv.zone_device.names`.
 Importing it loads no model: the command line builds its parser from every subject's
 options, and only the subject that runs imports its model (inside the functions below).
 """
@@ -27,12 +28,11 @@ from equiv.engine.selftest import SelfTestResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
 from equiv.engine.verdict import EXIT, exit_code
+from equiv.zone_device import names
 
 if TYPE_CHECKING:
     from equiv.engine.results import RunResult
     from equiv.zone_device.cell import CellSpec
-
-from equiv.zone_device.names import DEFAULT_REVISION
 
 #: the options only this subject has, with their defaults (other subjects refuse them)
 OWN_OPTIONS: dict[str, object] = {
@@ -48,10 +48,13 @@ __all__ = ["OWN_OPTIONS", "SOLVERS", "SUBJECT", "add_arguments", "list_lines", "
 
 def obligations() -> dict[str, str]:
     """The page obligations --obligation can select: ``<role>_equal`` -> role, one per role
-    of :data:`equiv.zone_device.obligations.ROLES`."""
-    from equiv.zone_device.obligations import ROLES
+    of :data:`equiv.zone_device.names.ROLES`."""
+    return {f"{r}_equal": r for r in names.ROLES}
 
-    return {f"{r}_equal": r for r in ROLES}
+
+def _named(valid: tuple[str, ...], name: str, what: str) -> str:
+    """``name`` if ``valid`` holds it, else :func:`~equiv.engine.errors.lookup`'s error."""
+    return lookup(dict.fromkeys(valid, name), name, what)
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
@@ -124,7 +127,6 @@ def _orders(spec: str, max_order: int, all_configs: bool = False) -> list[int]:
 def list_lines() -> list[str]:
     """``--list`` for this subject: configs, revisions with their assumptions, comparisons,
     pgmap types, seeded bugs."""
-    from equiv.memmap import MemoryType
     from equiv.slow_variants import COMPARISONS
     from equiv.template_path import REVISIONS
     from equiv.zone_device.cell import layout_note
@@ -139,7 +141,7 @@ def list_lines() -> list[str]:
         out += [f"    assumes: {a}" for a in rev.assumptions]
     out.append("comparisons (--compare):")
     out += [f"  {c.name} ({c.claim}): {c.summary}" for c in COMPARISONS.values()]
-    out.append("pgmap types: " + ", ".join(t.name for t in MemoryType))
+    out.append("pgmap types: " + ", ".join(names.TYPES))
     out.append("obligations (--obligation): " + ", ".join(obligations()))
     out.append("mutants (seeded-bug controls):")
     out += [f"  {m.name} [{m.config}]: {m.description}" for m in MUTANTS.values()]
@@ -219,7 +221,6 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
                  + render_ordering_table(ordering_table(), witnesses=args.verbose)) + "\n")
         return max(EXIT[r.verdict] for r in results)
     if args.explain is not None:
-        from equiv.memmap import MemoryType
         from equiv.page_model import Layout
         from equiv.zone_device.cell import run_cell
         from equiv.zone_device.explain import explain, lookup_field
@@ -229,7 +230,7 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
         if len(specs) != 1:
             raise InputError("--explain traces one cell: give one config, one pgmap type "
                              "and one order (e.g. --types GENERIC --orders 2); valid types: "
-                             + ", ".join(t.name for t in MemoryType))
+                             + ", ".join(names.TYPES))
         lookup_field(Layout.from_config(_configs(args)[0]), args.explain)
         ex = explain(specs[0], args.explain, run_cell(specs[0]))
         emit(render_explain(ex))
@@ -240,24 +241,20 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
 def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config, list[int]]], str]:
     """The cells the options ask for, per configuration, and the revision's name."""
     from equiv.memmap import parse_types
-    from equiv.slow_variants import comparison
-    from equiv.template_path import revision
-    from equiv.zone_device.cell import COMPARE, CellSpec, resolve
-    from equiv.zone_device.mutants import MUTANTS
-    from equiv.zone_device.obligations import roles_for
+    from equiv.zone_device.cell import CellSpec
 
     OBLIGATIONS = obligations()
     configs = _configs(args)
     if args.compare is not None:
-        comparison(args.compare)
+        _named(names.COMPARISONS, args.compare, "--compare")
         if args.revision is not None:
             raise InputError("--compare replaces the fast path: give --compare NAME or "
                              "--revision NAME, not both")
-        rev, _ = resolve(COMPARE + args.compare)
+        rev_name = names.COMPARE + args.compare
     else:
-        rev = revision(args.revision or DEFAULT_REVISION)
+        rev_name = _named(names.REVISIONS, args.revision or names.DEFAULT_REVISION, "revision")
     if args.mutant is not None:
-        lookup(MUTANTS, args.mutant, "mutant")
+        _named(names.MUTANTS, args.mutant, "mutant")
     if args.obligation is not None:
         lookup(OBLIGATIONS, args.obligation, "obligation")
     types = parse_types(args.types)
@@ -265,17 +262,19 @@ def _specs(args: argparse.Namespace) -> tuple[list[CellSpec], list[tuple[Config,
                   for cfg in configs]
     if args.obligation is not None:
         for _, orders in per_config:
-            missing = [o for o in orders if OBLIGATIONS[args.obligation]
-                       not in {r.name for r in roles_for(o)}]
+            missing = [o for o in orders
+                       if OBLIGATIONS[args.obligation] not in names.roles_at(o)]
             if missing:
                 raise InputError(f"obligation {args.obligation} does not exist at order "
                                  f"{missing[0]}; valid there: "
-                                 + ", ".join(f"{r.name}_equal" for r in roles_for(missing[0])))
+                                 + ", ".join(f"{r}_equal" for r in names.roles_at(missing[0])))
     rlimit = DEFAULT_RLIMIT if args.rlimit is None else args.rlimit
-    specs = [CellSpec(cfg, rev.name, t, o, args.mutant, args.timeout_ms, rlimit,
-                      args.solver or SOLVERS[0], args.dump_smt, args.obligation)
+    specs = [CellSpec(config=cfg, revision=rev_name, ptype=t, order=o, mutant=args.mutant,
+                      timeout_ms=args.timeout_ms, rlimit=rlimit,
+                      solver=args.solver or SOLVERS[0], dump_smt=args.dump_smt,
+                      obligation=args.obligation)
              for cfg, orders in per_config for o in orders for t in types]
-    return specs, per_config, rev.name
+    return specs, per_config, rev_name
 
 
 def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:

@@ -674,7 +674,7 @@ def _base_loops(problem: CellProblem, model: z3.ModelRef) -> frozenset[str]:
     a cell comparing that path with itself (the same inputs and assumptions as
     ``problem``'s, which the model must satisfy), or none."""
     # (a slow-path comparison states its inputs from the first pfn: equiv.zone_device.cell.run_cell)
-    first_form = problem.revision.name.startswith("compare:")
+    first_form = problem.revision.comparison is not None
     base = build_cell(problem.scenario, problem.revision, memmap_init_zone_device,
                       first_form=first_form)
     same = all(_same_term(getattr(base.inputs, name), getattr(problem.inputs, name))

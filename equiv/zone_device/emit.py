@@ -107,7 +107,8 @@ def cell_spec(run: RunResult, cell: CellResult, ob: ObligationResult) -> CellSpe
     ptype = _ptype(cell)
     assert ptype is not None, f"cell of pgmap type {cell.ptype} has no single type"
     cfg: Config | str = _config(run).name if _is_preset(_config(run)) else _config(run)
-    return CellSpec(cfg, run.revision, ptype, cell.order, mutant=run.mutant, obligation=ob.name)
+    return CellSpec(config=cfg, revision=run.revision, ptype=ptype, order=cell.order,
+                    mutant=run.mutant, obligation=ob.name)
 
 
 def _what(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
@@ -225,8 +226,8 @@ def _show(fields: Fields) -> str:
 
 def {test_name}() -> None:
     """Replaying the recorded inputs through both paths differs in exactly the recorded fields."""
-    spec = CellSpec(CONFIG, REVISION, MemoryType[PGMAP_TYPE], ORDER, mutant=MUTANT,
-                    obligation=OBLIGATION)
+    spec = CellSpec(config=CONFIG, revision=REVISION, ptype=MemoryType[PGMAP_TYPE], order=ORDER,
+                    mutant=MUTANT, obligation=OBLIGATION)
     sc, _, fast = cell_paths(spec)
     cx = Counterexample.from_json(json.loads(COUNTEREXAMPLE))
     want = _fields(cx.diffs)

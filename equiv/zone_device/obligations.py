@@ -28,6 +28,7 @@ from equiv.memmap import Inputs, Scenario, assumptions, geometry, join_key, pfn_
 from equiv.page_model import Atom, Memory, PageState
 from equiv.slow_path import compound_nr_pages, memmap_init_zone_device
 from equiv.template_path import Revision, fast_path
+from equiv.zone_device.names import roles_at
 
 FastFn = Callable[[Ctx, Scenario, Inputs], Memory]
 
@@ -54,10 +55,8 @@ ROLES: dict[str, Role] = {r.name: r for r in (
 
 
 def roles_for(order: int) -> list[Role]:
-    """The roles that exist at ``order`` (the lowest order of an order class: from order 2
-    on, every class has them all)."""
-    names = ["head"] + (["tail1"] if order >= 1 else []) + (["tail2", "tail"] if order >= 2 else [])
-    return [ROLES[n] for n in [*names, "outside", "pageblock"]]
+    """The roles that exist at ``order`` (:func:`equiv.zone_device.names.roles_at`)."""
+    return [ROLES[n] for n in roles_at(order)]
 
 
 @frozen(eq=False)

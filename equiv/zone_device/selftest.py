@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from equiv.engine.cache import Cache
-from equiv.engine.errors import InputError
+from equiv.engine.errors import lookup_all
 from equiv.engine.results import CellResult
 from equiv.engine.selftest import CellOutcome, MutantRow, Outcome, SelfTestResult
 from equiv.engine.verdict import Verdict
@@ -22,6 +22,7 @@ from equiv.memmap import MemoryType
 from equiv.zone_device.cell import CellSpec, run_matrix
 from equiv.zone_device.counterexample import counterexample_of
 from equiv.zone_device.mutants import MUTANTS, caught, is_equivalent, names_page
+from equiv.zone_device.names import DEFAULT_REVISION
 
 #: the (type, order) cells every mutant is checked on
 CELLS: tuple[tuple[MemoryType, int], ...] = (
@@ -57,12 +58,11 @@ def specs(names: Iterable[str] | None = None,
         InputError: an unknown mutant name.
     """
     chosen = list(MUTANTS) if names is None else list(names)
-    unknown = [n for n in chosen if n not in MUTANTS]
-    if unknown:
-        raise InputError(f"unknown mutant(s) {', '.join(unknown)}; valid: {', '.join(MUTANTS)}")
+    mutants = lookup_all(MUTANTS, chosen, "mutant")
     cell_list = tuple(cells)
-    return [CellSpec(MUTANTS[n].config, "v11", t, o, mutant=n, minimise=False,
-                     until_caught=True) for n in chosen for t, o in cell_list]
+    return [CellSpec(config=m.config, revision=DEFAULT_REVISION, ptype=t, order=o, mutant=n,
+                     minimise=False, until_caught=True)
+            for n, m in zip(chosen, mutants, strict=True) for t, o in cell_list]
 
 
 def self_test(jobs: int | None = None, *, names: Iterable[str] | None = None,
