@@ -308,9 +308,12 @@ def order_groups(specs: list[CellSpec]) -> list[list[int]]:
 def backstop_cell(spec: CellSpec, seconds: float, why: str) -> CellResult:
     """The result of a cell whose worker was stopped: UNKNOWN, saying which limit."""
     cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
-    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
-    return CellResult(cfg.name, spec.revision, spec.ptype.kname if spec.ptype else "ALL",
-                      spec.order, Verdict.UNKNOWN, seconds, (ob,), (), (), cfg.hypothetical)
+    ob = ObligationResult(name="cell", kind="cell", role="cell", verdict=Verdict.UNKNOWN,
+                          seconds=seconds, reason=why)
+    return CellResult(config=cfg.name, revision=spec.revision,
+                      ptype=spec.ptype.kname if spec.ptype else "ALL", order=spec.order,
+                      verdict=Verdict.UNKNOWN, seconds=seconds, obligations=(ob,),
+                      assumptions=(), choices=(), hypothetical=cfg.hypothetical)
 
 
 def _describe(spec: CellSpec) -> dict[str, object] | None:

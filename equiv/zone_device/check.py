@@ -645,9 +645,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
             vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
                                      else f"vacuity check: {ses.note or s.reason_unknown()}")
             results.append(ObligationResult(
-                f"{ob.role.name}_equal", "page", ob.role.name,
-                Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
-                time.perf_counter() - t0, reason=vacuous[ob.role.name]))
+                name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                verdict=Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
+                seconds=time.perf_counter() - t0, reason=vacuous[ob.role.name]))
     if len(vacuous) == len(problem.observations):
         return done()
     # ... and each path must run to its end for some input allowed by the assumptions
@@ -660,8 +660,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 if ob.role.name not in vacuous:
                     vacuous[ob.role.name] = why
                     results.append(ObligationResult(
-                        f"{ob.role.name}_equal", "page", ob.role.name,
-                        Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN, 0.0, reason=why))
+                        name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                        verdict=Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
+                        seconds=0.0, reason=why))
     if len(vacuous) == len(problem.observations):
         return done()
     coverage = ("assumptions satisfiable together with the role's constraint",
@@ -669,7 +670,7 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
 
     def stopped(what: str) -> CellResult:
         results.append(ObligationResult(
-            "probe", "cell", "cell", Verdict.UNKNOWN, 0.0,
+            name="probe", kind="cell", role="cell", verdict=Verdict.UNKNOWN, seconds=0.0,
             reason=f"probe stopped: {what} not proved (the cell is checked per type)"))
         return done()
 
@@ -709,7 +710,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
     if probe and r != z3.unsat and try_rl == rlimit:  # (a trial's failure is no verdict)
         return stopped("the loop lemmas")
     for n in dict.fromkeys(names) if r == z3.unsat else ():
-        results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED, dt))
+        results.append(ObligationResult(name=n, kind="lemma", role="lemma",
+                                        verdict=Verdict.PROVED, seconds=dt))
     for n in dict.fromkeys(names) if r != z3.unsat else ():
         members = [lm for lm, m in zip(lemmas, names, strict=True) if m == n]
         t0 = time.perf_counter()
@@ -726,8 +728,9 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 s.add(z3.Not(these))
                 r1, s = decide(ses, s, f"lemma-{n}", budget=rlimit)
         if r1 == z3.unsat:
-            results.append(ObligationResult(n, "lemma", "lemma", Verdict.PROVED,
-                                            time.perf_counter() - t0))
+            results.append(ObligationResult(name=n, kind="lemma", role="lemma",
+                                            verdict=Verdict.PROVED,
+                                            seconds=time.perf_counter() - t0))
             continue
         lemma_ok = False
         if probe:  # (a probe looks for no counterexample)
@@ -738,7 +741,8 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 return done()
         else:
             results.append(ObligationResult(
-                n, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
+                name=n, kind="lemma", role="lemma", verdict=Verdict.UNKNOWN,
+                seconds=time.perf_counter() - t0,
                 reason=f"{ses.note or s.reason_unknown()}; query: {dump_unknown(s, cell_tag)}"))
 
     # 3. page roles
@@ -795,19 +799,21 @@ def check_cell(problem: CellProblem, *, timeout_ms: int = 60_000,
                 if lemma_ok:
                     raise
                 results.append(ObligationResult(
-                    f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
-                    time.perf_counter() - t0,
+                    name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                    verdict=Verdict.UNKNOWN, seconds=time.perf_counter() - t0,
                     reason=f"solver difference not reproduced concretely ({e}); a loop lemma "
                            "failed, so the symbolic summary is not trusted"))
             else:
-                results.append(ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name,
-                                                Verdict.REFUTED, time.perf_counter() - t0, cex))
+                results.append(ObligationResult(
+                    name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                    verdict=Verdict.REFUTED, seconds=time.perf_counter() - t0,
+                    counterexample=cex))
                 if enough is not None and enough(results[-1]):
                     return done()
         else:
             results.append(ObligationResult(
-                f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN,
-                time.perf_counter() - t0,
+                name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                verdict=Verdict.UNKNOWN, seconds=time.perf_counter() - t0,
                 reason=f"{ses.note or s.reason_unknown()}; query: {dump_unknown(s, cell_tag)}"))
     return done()
 
@@ -888,14 +894,17 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
             failed.sort(key=rank)
             got = replay_frame(problem, failed[0], model)
             if isinstance(got, Counterexample):
-                return ObligationResult(name, "lemma", "lemma", Verdict.REFUTED,
-                                        time.perf_counter() - t0, got, reason=got.frame or "")
+                return ObligationResult(name=name, kind="lemma", role="lemma",
+                                        verdict=Verdict.REFUTED, seconds=time.perf_counter() - t0,
+                                        counterexample=got, reason=got.frame or "")
             reason = reason or got
         if reason:
-            return ObligationResult(name, "lemma", "lemma", Verdict.UNKNOWN,
-                                    time.perf_counter() - t0, reason=reason)
+            return ObligationResult(name=name, kind="lemma", role="lemma",
+                                    verdict=Verdict.UNKNOWN, seconds=time.perf_counter() - t0,
+                                    reason=reason)
     return ObligationResult(
-        name, "lemma", "lemma", Verdict.UNKNOWN, time.perf_counter() - t0,
+        name=name, kind="lemma", role="lemma", verdict=Verdict.UNKNOWN,
+        seconds=time.perf_counter() - t0,
         reason="loop summary lemma does not hold: the loop body touches memory outside its "
                "own iteration's pages, or its template drifts; the summary cannot be used "
                "(page roles checked by replay only)")
@@ -904,9 +913,10 @@ def _refuted_lemma(problem: CellProblem, s: z3.Solver, members: list[Lemma], nam
 def _unsat_result(ob: Observation, dt: float, lemma_ok: bool,
                   coverage: tuple[str, ...] = ()) -> ObligationResult:
     if lemma_ok:
-        return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.PROVED, dt,
-                                coverage=coverage)
-    return ObligationResult(f"{ob.role.name}_equal", "page", ob.role.name, Verdict.UNKNOWN, dt,
+        return ObligationResult(name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                                verdict=Verdict.PROVED, seconds=dt, coverage=coverage)
+    return ObligationResult(name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
+                            verdict=Verdict.UNKNOWN, seconds=dt,
                             reason="no difference under the loop summaries, but a loop lemma "
                                    "is not proved")
 
