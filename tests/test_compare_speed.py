@@ -12,7 +12,7 @@ from equiv.config import preset
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InternalMismatch
-from equiv.engine.query import Session, clear_answers
+from equiv.engine.query import ANSWERS, Session, clear_answers
 from equiv.engine.verdict import Verdict
 from equiv.loops import Carry, Owner, block_loop, never
 from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbolic_inputs
@@ -107,6 +107,27 @@ class TestSlicing:
         assert z3.sat == r
         pt = full.model().eval(z3.BitVec("pgmap.type", 32), model_completion=True).as_long()
         assert int(MemoryType.GENERIC) == pt
+
+
+class TestAnswers:
+    def test_one_clear_forgets_every_table(self) -> None:
+        """A refuted sliced cell fills every table of the process's answers (its lemma and
+        role queries, the steering and the explanation of its counterexample); the same
+        cell again takes its answers from them and shows the same counterexample;
+        ``clear_answers`` empties every table."""
+        spec = CellSpec(config="x86_64-default", revision=COMPARE + "slow-split-inverted",
+                        ptype=MemoryType.FS_DAX, order=1)
+        clear_answers()
+        first = run_cell(spec)
+        assert Verdict.REFUTED == first.verdict
+        assert all(ANSWERS.sizes().values()), ANSWERS.sizes()
+        again = run_cell(spec)
+        assert again.shared_queries > first.shared_queries
+        assert [o.to_json()["counterexample"] for o in again.obligations] == \
+            [o.to_json()["counterexample"] for o in first.obligations]
+        clear_answers()
+        assert set(ANSWERS.sizes()) == {"checked", "not_unsat", "steered", "models", "explained"}
+        assert not any(ANSWERS.sizes().values())
 
 
 class TestLemmaTry:

@@ -244,7 +244,7 @@ def run_order_group(specs: list[CellSpec], lemmas_from: CellResult | None = None
     First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
     everything, it proves every type's cell.  Otherwise each type is checked alone, so
     verdicts and counterexamples are per type (cells that pose the same query, e.g. FS_DAX and
-    PRIVATE, then share the answer: see ``equiv.engine.query._ANSWERS``).  A self-test group
+    PRIVATE, then share the answer: see ``equiv.engine.query.ANSWERS``).  A self-test group
     whose seeded bug is expected to show on one of its types goes per type at once.  The
     loop lemmas a try proved (this one, or ``lemmas_from``: an order class's) are not posed
     again by the cells it covers.

@@ -30,7 +30,7 @@ from attrs import evolve
 
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InternalMismatch
-from equiv.engine.query import Session, check, conj, dump_unknown
+from equiv.engine.query import ANSWERS, Session, check, conj, dump_unknown
 from equiv.engine.results import CellResult, ObligationResult
 from equiv.engine.verdict import Verdict, worst
 from equiv.loops import Lemma
@@ -142,14 +142,6 @@ def _slice(problem: CellProblem, about: z3.BoolRef | None
             [a for a, k in zip(every, kept, strict=True) if not k])
 
 
-#: Sliced queries of this process that were not UNSAT (SAT, or undecided within the
-#: deterministic budget in the key), keyed by budget and the AST ids of their assertions,
-#: which are kept alive with the answer; UNSAT ones are shared by :func:`check` itself.  A
-#: query asked again (the same sliced lemma or pageblock query in each pgmap type's cell)
-#: goes straight to its whole form.
-_NOT_UNSAT: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
-
-
 def decide(ses: Session, s: z3.Solver, name: str, *, whole: bool = True,
            budget: int | None = None, trial: bool = False) -> tuple[z3.CheckSatResult, z3.Solver]:
     """:func:`~equiv.engine.query.check` for a solver of :func:`solver_for`.
@@ -163,15 +155,19 @@ def decide(ses: Session, s: z3.Solver, name: str, *, whole: bool = True,
     satisfiable on its own, so leaving it out cannot make a SAT query UNSAT or an UNSAT one
     SAT.  Queries that differ only in what they do not depend on (the pageblock role and
     the loop lemmas of each pgmap type's cell: only the type's assumption differs) are then
-    the same text, decided once per process (:data:`equiv.engine.query._ANSWERS`) and
+    the same text, decided once per process (:data:`equiv.engine.query.ANSWERS`) and
     cached once.  ``budget`` (the solver's z3 resource limit) keys the memo of answers that
-    are not UNSAT (:data:`_NOT_UNSAT`); an undecided query is not asked again whole, since
-    more assumptions of other symbols cannot help it.  A ``trial`` query's verdict rests on
-    another query if it is undecided, so it does not count as undecided for the cache
-    (``Session.undecided``)."""
+    are not UNSAT (``ANSWERS.not_unsat``: SAT, or undecided within the deterministic budget
+    of the key, by budget and the AST ids of the assertions, kept alive with the answer;
+    UNSAT ones are shared by :func:`~equiv.engine.query.check` itself): a query asked again
+    (the same sliced lemma or pageblock query in each pgmap type's cell) goes straight to
+    its whole form; an undecided query is not asked again whole, since more assumptions of
+    other symbols cannot help it.  A ``trial`` query's verdict rests on another query if it
+    is undecided, so it does not count as undecided for the cache (``Session.undecided``).
+    """
     terms = list(s.assertions())
     key = (-1 if budget is None else budget, *(t.get_id() for t in terms))
-    hit = _NOT_UNSAT.get(key) if ses.mode == "z3" else None
+    hit = ANSWERS.not_unsat.get(key) if ses.mode == "z3" else None
     if hit is not None:
         ses.shared += 1
         r = hit[0]
@@ -186,7 +182,7 @@ def decide(ses: Session, s: z3.Solver, name: str, *, whole: bool = True,
             ses.undecided -= 1
             del ses.keys[listed:]
         if r != z3.unsat and ses.mode == "z3":
-            _NOT_UNSAT[key] = (r, terms)
+            ANSWERS.not_unsat[key] = (r, terms)
     built = _WHOLE.pop(s, None)
     if r != z3.sat or built is None or not whole:
         return r, s
@@ -411,13 +407,6 @@ def _preferences(problem: CellProblem, optimised: z3.BoolRef | bool,
     return prefs
 
 
-#: Steering checks of this process (:func:`_steer_sliced`), keyed by the z3 budget and the
-#: AST ids of the assertions, which are kept alive with the answer: each pgmap type's cell
-#: steers the same sliced query (the pageblock role, a refcount every type shares) through
-#: the same checks, decided once.
-_STEERED: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
-
-
 def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, timeout_ms: int,
                   rlimit: int | None, budget: tuple[int, int | None] | None
                   ) -> z3.ModelRef | None:
@@ -427,15 +416,20 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
 
     Which preferences are kept is decided greedily, in :func:`prefer_small`'s order and
     runs, on the solver of the assumptions connected to the claim *or to a preference*
-    (:func:`solver_for`'s ``about``), each check memoised (:data:`_STEERED`).  The
-    assumptions left out share no symbol with that query and are satisfiable on their own
-    (:func:`decide`), so each check has the answer it has on the whole query (a check cut
-    short by ``budget[0]`` aside: one the smaller query decides keeps its preference), and
-    the kept ones are the ones the whole query's steering keeps.  The model is the steered
-    sliced query's, extended by a model of the assumptions left out (and checked against
-    every assumption and the query): cells whose sliced query is the same (the pageblock
-    role of every pgmap type) get the same counterexample, up to the inputs only those
-    assumptions mention (``pgmap->type``), and :func:`_minimise` can share its queries."""
+    (:func:`solver_for`'s ``about``), each check memoised (``steered`` of
+    :data:`equiv.engine.query.ANSWERS`, keyed by the z3 budget and the AST ids of the
+    assertions, which are kept alive with the answer: each pgmap type's cell steers the
+    same sliced query, the pageblock role, a refcount every type shares, through the same
+    checks, decided once).  The assumptions left out share no symbol with that query and
+    are satisfiable on their own (:func:`decide`), so each check has the answer it has on
+    the whole query (a check cut short by ``budget[0]`` aside: one the smaller query
+    decides keeps its preference), and the kept ones are the ones the whole query's
+    steering keeps.  The model is the steered sliced query's (``models`` of the same,
+    keyed like ``steered`` with the full budget), extended by a model of the assumptions
+    left out (and checked against every assumption and the query): cells whose sliced
+    query is the same (the pageblock role of every pgmap type) get the same
+    counterexample, up to the inputs only those assumptions mention (``pgmap->type``), and
+    :func:`_minimise` can share its queries."""
     indices = {k: [v] for k, v in ob.indices.items()}
     prefs = _preferences(problem, ob.optimised, indices)
     t = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit,
@@ -450,9 +444,9 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
         t.add(*extra)
         terms = list(t.assertions())
         key = (try_rl, *(a.get_id() for a in terms))
-        hit = _STEERED.get(key)
+        hit = ANSWERS.steered.get(key)
         if hit is None:
-            hit = _STEERED[key] = (t.check(), terms)
+            hit = ANSWERS.steered[key] = (t.check(), terms)
         t.pop()
         return bool(hit[0] == z3.sat)
 
@@ -485,9 +479,9 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
     t.add(*kept)
     terms = list(t.assertions())
     key = (rlimit or -1, *(a.get_id() for a in terms))
-    hit = _MODELS.get(key)
+    hit = ANSWERS.models.get(key)
     if hit is None:
-        hit = _MODELS[key] = (t.model() if t.check() == z3.sat else None, terms)
+        hit = ANSWERS.models[key] = (t.model() if t.check() == z3.sat else None, terms)
     t.pop()
     aside = _slice(problem, z3.And(claim, *prefs))[1]
     model = None if hit[0] is None else _merged(hit[0], aside)
@@ -497,12 +491,6 @@ def _steer_sliced(problem: CellProblem, ob: Observation, claim: z3.BoolRef, time
     whole = solver_for(problem, timeout_ms, pages=True, rlimit=rlimit)
     whole.add(z3.Not(claim), *kept)
     return whole.model() if whole.check() == z3.sat else None
-
-
-#: The models of steered sliced queries (:func:`_steer_sliced`), keyed like
-#: :data:`_STEERED` (with the full budget): the same counterexample for every pgmap type's
-#: cell that poses the same sliced query, whatever the type.
-_MODELS: dict[tuple[int, ...], tuple[z3.ModelRef | None, list[z3.ExprRef]]] = {}
 
 
 def _merged(model: z3.ModelRef, aside: list[z3.BoolRef]) -> z3.ModelRef | None:
@@ -1012,11 +1000,6 @@ def _fixes(problem: CellProblem, ob: Observation, model: z3.ModelRef,
     return fixes
 
 
-#: Answers of the sliced queries explaining counterexamples (:func:`_explain_check`), keyed
-#: by the z3 budget and the AST ids of the assertions (kept alive with the answer).
-_EXPLAINED: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
-
-
 def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.BoolRef],
                    timeout_ms: int, rlimit: int | None) -> tuple[z3.CheckSatResult, bool]:
     """Decide ``core`` with the assumptions and the formulas of ``rest`` connected to it by
@@ -1024,7 +1007,9 @@ def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.B
     ``rest`` was among them.  Exact when every formula left out holds in one model together
     (here: the counterexample's, which satisfies every assumption, the role's constraint
     and every fixed value): a part sharing no symbol with the rest cannot change whether
-    it is satisfiable."""
+    it is satisfiable.  Each answer is kept in :data:`equiv.engine.query.ANSWERS`'
+    ``explained`` table, keyed by the z3 budget and the AST ids of the assertions (kept
+    alive with the answer)."""
     memo = _SYMBOLS.setdefault(problem, {})
     every = [a for _, a in problem.assumptions] + rest
     need: set[str] = set()
@@ -1033,14 +1018,14 @@ def _explain_check(problem: CellProblem, core: list[z3.BoolRef], rest: list[z3.B
     kept = _sharing(need, [*_assumed_symbols(problem), *(_symbols(f, memo) for f in rest)])
     terms = [f for f, k in zip(every, kept, strict=True) if k] + core
     key = (-1 if rlimit is None else rlimit, *(t.get_id() for t in terms))
-    hit = _EXPLAINED.get(key)
+    hit = ANSWERS.explained.get(key)
     if hit is None:
         s = z3.Then("simplify", "propagate-values", "elim-uncnstr", "smt").solver()
         s.set("timeout", min(timeout_ms, _EXPLAIN_MS))
         if rlimit is not None:
             s.set("rlimit", rlimit)
         s.add(*terms)
-        hit = _EXPLAINED[key] = (s.check(), terms)
+        hit = ANSWERS.explained[key] = (s.check(), terms)
     return hit[0], any(kept[len(problem.assumptions):])
 
 
