@@ -150,9 +150,9 @@ def _tactic_solver() -> z3.Solver:
 
 
 def test_a_guessed_steering_keeps_what_the_greedy_keeps() -> None:
-    """check._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
+    """minimise._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
     the plain greedy keeps, and leaves the solver SAT on them."""
-    from equiv.zone_device.check import _keep_greedy, _keep_greedy_in
+    from equiv.zone_device.minimise import _keep_greedy, _keep_greedy_in
 
     x, y, z = z3.BitVecs("gx gy gz", 16)
     base = [z3.UGT(x + y, 10), z3.ULT(z, 5), z3.Or(x == 7, y == 9)]

@@ -19,19 +19,13 @@ from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbol
 from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import fast_path, revision
-from equiv.zone_device import check
+from equiv.zone_device import minimise
 from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths, resolve, run_cell
-from equiv.zone_device.check import (
-    _minimise,
-    _slice,
-    _steer_sliced,
-    check_cell,
-    decide,
-    prefer_small,
-    solver_for,
-)
+from equiv.zone_device.check import check_cell, decide
 from equiv.zone_device.counterexample import concrete_ctx, replay, replay_recorded
+from equiv.zone_device.minimise import prefer_small, steer_sliced
 from equiv.zone_device.obligations import CellProblem, Observation, build_cell
+from equiv.zone_device.solver import slice_assumptions, solver_for
 
 
 class TestFirstForm:
@@ -89,7 +83,7 @@ class TestSlicing:
         (so each type's cell poses the same query), the range's bounds are kept."""
         p = self._problem()
         ob = next(o for o in p.observations if o.role.name == "pageblock")  # type: ignore[attr-defined]
-        kept, aside = _slice(p, ob.claim(p.scenario.layout.atoms))  # type: ignore[arg-type,attr-defined]
+        kept, aside = slice_assumptions(p, ob.claim(p.scenario.layout.atoms))  # type: ignore[arg-type,attr-defined]
         names = {str(a) for a in aside}
         assert any("pgmap.type" in n for n in names)
         assert not any("pgmap.type" in str(a) for a in kept)
@@ -241,38 +235,38 @@ class TestLazyReplay:
         problem = build_cell(sc, rev, fast, first_form=True)
         ob, model = self._model(problem, "head")
         cx = replay(problem, ob, model, lazy=True)
-        whole = _minimise(problem, ob, model, cx, 60_000, 10**9)
-        sliced = _minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
+        whole = minimise.minimise(problem, ob, model, cx, 60_000, 10**9)
+        sliced = minimise.minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
         assert (whole.irrelevant, whole.multiplicity) == (sliced.irrelevant, sliced.multiplicity)
         assert "pgmap_type" not in sliced.irrelevant and "start_pfn" in sliced.irrelevant
 
     def test_a_remembered_guess_never_changes_what_is_kept(self) -> None:
         """Steering tries first the preferences the last steering of the same role dropped
-        (``check._DROPPED``); a right guess, a wrong one and none keep the same preferences,
+        (``minimise._DROPPED``); a right guess, a wrong one and none keep the same preferences,
         and a steering leaves behind what it dropped."""
         sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v6.12",
                                             MemoryType.FS_DAX, 9))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob = next(o for o in problem.observations if o.role.name == "tail")
-        key = ("tail", len(check._preferences(problem, ob.optimised,
-                                              {k: [v] for k, v in ob.indices.items()})))
+        key = ("tail", len(minimise._preferences(problem, ob.optimised,
+                                                 {k: [v] for k, v in ob.indices.items()})))
 
         def steered(last: tuple[int, ...] | None) -> tuple[str, ...]:
-            check._DROPPED.clear()
+            minimise._DROPPED.clear()
             s = solver_for(problem, 60_000, pages=True)
             s.add(z3.Not(ob.claim(sc.layout.atoms)))
             assert z3.sat == s.check()
             n = len(s.assertions())
             if last is not None:
-                check._DROPPED[key] = last
+                minimise._DROPPED[key] = last
             kept = prefer_small(s, problem, ob, from_scratch=True)
             assert kept == len(s.assertions()) - n and z3.sat == s.check()
             return tuple(a.sexpr() for a in s.assertions()[n:])
 
         plain = steered(None)
-        dropped = check._DROPPED[key]
+        dropped = minimise._DROPPED[key]
         assert dropped, "the tail's counterexample cannot keep every preference"
-        assert steered(dropped) == plain and check._DROPPED[key] == dropped
+        assert steered(dropped) == plain and minimise._DROPPED[key] == dropped
         assert steered((0,)) == plain
 
     @pytest.mark.slow
@@ -290,7 +284,7 @@ class TestLazyReplay:
         assert z3.sat == s.check()
         kept = prefer_small(s, problem, ob, from_scratch=True, budget=(2_000_000, 10**9))
         prefs = list(s.assertions())[-kept:]
-        model = _steer_sliced(problem, ob, claim, 60_000, 10**9, (2_000_000, 10**9))
+        model = steer_sliced(problem, ob, claim, 60_000, 10**9, (2_000_000, 10**9))
         assert model is not None
         for f in [a for _, a in problem.assumptions] + [z3.Not(claim), *prefs]:
             assert z3.is_true(model.eval(f, model_completion=True)), f

@@ -36,8 +36,9 @@ pages themselves.
 
 Layout (the same front files as :mod:`equiv.vmap`): ``cli`` (options, runs, registration:
 ``SUBJECT``), ``names`` (the option vocabulary), ``cell`` (one cell and the matrix),
-``obligations``, ``check`` (deciding a cell) with ``minimise`` (choosing the counterexample
-shown, never the verdict), ``counterexample``, ``mutants``, ``selftest``, ``twin``,
+``obligations``, ``check`` (deciding a cell) with ``solver`` (its solvers, each holding the
+assumptions its query needs) and ``minimise`` (choosing the counterexample shown, never the
+verdict), ``counterexample``, ``mutants``, ``selftest``, ``twin``,
 ``present``; and ``explain``, ``estimate``, ``emit`` (KUnit and pytest regression tests),
 ``copy/`` (the copy primitives), ``source/`` (the C path: ``--linux``, ``--patch``,
 ``--btf``), ``live/`` (``--live``: a booted kernel's struct pages).
