@@ -21,7 +21,7 @@ from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import fast_path, revision
 from equiv.zone_device import minimise
 from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths, resolve, run_cell
-from equiv.zone_device.check import check_cell, decide
+from equiv.zone_device.check import CheckRequest, check_cell, decide
 from equiv.zone_device.counterexample import concrete_ctx, replay, replay_recorded
 from equiv.zone_device.minimise import prefer_small, steer_sliced
 from equiv.zone_device.obligations import CellProblem, Observation, build_cell
@@ -63,8 +63,8 @@ class TestFirstForm:
             sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + name,
                                                 MemoryType.FS_DAX, 1))
             clear_answers()
-            res = check_cell(build_cell(sc, rev, fast, first_form=form), rlimit=10**9,
-                             minimise=False)
+            res = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=form),
+                                          rlimit=10**9, minimise=False))
             assert want == res.verdict, name
             if want is Verdict.REFUTED:
                 head = next(o for o in res.obligations if o.name == "head_equal")
@@ -131,10 +131,11 @@ class TestLemmaTry:
         sc, rev, fast = cell_paths(CellSpec("x86_64-default", COMPARE + "v5-helper-split",
                                             MemoryType.GENERIC, 2))
         clear_answers()
-        whole = check_cell(build_cell(sc, rev, fast, first_form=True), rlimit=10**9)
+        whole = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=True),
+                                        rlimit=10**9))
         clear_answers()
-        parts = check_cell(build_cell(sc, rev, fast, first_form=True), rlimit=10**9,
-                           lemma_try=1)
+        parts = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=True),
+                                        rlimit=10**9, lemma_try=1))
         assert [(o.name, o.verdict) for o in whole.obligations] == \
             [(o.name, o.verdict) for o in parts.obligations]
         assert Verdict.PROVED == parts.verdict

@@ -54,6 +54,7 @@ from typing import Any
 #: The API, each name loaded from its module on first use (PEP 562).
 _LAZY = {"CellSpec": "equiv.zone_device.cell", "run_cell": "equiv.zone_device.cell",
          "run_matrix": "equiv.zone_device.cell", "check_cell": "equiv.zone_device.check",
+         "CheckRequest": "equiv.zone_device.check",
          "build_cell": "equiv.zone_device.obligations", "ROLES": "equiv.zone_device.obligations",
          "MUTANTS": "equiv.zone_device.mutants", "self_test": "equiv.zone_device.selftest",
          "DEFAULT_REVISION": "equiv.zone_device.names"}

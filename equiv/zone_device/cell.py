@@ -23,7 +23,7 @@ from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
 from equiv.template_path import Revision, fast_path, revision
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.counterexample import Counterexample
 from equiv.zone_device.mutants import MUTANTS, caught, first_roles
 from equiv.zone_device.obligations import FastFn, build_cell
@@ -116,12 +116,12 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
     # a probe steers and explains nothing: its budget is only that of the lemmas' first tries
     lemma_try = (PROBE_LEMMA_TRY_RLIMIT if probe else LEMMA_TRY_RLIMIT) \
         if rev.name.startswith(COMPARE) else None
-    res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
-                     dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
-                     cache=cache, probe=probe, lemma_try=lemma_try,
-                     sliced=rev.name.startswith(COMPARE), enough=enough,
-                     lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
-                     split_lemmas=spec.mutant is not None, first_roles=first)
+    res = check_cell(CheckRequest(
+        problem=problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
+        dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise, cache=cache,
+        probe=probe, lemma_try=lemma_try, sliced=rev.name.startswith(COMPARE), enough=enough,
+        lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
+        split_lemmas=spec.mutant is not None, first_roles=first))
     if lemmas_from is not None and any(o.kind == "lemma" for o in res.obligations):
         res = evolve(res, query_keys=tuple(dict.fromkeys(res.query_keys + lemmas_from.query_keys)))
     met: tuple[tuple[str, str], ...] = ()
