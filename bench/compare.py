@@ -137,8 +137,8 @@ BUCKETS = (
     ("bitwuzla / SMT-LIB export", ("check_bitwuzla", "smtlib")),
     ("building both paths' terms", ("build_cell",)),
     ("concrete replay of counterexamples", ("replay",)),
-    ("steering counterexamples (prefer_small, sliced)", ("prefer_small", "_steer_sliced")),
-    ("explaining counterexamples (_minimise)", ("_minimise",)),
+    ("steering counterexamples (prefer_small, sliced)", ("prefer_small", "steer_sliced")),
+    ("explaining counterexamples (minimise)", ("minimise",)),
 )
 
 

@@ -50,7 +50,7 @@ def _unrolled(order: int) -> tuple[float, str]:
     def run() -> None:
         from equiv.memmap import MemoryType
         from equiv.zone_device.cell import CellSpec, cell_paths
-        from equiv.zone_device.check import check_cell
+        from equiv.zone_device.check import CheckRequest, check_cell
         from equiv.zone_device.obligations import build_cell
 
         sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision="v11",
@@ -66,7 +66,8 @@ def _unrolled(order: int) -> tuple[float, str]:
             return max(1, 2 * stride // pageblock) + 1  # pageblocks
 
         t0 = time.perf_counter()
-        r = check_cell(build_cell(sc, rev, fast, unroll=bound), timeout_ms=600_000)
+        r = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, unroll=bound),
+                                    timeout_ms=600_000))
         out.append((time.perf_counter() - t0, r.verdict.value))
 
     t = threading.Thread(target=run)

@@ -204,7 +204,7 @@ def figure(name: str, runs: list[Run], target: float | None) -> str:
 PARTS = (
     ("term building (build_cell)", "equiv/zone_device/obligations.py", "build_cell"),
     ("solver (every z3 check)", "z3/z3.py", "check"),
-    ("counterexample steering (prefer_small)", "equiv/zone_device/check.py", "prefer_small"),
+    ("counterexample steering (prefer_small)", "equiv/zone_device/minimise.py", "prefer_small"),
     ("replay (concrete run of both paths)", "equiv/zone_device/counterexample.py", "replay"),
     ("cache reads", "equiv/engine/cache.py", "get"),
     ("cache writes", "equiv/engine/cache.py", "put"),

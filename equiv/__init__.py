@@ -24,6 +24,7 @@ from typing import Any
 _API = {
     "CellResult": "equiv.engine.results", "ObligationResult": "equiv.engine.results",
     "Verdict": "equiv.engine.verdict", "check_cell": "equiv.zone_device.check",
+    "CheckRequest": "equiv.zone_device.check",
     "DEFAULT": "equiv.config", "PRESETS": "equiv.config", "Config": "equiv.config",
     "preset": "equiv.config",
     "ConfigError": "equiv.engine.errors", "EquivError": "equiv.engine.errors",

@@ -13,7 +13,7 @@ from equiv.memmap import Inputs, MemoryType, Scenario, compound_frame, geometry
 from equiv.page_model import Layout, Memory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import REVISIONS
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.obligations import build_cell
 
 L = Layout.from_config(DEFAULT)
@@ -27,7 +27,7 @@ def test_contradictory_assumptions_are_vacuous() -> None:
     """Assumptions that cannot hold make every obligation VACUOUS, never PROVED."""
     p = cell()
     p = evolve(p, assumptions=[*p.assumptions, ("contradiction", z3.BoolVal(False))])
-    res = check_cell(p)
+    res = check_cell(CheckRequest(problem=p))
     assert res.verdict is Verdict.VACUOUS
     assert {o.verdict for o in res.obligations} == {Verdict.VACUOUS}
 
@@ -37,14 +37,14 @@ def test_path_that_always_returns_early_is_vacuous() -> None:
     `if (!nr_pages) return;` always fires), nothing was really checked: VACUOUS."""
     p = cell()
     p = evolve(p, assumptions=[*p.assumptions, ("empty range", p.inputs.nr_pages == 0)])
-    res = check_cell(p)
+    res = check_cell(CheckRequest(problem=p))
     assert res.verdict is Verdict.VACUOUS
     assert any("fast path never reaches its end" in o.reason for o in res.obligations)
 
 
 def test_proved_obligations_state_their_coverage() -> None:
     """A PROVED page obligation says what was shown satisfiable before it was claimed."""
-    res = check_cell(cell())
+    res = check_cell(CheckRequest(problem=cell()))
     head = next(o for o in res.obligations if o.role == "head")
     assert head.verdict is Verdict.PROVED
     assert head.coverage == ("assumptions satisfiable together with the role's constraint",
@@ -53,7 +53,7 @@ def test_proved_obligations_state_their_coverage() -> None:
 
 def test_exhausted_budget_is_unknown() -> None:
     """A query that runs out of its resource limit is UNKNOWN, and UNKNOWN is not success."""
-    res = check_cell(cell(), rlimit=1)
+    res = check_cell(CheckRequest(problem=cell(), rlimit=1))
     assert res.verdict is Verdict.UNKNOWN
 
 
@@ -91,7 +91,7 @@ def test_lemma_catches_writes_outside_the_block() -> None:
     """frame-write fails; the cell is not PROVED although the summary alone would say so.
     The last iteration copies a head onto the struct page of end_pfn: the out-of-frame
     store is replayed and REFUTED with that page, the loop and the iteration named."""
-    res = check_cell(cell(0, _cascade(write_next=True)))
+    res = check_cell(CheckRequest(problem=cell(0, _cascade(write_next=True))))
     lemma = next(o for o in res.obligations if o.name == "cascade:frame-write")
     assert lemma.verdict is Verdict.REFUTED and res.verdict is Verdict.REFUTED
     cx = lemma.counterexample
@@ -103,7 +103,7 @@ def test_lemma_catches_writes_outside_the_block() -> None:
 
 def test_lemma_catches_reads_outside_the_block() -> None:
     """frame-read fails for a body that reads the previous compound's head."""
-    res = check_cell(cell(0, _cascade(write_next=False)))
+    res = check_cell(CheckRequest(problem=cell(0, _cascade(write_next=False))))
     lemma = next(o for o in res.obligations if o.name == "cascade:frame-read")
     assert lemma.verdict is not Verdict.PROVED
     assert res.verdict is not Verdict.PROVED
@@ -130,7 +130,7 @@ def test_lemma_catches_a_drifting_template() -> None:
                             compound_frame(sc, g))
         return out
 
-    res = check_cell(cell(0, fast))
+    res = check_cell(CheckRequest(problem=cell(0, fast)))
     lemma = next(o for o in res.obligations if o.name == "drift:carry-step")
     assert lemma.verdict is not Verdict.PROVED
     assert res.verdict is not Verdict.PROVED
@@ -138,7 +138,7 @@ def test_lemma_catches_a_drifting_template() -> None:
 
 def test_every_lemma_of_the_real_paths_is_proved() -> None:
     """The loop summaries of v11 and the slow path are justified at order 2."""
-    res = check_cell(cell())
+    res = check_cell(CheckRequest(problem=cell()))
     lemmas = [o for o in res.obligations if o.kind == "lemma"]
     assert {o.name.split(":")[1] for o in lemmas} == {"frame-write", "frame-read", "frame-bound",
                                                      "carry-step"}
@@ -150,9 +150,9 @@ def _tactic_solver() -> z3.Solver:
 
 
 def test_a_guessed_steering_keeps_what_the_greedy_keeps() -> None:
-    """check._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
+    """minimise._keep_greedy with guesses (right, wrong, none) keeps exactly the preferences
     the plain greedy keeps, and leaves the solver SAT on them."""
-    from equiv.zone_device.check import _keep_greedy, _keep_greedy_in
+    from equiv.zone_device.minimise import _keep_greedy, _keep_greedy_in
 
     x, y, z = z3.BitVecs("gx gy gz", 16)
     base = [z3.UGT(x + y, 10), z3.ULT(z, 5), z3.Or(x == 7, y == 9)]

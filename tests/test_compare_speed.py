@@ -12,26 +12,20 @@ from equiv.config import preset
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InternalMismatch
-from equiv.engine.query import Session, clear_answers
+from equiv.engine.query import ANSWERS, Session, clear_answers
 from equiv.engine.verdict import Verdict
 from equiv.loops import Carry, Owner, block_loop, never
 from equiv.memmap import MemoryType, Scenario, concrete_inputs, geometry, symbolic_inputs
 from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
 from equiv.slow_path import memmap_init_zone_device
 from equiv.template_path import fast_path, revision
-from equiv.zone_device import check
+from equiv.zone_device import minimise
 from equiv.zone_device.cell import COMPARE, CellSpec, cell_paths, resolve, run_cell
-from equiv.zone_device.check import (
-    _minimise,
-    _slice,
-    _steer_sliced,
-    check_cell,
-    decide,
-    prefer_small,
-    solver_for,
-)
+from equiv.zone_device.check import CheckRequest, check_cell, decide
 from equiv.zone_device.counterexample import concrete_ctx, replay, replay_recorded
+from equiv.zone_device.minimise import prefer_small, steer_sliced
 from equiv.zone_device.obligations import CellProblem, Observation, build_cell
+from equiv.zone_device.solver import slice_assumptions, solver_for
 
 
 class TestFirstForm:
@@ -69,8 +63,8 @@ class TestFirstForm:
             sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + name,
                                                 ptype=MemoryType.FS_DAX, order=1))
             clear_answers()
-            res = check_cell(build_cell(sc, rev, fast, first_form=form), rlimit=10**9,
-                             minimise=False)
+            res = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=form),
+                                          rlimit=10**9, minimise=False))
             assert want == res.verdict, name
             if want is Verdict.REFUTED:
                 head = next(o for o in res.obligations if o.name == "head_equal")
@@ -89,7 +83,7 @@ class TestSlicing:
         (so each type's cell poses the same query), the range's bounds are kept."""
         p = self._problem()
         ob = next(o for o in p.observations if o.role.name == "pageblock")  # type: ignore[attr-defined]
-        kept, aside = _slice(p, ob.claim(p.scenario.layout.atoms))  # type: ignore[arg-type,attr-defined]
+        kept, aside = slice_assumptions(p, ob.claim(p.scenario.layout.atoms))  # type: ignore[arg-type,attr-defined]
         names = {str(a) for a in aside}
         assert any("pgmap.type" in n for n in names)
         assert not any("pgmap.type" in str(a) for a in kept)
@@ -109,6 +103,27 @@ class TestSlicing:
         assert int(MemoryType.GENERIC) == pt
 
 
+class TestAnswers:
+    def test_one_clear_forgets_every_table(self) -> None:
+        """A refuted sliced cell fills every table of the process's answers (its lemma and
+        role queries, the steering and the explanation of its counterexample); the same
+        cell again takes its answers from them and shows the same counterexample;
+        ``clear_answers`` empties every table."""
+        spec = CellSpec(config="x86_64-default", revision=COMPARE + "slow-split-inverted",
+                        ptype=MemoryType.FS_DAX, order=1)
+        clear_answers()
+        first = run_cell(spec)
+        assert Verdict.REFUTED == first.verdict
+        assert all(ANSWERS.sizes().values()), ANSWERS.sizes()
+        again = run_cell(spec)
+        assert again.shared_queries > first.shared_queries
+        assert [o.to_json()["counterexample"] for o in again.obligations] == \
+            [o.to_json()["counterexample"] for o in first.obligations]
+        clear_answers()
+        assert set(ANSWERS.sizes()) == {"checked", "not_unsat", "steered", "models", "explained"}
+        assert not any(ANSWERS.sizes().values())
+
+
 class TestLemmaTry:
     def test_conjuncts_prove_what_the_whole_proves(self) -> None:
         """With a first-try budget too small for any lemma, every lemma is proved conjunct
@@ -116,10 +131,11 @@ class TestLemmaTry:
         sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v5-helper-split",
                                             ptype=MemoryType.GENERIC, order=2))
         clear_answers()
-        whole = check_cell(build_cell(sc, rev, fast, first_form=True), rlimit=10**9)
+        whole = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=True),
+                                        rlimit=10**9))
         clear_answers()
-        parts = check_cell(build_cell(sc, rev, fast, first_form=True), rlimit=10**9,
-                           lemma_try=1)
+        parts = check_cell(CheckRequest(problem=build_cell(sc, rev, fast, first_form=True),
+                                        rlimit=10**9, lemma_try=1))
         assert [(o.name, o.verdict) for o in whole.obligations] == \
             [(o.name, o.verdict) for o in parts.obligations]
         assert Verdict.PROVED == parts.verdict
@@ -220,38 +236,38 @@ class TestLazyReplay:
         problem = build_cell(sc, rev, fast, first_form=True)
         ob, model = self._model(problem, "head")
         cx = replay(problem, ob, model, lazy=True)
-        whole = _minimise(problem, ob, model, cx, 60_000, 10**9)
-        sliced = _minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
+        whole = minimise.minimise(problem, ob, model, cx, 60_000, 10**9)
+        sliced = minimise.minimise(problem, ob, model, cx, 60_000, 10**9, sliced=True)
         assert (whole.irrelevant, whole.multiplicity) == (sliced.irrelevant, sliced.multiplicity)
         assert "pgmap_type" not in sliced.irrelevant and "start_pfn" in sliced.irrelevant
 
     def test_a_remembered_guess_never_changes_what_is_kept(self) -> None:
         """Steering tries first the preferences the last steering of the same role dropped
-        (``check._DROPPED``); a right guess, a wrong one and none keep the same preferences,
+        (``minimise._DROPPED``); a right guess, a wrong one and none keep the same preferences,
         and a steering leaves behind what it dropped."""
         sc, rev, fast = cell_paths(CellSpec(config="x86_64-default", revision=COMPARE + "v6.12",
                                             ptype=MemoryType.FS_DAX, order=9))
         problem = build_cell(sc, rev, fast, first_form=True)
         ob = next(o for o in problem.observations if o.role.name == "tail")
-        key = ("tail", len(check._preferences(problem, ob.optimised,
-                                              {k: [v] for k, v in ob.indices.items()})))
+        key = ("tail", len(minimise._preferences(problem, ob.optimised,
+                                                 {k: [v] for k, v in ob.indices.items()})))
 
         def steered(last: tuple[int, ...] | None) -> tuple[str, ...]:
-            check._DROPPED.clear()
+            minimise._DROPPED.clear()
             s = solver_for(problem, 60_000, pages=True)
             s.add(z3.Not(ob.claim(sc.layout.atoms)))
             assert z3.sat == s.check()
             n = len(s.assertions())
             if last is not None:
-                check._DROPPED[key] = last
+                minimise._DROPPED[key] = last
             kept = prefer_small(s, problem, ob, from_scratch=True)
             assert kept == len(s.assertions()) - n and z3.sat == s.check()
             return tuple(a.sexpr() for a in s.assertions()[n:])
 
         plain = steered(None)
-        dropped = check._DROPPED[key]
+        dropped = minimise._DROPPED[key]
         assert dropped, "the tail's counterexample cannot keep every preference"
-        assert steered(dropped) == plain and check._DROPPED[key] == dropped
+        assert steered(dropped) == plain and minimise._DROPPED[key] == dropped
         assert steered((0,)) == plain
 
     @pytest.mark.slow
@@ -269,7 +285,7 @@ class TestLazyReplay:
         assert z3.sat == s.check()
         kept = prefer_small(s, problem, ob, from_scratch=True, budget=(2_000_000, 10**9))
         prefs = list(s.assertions())[-kept:]
-        model = _steer_sliced(problem, ob, claim, 60_000, 10**9, (2_000_000, 10**9))
+        model = steer_sliced(problem, ob, claim, 60_000, 10**9, (2_000_000, 10**9))
         assert model is not None
         for f in [a for _, a in problem.assumptions] + [z3.Not(claim), *prefs]:
             assert z3.is_true(model.eval(f, model_completion=True)), f

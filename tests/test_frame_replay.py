@@ -15,7 +15,6 @@ from equiv.loops import Carry, Ctx, LazyNesting, Lemma, Owner, block_loop, never
 from equiv.memmap import MemoryType, concrete_inputs, geometry, key_compound, key_slot
 from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
 from equiv.zone_device.cell import CellSpec, cell_paths
-from equiv.zone_device.check import solver_for
 from equiv.zone_device.counterexample import (
     _base_loops,
     _replay_frame_every,
@@ -26,6 +25,7 @@ from equiv.zone_device.counterexample import (
     replay_frame,
 )
 from equiv.zone_device.obligations import CellProblem, build_cell
+from equiv.zone_device.solver import solver_for
 
 #: the seeded bugs refuted on a frame-write lemma (a store outside the iteration's frame)
 FRAME_WRITE = ["mutant_tail_loop_one_past_end", "mutant_tail_loop_one_past_end_last_compound",

@@ -199,9 +199,12 @@ def test_hostile_text_is_escaped() -> None:
     from equiv.engine.verdict import Verdict
 
     evil = '<script>alert("x")</script>'
-    ob = ObligationResult("o<b>", "page", "r", Verdict.UNKNOWN, 0.0, reason=evil)
-    cell = CellResult("c", "r1", "left", 1, Verdict.UNKNOWN, 0.0, (ob,), (), (), False)
-    one = RunResult(subject="toy", presenter=Presenter(), config=SubjectConfig("c<i>"),
+    ob = ObligationResult(name="o<b>", kind="page", role="r", verdict=Verdict.UNKNOWN,
+                          seconds=0.0, reason=evil)
+    cell = CellResult(config="c", revision="r1", ptype="left", order=1, verdict=Verdict.UNKNOWN,
+                      seconds=0.0, obligations=(ob,), assumptions=(), choices=(),
+                      hypothetical=False)
+    one = RunResult(subject="toy", presenter=Presenter(), config=SubjectConfig(name="c<i>"),
                     revision="r1", mutant="m&m", cells=(cell,), wall_seconds=0.0, jobs=1,
                     layout_note="a & b", choices=(evil,), assumptions=(evil,),
                     title="toy", column_label="side", row_label="size",

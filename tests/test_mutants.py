@@ -264,8 +264,11 @@ def _cell(verdict: Verdict, *names: str) -> CellResult:
         cx = Counterexample("head", {}, {"c": 1, "t": 0}, 1, {},
                             (FieldDiff(0, 8, names, 0, 1, (("slow",),), (("fast",),)),),
                             InitialMemory((), 0, (), 0))
-    ob = ObligationResult("head_equal", "page", "head", verdict, 0.0, cx)
-    return CellResult("x86_64-default", "v11", "GENERIC", 0, verdict, 0.0, (ob,), (), (), False)
+    ob = ObligationResult(name="head_equal", kind="page", role="head", verdict=verdict, seconds=0.0,
+                          counterexample=cx)
+    return CellResult(config="x86_64-default", revision="v11", ptype="GENERIC", order=0,
+                      verdict=verdict, seconds=0.0, obligations=(ob,), assumptions=(), choices=(),
+                      hypothetical=False)
 
 
 @pytest.mark.parametrize(("expected", "equivalent", "res", "outcome"), [

@@ -20,7 +20,7 @@ from equiv.memmap import Inputs, MemoryType, Scenario, SymbolicOrder, order_clas
 from equiv.page_model import Layout, Memory, ite_page
 from equiv.template_path import fast_path, revision
 from equiv.zone_device.cell import CellSpec, cell_paths, run_cell, run_matrix
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.mutants import MUTANTS
 from equiv.zone_device.obligations import build_cell
 
@@ -104,10 +104,10 @@ def test_a_bug_at_one_order_in_the_middle_of_a_class() -> None:
     rev = revision("v11")
     cls = build_cell(Scenario(L, MemoryType.GENERIC, 8, order_hi=18), rev, _wrong_at_order_12,
                      first_form=True)
-    assert check_cell(cls, probe=True).verdict is not Verdict.PROVED
+    assert check_cell(CheckRequest(problem=cls, probe=True)).verdict is not Verdict.PROVED
     for order, want in ((11, Verdict.PROVED), (12, Verdict.REFUTED), (13, Verdict.PROVED)):
-        res = check_cell(build_cell(Scenario(L, MemoryType.GENERIC, order), rev,
-                                    _wrong_at_order_12))
+        res = check_cell(CheckRequest(problem=build_cell(Scenario(L, MemoryType.GENERIC, order),
+                                                         rev, _wrong_at_order_12)))
         assert want is res.verdict, order
         if want is Verdict.REFUTED:
             fields = {f for ob in res.obligations if ob.counterexample is not None
@@ -147,10 +147,10 @@ def test_an_order_of_the_class_left_vacuous_stops_the_probe() -> None:
 
     sc = Scenario(L, MemoryType.GENERIC, 8, order_hi=18)
     cls = build_cell(sc, revision("v11"), first_form=True)
-    assert check_cell(cls, probe=True).verdict is Verdict.PROVED
+    assert check_cell(CheckRequest(problem=cls, probe=True)).verdict is Verdict.PROVED
     seeded = evolve(cls, assumptions=[*cls.assumptions,
                                       ("seeded: no order 12", sc.order_v != 12)])
-    res = check_cell(seeded, probe=True)
+    res = check_cell(CheckRequest(problem=seeded, probe=True))
     assert res.verdict is not Verdict.PROVED
     assert any("order 12's vacuity or reach check" in (o.reason or "")
                for o in res.obligations), [o.reason for o in res.obligations]

@@ -12,7 +12,7 @@ from equiv.memmap import MemoryType, Scenario
 from equiv.page_model import Layout
 from equiv.template_path import FastVariant, revision
 from equiv.zone_device.cell import CellSpec, run_cell
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.obligations import build_cell
 
 
@@ -39,7 +39,7 @@ def test_v5_proved(order: int) -> None:
 def test_v5_with_tracepoint_switch_symbolic() -> None:
     """With DEBUG_PAGE_REF the v5 switch is a symbolic input; both branches are proved."""
     L = Layout.from_config(evolve(DEFAULT, DEBUG_PAGE_REF=True))
-    res = check_cell(build_cell(Scenario(L, MemoryType.FS_DAX, 3), revision("v5")))
+    res = check_cell(CheckRequest(problem=build_cell(Scenario(L, MemoryType.FS_DAX, 3), revision("v5"))))
     assert res.verdict is Verdict.PROVED
     assert "page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]" not in res.assumptions
 

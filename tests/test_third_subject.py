@@ -43,9 +43,12 @@ TOY = textwrap.dedent('''
 
 
     def runs(args, ctx):
-        ob = ObligationResult("toy_equal", "page", "toy", Verdict.REFUTED, 0.0, ToyCounterexample(7))
-        cell = CellResult("toy-config", "r1", "left", 1, Verdict.REFUTED, 0.0, (ob,), (), (), False)
-        return [RunResult(subject="toy", presenter=Presenter(), config=SubjectConfig("toy-config"),
+        ob = ObligationResult(name="toy_equal", kind="page", role="toy", verdict=Verdict.REFUTED,
+                              seconds=0.0, counterexample=ToyCounterexample(7))
+        cell = CellResult(config="toy-config", revision="r1", ptype="left", order=1,
+                          verdict=Verdict.REFUTED, seconds=0.0, obligations=(ob,), assumptions=(),
+                          choices=(), hypothetical=False)
+        return [RunResult(subject="toy", presenter=Presenter(), config=SubjectConfig(name="toy-config"),
                           revision="r1", mutant=None, cells=(cell,), wall_seconds=0.0, jobs=1,
                           layout_note="", choices=(), assumptions=("x is a byte",),
                           title="toy slow path vs toy fast path", column_label="side",

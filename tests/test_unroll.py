@@ -6,7 +6,7 @@ from __future__ import annotations
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
 from equiv.zone_device.cell import CellSpec, cell_paths
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.obligations import build_cell
 
 
@@ -18,7 +18,7 @@ def _unrolled(order: int, mutant: str | None = None) -> tuple[Verdict, list[str]
         return 2 if "heads" in loop else (1 << order) if "tails" in loop else 2
 
     problem = build_cell(sc, rev, fast, unroll=bound)
-    res = check_cell(problem, minimise=False)
+    res = check_cell(CheckRequest(problem=problem, minimise=False))
     refuted = [o.name for o in res.obligations if o.verdict is Verdict.REFUTED]
     return res.verdict, refuted, [n for n, _ in problem.assumptions]
 

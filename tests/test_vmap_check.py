@@ -92,7 +92,7 @@ class TestUntilCaught:
 
     @staticmethod
     def _ob(name: str, verdict: Verdict) -> ObligationResult:
-        return ObligationResult(name, "page", name, verdict, 0.0)
+        return ObligationResult(name=name, kind="page", role=name, verdict=verdict, seconds=0.0)
 
     def test_it_waits_for_every_obligation_that_must_not_be_reported(self) -> None:
         """M7 (UB only): its expected ub_ffs0 stops the cell only once e_trans, wf_block and

@@ -218,8 +218,13 @@ class TestReport:
         cx = build(
             rp, obligation="e_trans", rev=REVISIONS["v8"], mutant=None, bound=2, page=None, found_by="exact"
         )
-        ob = ObligationResult("e_trans", "page", "e_trans", Verdict.REFUTED, 0.0, cx)  # type: ignore[arg-type]
-        cell = CellResult("arm64-4k", "v8", "vmap", 2, Verdict.REFUTED, 0.0, (ob,), (), (), False)
+        ob = ObligationResult(
+            name="e_trans", kind="page", role="e_trans", verdict=Verdict.REFUTED, seconds=0.0,
+            counterexample=cx,  # type: ignore[arg-type]
+        )
+        cell = CellResult(config="arm64-4k", revision="v8", ptype="vmap", order=2,
+                          verdict=Verdict.REFUTED, seconds=0.0, obligations=(ob,), assumptions=(),
+                          choices=(), hypothetical=False)
         assert cell.obligations[0].to_json()["counterexample"]["inputs"]["segments"][1]["pfn"] == "0x2000"
 
 

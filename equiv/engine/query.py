@@ -3,7 +3,7 @@
 * :class:`Session` and :func:`check` (the zone-device subject's): a query is the assertions of
   a ``z3.Solver`` (plus extra terms), decided by z3 with a deterministic resource budget
   (rlimit), or by cvc5 / Bitwuzla / all three through SMT-LIB; answers that need no model
-  are shared in-process (:data:`_ANSWERS`, a documented process-wide memo) and, with a
+  are shared in-process (:data:`ANSWERS`, the process-wide memos of answers) and, with a
   cache, on disk.  The caller keeps the ``z3.Solver`` to steer and read its model.
 * :class:`Query` (the vmap subject's): one SMT-LIB script decided by Bitwuzla by default
   (z3 as the fallback, and whenever an rlimit is asked for), with :meth:`Query.prefer`
@@ -23,21 +23,56 @@ import re
 import tempfile
 
 import z3
-from attrs import Factory, define
+from attrs import Factory, define, fields
 
 from equiv.engine.cache import Cache, query_key
 from equiv.engine.solvers import available, decide, smtlib
 
-#: Decided queries of this process, keyed by the AST ids of their assertions.  z3 hash-conses
-#: terms, so two cells whose queries are the same formula (e.g. FS_DAX and PRIVATE, which
-#: share the refcount policy) share the answer.  Only answers that need no model are kept
-#: (UNSAT, and SAT of vacuity checks); the ASTs are kept alive so an id is never reused.
-_ANSWERS: dict[tuple[int, ...], tuple[z3.CheckSatResult, list[z3.ExprRef]]] = {}
+#: An answer shared in-process: the answer, and the assertions it is for (kept alive so
+#: that the AST ids of its key are never reused for other terms).
+Memo = tuple[z3.CheckSatResult, list[z3.ExprRef]]
+
+
+@define
+class Answers:
+    """The answers this process shares between queries, one table per kind of query, each
+    keyed by a budget and the AST ids of the assertions asked (z3 hash-conses terms, so two
+    cells whose queries are the same formula share the answer); the tables only spare
+    asking the same query again.  What each holds, and when, is said where it is filled
+    (:func:`check`; the zone-device subject's ``check.decide`` and ``minimise``).  One
+    instance, :data:`ANSWERS`; :meth:`clear` forgets them all (a test or a benchmark that
+    measures cold queries)."""
+
+    #: queries decided by :func:`check`, keyed by budget, solver and assertions: only
+    #: answers that need no model (UNSAT, and SAT where the caller asked ``keep_sat``)
+    checked: dict[tuple[int | str, ...], Memo] = Factory(dict)
+    #: sliced queries that were not UNSAT (SAT, or undecided within the deterministic
+    #: budget of the key): asked again, they go straight to their whole form
+    not_unsat: dict[tuple[int, ...], Memo] = Factory(dict)
+    #: the checks steering a counterexample towards small inputs on a sliced query
+    steered: dict[tuple[int, ...], Memo] = Factory(dict)
+    #: the models of steered sliced queries (None: not SAT within the budget)
+    models: dict[tuple[int, ...], tuple[z3.ModelRef | None, list[z3.ExprRef]]] = Factory(dict)
+    #: the sliced queries explaining a counterexample (which inputs do not matter)
+    explained: dict[tuple[int, ...], Memo] = Factory(dict)
+
+    def clear(self) -> None:
+        """Forget every shared answer."""
+        for a in fields(Answers):
+            getattr(self, a.name).clear()
+
+    def sizes(self) -> dict[str, int]:
+        """How many answers each table holds, by table name."""
+        return {a.name: len(getattr(self, a.name)) for a in fields(Answers)}
+
+
+#: The answers shared in this process (:class:`Answers`).
+ANSWERS = Answers()
 
 
 def clear_answers() -> None:
     """Forget every shared answer (benchmarks measure cold queries with this)."""
-    _ANSWERS.clear()
+    ANSWERS.clear()
 
 
 _R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
@@ -46,7 +81,7 @@ _R = {"sat": z3.sat, "unsat": z3.unsat, "unknown": z3.unknown}
 @define
 class Session:
     """How one cell's queries are decided, and what they left behind (one per
-    :func:`check_cell`; the answers shared between cells are :data:`_ANSWERS`)."""
+    :func:`check_cell`; the answers shared between cells are :data:`ANSWERS`)."""
 
     #: solver(s) deciding queries: z3, cvc5, bitwuzla or all
     mode: str = "z3"
@@ -62,7 +97,7 @@ class Session:
     note: str = ""
     #: cache keys of the queries posed, in order
     keys: list[str] = Factory(list)
-    #: answers taken from :data:`_ANSWERS`
+    #: answers taken from :data:`ANSWERS`
     shared: int = 0
     #: queries that came out unknown (a budget ran out, or the solvers disagreed)
     undecided: int = 0
@@ -89,7 +124,7 @@ def _dump_query(ses: Session, terms: list[z3.BoolRef], name: str) -> None:
 def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False,
            name: str = "query") -> z3.CheckSatResult:
     """Decide ``s``'s assertions (plus ``extra``) with the selected solver(s), answered from
-    :data:`_ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
+    :data:`ANSWERS` when the same query was decided; dumped as SMT-LIB with --dump-smt.
 
     With a second solver, a SAT answer is also asked of z3 (its model is what gets replayed);
     solvers that disagree make the answer unknown, with the reason in ``ses.note``.
@@ -103,7 +138,7 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
     if store is not None:  # the cell's verdicts rest on this query's answer: list its key
         qkey = query_key(smtlib(terms), ses.mode, None if ses.budget < 0 else ses.budget)
         ses.keys.append(qkey)
-    hit = _ANSWERS.get(key)
+    hit = ANSWERS.checked.get(key)
     if hit is not None:
         ses.shared += 1
         if store is not None:  # decided earlier in this process, maybe for another cache
@@ -116,7 +151,7 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
         # a cached "sat" is used only where no model is needed (vacuity, reach)
         if answer == "unsat" or (answer == "sat" and keep_sat):
             r = _R[answer]
-            _ANSWERS[key] = (r, terms)
+            ANSWERS.checked[key] = (r, terms)
             return r
     if mode == "z3":
         r = s.check(*extra)
@@ -141,7 +176,7 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
     if r == z3.unknown:
         ses.undecided += 1
     if r == z3.unsat or (keep_sat and r == z3.sat):
-        _ANSWERS[key] = (r, terms)
+        ANSWERS.checked[key] = (r, terms)
     if store is not None and r != z3.unknown:  # never cache unknown
         store.put("query", qkey, {"answer": str(r)})
     return r

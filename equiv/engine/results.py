@@ -36,7 +36,7 @@ class Counterexample(Protocol):
     def to_cache(self) -> dict[str, Any]: ...
 
 
-@frozen
+@frozen(kw_only=True)
 class ObligationResult:
     """Result of one obligation (a page role, a loop lemma, or another subject's claim)."""
 
@@ -64,7 +64,7 @@ class ObligationResult:
 CounterexampleLoader = Callable[[dict[str, Any], dict[str, Any], dict[str, Any]], Counterexample]
 
 
-@frozen
+@frozen(kw_only=True)
 class CellResult:
     """Result of one matrix cell (column ``ptype``, row ``order``)."""
 
@@ -119,12 +119,16 @@ class CellResult:
         """The inverse of :meth:`to_cache`, marked ``cached``; ``load`` rebuilds each
         counterexample (the subject's own: it may replay it again)."""
         obs = tuple(ObligationResult(
-            o["obligation"], o["kind"], o["role"], Verdict(o["verdict"]), o["seconds"],
-            None if o["counterexample"] is None else load(o["counterexample"], o, d),
-            o["reason"] or "", tuple(o["coverage"])) for o in d["obligations"])
-        return cls(d["config"], d["revision"], d["ptype"], d["order"], Verdict(d["verdict"]),
-                   d["seconds"], obs, tuple(d["assumptions"]), tuple(d["choices"]),
-                   d["hypothetical"], all_types=d["all_types"],
+            name=o["obligation"], kind=o["kind"], role=o["role"],
+            verdict=Verdict(o["verdict"]), seconds=o["seconds"],
+            counterexample=None if o["counterexample"] is None
+            else load(o["counterexample"], o, d),
+            reason=o["reason"] or "", coverage=tuple(o["coverage"])) for o in d["obligations"])
+        return cls(config=d["config"], revision=d["revision"], ptype=d["ptype"],
+                   order=d["order"], verdict=Verdict(d["verdict"]), seconds=d["seconds"],
+                   obligations=obs, assumptions=tuple(d["assumptions"]),
+                   choices=tuple(d["choices"]), hypothetical=d["hypothetical"],
+                   all_types=d["all_types"],
                    row_class=None if d.get("row_class") is None else tuple(d["row_class"]),
                    query_keys=tuple(d["query_keys"]), cached=True)
 
@@ -149,7 +153,7 @@ class ConfigSummary(Protocol):
     def header_note(self) -> str: ...
 
 
-@frozen
+@frozen(kw_only=True)
 class SubjectConfig:
     """A :class:`ConfigSummary` for a subject without kernel configurations."""
 

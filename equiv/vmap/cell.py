@@ -302,7 +302,9 @@ class _Cell:
                 break
         dt = time.perf_counter() - t0
         if q.result == UNSAT:
-            return ObligationResult(lm.name, "lemma", "lemma", Verdict.PROVED, dt)
+            return ObligationResult(
+                name=lm.name, kind="lemma", role="lemma", verdict=Verdict.PROVED, seconds=dt
+            )
         if q.result == SAT:
             # a counterexample to the lemma: its inputs may show real violations
             frees = ", ".join(f"{k}={q.value(t):#x}" for k, t in lm.free.items())
@@ -314,17 +316,22 @@ class _Cell:
                     if rp.violations and ob.name not in self.lemma_witness:
                         self.lemma_witness[ob.name] = rp
             return ObligationResult(
-                lm.name,
-                "lemma",
-                "lemma",
-                Verdict.UNKNOWN,
-                dt,
+                name=lm.name,
+                kind="lemma",
+                role="lemma",
+                verdict=Verdict.UNKNOWN,
+                seconds=dt,
                 reason=f"lemma does not hold for this revision ({lm.description}; e.g. {frees}): the local "
                 "facts resting on it are unjustified, so obligations are decided by replayed "
                 "counterexamples only",
             )
         return ObligationResult(
-            lm.name, "lemma", "lemma", Verdict.UNKNOWN, dt, reason=f"{q.reason}; query: {_dump(q, lm.name)}"
+            name=lm.name,
+            kind="lemma",
+            role="lemma",
+            verdict=Verdict.UNKNOWN,
+            seconds=dt,
+            reason=f"{q.reason}; query: {_dump(q, lm.name)}",
         )
 
     def run_obligation(self, name: str, proved_lemmas: set[str]) -> ObligationResult:
@@ -347,25 +354,25 @@ class _Cell:
                 found_by=found_by,
             )
             return ObligationResult(
-                name,
-                ob.kind,
-                name,
-                Verdict.REFUTED,
-                time.perf_counter() - t0,
+                name=name,
+                kind=ob.kind,
+                role=name,
+                verdict=Verdict.REFUTED,
+                seconds=time.perf_counter() - t0,
                 # the subject's own counterexample type (to_json, counterexample_lines in
                 # equiv.vmap.present): ObligationResult is typed for the first subject's
-                cx,
+                counterexample=cx,
                 reason="undefined behaviour" if name == "ub_ffs0" else "",
             )
 
         lemmas_ok = deps <= proved_lemmas
         if q.result == UNSAT and lemmas_ok:
             return ObligationResult(
-                name,
-                ob.kind,
-                name,
-                Verdict.PROVED,
-                time.perf_counter() - t0,
+                name=name,
+                kind=ob.kind,
+                role=name,
+                verdict=Verdict.PROVED,
+                seconds=time.perf_counter() - t0,
                 coverage=(
                     "preconditions satisfiable with the local model's facts",
                     *([f"lemmas {', '.join(sorted(deps))} proved"] if deps else []),
@@ -373,11 +380,11 @@ class _Cell:
             )
         if q.result == UNKNOWN:
             return ObligationResult(
-                name,
-                ob.kind,
-                name,
-                Verdict.UNKNOWN,
-                time.perf_counter() - t0,
+                name=name,
+                kind=ob.kind,
+                role=name,
+                verdict=Verdict.UNKNOWN,
+                seconds=time.perf_counter() - t0,
                 reason=f"{q.reason}; query: {_dump(q, name)}",
             )
         why = "the local model's candidate does not reproduce concretely"
@@ -420,7 +427,12 @@ class _Cell:
             else f"the exact model gave up ({reason})"
         )
         return ObligationResult(
-            name, ob.kind, name, Verdict.UNKNOWN, time.perf_counter() - t0, reason=f"{why}; {tail}"
+            name=name,
+            kind=ob.kind,
+            role=name,
+            verdict=Verdict.UNKNOWN,
+            seconds=time.perf_counter() - t0,
+            reason=f"{why}; {tail}",
         )
 
 
@@ -507,7 +519,14 @@ def check_cell(
         )
         for ob in for_path(path):
             results.append(
-                ObligationResult(ob.name, ob.kind, ob.name, verdict, time.perf_counter() - t0, reason=why)
+                ObligationResult(
+                    name=ob.name,
+                    kind=ob.kind,
+                    role=ob.name,
+                    verdict=verdict,
+                    seconds=time.perf_counter() - t0,
+                    reason=why,
+                )
             )
         return done()
     lemma_results: list[ObligationResult] = []
@@ -566,9 +585,12 @@ def resolve(revision_name: str, mutant: str | None = None, trylock: str | None =
 def stopped_cell(path: str, bound: int, revision_name: str, mutant: str | None, seconds: float,
                  why: str) -> CellResult:
     """A cell whose worker was killed at the backstop: UNKNOWN, naming the limit."""
-    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
-    return CellResult(CONFIG, revision_name if mutant is None else f"{revision_name}+{mutant}",
-                      path, bound, Verdict.UNKNOWN, seconds, (ob,), (), (), False)
+    ob = ObligationResult(name="cell", kind="cell", role="cell", verdict=Verdict.UNKNOWN,
+                          seconds=seconds, reason=why)
+    return CellResult(config=CONFIG,
+                      revision=revision_name if mutant is None else f"{revision_name}+{mutant}",
+                      ptype=path, order=bound, verdict=Verdict.UNKNOWN, seconds=seconds,
+                      obligations=(ob,), assumptions=(), choices=(), hypothetical=False)
 
 
 def load_counterexample(rev: Revision, mutant: str | None

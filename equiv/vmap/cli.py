@@ -209,8 +209,9 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
                                  load=_load, cache=ctx.cache, jobs=jobs, on_done=advance,
                                  backstop_s=args.backstop_s, scheduler=args.scheduler)
     cfg = SubjectConfig(
-        vmap.CONFIG,
-        "arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G (arch/arm64 pgtable-hwdef.h; docs/model.md)",
+        name=vmap.CONFIG,
+        description="arm64, 4K granule: CONT_PTE 16 x 4K, PMD 2M, PUD 1G "
+        "(arch/arm64 pgtable-hwdef.h; docs/model.md)",
     )
     return [
         RunResult(

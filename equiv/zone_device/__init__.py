@@ -36,8 +36,9 @@ pages themselves.
 
 Layout (the same front files as :mod:`equiv.vmap`): ``cli`` (options, runs, registration:
 ``SUBJECT``), ``names`` (the option vocabulary), ``cell`` (one cell and the matrix),
-``obligations``, ``check`` (deciding a cell) with ``minimise`` (choosing the counterexample
-shown, never the verdict), ``counterexample``, ``mutants``, ``selftest``, ``twin``,
+``obligations``, ``check`` (deciding a cell) with ``solver`` (its solvers, each holding the
+assumptions its query needs) and ``minimise`` (choosing the counterexample shown, never the
+verdict), ``counterexample``, ``mutants``, ``selftest``, ``twin``,
 ``present``; and ``explain``, ``estimate``, ``emit`` (KUnit and pytest regression tests),
 ``copy/`` (the copy primitives), ``source/`` (the C path: ``--linux``, ``--patch``,
 ``--btf``), ``live/`` (``--live``: a booted kernel's struct pages).
@@ -53,6 +54,7 @@ from typing import Any
 #: The API, each name loaded from its module on first use (PEP 562).
 _LAZY = {"CellSpec": "equiv.zone_device.cell", "run_cell": "equiv.zone_device.cell",
          "run_matrix": "equiv.zone_device.cell", "check_cell": "equiv.zone_device.check",
+         "CheckRequest": "equiv.zone_device.check",
          "build_cell": "equiv.zone_device.obligations", "ROLES": "equiv.zone_device.obligations",
          "MUTANTS": "equiv.zone_device.mutants", "self_test": "equiv.zone_device.selftest",
          "DEFAULT_REVISION": "equiv.zone_device.names"}

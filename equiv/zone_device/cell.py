@@ -23,7 +23,7 @@ from equiv.page_model import Layout
 from equiv.slow_path import compound_info_has_mask
 from equiv.slow_variants import comparison
 from equiv.template_path import Revision, fast_path, revision
-from equiv.zone_device.check import check_cell
+from equiv.zone_device.check import CheckRequest, check_cell
 from equiv.zone_device.counterexample import Counterexample
 from equiv.zone_device.mutants import MUTANTS, caught, first_roles
 from equiv.zone_device.names import COMPARE, DEFAULT_REVISION
@@ -117,12 +117,12 @@ def run_cell(spec: CellSpec, *, probe: bool = False, lemmas_from: CellResult | N
     # a probe steers and explains nothing: its budget is only that of the lemmas' first tries
     lemma_try = (PROBE_LEMMA_TRY_RLIMIT if probe else LEMMA_TRY_RLIMIT) \
         if rev.comparison is not None else None
-    res = check_cell(problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
-                     dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise,
-                     cache=cache, probe=probe, lemma_try=lemma_try,
-                     sliced=rev.name.startswith(COMPARE), enough=enough,
-                     lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
-                     split_lemmas=spec.mutant is not None, first_roles=first)
+    res = check_cell(CheckRequest(
+        problem=problem, timeout_ms=spec.timeout_ms, rlimit=spec.rlimit, solver=spec.solver,
+        dump_smt=spec.dump_smt, only=spec.obligation, minimise=spec.minimise, cache=cache,
+        probe=probe, lemma_try=lemma_try, sliced=rev.comparison is not None, enough=enough,
+        lemmas_from=None if lemmas_from is None else lemmas_from.obligations,
+        split_lemmas=spec.mutant is not None, first_roles=first))
     if lemmas_from is not None and any(o.kind == "lemma" for o in res.obligations):
         res = evolve(res, query_keys=tuple(dict.fromkeys(res.query_keys + lemmas_from.query_keys)))
     met: tuple[tuple[str, str], ...] = ()
@@ -251,7 +251,7 @@ def run_order_group(specs: list[CellSpec], lemmas_from: CellResult | None = None
     First one proof with ``pgmap->type`` symbolic (any of the five types): if it proves
     everything, it proves every type's cell.  Otherwise each type is checked alone, so
     verdicts and counterexamples are per type (cells that pose the same query, e.g. FS_DAX and
-    PRIVATE, then share the answer: see ``equiv.engine.query._ANSWERS``).  A self-test group
+    PRIVATE, then share the answer: see ``equiv.engine.query.ANSWERS``).  A self-test group
     whose seeded bug is expected to show on one of its types goes per type at once.  The
     loop lemmas a try proved (this one, or ``lemmas_from``: an order class's) are not posed
     again by the cells it covers.
@@ -316,9 +316,12 @@ def order_groups(specs: list[CellSpec]) -> list[list[int]]:
 def backstop_cell(spec: CellSpec, seconds: float, why: str) -> CellResult:
     """The result of a cell whose worker was stopped: UNKNOWN, saying which limit."""
     cfg = spec.config if isinstance(spec.config, Config) else preset(spec.config)
-    ob = ObligationResult("cell", "cell", "cell", Verdict.UNKNOWN, seconds, reason=why)
-    return CellResult(cfg.name, spec.revision, spec.ptype.kname if spec.ptype else "ALL",
-                      spec.order, Verdict.UNKNOWN, seconds, (ob,), (), (), cfg.hypothetical)
+    ob = ObligationResult(name="cell", kind="cell", role="cell", verdict=Verdict.UNKNOWN,
+                          seconds=seconds, reason=why)
+    return CellResult(config=cfg.name, revision=spec.revision,
+                      ptype=spec.ptype.kname if spec.ptype else "ALL", order=spec.order,
+                      verdict=Verdict.UNKNOWN, seconds=seconds, obligations=(ob,),
+                      assumptions=(), choices=(), hypothetical=cfg.hypothetical)
 
 
 def _describe(spec: CellSpec) -> dict[str, object] | None:

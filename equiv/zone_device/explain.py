@@ -5,7 +5,7 @@ For one cell (config, revision, pgmap type, order) and each page role, both path
 concretely on one input and the chain of modelled kernel steps that wrote the field's bytes
 is read off each side (:attr:`equiv.page_model.PageState.origin`).  The input is the
 counterexample where the role is refuted, otherwise a small input the solver gives for the
-assumptions and the role (steered like counterexamples, :func:`equiv.zone_device.check.prefer_small`).
+assumptions and the role (steered like counterexamples, :func:`equiv.zone_device.minimise.prefer_small`).
 Returns data; :func:`equiv.zone_device.present.render_explain` formats it.
 """
 
@@ -19,7 +19,6 @@ from equiv.engine.results import CellResult
 from equiv.engine.verdict import Verdict
 from equiv.page_model import Layout, PageState, View
 from equiv.zone_device.cell import CellSpec, cell_paths
-from equiv.zone_device.check import prefer_small, solver_for
 from equiv.zone_device.counterexample import (
     FieldDiff,
     concrete_inputs,
@@ -27,7 +26,9 @@ from equiv.zone_device.counterexample import (
     recorded_factory,
     run_concrete,
 )
+from equiv.zone_device.minimise import prefer_small
 from equiv.zone_device.obligations import build_cell
+from equiv.zone_device.solver import solver_for
 
 
 def field_views(L: Layout) -> dict[str, View]:

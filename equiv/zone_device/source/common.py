@@ -104,7 +104,7 @@ def order_free(sc: Scenario, inp: Inputs, assume: list[z3.BoolRef]) -> list[z3.B
 #: by the ids of their terms (each entry holds them, so an id is not reused): a loop lemma's
 #: conjunct (assumptions, premise, conjunct) or a role's case (assumptions, words); the next
 #: cell that poses the same one takes the proof.  Sound whatever the cell: the formula is
-#: the same, so is its answer (as :data:`equiv.engine.query._ANSWERS`).
+#: the same, so is its answer (as :data:`equiv.engine.query.ANSWERS`).
 FREE_PROVED: dict[tuple[int, ...], list[z3.ExprRef]] = {}
 #: what was tried under the order-free assumptions alone and not proved there, by name (a
 #: loop lemma's conjunct, a role's case): not tried so again in this process (a query the
