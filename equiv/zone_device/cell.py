@@ -147,7 +147,7 @@ def _cache(directory: str | None) -> Cache | None:
 
 
 #: z3 budget of the first tries at a slow-path comparison's loop lemmas, before each lemma
-#: is proved conjunct by conjunct (:func:`equiv.zone_device.check.check_cell`'s ``lemma_try``): about
+#: is proved conjunct by conjunct (:attr:`equiv.zone_device.check.CheckRequest.lemma_try`): about
 #: 2 s of z3 here; the v6.12 loops' lemmas took 16 s together and about 1 s in parts
 LEMMA_TRY_RLIMIT = 2_000_000
 #: The same first tries in a probe (:func:`run_group`'s tries, which steer and explain no

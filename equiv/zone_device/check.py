@@ -10,8 +10,9 @@ each, sharing the cell's session and the obligations decided so far (:class:`_Ru
    refuted frame-write lemma is replayed: the iteration's out-of-frame write that leaves a
    struct page different is REFUTED with that page (which loop, which iteration, which pfn
    and whose memmap it is); otherwise UNKNOWN.
-3. **Page roles** (:func:`_roles`).  All roles at once; if that is not UNSAT, each role
-   alone.  A SAT role is steered towards small, readable inputs (few compounds, no altmap,
+3. **Page roles** (:func:`_roles`).  One query per role, the roles a seeded bug is expected
+   on first (``first_roles``); a role proved by a proof covering this cell is taken as it
+   is.  A SAT role is steered towards small, readable inputs (few compounds, no altmap,
    small pfn and index: :mod:`equiv.zone_device.minimise`, which chooses the counterexample
    and never the verdict), then replayed concretely
    (:func:`equiv.zone_device.counterexample.replay`) before it is reported.

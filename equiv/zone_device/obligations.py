@@ -218,7 +218,7 @@ class _SlowSide:
 #: Process-wide memo of :func:`_slow_side` by scenario and input form: the slow path does
 #: not depend on the revision, so the cells of one scenario (the self-test's mutants, each
 #: revision of --series) run it once per process and pose the same slow-path lemma query
-#: (:func:`equiv.zone_device.check.check_cell`'s ``split_lemmas``).  The terms are the ones a new run
+#: (:attr:`equiv.zone_device.check.CheckRequest.split_lemmas`).  The terms are the ones a new run
 #: would build (z3 terms are hash-consed by structure and name, and the inputs are named
 #: by the layout alone); the lemma objects are complete (no later read extends them: the
 #: fast path's context never reaches the slow path's loops).  Bounded: oldest out first.
