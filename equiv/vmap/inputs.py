@@ -164,16 +164,6 @@ class PageArray:
         """``page_to_pfn(pages[x])``."""
         return self.seg(x).pfn(x)
 
-    def concrete_pfns(self) -> list[int]:
-        """Every pfn of a concrete array, in index order (for the concrete twin)."""
-        out: list[int] = []
-        for j in range(self.nseg):
-            if not ops.to_bool(self.active[j]):
-                break
-            b, n = ops.to_int(self.base[j]), ops.to_int(self.length[j])
-            out += [(b + k) & ((1 << PFN_BITS) - 1) for k in range(n)]
-        return out
-
 
 @frozen(kw_only=True, eq=False)
 class RunArray:
