@@ -229,16 +229,6 @@ def test_mutant_knobs_are_valid(name: str) -> None:
     apply(REVISIONS[DEFAULT_REVISION], name)
 
 
-def test_ops_doctests() -> None:
-    """The examples in equiv.vmap.ops hold (pure dual-domain helpers)."""
-    import doctest
-
-    from equiv.vmap import ops
-
-    res = doctest.testmod(ops)
-    assert res.failed == 0 and res.attempted > 0
-
-
 def _facts_fail_at(case: ConcreteCase, rev_name: str | Revision) -> list[int]:
     """Pages where the local model's facts do not hold for the real step and walk of the
     concrete twin (an unsound fact would silently skip such a page in every proof)."""

@@ -81,7 +81,7 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, Hook
 from equiv.vmap.inputs import PageArray, Seg, VmapInputs
 from equiv.vmap.paths import (
@@ -196,7 +196,7 @@ def tiled_loop(
         i = add_lag(x, lag)
         return sel_at(i).pfn(i)
 
-    d = ops.zext(bv.const_like(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
+    d = bv.zext(bv.const_like(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
     x_a = x0 + d
     pfn_a = pfn_of(x_a)
     acc = bv.and_(bv.ult(x_a, y1), arch.map_size_guards(va_low(inp, x_a, 9), y1 - x_a, pfn_a, shift, hook))
@@ -207,7 +207,7 @@ def tiled_loop(
     sg = sel_at(xi)
     size = arch.arch_vmap_pte_range_map_size(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook)
     facts = bv.and_(
-        ops.implies(
+        bv.implies(
             in_t,
             bv.and_(
                 bv.eq(va_low(inp, x, 4), 0),
@@ -217,10 +217,10 @@ def tiled_loop(
                 arch.map_size_guards(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook),
             ),
         ),
-        ops.implies(bv.not_(in_t), bv.eq(x, v)),
+        bv.implies(bv.not_(in_t), bv.eq(x, v)),
     )
     leaf = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, in_t, size, cont_every)
-    no_over = ops.implies(in_t, bv.ule(size, y1 - x))
+    no_over = bv.implies(in_t, bv.ule(size, y1 - x))
     inside = bv.ule(x + leaf.npages, inp.count)
     return leaf, facts, no_over, inside
 
@@ -288,7 +288,7 @@ def pmd_lag(
         return cur - k * PMD_PAGES
     for _ in range(slots):
         act = bv.ult(addr, s_addr)
-        nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+        nxt = bv.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - bv.zext(va_low(inp, addr, 9), OFF)), hi)
         av = vpn(inp, addr)
         i = addr + cur
         pmd = try_huge(
@@ -296,7 +296,7 @@ def pmd_lag(
             True if pte_first else pmd_present(o, av), trylock,
         )
         if facts is not None and in_run is not None:
-            facts.append(ops.implies(pmd, in_run(addr)))
+            facts.append(bv.implies(pmd, in_run(addr)))
         cur = bv.ite(pmd, cur - PMD_PAGES, cur)
         addr = bv.ite(act, nxt, addr)
     return cur
@@ -364,7 +364,7 @@ def range_walk(
         _select(pmd, _block(LEVEL_PMD, s_addr, v, sel_at(add_lag(s_addr, lag)), prot, lag), leaf),
     )
     block = bv.or_(pud, pmd)
-    facts = ops.implies(bv.not_(block), facts)  # the PTE step exists only outside a block
+    facts = bv.implies(bv.not_(block), facts)  # the PTE step exists only outside a block
     blk_end = bv.ite(pud, u_next, s_next)
     first = add_lag(bv.ite(block, bv.ite(pud, u_addr, s_addr), s_addr), lag)
     return LocalObs(
@@ -460,7 +460,7 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
             trylock=False,
         )
     s = inp.shift
-    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    chunk = bv.pow2(s - arch.PAGE_SHIFT, OFF, 9)
     first = v & ~(chunk - 1)
     sel = inp.pages.seg(first)
     per_chunk = range_walk(
@@ -547,7 +547,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     order = shift - arch.PAGE_SHIFT
     nbits = max(inp.max_count, 2).bit_length()
     batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
-    size_o = ops.pow2(order, OFF, nbits)
+    size_o = bv.pow2(order, OFF, nbits)
 
     def in_run(p: Val, aligned: bool = True) -> Cond:
         """p's iteration ``[r, r + 2^o)`` of the walk (r = lo + k * 2^o) is physically
@@ -556,11 +556,11 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         alignment clamp still keeps: a search for candidates only)."""
         r = lo + ((p - lo) & ~(size_o - 1))
         rs = pg.seg(r)
-        return ops.implies(
+        return bv.implies(
             batched,
             bv.and_(
                 bv.eq(pg.seg(p).off, rs.off),
-                ops.is_aligned_dyn(rs.pfn(r), order) if aligned else True,
+                bv.is_aligned_dyn(rs.pfn(r), order) if aligned else True,
                 bv.ule(r + size_o, hi),
             ),
         )
@@ -616,7 +616,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         inp, 9, arch.ge(shift, arch.PMD_SHIFT), s_addr, s_next, first.pfn(first_i), sv,
         True if rev.pte_alloc_first else pmd_present(o, sv), fast_trylock(rev),
     )
-    pmd_facts = ops.implies(pmd, in_run(s_addr))
+    pmd_facts = bv.implies(pmd, in_run(s_addr))
     # the PTE step covering v
     x = fresh.var("fast.step")
     xi = add_lag(x, lag)
@@ -630,23 +630,23 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     )
     leaf_step = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, big, size, rev.cont_every_pte)
     leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
-    facts = bv.and_(walk, ops.implies(bv.not_(pmd), step))
-    run_facts = bv.and_(in_run(v), pmd_facts, ops.implies(bv.not_(pmd), in_run(x)), *lag_facts)
-    contig_facts = bv.and_(in_run(v, False), ops.implies(bv.not_(pmd), in_run(x, False)))
+    facts = bv.and_(walk, bv.implies(bv.not_(pmd), step))
+    run_facts = bv.and_(in_run(v), pmd_facts, bv.implies(bv.not_(pmd), in_run(x)), *lag_facts)
+    contig_facts = bv.and_(in_run(v, False), bv.implies(bv.not_(pmd), in_run(x, False)))
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
     end = bv.ite(pmd, s_next, x + leaf_step.npages)
     # the pages[] reads of get_vmap_batch_order at some iteration r of the batching loop
     # (free: any r < N; over-approximates the iterations the loop reaches)
     r = fresh.var("fast.batch.i")
-    scan_ok = ops.implies(
+    scan_ok = bv.implies(
         bv.ult(r, inp.count), get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, r), r).reads_ok
     )
     return LocalObs(
         leaf=leaf,
         writes_inside=bv.ule(end, inp.count),
         reads_ok=bv.and_(bv.ult(add_lag(bv.ite(pmd, s_addr, x), lag), inp.count), scan_ok),
-        no_overshoot=bv.or_(pmd, ops.implies(big, bv.ule(size, s_next - x))),
+        no_overshoot=bv.or_(pmd, bv.implies(big, bv.ule(size, s_next - x))),
         needs_pte=True if rev.pte_alloc_first else bv.not_(pmd),
         needs_pmd=True,
         needs_pud=True,

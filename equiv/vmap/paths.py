@@ -49,7 +49,7 @@ from attrs import evolve, fields, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.arch import (
     IDX_BITS,
     LEVEL_NONE,
@@ -149,7 +149,7 @@ def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
     """The leaf of the first case that holds."""
 
     def pick(f: Callable[[Leaf], Val]) -> Val:
-        return ops.select([(c, f(lf)) for c, lf in cases], f(default))
+        return bv.select([(c, f(lf)) for c, lf in cases], f(default))
 
     return Leaf(
         level=pick(lambda x: x.level),
@@ -157,8 +157,8 @@ def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
         pfn=pick(lambda x: x.pfn),
         va0=pick(lambda x: x.va0),
         npages=pick(lambda x: x.npages),
-        cont=ops.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
-        entry_at=lambda p: ops.select([(c, lf.entry_at(p)) for c, lf in cases], default.entry_at(p)),
+        cont=bv.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
+        entry_at=lambda p: bv.select([(c, lf.entry_at(p)) for c, lf in cases], default.entry_at(p)),
     )
 
 
@@ -211,7 +211,7 @@ def va_low(inp: VmapInputs, off: Val, k: int) -> Val:
 
 def vpn(inp: VmapInputs, off: Val) -> Val:
     """The virtual page number of position ``off``."""
-    return inp.a + ops.zext(off, VPN_BITS)
+    return inp.a + bv.zext(off, VPN_BITS)
 
 
 def pud_present(o: Oracles, v: Val) -> Cond:
@@ -229,9 +229,9 @@ def slot_of(inp: VmapInputs, v: Val, lo: Val, hi: Val, shift: int) -> tuple[Val,
     """The part ``[start, next)`` of v's ``2^shift``-page slot that a loop from ``lo`` to
     ``hi`` visits: the ``do { next = pXd_addr_end(addr, end); ... } while (addr = next,
     addr != end)`` loops visit every slot boundary between ``lo`` and ``hi``."""
-    r = ops.zext(va_low(inp, v, shift), OFF)
+    r = bv.zext(va_low(inp, v, shift), OFF)
     start = bv.ite(bv.ult(v - lo, r), lo, v - r)
-    return start, ops.umin(v + (bv.const_like(v, 1 << shift, OFF) - r), hi)
+    return start, bv.umin(v + (bv.const_like(v, 1 << shift, OFF) - r), hi)
 
 
 def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
@@ -239,7 +239,7 @@ def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
     ``mmap_read_trylock(&init_mm)`` succeeds (``lock``, when ``trylock``); BASE-C always
     (``pmd_present(*pmd) && !pmd_free_pte_page()``: arm64's ``pmd_free_pte_page`` /
     ``pud_free_pmd_page`` return 1, arch/arm64/mm/mmu.c 6.12)."""
-    return ops.implies(present, lock) if trylock else True
+    return bv.implies(present, lock) if trylock else True
 
 
 def try_huge(
@@ -257,7 +257,7 @@ def try_huge(
         allowed,
         bv.eq(nxt - addr, PUD_PAGES if bits == 18 else PMD_PAGES),
         bv.eq(va_low(inp, addr, bits), 0),
-        ops.is_aligned(first_pfn, bits),
+        bv.is_aligned(first_pfn, bits),
         free_ok(present, lock, trylock),
     )
 
@@ -356,18 +356,18 @@ def pte_loop(
         # a run of block steps of this size: every step that starts inside the piece and
         # fits before y1 gets the same size; a size past y1 is a single (overshooting) step
         mask = ~(size - 1)
-        reps = ops.umin(rem & mask, (piece + size - 1) & mask)
-        block_run = bv.ite(bv.ult(rem, size), size, ops.umax(reps, size))
+        reps = bv.umin(rem & mask, (piece + size - 1) & mask)
+        block_run = bv.ite(bv.ult(rem, size), size, bv.umax(reps, size))
         # a run of single PTEs: up to the next 64K-aligned position if the hook takes it
         # there, else to the end of the piece or of the loop
-        d = ops.zext(16 - bv.extract(lo9, 3, 0), OFF)
+        d = bv.zext(16 - bv.extract(lo9, 3, 0), OFF)
         cand = bv.and_(
-            bv.not_(ops.is_aligned(lo9, 4)),
+            bv.not_(bv.is_aligned(lo9, 4)),
             bv.ult(d, piece),
             bv.ult(d, rem),
             arch.map_size_guards(lo9 + bv.extract(d, 8, 0), rem - d, sg.pfn(i + d), shift, hook),
         )
-        run = bv.ite(cand, d, ops.umax(ops.umin(piece, rem), one))
+        run = bv.ite(cand, d, bv.umax(bv.umin(piece, rem), one))
         length = bv.ite(big, block_run, run)
         end_x = x + length
         here = bv.and_(act, arch.ge(v, x), bv.ult(v, end_x))
@@ -390,11 +390,11 @@ def pte_loop(
                 ),
             )
         )
-        no_over = bv.and_(no_over, ops.implies(act, bv.ule(length, rem)))
+        no_over = bv.and_(no_over, bv.implies(act, bv.ule(length, rem)))
         # pages[*nr] is read at every step start; the last is at length - size (block run)
         last = bv.ite(big, length - size, run - 1)
-        reads = bv.and_(reads, ops.implies(act, src.read_ok(i + last)))
-        inside = bv.and_(inside, ops.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
+        reads = bv.and_(reads, bv.implies(act, src.read_ok(i + last)))
+        inside = bv.and_(inside, bv.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
         # for the lemma: v's step start, its first pfn, and whether the macro-step assumed it
         probes.append(
             (here, (step_x, sg.pfn(add_lag(step_x, lag)), bv.ite(big, size, one)), bv.not_(bv.eq(step_x, x)))
@@ -405,12 +405,12 @@ def pte_loop(
     # size (a block run), or one page inside a run of single PTEs (the first step of a
     # macro-step is the hook's own result)
     z = bv.const_like(x0, 0, OFF)
-    at = ops.select([(c, p[0]) for c, p, _ in probes], z)
-    at_pfn = ops.select([(c, p[1]) for c, p, _ in probes], bv.const_like(x0, 0, PFN_BITS))
-    want = ops.select([(c, p[2]) for c, p, _ in probes], one)
-    inner = ops.select_cond([(c, n) for c, _, n in probes], False)
+    at = bv.select([(c, p[0]) for c, p, _ in probes], z)
+    at_pfn = bv.select([(c, p[1]) for c, p, _ in probes], bv.const_like(x0, 0, PFN_BITS))
+    want = bv.select([(c, p[2]) for c, p, _ in probes], one)
+    inner = bv.select_cond([(c, n) for c, _, n in probes], False)
     got = arch.arch_vmap_pte_range_map_size(va_low(inp, at, 9), y1 - at, at_pfn, shift, hook)
-    lemma = ops.implies(inner, bv.eq(got, want))
+    lemma = bv.implies(inner, bv.eq(got, want))
     return PteLoop(
         leaf=leaf_select(cases, leaf_none(x0)),
         no_overshoot=no_over,
@@ -566,8 +566,8 @@ def vmap_pages_range_noflush_walk(
         done: Cond = False
         for _ in range(unroll.slots):
             act = bv.and_(bv.not_(done), bv.ult(addr, s_addr))
-            nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF)
-                                   - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+            nxt = bv.umin(addr + (bv.const_like(v, PMD_PAGES, OFF)
+                                   - bv.zext(va_low(inp, addr, 9), OFF)), hi)
             here_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
             npmd = bv.ite(bv.and_(act, pmd_ok(addr, nxt, here_lag)), npmd + 1, npmd)
             addr = bv.ite(act, nxt, addr)
@@ -576,7 +576,7 @@ def vmap_pages_range_noflush_walk(
         slot_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
     pmd = pmd_ok(s_addr, s_next, slot_lag)
     first = add_lag(s_addr, slot_lag)
-    reads = ops.implies(big, bv.ult(first, pg.count))
+    reads = bv.implies(big, bv.ult(first, pg.count))
     loop = pte_loop(
         inp=inp,
         x0=s_addr,
@@ -711,7 +711,7 @@ def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
     walk (a block never spans two chunks); then ``flush_cache_vmap(addr, end)``.  Observed at
     v: the chunk holding v (``a`` is chunk-aligned, P3)."""
     s = inp.shift
-    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    chunk = bv.pow2(s - arch.PAGE_SHIFT, OFF, 9)
     first = v & ~(chunk - 1)
     per_chunk = vmap_range_noflush(
         inp=inp,
@@ -817,40 +817,40 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
     pfn = sg.pfn(idx)
     contig = sg.chain_end - idx  # pages[idx..] consecutive up to the end of the chain
     zero32 = bv.const_like(idx, 0, IDX_BITS)
-    ffs_val, is_zero = ops.ffs(pfn, ops.zext(inp.oracles.ffs0(idx), IDX_BITS))
+    ffs_val, is_zero = bv.ffs(pfn, bv.zext(inp.oracles.ffs0(idx), IDX_BITS))
     guard: Cond = bv.not_(bv.eq(pfn, 0)) if rev.pfn0_guard else True
     ub = bv.and_(guard, is_zero) if rev.pfn_clamp else False
     nbits = max(inp.max_count, 2).bit_length()
 
     def num_pages_contiguous(n: Val) -> Val:
         # 1 for n <= 1, else min(n, contiguous length)
-        return ops.umax(ops.umin(n, contig), bv.const_like(idx, 1, IDX_BITS))
+        return bv.umax(bv.umin(n, contig), bv.const_like(idx, 1, IDX_BITS))
 
     def scan_ok(n: Val) -> Cond:
         # num_pages_contiguous(&pages[idx], n) reads pages[idx + k] for k < n up to the first
         # one that breaks the chain (the chain ends at or before N): the last index read is
         # idx + min(n, contig + 1) - 1 (idx itself for n <= 1)
-        return bv.ule(ops.umin(n, contig + 1), inp.count - idx)
+        return bv.ule(bv.umin(n, contig + 1), inp.count - idx)
 
     if rev.batch_order == "c1":
         c = num_pages_contiguous(max_steps)
         reads_ok = scan_ok(max_steps)
         # POST-C1 returns 0 on nr_contig < 2 before it reads the pfn: __ffs is not reached
         ub = bv.and_(ub, bv.not_(bv.ult(c, 2)))
-        order = ops.fls(c, nbits, IDX_BITS)
+        order = bv.fls(c, nbits, IDX_BITS)
         if rev.pfn_clamp:
             # min_t(int, order, __ffs(pfn)): both are small and non-negative here
-            order = bv.ite(guard, ops.umin(order, ffs_val), order)
+            order = bv.ite(guard, bv.umin(order, ffs_val), order)
         order = bv.ite(bv.ult(c, 2), zero32, order)
     else:
         n = max_steps
         if rev.pfn_clamp:
-            n = bv.ite(guard, ops.umin(n, ops.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
+            n = bv.ite(guard, bv.umin(n, bv.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
         c = num_pages_contiguous(n)
         reads_ok = scan_ok(n)
-        order = bv.ite(bv.ult(c, 2), zero32, ops.fls(c, nbits, IDX_BITS))
+        order = bv.ite(bv.ult(c, 2), zero32, bv.fls(c, nbits, IDX_BITS))
     if rev.shift_filter:
-        size = ops.pow2(order, OFF, nbits)
+        size = bv.pow2(order, OFF, nbits)
         order = bv.ite(bv.eq(arch.vm_shift(size), arch.PAGE_SHIFT), zero32, order)
     return BatchOrder(order=order, ub=ub, reads_ok=reads_ok)
 
@@ -937,10 +937,10 @@ def batch_iteration(
     lock = rev.batch_step == "order"
     inc = bo.order if lock else shift
     after = BatchState(
-        i=st.i + ops.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1),
+        i=st.i + bv.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1),
         idx=mid.idx,
         prev=mid.prev,
-        bend=st.bend + ops.pow2(bo.order, OFF, nbits),
+        bend=st.bend + bv.pow2(bo.order, OFF, nbits),
         map_addr=mid.map_addr,
     )
     return BatchIteration(
@@ -1020,7 +1020,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
         run = bv.and_(live, bv.ult(st.i, count))
         it = batch_iteration(inp, rev, st if not lock else evolve(st, bend=st.i))
         ub = bv.or_(ub, bv.and_(run, it.bo.ub))
-        reads = bv.and_(reads, ops.implies(run, it.bo.reads_ok))
+        reads = bv.and_(reads, bv.implies(run, it.bo.reads_ok))
         walks.append(
             Walk(
                 issued=bv.and_(run, it.issued),
@@ -1062,10 +1062,10 @@ def fast_vmap(
     pgprot_nx(prot), pages)``, observed at ``v``: the walk covering ``v`` (none: a hole)."""
     b = batching if batching is not None else vmap_pages_range_batched(inp, rev, unroll)
     cov = [(bv.and_(w.issued, arch.ge(v, w.lo), bv.ult(v, w.hi)), w) for w in b.walks]
-    covered = ops.select_cond([(c, True) for c, _ in cov], False)
+    covered = bv.select_cond([(c, True) for c, _ in cov], False)
 
     def pick(f: Callable[[Walk], Val]) -> Val:
-        return ops.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
+        return bv.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
 
     lag = None if b.walks[-1].lag is None else pick(lambda w: w.lag)
     obs = vmap_pages_range_noflush_walk(
@@ -1082,7 +1082,7 @@ def fast_vmap(
     f = _fields(obs)
     f.update(
         leaf=leaf_select([(covered, obs.leaf)], leaf_none(v)),
-        unrolled=bv.and_(b.ended, ops.implies(covered, obs.unrolled)),
+        unrolled=bv.and_(b.ended, bv.implies(covered, obs.unrolled)),
         reads_ok=bv.and_(obs.reads_ok, b.reads_ok),
         flush_lo=b.flush_lo,
         flush_hi=b.flush_hi,
