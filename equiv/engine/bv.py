@@ -13,8 +13,10 @@ concrete domain and ``z3.BoolRef`` in the symbolic domain; :func:`ite` with a Py
 
 Every dual-domain operation of the models (the card's and the page-table subject's) is
 defined here once: the primitives (z3's operators, :func:`extract`, :func:`concat`,
-:func:`ite`, ...) and the kernel bit tricks built from them (:func:`ffs`, :func:`fls`,
-:func:`pow2floor`, :func:`is_aligned`, named after their ``include/linux`` counterparts).
+:func:`ite`, ...), the kernel bit tricks built from them (:func:`ffs`, :func:`fls`,
+:func:`pow2floor`, :func:`is_aligned`, named after their ``include/linux`` counterparts)
+and C's integer semantics on 64-bit values (:func:`c_convert`, :func:`c_shl`,
+:func:`c_shr`, :func:`c_slt`), which the C interpreter applies to the kernel's own text.
 
 >>> x = CBV(0xF0, 8)
 >>> (x | 0x0F).value, (~x).value, lshr(x, 4).value
@@ -557,6 +559,85 @@ def fls(x: Val, nbits: int, w: int = 32) -> Val:
     for b in range(min(nbits, x.size())):
         out = ite(bit(x, b), const_like(x, b, w), out)
     return out
+
+
+def c_convert(x: Val, w: int, signed: bool) -> Val:
+    """C's conversion of a 64-bit value to a ``w``-bit integer type, the result held in 64
+    bits again: the low ``w`` bits, sign-extended for a signed type, zero-extended for an
+    unsigned one (C11 6.3.1.3: modulo ``2**w`` for an unsigned type; for a signed type out
+    of range, GCC's implementation-defined two's complement wrap; then the value widened
+    back to 64 bits, as the C interpreter keeps every integer).  An ``x`` narrower than 64
+    bits is zero-extended to 64 first; ``w >= 64`` keeps it as is.
+
+    >>> c_convert(CBV(0x1FF, 64), 8, False).value, hex(c_convert(CBV(0xFF, 64), 8, True).value)
+    (255, '0xffffffffffffffff')
+    >>> c_convert(z3.BitVec("x", 64), 32, True)
+    SignExt(32, Extract(31, 0, x))
+    """
+    if width(x) != 64:
+        x = concat(const_like(x, 0, 64 - width(x)), x)
+    if w >= 64:
+        return x
+    low = extract(x, w - 1, 0)
+    if isinstance(low, CBV):
+        v = low.value
+        if signed and v >> (w - 1):
+            v -= 1 << w
+        return CBV(v, 64)
+    return z3.SignExt(64 - w, low) if signed else z3.ZeroExt(64 - w, low)
+
+
+def c_shl(x: Val, y: Val) -> Val:
+    """C's ``x << y`` on 64-bit values: the bits shifted out are lost; a concrete count of
+    64 or more gives 0 (undefined in C, C11 6.5.7p3; z3's ``bvshl`` gives 0 too, so both
+    domains agree); a z3 numeral count is shifted by as a Python int.
+
+    >>> c_shl(CBV(3, 64), CBV(4, 64)).value, c_shl(CBV(3, 64), CBV(64, 64)).value
+    (48, 0)
+    >>> c_shl(z3.BitVec("x", 64), CBV(4, 64))
+    x << 4
+    """
+    if isinstance(y, CBV):
+        return x << y.value if y.value < 64 else const_like(x, 0)
+    if z3.is_bv_value(y):
+        return x << y.as_long()
+    return x << y
+
+
+def c_shr(x: Val, y: Val, signed: bool) -> Val:
+    """C's ``x >> y`` on 64-bit values: arithmetic for a ``signed`` left operand (the
+    value of a negative one is implementation-defined, C11 6.5.7p5: GCC shifts in the sign
+    bit), logical otherwise.  A concrete ``x`` needs a concrete count.
+
+    >>> top = CBV(1 << 63, 64)
+    >>> c_shr(top, CBV(62, 64), False).value, hex(c_shr(top, CBV(62, 64), True).value)
+    (2, '0xfffffffffffffffe')
+    >>> c_shr(z3.BitVec("x", 64), z3.BitVecVal(2, 64), False)
+    LShR(x, 2)
+    """
+    if isinstance(x, CBV):
+        n = int(y)
+        v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
+        return CBV(v >> n, 64)
+    return x >> y if signed else z3.LShR(x, y)
+
+
+def c_slt(a: Val, b: Val) -> Cond:
+    """C's ``a < b`` of two signed 64-bit values (``long``), in two's complement (z3's
+    ``<`` on bit-vectors is this signed comparison).  Both in one domain: a concrete and a
+    symbolic operand are not compared.
+
+    >>> c_slt(CBV(1 << 63, 64), CBV(0, 64)), c_slt(CBV(1, 64), CBV(0, 64))
+    (True, False)
+    >>> c_slt(z3.BitVec("a", 64), z3.BitVec("b", 64))
+    a < b
+    """
+    if isinstance(a, CBV) and isinstance(b, CBV):
+        def s(v: int) -> int:
+            return v - (1 << 64) if v >> 63 else v
+        return s(a.value) < s(b.value)
+    assert not isinstance(a, CBV), "signed comparison across the two domains"
+    return a < b
 
 
 def order_base_2(n: int) -> int:
