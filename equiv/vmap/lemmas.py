@@ -55,9 +55,9 @@ from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
 from equiv.vmap.inputs import RunArray, VmapInputs
+from equiv.vmap.leaves import OFF
 from equiv.vmap.paths import (
     BASE_HOOK,
-    OFF,
     BatchState,
     batch_iteration,
     batch_max_steps,

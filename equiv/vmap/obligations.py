@@ -119,7 +119,7 @@ def wf(inp: VmapInputs, v: Val, o: Obs, k: Val) -> Cond:
     group (entry ``k``, for a symbolic ``k``: the negated claim asks for any) is a valid PTE
     with PTE_CONT, pfn ``base + k`` with ``base`` 64K-aligned, and the attributes of entry 0.
     The entries of the group are those the step covering v writes there
-    (:attr:`equiv.vmap.paths.Leaf.entry_at`): the group lies inside the step, and no other
+    (:attr:`equiv.vmap.leaves.Leaf.entry_at`): the group lies inside the step, and no other
     write reaches it (the steps of a PTE loop do not overlap, the walks of the batching loop
     neither: lemma ``batch_walks_tile``)."""
     lf = o.leaf

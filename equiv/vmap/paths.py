@@ -5,7 +5,8 @@ It is what :mod:`equiv.vmap.cell` runs to search real counterexamples with few s
 when the local model (:mod:`equiv.vmap.local`, which proves) cannot, and what the property
 tests compare with the concrete twin page by page.  Whatever it finds is replayed on the
 twin before it is reported.  The kernel helpers here (``get_vmap_batch_order``, slot
-arithmetic) are shared with the local model.
+arithmetic, the block decisions of :func:`huge_slots`) are shared with the local model, and
+so are the leaves both build (:mod:`equiv.vmap.leaves`).
 
 One program, two evaluators: every function here runs on z3 terms (a symbolic observed page
 and symbolic inputs) or on concrete :class:`equiv.engine.bv.CBV` values.  A path is not run page by
@@ -43,7 +44,7 @@ Each function names the kernel function (file, snapshot) it mirrors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any
 
 from attrs import evolve, fields, frozen
 
@@ -52,9 +53,7 @@ from equiv.engine.bv import Cond, Val
 from equiv.vmap import arch
 from equiv.vmap.arch import (
     IDX_BITS,
-    LEVEL_NONE,
     LEVEL_PMD,
-    LEVEL_PTE,
     LEVEL_PUD,
     PFN_BITS,
     PMD_PAGES,
@@ -62,16 +61,27 @@ from equiv.vmap.arch import (
     VPN_BITS,
     Hook,
 )
-from equiv.vmap.inputs import Oracles, PageArray, Seg, VmapInputs
+from equiv.vmap.inputs import Oracles, Seg, VmapInputs
+from equiv.vmap.leaves import (
+    OFF,
+    Lag,
+    Leaf,
+    add_lag,
+    block_leaf,
+    ioremap_seg,
+    lagged_pfn,
+    leaf_ite,
+    leaf_none,
+    leaf_select,
+    page_leaf,
+    step_leaf,
+)
 from equiv.vmap.revisions import Revision
 
 #: BASE-H: the arm64 hook before the series (64K CONT blocks only)
 BASE_HOOK = Hook(multi=False)
 #: ioremap_max_page_shift with CONFIG_HAVE_ARCH_HUGE_VMAP and no "nohugeiomap"
 IOREMAP_MAX_PAGE_SHIFT = 63
-OFF = IDX_BITS  # width of positions (offsets from the range start, in pages)
-
-Lag: TypeAlias = Val | None
 
 
 @frozen
@@ -92,74 +102,6 @@ class Unroll:
 
     def grown(self) -> Unroll:
         return Unroll(batch=2 * self.batch, slots=2 * self.slots, steps=2 * self.steps)
-
-
-@frozen(kw_only=True, eq=False)
-class Leaf:
-    """The leaf a path leaves covering the observed page: its level (``arch.LEVEL_*``), its
-    entry (a PTE: the page's own PTE; a block: the block entry), the pfn it maps the page to,
-    the first position and size (pages) of the block or of the CONT step that wrote it, and
-    whether that step is a CONT step (``set_huge_pte_at``), and ``entry_at``: the entry the
-    same write leaves at any position ``p`` of ``[va0, va0 + npages)`` (a block: its one
-    entry; a step: the PTE it writes there), so that WF-block can check every entry of the
-    observed page's CONT group, not only the observed one."""
-
-    level: Val  # 2 bits
-    entry: Val
-    pfn: Val
-    va0: Val
-    npages: Val
-    cont: Cond
-    entry_at: Callable[[Val], Val]
-
-
-def step_entry(
-    pfn_of: Callable[[Val], Val], prot: Val, cont: Cond, va0: Val, size: Val, cont_every: bool
-) -> Callable[[Val], Val]:
-    """The PTE a PTE-loop step from ``va0`` of ``size`` pages writes at position ``p``:
-    ``pfn_pte(pfn, prot)``, and for a CONT step (``cont``) ``set_huge_pte_at(...,
-    arch_make_huge_pte(pfn_pte(pfn, prot)), size)``: ``pte_mkcont`` on every one of its
-    ``size`` PTEs, the pfn advancing by one per PTE (arch/arm64/mm/hugetlbpage.c POST-HT).
-    ``cont_every`` False is seeded bug X5: the last PTE of the step lacks PTE_CONT."""
-
-    def at(p: Val) -> Val:
-        pte = arch.pfn_pte(pfn_of(p), prot)
-        mk: Cond = cont if cont_every else bv.and_(cont, bv.not_(bv.eq(p, va0 + size - 1)))
-        return bv.ite(mk, arch.pte_mkcont(pte), pte)
-
-    return at
-
-
-def leaf_none(like: Val) -> Leaf:
-    """No leaf (the page is unmapped)."""
-    z = bv.const_like(like, 0, OFF)
-    zero = bv.const_like(like, 0, arch.ENTRY_BITS)
-    return Leaf(
-        level=bv.const_like(like, LEVEL_NONE, 2),
-        entry=zero,
-        pfn=bv.const_like(like, 0, PFN_BITS),
-        va0=z,
-        npages=z,
-        cont=False,
-        entry_at=lambda _p: zero,
-    )
-
-
-def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
-    """The leaf of the first case that holds."""
-
-    def pick(f: Callable[[Leaf], Val]) -> Val:
-        return bv.select([(c, f(lf)) for c, lf in cases], f(default))
-
-    return Leaf(
-        level=pick(lambda x: x.level),
-        entry=pick(lambda x: x.entry),
-        pfn=pick(lambda x: x.pfn),
-        va0=pick(lambda x: x.va0),
-        npages=pick(lambda x: x.npages),
-        cont=bv.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
-        entry_at=lambda p: bv.select([(c, lf.entry_at(p)) for c, lf in cases], default.entry_at(p)),
-    )
 
 
 @frozen(kw_only=True, eq=False)
@@ -262,18 +204,47 @@ def try_huge(
     )
 
 
+@frozen(kw_only=True, eq=False)
+class HugeSlots:
+    """v's PUD slot ``[pud_addr, pud_next)`` and PMD slot ``[pmd_addr, pmd_next)`` of a
+    walk, and whether one block maps each (``pud``, ``pmd``)."""
+
+    pud_addr: Val
+    pud_next: Val
+    pud: Cond
+    pmd_addr: Val
+    pmd_next: Val
+    pmd: Cond
+
+
+def huge_slots(
+    inp: VmapInputs, v: Val, lo: Val, hi: Val, max_page_shift: Val, pfn_of: Callable[[Val], Val],
+    trylock: bool, pte_first: bool = False,
+) -> HugeSlots:
+    """The block decisions of ``vmap_range_noflush``'s walk ``[lo, hi)`` (mm/vmalloc.c
+    BASE-C, POST-C1) at v's slots: ``vmap_try_huge_pud`` (``max_page_shift >= PUD_SHIFT``
+    and ``pud_sect_supported()``) and ``vmap_try_huge_pmd`` (``max_page_shift >=
+    PMD_SHIFT``), the slot's first pfn ``pfn_of(addr)``, a table present in S0 replaceable
+    as :func:`free_ok` says (``trylock``).  ``pte_first``: seeded control X2, the slot's PTE
+    table is present when the PMD attempt runs."""
+    o = inp.oracles
+    vv = vpn(inp, v)
+    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
+    pud = try_huge(
+        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
+        u_addr, u_next, pfn_of(u_addr), vv, pud_present(o, vv), trylock,
+    )
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    pmd = try_huge(
+        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, pfn_of(s_addr), vv,
+        True if pte_first else pmd_present(o, vv), trylock,
+    )
+    return HugeSlots(pud_addr=u_addr, pud_next=u_next, pud=pud, pmd_addr=s_addr, pmd_next=s_next, pmd=pmd)
+
+
 def fast_trylock(rev: Revision) -> bool:
     """Whether the fast paths of ``rev`` consult the trylock oracle (:attr:`Revision.trylock`)."""
     return rev.trylock == "oracle"
-
-
-def add_lag(x: Val, lag: Lag) -> Val:
-    return x if lag is None else x + lag
-
-
-def _lagged_pfn(sg: Seg, lag: Lag) -> Callable[[Val], Val]:
-    """Position ``p``'s pfn in segment ``sg`` (array index ``p + lag``)."""
-    return lambda p: sg.pfn(add_lag(p, lag))
 
 
 def _ugt1(x: Val) -> Cond:
@@ -341,7 +312,6 @@ def pte_loop(
     reads: Cond = True
     inside: Cond = True
     one = bv.const_like(x0, 1, OFF)
-    vi = add_lag(v, lag)
     probes: list[tuple[Cond, tuple[Val, Val, Val], Cond]] = []
     for _ in range(steps):
         act = bv.not_(done)
@@ -373,23 +343,10 @@ def pte_loop(
         here = bv.and_(act, arch.ge(v, x), bv.ult(v, end_x))
         # the step covering v: for a block run, its size-aligned step
         step_x = bv.ite(big, x + ((v - x) & mask), v)
-        pfn_v = sg.pfn(vi)
-        npages = bv.ite(big, size, one)
-        entry_at = step_entry(_lagged_pfn(sg, lag), prot, big, step_x, npages, cont_every)
-        cases.append(
-            (
-                here,
-                Leaf(
-                    level=bv.const_like(x, LEVEL_PTE, 2),
-                    entry=entry_at(v),
-                    pfn=pfn_v,
-                    va0=step_x,
-                    npages=npages,
-                    cont=big,
-                    entry_at=entry_at,
-                ),
-            )
+        leaf = step_leaf(
+            v=v, va0=step_x, pfn_of=lagged_pfn(sg, lag), prot=prot, cont=big, size=size, cont_every=cont_every
         )
+        cases.append((here, leaf))
         no_over = bv.and_(no_over, bv.implies(act, bv.ule(length, rem)))
         # pages[*nr] is read at every step start; the last is at length - size (block run)
         last = bv.ite(big, length - size, run - 1)
@@ -397,7 +354,7 @@ def pte_loop(
         inside = bv.and_(inside, bv.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
         # for the lemma: v's step start, its first pfn, and whether the macro-step assumed it
         probes.append(
-            (here, (step_x, sg.pfn(add_lag(step_x, lag)), bv.ite(big, size, one)), bv.not_(bv.eq(step_x, x)))
+            (here, (step_x, sg.pfn(add_lag(step_x, lag)), leaf.npages), bv.not_(bv.eq(step_x, x)))
         )
         x = bv.ite(act, end_x, x)
         done = bv.or_(done, bv.and_(act, bv.not_(bv.ult(x, y1))))
@@ -418,24 +375,6 @@ def pte_loop(
         inside=inside,
         lemma=lemma,
         ended=done,
-    )
-
-
-def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: Lag, prot: Val) -> Leaf:
-    """The block ``pmd_set_huge()`` / ``pud_set_huge()`` (arch/arm64/mm/mmu.c, 6.12) write:
-    ``pfn_pmd(__phys_to_pfn(phys), mk_pmd_sect_prot(prot))`` with ``phys`` the block's
-    first pfn (``vmap_try_huge_pmd/pud``'s ``phys_addr``)."""
-    npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
-    first = sel.pfn(add_lag(va0, lag))
-    entry = arch.pfn_pte(first, arch.mk_sect_prot(prot))
-    return Leaf(
-        level=bv.const_like(va0, level, 2),
-        entry=entry,
-        pfn=sel.pfn(add_lag(v, lag)),
-        va0=va0,
-        npages=bv.const_like(va0, npages, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
     )
 
 
@@ -469,18 +408,9 @@ def vmap_range_noflush(
     absent), and at the bottom ``vmap_pte_range`` (BASE-C: the hook inline; POST-C1: via
     ``vmap_set_ptes``; the same writes).  The two differ only in the trylock and the hook.
     """
-    o = inp.oracles
-    vv = vpn(inp, v)
-    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
-    pud = try_huge(
-        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
-        u_addr, u_next, sel.pfn(u_addr), vv, pud_present(o, vv), trylock,
-    )
-    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
-    pmd = try_huge(
-        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, sel.pfn(s_addr), vv,
-        pmd_present(o, vv), trylock,
-    )
+    h = huge_slots(inp, v, lo, hi, max_page_shift, sel.pfn, trylock)
+    u_addr, u_next, pud = h.pud_addr, h.pud_next, h.pud
+    s_addr, s_next, pmd = h.pmd_addr, h.pmd_next, h.pmd
     loop = pte_loop(
         inp=inp,
         x0=s_addr,
@@ -496,8 +426,8 @@ def vmap_range_noflush(
     )
     leaf = leaf_select(
         [
-            (pud, _block_leaf(LEVEL_PUD, inp, u_addr, v, sel, None, prot)),
-            (pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, sel, None, prot)),
+            (pud, block_leaf(LEVEL_PUD, u_addr, v, sel, None, prot)),
+            (pmd, block_leaf(LEVEL_PMD, s_addr, v, sel, None, prot)),
         ],
         loop.leaf,
     )
@@ -518,6 +448,26 @@ def vmap_range_noflush(
         flush_hi=inp.count,
         ub=False,
         shift=max_page_shift,
+    )
+
+
+def _ioremap(inp: VmapInputs, v: Val, unroll: Unroll, rev: Revision | None) -> PathObs:
+    """``vmap_page_range(addr, end, phys, prot)``'s walk of the ioremap range:
+    ``vmap_range_noflush(addr, end, phys, pgprot_nx(prot), ioremap_max_page_shift)``, with
+    BASE-C's code and BASE-H's 64K hook (``rev`` None: the slow path) or with the hook,
+    trylock and CONT marking of revision ``rev`` (the fast path)."""
+    return vmap_range_noflush(
+        inp=inp,
+        lo=bv.const_like(v, 0, OFF),
+        hi=inp.count,
+        sel=ioremap_seg(inp),
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        hook=BASE_HOOK if rev is None else rev.hook,
+        steps=unroll.steps,
+        trylock=False if rev is None else fast_trylock(rev),
+        cont_every=True if rev is None else rev.cont_every_pte,
     )
 
 
@@ -591,7 +541,7 @@ def vmap_pages_range_noflush_walk(
         cont_every=rev.cont_every_pte,
     )
     leaf = leaf_select(
-        [(pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
+        [(pmd, block_leaf(LEVEL_PMD, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
     )
     return PathObs(
         leaf=leaf,
@@ -617,17 +567,7 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
     ``set_pte_at(&init_mm, addr, pte, mk_pte(pages[*nr], prot)); (*nr)++`` (the WARN_ON
     checks pass under P1/P2).  ``*nr`` and ``addr`` advance together, so page ``v`` gets
     ``pages[v]``; the slot of v reads ``pages[start .. next)``."""
-    pfn = inp.pages.pfn_at(v)
-    entry = arch.pfn_pte(pfn, prot)
-    leaf = Leaf(
-        level=bv.const_like(v, LEVEL_PTE, 2),
-        entry=entry,
-        pfn=pfn,
-        va0=v,
-        npages=bv.const_like(v, 1, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
-    )
+    leaf = page_leaf(inp, v, prot)
     _, s_next = slot_of(inp, v, bv.const_like(v, 0, OFF), inp.count, 9)
     return PathObs(
         leaf=leaf,
@@ -650,56 +590,23 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
 def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
     """``c ? a : b`` field by field."""
 
-    def m(x: Val, y: Val) -> Val:
-        return bv.ite(c, x, y)
-
-    def mc(x: Cond, y: Cond) -> Cond:
-        return bv.or_(bv.and_(c, x), bv.and_(bv.not_(c), y))
-
-    la, lb = a.leaf, b.leaf
-    leaf = Leaf(
-        level=m(la.level, lb.level),
-        entry=m(la.entry, lb.entry),
-        pfn=m(la.pfn, lb.pfn),
-        va0=m(la.va0, lb.va0),
-        npages=m(la.npages, lb.npages),
-        cont=mc(la.cont, lb.cont),
-        entry_at=lambda p: m(la.entry_at(p), lb.entry_at(p)),
-    )
-    out: dict[str, Any] = {"leaf": leaf}
+    out: dict[str, Any] = {"leaf": leaf_ite(c, a.leaf, b.leaf)}
     for name in _VALUE_FIELDS:
-        out[name] = m(getattr(a, name), getattr(b, name))
+        out[name] = bv.ite(c, getattr(a, name), getattr(b, name))
     for f in fields(PathObs):
         if f.name not in out:
-            out[f.name] = mc(getattr(a, f.name), getattr(b, f.name))
+            out[f.name] = bv.ite_cond(c, getattr(a, f.name), getattr(b, f.name))
     return PathObs(**out)
 
 
 # --------------------------------------------------------------------------- slow paths
 
 
-def _ioremap_seg(inp: VmapInputs) -> Seg:
-    top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
-    assert isinstance(inp.pages, PageArray)  # ioremap: one segment, whatever the bound
-    return Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
-
-
 def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
     """``ioremap_page_range`` -> ``vmap_page_range(addr, end, phys, prot)`` (BASE-C):
     ``vmap_range_noflush(addr, end, phys, pgprot_nx(prot), ioremap_max_page_shift)`` with
     BASE-H's 64K hook, then ``flush_cache_vmap(addr, end)``."""
-    return vmap_range_noflush(
-        inp=inp,
-        lo=bv.const_like(v, 0, OFF),
-        hi=inp.count,
-        sel=_ioremap_seg(inp),
-        v=v,
-        prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-        hook=BASE_HOOK,
-        steps=unroll.steps,
-        trylock=False,
-    )
+    return _ioremap(inp, v, unroll, None)
 
 
 def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
@@ -745,19 +652,7 @@ def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
     """``vmap_page_range`` after the series (POST-C1): the same ``vmap_range_noflush`` walk,
     whose ``vmap_pte_range`` now calls ``vmap_set_ptes`` with the multi-CONT hook (POST-H1)
     and advances by the returned size."""
-    return vmap_range_noflush(
-        inp=inp,
-        lo=bv.const_like(v, 0, OFF),
-        hi=inp.count,
-        sel=_ioremap_seg(inp),
-        v=v,
-        prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-        hook=rev.hook,
-        steps=unroll.steps,
-        trylock=fast_trylock(rev),
-        cont_every=rev.cont_every_pte,
-    )
+    return _ioremap(inp, v, unroll, rev)
 
 
 def fast_vmalloc(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> PathObs:
