@@ -386,7 +386,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
         return EXIT_INTERRUPTED
     except Exception as e:
         path = _crash_report(args, traceback.format_exc())
-        what = f"{type(e).__name__}: {e}".splitlines()[0] if str(e) else type(e).__name__
+        # attrs' validators raise with the message first, then the attribute and the value
+        text = e.args[0] if len(e.args) > 1 and isinstance(e.args[0], str) else str(e)
+        what = f"{type(e).__name__}: {text}".splitlines()[0] if text else type(e).__name__
         err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
         return EXIT_CRASH
 

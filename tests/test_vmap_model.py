@@ -234,14 +234,31 @@ def test_mutant_knobs_are_valid(name: str) -> None:
     apply(REVISIONS[DEFAULT_REVISION], name)
 
 
-def test_ops_doctests() -> None:
-    """The examples in equiv.vmap.ops hold (pure dual-domain helpers)."""
-    import doctest
+@pytest.mark.parametrize(
+    ("knob", "good", "bad"),
+    [
+        ("batch_order", ("c1", "c2"), "c3"),
+        ("flush_from", ("start", "map_addr"), "end"),
+        ("flush_to", ("end", "batch_end"), "start"),
+        ("final_walk_end", ("end", "batch_end"), "start"),
+        ("walk_on", ("change", "drop"), "shift"),
+        ("batch_step", ("order", "shift"), "change"),
+        ("trylock", ("succeeds", "oracle"), "fails"),
+        ("max_steps_slack", (0, 1), True),
+        ("pte_alloc_first", (False, True), 1),
+    ],
+)
+def test_revision_knobs_take_only_their_values(knob: str, good: tuple[object, ...], bad: object) -> None:
+    """A revision's knob takes the values the model implements and names the knob, the
+    values and the one it got otherwise (a bool is not a slack of 0 or 1, nor 1 a bool)."""
+    from attrs import evolve
 
-    from equiv.vmap import ops
-
-    res = doctest.testmod(ops)
-    assert res.failed == 0 and res.attempted > 0
+    v8 = REVISIONS[DEFAULT_REVISION]
+    for value in good:
+        assert getattr(evolve(v8, **{knob: value}), knob) == value
+    with pytest.raises((ValueError, TypeError)) as e:
+        evolve(v8, **{knob: bad})
+    assert e.value.args[0].startswith(f"'{knob}' must be")
 
 
 def _facts_fail_at(case: ConcreteCase, rev_name: str | Revision) -> list[int]:

@@ -106,6 +106,25 @@ def test_backstop_serves_this_subject_too() -> None:
     assert "wall-clock backstop reached (0.2 s per group): the worker was killed" in out
 
 
+def test_a_bad_knob_in_a_mutant_table_is_one_clear_line(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A knob value no revision takes (a bug in equiv's own tables, never the user's input)
+    is an internal error: exit 4, one line naming the knob, its values and the bad one."""
+    from attrs import evolve
+
+    import equiv.vmap.mutants
+
+    name = "mutant_flush_from_map_addr"
+    bad = evolve(equiv.vmap.mutants.MUTANTS[name], knobs=(("walk_on", "sideways"),))
+    monkeypatch.setitem(equiv.vmap.mutants.MUTANTS, name, bad)
+    code, out, err = run("--subject", "vmap", "--paths", "vmap", "--bounds", "1", "--quiet",
+                         "--jobs", "1", "--cache-dir", str(tmp_path), "--mutant", name)
+    assert (code, out) == (4, "")
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith("equiv: internal error: ValueError: 'walk_on' must be in ('change', "
+                          "'drop') (got 'sideways') (a bug in equiv; traceback in ")
+
+
 @pytest.mark.slow
 def test_trylock_choice_is_selectable_printed_and_reproduced() -> None:
     """With POST-C1's mmap_read_trylock allowed to fail, the fast ioremap path maps a slot

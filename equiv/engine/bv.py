@@ -11,6 +11,13 @@ Comparisons are unsigned (:func:`ult`, :func:`ule`).  Conditions are ``bool`` in
 concrete domain and ``z3.BoolRef`` in the symbolic domain; :func:`ite` with a Python
 ``bool`` picks a branch without building a term.
 
+Every dual-domain operation of the models (the card's and the page-table subject's) is
+defined here once: the primitives (z3's operators, :func:`extract`, :func:`concat`,
+:func:`ite`, ...), the kernel bit tricks built from them (:func:`ffs`, :func:`fls`,
+:func:`pow2floor`, :func:`is_aligned`, named after their ``include/linux`` counterparts)
+and C's integer semantics on 64-bit values (:func:`c_convert`, :func:`c_shl`,
+:func:`c_shr`, :func:`c_slt`), which the C interpreter applies to the kernel's own text.
+
 >>> x = CBV(0xF0, 8)
 >>> (x | 0x0F).value, (~x).value, lshr(x, 4).value
 (255, 15, 15)
@@ -348,6 +355,289 @@ def ite(c: Cond, a: Val, b: Val) -> Val:
         return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), a.as_ast(), b.as_ast()))
     w = width(a) if not isinstance(a, int) else width(b)
     return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
+
+
+def ite_cond(c: Cond, a: Cond, b: Cond) -> Cond:
+    """``c ? a : b`` for conditions, as ``(c && a) || (!c && b)``; folds Python bools.
+
+    >>> ite_cond(True, False, True), ite_cond(False, False, True)
+    (False, True)
+    >>> ite_cond(z3.Bool("c"), z3.Bool("a"), False)
+    And(c, a)
+    """
+    return or_(and_(c, a), and_(not_(c), b))
+
+
+def cond_eq(a: Cond, b: Cond) -> Cond:
+    """``a == b`` for conditions.
+
+    >>> cond_eq(True, True), cond_eq(True, False)
+    (True, False)
+    """
+    return or_(and_(a, b), and_(not_(a), not_(b)))
+
+
+def implies(a: Cond, b: Cond) -> Cond:
+    """``a -> b``.
+
+    >>> implies(False, False), implies(True, False)
+    (True, False)
+    >>> implies(z3.Bool("a"), True)
+    True
+    """
+    return or_(not_(a), b)
+
+
+def to_int(x: Val) -> int:
+    """A concrete value as a Python int (raises on a z3 term).
+
+    >>> to_int(CBV(7, 8))
+    7
+    """
+    if isinstance(x, CBV):
+        return x.value
+    raise TypeError("symbolic value where a concrete one was expected")
+
+
+def zext(x: Val, w: int) -> Val:
+    """Zero-extend (or keep) ``x`` to ``w`` bits; a wider ``x`` keeps its low ``w`` bits.
+
+    >>> zext(CBV(0xF0, 8), 16), zext(CBV(0x1F0, 12), 8)
+    (CBV(0xf0, 16), CBV(0xf0, 8))
+    >>> zext(z3.BitVec("x", 8), 16)
+    ZeroExt(8, x)
+    """
+    size = x.size()
+    if size == w:
+        return x
+    if size > w:
+        return extract(x, w - 1, 0)
+    if isinstance(x, CBV):
+        return CBV(x.value, w)
+    return z3.ZeroExt(w - size, x)
+
+
+def bit(x: Val, b: int) -> Cond:
+    """Bit ``b`` of ``x`` is set.
+
+    >>> bit(CBV(0b100, 8), 2), bit(CBV(0b100, 8), 1)
+    (True, False)
+    """
+    return eq(extract(x, b, b), 1)
+
+
+def is_aligned(x: Val, nbits: int) -> Cond:
+    """The kernel's ``IS_ALIGNED(x, 1 << nbits)`` (include/linux/align.h): the low
+    ``nbits`` bits are zero.
+
+    >>> is_aligned(CBV(0x40, 36), 4), is_aligned(CBV(0x48, 36), 4), is_aligned(CBV(1, 8), 0)
+    (True, False, True)
+    """
+    if nbits <= 0:
+        return True
+    return eq(extract(x, nbits - 1, 0), 0)
+
+
+def is_aligned_dyn(x: Val, k: Val) -> Cond:
+    """``IS_ALIGNED(x, 1 << k)`` for a run-time ``k`` (0 <= k < 32).
+
+    >>> is_aligned_dyn(CBV(0x40, 36), CBV(6, 32)), is_aligned_dyn(CBV(0x40, 36), CBV(7, 32))
+    (True, False)
+    """
+    mask = pow2(k, x.size(), 31) - 1
+    return eq(x & mask, 0)
+
+
+def umin(a: Val, b: Val) -> Val:
+    """Unsigned ``min(a, b)``.
+
+    >>> umin(CBV(3, 8), CBV(5, 8)).value, umin(CBV(0xFF, 8), CBV(1, 8)).value
+    (3, 1)
+    """
+    return ite(ult(a, b), a, b)
+
+
+def umax(a: Val, b: Val) -> Val:
+    """Unsigned ``max(a, b)``.
+
+    >>> umax(CBV(3, 8), CBV(5, 8)).value
+    5
+    """
+    return ite(ult(a, b), b, a)
+
+
+def pow2(k: Val, w: int, kmax: int | None = None) -> Val:
+    """``1 << k`` in ``w`` bits (0 when ``k >= w``, like z3's ``bvshl``).
+
+    With ``kmax``, a decoder of the values 0..kmax (cheaper than a barrel shifter); any
+    larger ``k`` then yields 0, so pass ``kmax`` only where the caller bounds ``k`` (or
+    where ``k >= w`` anyway).
+
+    >>> pow2(CBV(3, 32), 36).value, pow2(CBV(40, 32), 36).value, pow2(CBV(5, 32), 36, 4).value
+    (8, 0, 0)
+    """
+    top = w - 1 if kmax is None else min(kmax, w - 1)
+    if isinstance(k, CBV):
+        return CBV(1 << k.value if k.value <= top else 0, w)
+    out: Val = z3.BitVecVal(0, w)
+    for b in range(top, -1, -1):
+        out = ite(eq(k, b), z3.BitVecVal(1 << b, w), out)
+    return out
+
+
+def pow2floor(x: Val, nbits: int, twice: bool = False) -> Val:
+    """``1 << __fls(x)`` (``rounddown_pow_of_two``, include/linux/log2.h) looking at the
+    low ``nbits`` bits (the caller states that higher bits are zero); ``twice``: ``1 <<
+    fls(x)``, twice that; 0 for ``x == 0``.
+
+    >>> pow2floor(CBV(48, 16), 9).value, pow2floor(CBV(48, 16), 9, twice=True).value
+    (32, 64)
+    >>> pow2floor(CBV(0, 16), 9).value
+    0
+    """
+    w = x.size()
+    out: Val = const_like(x, 0, w)
+    for b in range(min(nbits, w)):
+        v = (1 << (b + 1)) if twice else (1 << b)
+        out = ite(bit(x, b), const_like(x, v & ((1 << w) - 1), w), out)
+    return out
+
+
+def select(cases: Sequence[tuple[Cond, Val]], default: Val) -> Val:
+    """The value of the first case whose condition holds, else ``default``.
+
+    >>> select([(False, CBV(1, 8)), (True, CBV(2, 8)), (True, CBV(3, 8))], CBV(0, 8)).value
+    2
+    """
+    out = default
+    for c, v in reversed(cases):
+        out = ite(c, v, out)
+    return out
+
+
+def select_cond(cases: Sequence[tuple[Cond, Cond]], default: Cond) -> Cond:
+    """:func:`select` for conditions.
+
+    >>> select_cond([(False, True), (True, False)], True)
+    False
+    """
+    out = default
+    for c, v in reversed(cases):
+        out = ite_cond(c, v, out)
+    return out
+
+
+def ffs(x: Val, undefined: Val) -> tuple[Val, Cond]:
+    """The kernel's ``__ffs(x)`` (include/asm-generic/bitops/__ffs.h): index of the lowest
+    set bit, as a value of the width of ``undefined``; for ``x == 0`` (undefined behaviour
+    in C) the result is ``undefined``.
+
+    Returns:
+        the index, and whether ``x == 0`` (the undefined case was taken).
+
+    >>> i, zero = ffs(CBV(0x30, 36), CBV(0, 32)); i.value, zero
+    (4, False)
+    >>> i, zero = ffs(CBV(0, 36), CBV(9, 32)); i.value, zero
+    (9, True)
+    """
+    w = undefined.size()
+    out: Val = undefined
+    for b in reversed(range(x.size())):
+        out = ite(bit(x, b), const_like(undefined, b, w), out)
+    return out, eq(x, 0)
+
+
+def fls(x: Val, nbits: int, w: int = 32) -> Val:
+    """The kernel's ``__fls(x)`` (= ``ilog2(x)``, include/asm-generic/bitops/__fls.h):
+    index of the highest set bit as a ``w``-bit value, looking at the low ``nbits`` bits
+    only (the caller states that higher bits are zero); 0 for 0.
+
+    >>> fls(CBV(0x30, 36), 36).value, fls(CBV(0, 36), 36).value
+    (5, 0)
+    """
+    out: Val = const_like(x, 0, w)
+    for b in range(min(nbits, x.size())):
+        out = ite(bit(x, b), const_like(x, b, w), out)
+    return out
+
+
+def c_convert(x: Val, w: int, signed: bool) -> Val:
+    """C's conversion of a 64-bit value to a ``w``-bit integer type, the result held in 64
+    bits again: the low ``w`` bits, sign-extended for a signed type, zero-extended for an
+    unsigned one (C11 6.3.1.3: modulo ``2**w`` for an unsigned type; for a signed type out
+    of range, GCC's implementation-defined two's complement wrap; then the value widened
+    back to 64 bits, as the C interpreter keeps every integer).  An ``x`` narrower than 64
+    bits is zero-extended to 64 first; ``w >= 64`` keeps it as is.
+
+    >>> c_convert(CBV(0x1FF, 64), 8, False).value, hex(c_convert(CBV(0xFF, 64), 8, True).value)
+    (255, '0xffffffffffffffff')
+    >>> c_convert(z3.BitVec("x", 64), 32, True)
+    SignExt(32, Extract(31, 0, x))
+    """
+    if width(x) != 64:
+        x = concat(const_like(x, 0, 64 - width(x)), x)
+    if w >= 64:
+        return x
+    low = extract(x, w - 1, 0)
+    if isinstance(low, CBV):
+        v = low.value
+        if signed and v >> (w - 1):
+            v -= 1 << w
+        return CBV(v, 64)
+    return z3.SignExt(64 - w, low) if signed else z3.ZeroExt(64 - w, low)
+
+
+def c_shl(x: Val, y: Val) -> Val:
+    """C's ``x << y`` on 64-bit values: the bits shifted out are lost; a concrete count of
+    64 or more gives 0 (undefined in C, C11 6.5.7p3; z3's ``bvshl`` gives 0 too, so both
+    domains agree); a z3 numeral count is shifted by as a Python int.
+
+    >>> c_shl(CBV(3, 64), CBV(4, 64)).value, c_shl(CBV(3, 64), CBV(64, 64)).value
+    (48, 0)
+    >>> c_shl(z3.BitVec("x", 64), CBV(4, 64))
+    x << 4
+    """
+    if isinstance(y, CBV):
+        return x << y.value if y.value < 64 else const_like(x, 0)
+    if z3.is_bv_value(y):
+        return x << y.as_long()
+    return x << y
+
+
+def c_shr(x: Val, y: Val, signed: bool) -> Val:
+    """C's ``x >> y`` on 64-bit values: arithmetic for a ``signed`` left operand (the
+    value of a negative one is implementation-defined, C11 6.5.7p5: GCC shifts in the sign
+    bit), logical otherwise.  A concrete ``x`` needs a concrete count.
+
+    >>> top = CBV(1 << 63, 64)
+    >>> c_shr(top, CBV(62, 64), False).value, hex(c_shr(top, CBV(62, 64), True).value)
+    (2, '0xfffffffffffffffe')
+    >>> c_shr(z3.BitVec("x", 64), z3.BitVecVal(2, 64), False)
+    LShR(x, 2)
+    """
+    if isinstance(x, CBV):
+        n = int(y)
+        v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
+        return CBV(v >> n, 64)
+    return x >> y if signed else z3.LShR(x, y)
+
+
+def c_slt(a: Val, b: Val) -> Cond:
+    """C's ``a < b`` of two signed 64-bit values (``long``), in two's complement (z3's
+    ``<`` on bit-vectors is this signed comparison).  Both in one domain: a concrete and a
+    symbolic operand are not compared.
+
+    >>> c_slt(CBV(1 << 63, 64), CBV(0, 64)), c_slt(CBV(1, 64), CBV(0, 64))
+    (True, False)
+    >>> c_slt(z3.BitVec("a", 64), z3.BitVec("b", 64))
+    a < b
+    """
+    if isinstance(a, CBV) and isinstance(b, CBV):
+        def s(v: int) -> int:
+            return v - (1 << 64) if v >> 63 else v
+        return s(a.value) < s(b.value)
+    assert not isinstance(a, CBV), "signed comparison across the two domains"
+    return a < b
 
 
 def order_base_2(n: int) -> int:

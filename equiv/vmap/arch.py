@@ -27,7 +27,6 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import ops
 
 PAGE_SHIFT = 12
 CONT_PTE_SHIFT = 16
@@ -151,9 +150,9 @@ def map_size_guards(addr_lo: Val, rem: Val, pfn: Val, max_page_shift: Val, hook:
         # end - addr >= CONT_PTE_SIZE
         bv.not_(bv.ult(rem, CONT_PTES)),
         # IS_ALIGNED(addr, CONT_PTE_SIZE)
-        ops.is_aligned(addr_lo, 4),
+        bv.is_aligned(addr_lo, 4),
         # IS_ALIGNED(PFN_PHYS(pfn), CONT_PTE_SIZE)
-        ops.is_aligned(pfn, 4) if hook.pfn_guard else True,
+        bv.is_aligned(pfn, 4) if hook.pfn_guard else True,
     )
 
 
@@ -184,15 +183,15 @@ def arch_vmap_pte_range_map_size(addr_lo: Val, rem: Val, pfn: Val, max_page_shif
     # min3(end - addr, 1UL << max_page_shift, PMD_SIZE >> 1); the shift term only matters
     # below 1M, i.e. for max_page_shift < 20
     half = bv.const_like(rem, HALF_PMD_PAGES, w)
-    lim = bv.ite(bv.ult(max_page_shift, 20), ops.pow2(bv.extract(max_page_shift, 4, 0) - 12, w, 7), half)
-    size = ops.umin(ops.umin(rem, lim), half)
+    lim = bv.ite(bv.ult(max_page_shift, 20), bv.pow2(bv.extract(max_page_shift, 4, 0) - 12, w, 7), half)
+    size = bv.umin(bv.umin(rem, lim), half)
     # size <= 256 pages here: __fls over the low 9 bits is exact; fls(x) = __fls(x) + 1
     # gives twice the intended size
-    size = ops.pow2floor(size, 9, twice=hook.round_down == "fls")
+    size = bv.pow2floor(size, 9, twice=hook.round_down == "fls")
     if hook.natural_align:
         low = addr_lo | bv.extract(pfn, 8, 0)
         for sz in (512, 256, 128, 64, 32):
-            misaligned = bv.not_(ops.is_aligned(low, sz.bit_length() - 1))
+            misaligned = bv.not_(bv.is_aligned(low, sz.bit_length() - 1))
             size = bv.ite(bv.and_(bv.eq(size, sz), misaligned), bv.const_like(rem, sz >> 1, w), size)
     return bv.ite(ok, size, one)
 

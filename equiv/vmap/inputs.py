@@ -34,7 +34,7 @@ from attrs import field, frozen
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import WidthError
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.arch import IDX_BITS, PFN_BITS, SHIFT_BITS, VPN_BITS
 from equiv.vmap.names import ANY as ANY  # re-exported: the bound values are the model's too
 from equiv.vmap.names import MAX_SEGMENTS as MAX_SEGMENTS
@@ -77,7 +77,7 @@ class Seg:
         """The pfn of index ``x`` if the segment's linearity extended to it: ``off + x``.
         For an ``x`` of the segment, ``pages[x]``; for an ``x`` past it, the pfn a block step
         starting in the segment writes at ``x``."""
-        return self.off + ops.zext(x, PFN_BITS)
+        return self.off + bv.zext(x, PFN_BITS)
 
 
 @frozen(kw_only=True, eq=False)
@@ -118,7 +118,7 @@ class PageArray:
             starts.append(acc)
             acc = acc + bv.ite(active[j], length[j], zero)
         ends = [starts[j] + length[j] for j in range(n)]
-        offs = tuple(base[j] - ops.zext(starts[j], PFN_BITS) for j in range(n))
+        offs = tuple(base[j] - bv.zext(starts[j], PFN_BITS) for j in range(n))
         chain: list[Val] = [ends[-1]]
         for j in range(n - 2, -1, -1):
             # segment j+1 continues segment j physically: base[j+1] == base[j] + len[j]
@@ -163,16 +163,6 @@ class PageArray:
     def pfn_at(self, x: Val) -> Val:
         """``page_to_pfn(pages[x])``."""
         return self.seg(x).pfn(x)
-
-    def concrete_pfns(self) -> list[int]:
-        """Every pfn of a concrete array, in index order (for the concrete twin)."""
-        out: list[int] = []
-        for j in range(self.nseg):
-            if not ops.to_bool(self.active[j]):
-                break
-            b, n = ops.to_int(self.base[j]), ops.to_int(self.length[j])
-            out += [(b + k) & ((1 << PFN_BITS) - 1) for k in range(n)]
-        return out
 
 
 @frozen(kw_only=True, eq=False)
@@ -219,7 +209,7 @@ class RunArray:
         start: Val = x
         for k in (arch.CONT_PTE_SHIFT - arch.PAGE_SHIFT, arch.PMD_SHIFT - arch.PAGE_SHIFT):
             c = z3.LShR(x, k)
-            first = bv.ite(bv.eq(o, k), ops.zext(self.off_fn(c), PFN_BITS) << k, first)
+            first = bv.ite(bv.eq(o, k), bv.zext(self.off_fn(c), PFN_BITS) << k, first)
             start = bv.ite(bv.eq(o, k), c << k, start)
         first = bv.ite(bv.eq(o, 0), self.off_fn(x), first)
         return first, start
@@ -230,8 +220,8 @@ class RunArray:
             first, start = self._chunk(x)
             o = self.chunk_order
             assert o is not None
-            end = start + ops.pow2(o, IDX_BITS, MAX_SEG_ORDER)
-            return Seg(off=first - ops.zext(start, PFN_BITS), start=start, end=end, chain_end=end)
+            end = start + bv.pow2(o, IDX_BITS, MAX_SEG_ORDER)
+            return Seg(off=first - bv.zext(start, PFN_BITS), start=start, end=end, chain_end=end)
         if isinstance(x, z3.ExprRef):
             self.reads.setdefault(x.get_id(), x)
         end = self.run_end(x)
@@ -246,7 +236,7 @@ class RunArray:
         has the same offset (vmap; vmalloc: true by construction)."""
         if self.path == "vmalloc":
             return True
-        return ops.implies(
+        return bv.implies(
             bv.and_(bv.ule(i, u), bv.ult(u, self.run_end(i)), bv.ult(u, self.count)),
             bv.eq(self.off_fn(u), self.off_fn(i)),
         )
@@ -306,7 +296,7 @@ class VmapInputs:
     @property
     def end(self) -> Val:
         """``a + N`` (virtual page number of the end of the range)."""
-        return self.a + ops.zext(self.count, VPN_BITS)
+        return self.a + bv.zext(self.count, VPN_BITS)
 
     @property
     def max_count(self) -> int:
@@ -340,7 +330,7 @@ def symbolic_inputs(path: str, bound: int) -> VmapInputs:
             count=z3.BitVec("pages.count", IDX_BITS),
             off_fn=z3.Function("pages.chunk_pfn" if vmalloc else "pages.off", idx, z3.BitVecSort(PFN_BITS)),
             end_fn=None if vmalloc else z3.Function("pages.run_end", idx, idx),
-            chunk_order=ops.zext(shift - arch.PAGE_SHIFT, IDX_BITS) if vmalloc else None,
+            chunk_order=bv.zext(shift - arch.PAGE_SHIFT, IDX_BITS) if vmalloc else None,
         )
         return VmapInputs(path=path, a=a, prot=prot, pages=runs, shift=shift, oracles=oracles, bound=bound)
     active: list[Cond] = []
@@ -357,7 +347,7 @@ def symbolic_inputs(path: str, bound: int) -> VmapInputs:
             k = (shift - arch.PAGE_SHIFT) if path == "vmalloc" else z3.BitVec(f"pages.seg{j}.order", IDX_BITS)
             assert order is not None
             order.append(k)
-            length.append(ops.pow2(k, IDX_BITS, MAX_SEG_ORDER))
+            length.append(bv.pow2(k, IDX_BITS, MAX_SEG_ORDER))
     pages = PageArray.build(
         tuple(active), tuple(length), tuple(base), None if order is None else tuple(order)
     )
@@ -445,15 +435,15 @@ class ConcreteCase:
         tables, fails = self.tables, self.trylock_fails
 
         def member(kind: str, pool: frozenset[tuple[str, int]]) -> Oracle:
-            return lambda idx: (kind, ops.to_int(idx)) in pool
+            return lambda idx: (kind, bv.to_int(idx)) in pool
 
         oracles = Oracles(
             pgd_table=member("pgd", tables),
             pud_table=member("pud", tables),
             pmd_table=member("pmd", tables),
-            trylock_pud=lambda idx: ("pud", ops.to_int(idx)) not in fails,
-            trylock_pmd=lambda idx: ("pmd", ops.to_int(idx)) not in fails,
-            ffs0=lambda i: CBV(self.ffs0_at(ops.to_int(i)), 6),
+            trylock_pud=lambda idx: ("pud", bv.to_int(idx)) not in fails,
+            trylock_pmd=lambda idx: ("pmd", bv.to_int(idx)) not in fails,
+            ffs0=lambda i: CBV(self.ffs0_at(bv.to_int(i)), 6),
         )
         return VmapInputs(
             path=self.path,
@@ -513,7 +503,7 @@ def assumptions(inp: VmapInputs) -> list[tuple[str, Cond]]:
                 bv.not_(bv.eq(n, 0)),
                 bv.ult(n, 1 << 31),
                 bv.ult(
-                    ops.zext(a, VPN_BITS + 1) + ops.zext(n, VPN_BITS + 1), bv.const_like(a, top, VPN_BITS + 1)
+                    bv.zext(a, VPN_BITS + 1) + bv.zext(n, VPN_BITS + 1), bv.const_like(a, top, VPN_BITS + 1)
                 ),
             ),
         )
@@ -558,12 +548,12 @@ def _segment_assumptions(inp: VmapInputs, pg: PageArray) -> list[tuple[str, Cond
     seg_ok: list[Cond] = []
     for j in range(pg.nseg):
         fits = bv.ult(
-            ops.zext(pg.base[j], PFN_BITS + 1) + ops.zext(pg.length[j], PFN_BITS + 1),
+            bv.zext(pg.base[j], PFN_BITS + 1) + bv.zext(pg.length[j], PFN_BITS + 1),
             bv.const_like(a, 1 << PFN_BITS, PFN_BITS + 1),
         )
-        seg_ok.append(ops.implies(pg.active[j], fits))
+        seg_ok.append(bv.implies(pg.active[j], fits))
         if j:
-            seg_ok.append(ops.implies(pg.active[j], pg.active[j - 1]))
+            seg_ok.append(bv.implies(pg.active[j], pg.active[j - 1]))
     out.append(
         (
             "pfns: every segment lies inside the 48-bit PA space; segments are used in "
@@ -583,7 +573,7 @@ def _segment_assumptions(inp: VmapInputs, pg: PageArray) -> list[tuple[str, Cond
     elif inp.path == "vmalloc":
         assert pg.order is not None
         s = inp.shift
-        chunk_ok = [ops.is_aligned_dyn(pg.base[j], pg.order[j]) for j in range(pg.nseg)]
+        chunk_ok = [bv.is_aligned_dyn(pg.base[j], pg.order[j]) for j in range(pg.nseg)]
         out.append(
             (
                 f"vmalloc (P3): shift in {{12, 16, 21}}; 1..{inp.bound} chunks of "
@@ -591,7 +581,7 @@ def _segment_assumptions(inp: VmapInputs, pg: PageArray) -> list[tuple[str, Cond
                 "aligned to 1 << shift",
                 bv.and_(
                     bv.or_(*[bv.eq(s, v) for v in VMALLOC_SHIFTS]),
-                    ops.is_aligned_dyn(a, pg.order[0]),
+                    bv.is_aligned_dyn(a, pg.order[0]),
                     *chunk_ok,
                 ),
             )
@@ -629,8 +619,8 @@ def _run_assumptions(inp: VmapInputs, pg: RunArray) -> list[tuple[str, Cond]]:
             "aligned to its size; va aligned to 1 << shift",
             bv.and_(
                 bv.or_(*[bv.eq(s, v) for v in VMALLOC_SHIFTS]),
-                ops.is_aligned_dyn(inp.a, o),
-                ops.is_aligned_dyn(pg.count, o),
+                bv.is_aligned_dyn(inp.a, o),
+                bv.is_aligned_dyn(pg.count, o),
             ),
         )
     ]

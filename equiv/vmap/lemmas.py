@@ -52,12 +52,12 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.arch import IDX_BITS, PFN_BITS
 from equiv.vmap.inputs import RunArray, VmapInputs
+from equiv.vmap.leaves import OFF
 from equiv.vmap.paths import (
     BASE_HOOK,
-    OFF,
     BatchState,
     batch_iteration,
     batch_max_steps,
@@ -99,9 +99,9 @@ def _hook_tiles(inp: VmapInputs, path: str, rev: Revision) -> Lemma:
         g = arch.map_size_guards(lo, rem, pfn, s, h)
         size = arch.arch_vmap_pte_range_map_size(lo, rem, pfn, s, h)
         parts.append(
-            ops.implies(g, bv.and_(arch.ge(size, arch.CONT_PTES), bv.eq(size & 15, 0), bv.ule(size, rem)))
+            bv.implies(g, bv.and_(arch.ge(size, arch.CONT_PTES), bv.eq(size & 15, 0), bv.ule(size, rem)))
         )
-        parts.append(ops.implies(bv.not_(g), bv.eq(size, 1)))
+        parts.append(bv.implies(bv.not_(g), bv.eq(size, 1)))
     return Lemma(
         name="hook_tiles",
         description="arch_vmap_pte_range_map_size() returns one page unless its guards hold, and "
@@ -151,8 +151,8 @@ def _shape(inp: VmapInputs, st: BatchState) -> Cond:
     started = bv.not_(bv.eq(st.prev, 0))
     return bv.and_(
         bv.ule(st.i, inp.count),
-        ops.implies(bv.not_(started), bv.eq(st.i, 0)),
-        ops.implies(
+        bv.implies(bv.not_(started), bv.eq(st.i, 0)),
+        bv.implies(
             started,
             bv.and_(
                 bv.ult(st.idx, st.i),
@@ -172,18 +172,18 @@ def _walk_facts(inp: VmapInputs, u: Val, lo: Val, hi: Val, widx: Val, shift: Val
     pg = inp.pages
     nbits = _nbits(inp)
     order = shift - arch.PAGE_SHIFT
-    size = ops.pow2(order, OFF, nbits)
+    size = bv.pow2(order, OFF, nbits)
     r = lo + ((u - lo) & ~(size - 1))
     rs = pg.seg(r)
     run_facts = bv.and_(
-        bv.eq(pg.seg(u).off, rs.off), ops.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size, hi)
+        bv.eq(pg.seg(u).off, rs.off), bv.is_aligned_dyn(rs.pfn(r), order), bv.ule(r + size, hi)
     )
     batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
     return bv.and_(
         bv.eq(lo, widx),
         bv.ult(shift, arch.PAGE_SHIFT + nbits),
         arch.ge(shift, arch.PAGE_SHIFT),
-        ops.implies(bv.and_(batched, arch.ge(u, lo), bv.ult(u, hi)), run_facts),
+        bv.implies(bv.and_(batched, arch.ge(u, lo), bv.ult(u, hi)), run_facts),
     )
 
 
@@ -195,18 +195,18 @@ def _batch_lock_step(inp: VmapInputs, rev: Revision) -> Lemma:
     claim = bv.and_(
         # the loop starts in lock step
         _lock(BatchState.initial(st.i)),
-        ops.implies(
+        bv.implies(
             run,
             bv.and_(
                 # a walk issued here gets pages + idx at its first page map_addr
-                ops.implies(it.issued, bv.eq(st.map_addr, st.idx)),
+                bv.implies(it.issued, bv.eq(st.map_addr, st.idx)),
                 # after a break the final walk starts at its first page
-                ops.implies(it.brk, bv.eq(it.mid.map_addr, it.mid.idx)),
-                ops.implies(bv.not_(it.brk), _lock(it.after)),
+                bv.implies(it.brk, bv.eq(it.mid.map_addr, it.mid.idx)),
+                bv.implies(bv.not_(it.brk), _lock(it.after)),
             ),
         ),
         # the loop ended: the final walk starts at its first page
-        ops.implies(bv.not_(run), bv.eq(fin_lo, st.idx)),
+        bv.implies(bv.not_(run), bv.eq(fin_lo, st.idx)),
     )
     return Lemma(
         name="batch_lock_step",
@@ -224,13 +224,13 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
     nbits = _nbits(inp)
 
     def inv(s: BatchState) -> Cond:
-        size = ops.pow2(s.prev - arch.PAGE_SHIFT, OFF, nbits)
+        size = bv.pow2(s.prev - arch.PAGE_SHIFT, OFF, nbits)
         gathering = bv.not_(bv.eq(s.prev, 0))
         return bv.and_(
             _lock(s),
             _shape(inp, s),
             # the pending walk [map_addr, i) is made of whole iterations of its order
-            ops.implies(
+            bv.implies(
                 gathering,
                 bv.and_(
                     bv.eq((s.i - s.idx) & (size - 1), 0), _walk_facts(inp, u, s.map_addr, s.i, s.idx, s.prev)
@@ -247,14 +247,14 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
     parts = (
         inv(BatchState.initial(st.i)),
         # the walk issued here has the facts
-        ops.implies(bv.and_(run, it.issued), _walk_facts(inp, u, st.map_addr, st.bend, st.idx, it.prev)),
+        bv.implies(bv.and_(run, it.issued), _walk_facts(inp, u, st.map_addr, st.bend, st.idx, it.prev)),
         # broken: the remaining walk [map_addr, end) has shift PAGE_SHIFT
-        ops.implies(bv.and_(run, it.brk), bv.eq(it.mid.prev, arch.PAGE_SHIFT)),
+        bv.implies(bv.and_(run, it.brk), bv.eq(it.mid.prev, arch.PAGE_SHIFT)),
         # the invariant again, the pending walk extended (no new walk: the hard case) or new
-        ops.implies(bv.and_(run, bv.not_(it.brk), bv.not_(it.issued)), inv(it.after)),
-        ops.implies(bv.and_(run, bv.not_(it.brk), it.issued), inv(it.after)),
+        bv.implies(bv.and_(run, bv.not_(it.brk), bv.not_(it.issued)), inv(it.after)),
+        bv.implies(bv.and_(run, bv.not_(it.brk), it.issued), inv(it.after)),
         # the loop ended normally: the final walk [map_addr, end) with prev_shift
-        ops.implies(bv.not_(run), _walk_facts(inp, u, fin_lo, fin_hi, st.idx, fin_shift)),
+        bv.implies(bv.not_(run), _walk_facts(inp, u, fin_lo, fin_hi, st.idx, fin_shift)),
     )
     pg = inp.pages
     if isinstance(pg, RunArray):
@@ -262,7 +262,7 @@ def _batch_runs(inp: VmapInputs, rev: Revision) -> Lemma:
         # iteration (X6: an iteration of a higher order joins a walk of a lower one, whose
         # iterations then start inside it)
         after = it.after
-        size = ops.pow2(after.prev - arch.PAGE_SHIFT, OFF, nbits)
+        size = bv.pow2(after.prev - arch.PAGE_SHIFT, OFF, nbits)
         start = after.map_addr + ((u - after.map_addr) & ~(size - 1))
         contiguous = bv.and_(pg.run_def(st.i, u), pg.run_def(st.i, start))
     else:
@@ -312,10 +312,10 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
         issued, lo, hi = final_walk(inp, rev, s)
         shift = bv.ite(bv.eq(s.prev, 0), bv.const_like(s.prev, arch.PAGE_SHIFT, 32), s.prev)
         if not cover:
-            return ops.implies(issued, walk(lo, hi, c, shift))
+            return bv.implies(issued, walk(lo, hi, c, shift))
         return bv.and_(
-            ops.implies(issued, bv.and_(walk(lo, hi, c, shift), bv.eq(hi, count))),
-            ops.implies(bv.not_(issued), bv.eq(c, count)),
+            bv.implies(issued, bv.and_(walk(lo, hi, c, shift), bv.eq(hi, count))),
+            bv.implies(bv.not_(issued), bv.eq(c, count)),
         )
 
     it = batch_iteration(inp, rev, st)
@@ -324,16 +324,16 @@ def _batch_walks(inp: VmapInputs, rev: Revision, cover: bool) -> Lemma:
     claim = bv.and_(
         # the walks start at 0
         inv(BatchState.initial(st.i), bv.const_like(st.i, 0, IDX_BITS)),
-        ops.implies(
+        bv.implies(
             run,
             bv.and_(
                 # the walk [map_addr, batch_end) issued here continues them
-                ops.implies(it.issued, walk(st.map_addr, st.bend, cov, it.prev)),
-                ops.implies(it.brk, left(it.mid, cov2)),
-                ops.implies(bv.not_(it.brk), inv(it.after, cov2)),
+                bv.implies(it.issued, walk(st.map_addr, st.bend, cov, it.prev)),
+                bv.implies(it.brk, left(it.mid, cov2)),
+                bv.implies(bv.not_(it.brk), inv(it.after, cov2)),
             ),
         ),
-        ops.implies(bv.not_(run), left(st, cov)),
+        bv.implies(bv.not_(run), left(st, cov)),
     )
     if cover:
         name = "batch_walks_tile"
@@ -367,25 +367,25 @@ def _batch_flush_covers(inp: VmapInputs, rev: Revision) -> Lemma:
         lo, hi = flush_range(inp, rev, s)
         issued, w_lo, w_hi = final_walk(inp, rev, s)
         # the final walk (if any) does not hit its BUG_ON before the flush
-        reached = ops.implies(issued, bv.ult(w_lo, w_hi)) if final else True
+        reached = bv.implies(issued, bv.ult(w_lo, w_hi)) if final else True
         return bv.and_(bv.eq(lo, 0), bv.ule(count, hi), reached)
 
     it = batch_iteration(inp, rev, st)
     run = bv.ult(st.i, count)
     claim = bv.and_(
         inv(BatchState.initial(st.i)),
-        ops.implies(
+        bv.implies(
             run,
             bv.and_(
                 # the walk issued here is not empty; if it fails: goto out with the state as
                 # it is
-                ops.implies(it.issued, bv.and_(bv.ult(st.map_addr, st.bend), covers(st, final=False))),
-                ops.implies(it.brk, covers(it.mid)),
-                ops.implies(bv.not_(it.brk), inv(it.after)),
+                bv.implies(it.issued, bv.and_(bv.ult(st.map_addr, st.bend), covers(st, final=False))),
+                bv.implies(it.brk, covers(it.mid)),
+                bv.implies(bv.not_(it.brk), inv(it.after)),
             ),
         ),
         # the loop ended (the final walk does not move the state)
-        ops.implies(bv.not_(run), covers(st)),
+        bv.implies(bv.not_(run), covers(st)),
     )
     return Lemma(
         name="batch_flush_covers",
@@ -405,14 +405,14 @@ def _order_facts(inp: VmapInputs, i: Val, order: Val) -> Cond:
     width of the bit-vector helpers."""
     pg = inp.pages
     nbits = _nbits(inp)
-    size = ops.pow2(order, OFF, nbits)
+    size = bv.pow2(order, OFF, nbits)
     si = pg.seg(i)
-    return ops.implies(
+    return bv.implies(
         bv.ult(i, inp.count),
         bv.and_(
             bv.ult(order, nbits),
             bv.ule(i + size, si.chain_end),
-            ops.is_aligned_dyn(si.pfn(i), order),
+            bv.is_aligned_dyn(si.pfn(i), order),
             bv.ule(i + size, inp.count),
         ),
     )
@@ -450,7 +450,7 @@ def _batch_one_iteration(inp: VmapInputs, rev: Revision) -> Lemma:
     f_lo, f_hi = flush_range(inp, rev, left)
     claim = bv.and_(
         bv.not_(it.issued),
-        ops.implies(bv.not_(it.brk), bv.not_(bv.ult(it.after.i, count))),
+        bv.implies(bv.not_(it.brk), bv.not_(bv.ult(it.after.i, count))),
         issued,
         bv.eq(lo, 0),
         bv.eq(hi, count),
@@ -475,7 +475,7 @@ def _batch_order_inside(inp: VmapInputs, rev: Revision) -> Lemma:
     nbits = _nbits(inp)
     i = z3.BitVec("lemma.batch.i", IDX_BITS)
     bo = get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, i), i)
-    claim = ops.implies(bv.ult(i, inp.count), bv.ule(i + ops.pow2(bo.order, OFF, nbits), inp.count))
+    claim = bv.implies(bv.ult(i, inp.count), bv.ule(i + bv.pow2(bo.order, OFF, nbits), inp.count))
     return Lemma(
         name="batch_order_inside",
         description="get_vmap_batch_order: the iteration at pages[i] ends inside the array",
@@ -493,7 +493,7 @@ def _chain_contiguous(inp: VmapInputs) -> Lemma:
     i = z3.BitVec("lemma.batch.i", IDX_BITS)
     u = z3.BitVec("lemma.batch.u", IDX_BITS)
     si = pg.seg(i)
-    claim = ops.implies(
+    claim = bv.implies(
         bv.and_(bv.ule(i, u), bv.ult(u, si.chain_end), bv.ult(u, pg.count)), bv.eq(pg.seg(u).off, si.off)
     )
     return Lemma(
@@ -515,7 +515,7 @@ def _vmalloc_chunks_aligned(inp: VmapInputs) -> Lemma:
         description="vmalloc with shift >= 16: every 64K-aligned page of the range maps a "
         "64K-aligned pfn (the hook accepts every aligned position alike)",
         premise=premise,
-        claim=ops.is_aligned(inp.pages.pfn_at(x), 4),
+        claim=bv.is_aligned(inp.pages.pfn_at(x), 4),
         free={"x": x},
     )
 

@@ -64,7 +64,7 @@ Nothing here depends on the number of segments: with bound ``ANY`` the page arra
 the same few indices.
 
 The obligations add (:mod:`equiv.vmap.obligations`): WF-block reads the entries of v's CONT
-group from the step covering v (:attr:`~equiv.vmap.paths.Leaf.entry_at`), which is sound
+group from the step covering v (:attr:`~equiv.vmap.leaves.Leaf.entry_at`), which is sound
 because the group lies inside that step and no other write reaches it (the steps of a PTE
 loop follow each other; the walks are disjoint: lemma ``batch_walks_inside``); the flush
 range of the fast vmap path is lemma ``batch_flush_covers`` (both ends, wherever the loop is
@@ -81,23 +81,30 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
-from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PTE, LEVEL_PUD, PMD_PAGES, PUD_PAGES, Hook
-from equiv.vmap.inputs import PageArray, Seg, VmapInputs
-from equiv.vmap.paths import (
-    BASE_HOOK,
-    IOREMAP_MAX_PAGE_SHIFT,
+from equiv.vmap import arch
+from equiv.vmap.arch import IDX_BITS, LEVEL_PMD, LEVEL_PUD, PMD_PAGES, Hook
+from equiv.vmap.inputs import Seg, VmapInputs
+from equiv.vmap.leaves import (
     OFF,
     Lag,
     Leaf,
     add_lag,
+    block_leaf,
+    ioremap_seg,
+    lagged_pfn,
+    leaf_ite,
+    page_leaf,
+    step_leaf,
+)
+from equiv.vmap.paths import (
+    BASE_HOOK,
+    IOREMAP_MAX_PAGE_SHIFT,
     batch_max_steps,
     fast_trylock,
     get_vmap_batch_order,
+    huge_slots,
     pmd_present,
-    pud_present,
     slot_of,
-    step_entry,
     try_huge,
     va_low,
     vpn,
@@ -146,29 +153,14 @@ class Fresh:
         return v
 
 
-def _pick_one(x: Val) -> Val:
-    return bv.const_like(x, 1, OFF)
+def _source_pfn(sel_at: Callable[[Val], Seg], lag: Lag) -> Callable[[Val], Val]:
+    """The pfn of the page at position ``x`` of a source (index ``x + lag``)."""
 
+    def pfn_of(x: Val) -> Val:
+        i = add_lag(x, lag)
+        return sel_at(i).pfn(i)
 
-def _step_leaf(
-    v: Val, va0: Val, pfn_of: Callable[[Val], Val], prot: Val, cont: Cond, size: Val, cont_every: bool
-) -> Leaf:
-    """The PTE a PTE-loop step from ``va0`` writes for the observed page ``v``:
-    ``pfn_pte(pfn, prot)`` (``pfn_of(p)``: the pfn the step writes at position ``p``), with
-    ``pte_mkcont`` and ``size`` pages when the step is a CONT step (``cont``), one page
-    otherwise; ``entry_at`` gives the step's PTE at any of its positions
-    (:func:`equiv.vmap.paths.step_entry`; ``cont_every`` False: seeded bug X5)."""
-    npages = bv.ite(cont, size, _pick_one(v))
-    entry_at = step_entry(pfn_of, prot, cont, va0, npages, cont_every)
-    return Leaf(
-        level=bv.const_like(v, LEVEL_PTE, 2),
-        entry=entry_at(v),
-        pfn=pfn_of(v),
-        va0=va0,
-        npages=npages,
-        cont=cont,
-        entry_at=entry_at,
-    )
+    return pfn_of
 
 
 def tiled_loop(
@@ -192,11 +184,8 @@ def tiled_loop(
 
     Returns the leaf at v, the facts on the free step start, no-overshoot and inside."""
 
-    def pfn_of(x: Val) -> Val:
-        i = add_lag(x, lag)
-        return sel_at(i).pfn(i)
-
-    d = ops.zext(bv.const_like(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
+    pfn_of = _source_pfn(sel_at, lag)
+    d = bv.zext(bv.const_like(x0, 0, 4) - bv.extract(va_low(inp, x0, 4), 3, 0), OFF)
     x_a = x0 + d
     pfn_a = pfn_of(x_a)
     acc = bv.and_(bv.ult(x_a, y1), arch.map_size_guards(va_low(inp, x_a, 9), y1 - x_a, pfn_a, shift, hook))
@@ -207,7 +196,7 @@ def tiled_loop(
     sg = sel_at(xi)
     size = arch.arch_vmap_pte_range_map_size(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook)
     facts = bv.and_(
-        ops.implies(
+        bv.implies(
             in_t,
             bv.and_(
                 bv.eq(va_low(inp, x, 4), 0),
@@ -217,38 +206,14 @@ def tiled_loop(
                 arch.map_size_guards(va_low(inp, x, 9), y1 - x, sg.pfn(xi), shift, hook),
             ),
         ),
-        ops.implies(bv.not_(in_t), bv.eq(x, v)),
+        bv.implies(bv.not_(in_t), bv.eq(x, v)),
     )
-    leaf = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, in_t, size, cont_every)
-    no_over = ops.implies(in_t, bv.ule(size, y1 - x))
+    leaf = step_leaf(
+        v=v, va0=x, pfn_of=lagged_pfn(sg, lag), prot=prot, cont=in_t, size=size, cont_every=cont_every
+    )
+    no_over = bv.implies(in_t, bv.ule(size, y1 - x))
     inside = bv.ule(x + leaf.npages, inp.count)
     return leaf, facts, no_over, inside
-
-
-def _block(level: int, va0: Val, v: Val, sel: Seg, prot: Val, lag: Lag = None) -> Leaf:
-    npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
-    entry = arch.pfn_pte(sel.pfn(add_lag(va0, lag)), arch.mk_sect_prot(prot))
-    return Leaf(
-        level=bv.const_like(va0, level, 2),
-        entry=entry,
-        pfn=sel.pfn(add_lag(v, lag)),
-        va0=va0,
-        npages=bv.const_like(va0, npages, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
-    )
-
-
-def _select(c: Cond, a: Leaf, b: Leaf) -> Leaf:
-    return Leaf(
-        level=bv.ite(c, a.level, b.level),
-        entry=bv.ite(c, a.entry, b.entry),
-        pfn=bv.ite(c, a.pfn, b.pfn),
-        va0=bv.ite(c, a.va0, b.va0),
-        npages=bv.ite(c, a.npages, b.npages),
-        cont=bv.or_(bv.and_(c, a.cont), bv.and_(bv.not_(c), b.cont)),
-        entry_at=lambda p: bv.ite(c, a.entry_at(p), b.entry_at(p)),
-    )
 
 
 def pmd_lag(
@@ -288,7 +253,7 @@ def pmd_lag(
         return cur - k * PMD_PAGES
     for _ in range(slots):
         act = bv.ult(addr, s_addr)
-        nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+        nxt = bv.umin(addr + (bv.const_like(v, PMD_PAGES, OFF) - bv.zext(va_low(inp, addr, 9), OFF)), hi)
         av = vpn(inp, addr)
         i = addr + cur
         pmd = try_huge(
@@ -296,7 +261,7 @@ def pmd_lag(
             True if pte_first else pmd_present(o, av), trylock,
         )
         if facts is not None and in_run is not None:
-            facts.append(ops.implies(pmd, in_run(addr)))
+            facts.append(bv.implies(pmd, in_run(addr)))
         cur = bv.ite(pmd, cur - PMD_PAGES, cur)
         addr = bv.ite(act, nxt, addr)
     return cur
@@ -321,29 +286,15 @@ def range_walk(
 ) -> LocalObs:
     """``vmap_range_noflush`` (and the vmalloc walk, whose PMD decision is the same and which
     never tries PUD: pass ``max_page_shift`` < 30), observed at v: the PUD and PMD decisions
-    of v's slots are local (:func:`equiv.vmap.paths.vmap_range_noflush`); the PTE loop is
+    of v's slots are the exact model's (:func:`equiv.vmap.paths.huge_slots`); the PTE loop is
     :func:`tiled_loop`.  ``lag``: the page at position x is source index ``x + lag``.
     ``trylock``: POST-C1's ``mmap_read_trylock`` before freeing a present table is the oracle
     (fast paths with :attr:`Revision.trylock` "oracle"); BASE-C frees unconditionally.
     ``pte_first``: seeded control X2 (:attr:`Revision.pte_alloc_first`), the page-array walk
     allocates the slot's PTE table before its PMD attempt (only with ``max_page_shift`` < 30)."""
-    o = inp.oracles
-    vv = vpn(inp, v)
-
-    def pfn_of(x: Val) -> Val:
-        i = add_lag(x, lag)
-        return sel_at(i).pfn(i)
-
-    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
-    pud = try_huge(
-        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
-        u_addr, u_next, pfn_of(u_addr), vv, pud_present(o, vv), trylock,
-    )
-    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
-    pmd = try_huge(
-        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, pfn_of(s_addr), vv,
-        True if pte_first else pmd_present(o, vv), trylock,
-    )
+    h = huge_slots(inp, v, lo, hi, max_page_shift, _source_pfn(sel_at, lag), trylock, pte_first)
+    u_addr, u_next, pud = h.pud_addr, h.pud_next, h.pud
+    s_addr, s_next, pmd = h.pmd_addr, h.pmd_next, h.pmd
     leaf, facts, no_over, inside = tiled_loop(
         inp=inp,
         x0=s_addr,
@@ -358,13 +309,13 @@ def range_walk(
         lag=lag,
         cont_every=cont_every,
     )
-    leaf = _select(
+    leaf = leaf_ite(
         pud,
-        _block(LEVEL_PUD, u_addr, v, sel_at(add_lag(u_addr, lag)), prot, lag),
-        _select(pmd, _block(LEVEL_PMD, s_addr, v, sel_at(add_lag(s_addr, lag)), prot, lag), leaf),
+        block_leaf(LEVEL_PUD, u_addr, v, sel_at(add_lag(u_addr, lag)), lag, prot),
+        leaf_ite(pmd, block_leaf(LEVEL_PMD, s_addr, v, sel_at(add_lag(s_addr, lag)), lag, prot), leaf),
     )
     block = bv.or_(pud, pmd)
-    facts = ops.implies(bv.not_(block), facts)  # the PTE step exists only outside a block
+    facts = bv.implies(bv.not_(block), facts)  # the PTE step exists only outside a block
     blk_end = bv.ite(pud, u_next, s_next)
     first = add_lag(bv.ite(block, bv.ite(pud, u_addr, s_addr), s_addr), lag)
     return LocalObs(
@@ -382,27 +333,9 @@ def range_walk(
     )
 
 
-def _linear_sel(inp: VmapInputs) -> Callable[[Val], Seg]:
-    top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
-    assert isinstance(inp.pages, PageArray)  # ioremap: one segment, whatever the bound
-    sel = Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
-    return lambda _x: sel
-
-
 def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
-    pfn = inp.pages.pfn_at(v)
-    entry = arch.pfn_pte(pfn, prot)
-    leaf = Leaf(
-        level=bv.const_like(v, LEVEL_PTE, 2),
-        entry=entry,
-        pfn=pfn,
-        va0=v,
-        npages=bv.const_like(v, 1, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
-    )
     return LocalObs(
-        leaf=leaf,
+        leaf=page_leaf(inp, v, prot),
         writes_inside=True,
         reads_ok=True,
         no_overshoot=True,
@@ -418,10 +351,10 @@ def _small(inp: VmapInputs, v: Val, prot: Val) -> LocalObs:
 
 def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
     def mc(x: Cond, y: Cond) -> Cond:
-        return bv.or_(bv.and_(c, x), bv.and_(bv.not_(c), y))
+        return bv.ite_cond(c, x, y)
 
     return LocalObs(
-        leaf=_select(c, a.leaf, b.leaf),
+        leaf=leaf_ite(c, a.leaf, b.leaf),
         writes_inside=mc(a.writes_inside, b.writes_inside),
         reads_ok=mc(a.reads_ok, b.reads_ok),
         no_overshoot=mc(a.no_overshoot, b.no_overshoot),
@@ -440,27 +373,35 @@ def _merge(c: Cond, a: LocalObs, b: LocalObs) -> LocalObs:
 # --------------------------------------------------------------------------- paths
 
 
+def _ioremap(inp: VmapInputs, v: Val, fresh: Fresh, rev: Revision | None) -> LocalObs:
+    """The walk of the ioremap range at v (:func:`equiv.vmap.paths.vmap_range_noflush`
+    from ``vmap_page_range``): BASE-C's code with BASE-H's 64K hook (``rev`` None: the slow
+    path) or with the hook, trylock and CONT marking of revision ``rev`` (the fast path)."""
+    sel = ioremap_seg(inp)
+    return range_walk(
+        inp=inp,
+        lo=bv.const_like(v, 0, OFF),
+        hi=inp.count,
+        sel_at=lambda _x: sel,
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        hook=BASE_HOOK if rev is None else rev.hook,
+        fresh=fresh,
+        tag="slow" if rev is None else "fast",
+        trylock=False if rev is None else fast_trylock(rev),
+        cont_every=True if rev is None else rev.cont_every_pte,
+    )
+
+
 def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
     """The slow path at v (the same kernel functions as :mod:`equiv.vmap.paths`)."""
-    zero = bv.const_like(v, 0, OFF)
     if path == "vmap":
         return _small(inp, v, arch.pgprot_nx(inp.prot))
     if path == "ioremap":
-        return range_walk(
-            inp=inp,
-            lo=zero,
-            hi=inp.count,
-            sel_at=_linear_sel(inp),
-            v=v,
-            prot=arch.pgprot_nx(inp.prot),
-            max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-            hook=BASE_HOOK,
-            fresh=fresh,
-            tag="slow",
-            trylock=False,
-        )
+        return _ioremap(inp, v, fresh, None)
     s = inp.shift
-    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    chunk = bv.pow2(s - arch.PAGE_SHIFT, OFF, 9)
     first = v & ~(chunk - 1)
     sel = inp.pages.seg(first)
     per_chunk = range_walk(
@@ -481,22 +422,9 @@ def slow(path: str, inp: VmapInputs, v: Val, fresh: Fresh) -> LocalObs:
 
 def fast(path: str, inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     """The fast path (revision ``rev``) at v."""
-    zero = bv.const_like(v, 0, OFF)
     if path == "ioremap":
-        return range_walk(
-            inp=inp,
-            lo=zero,
-            hi=inp.count,
-            sel_at=_linear_sel(inp),
-            v=v,
-            prot=arch.pgprot_nx(inp.prot),
-            max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-            hook=rev.hook,
-            fresh=fresh,
-            tag="fast",
-            trylock=fast_trylock(rev),
-            cont_every=rev.cont_every_pte,
-        )
+        return _ioremap(inp, v, fresh, rev)
+    zero = bv.const_like(v, 0, OFF)
     if path == "vmalloc":
         # one walk over the whole range: no PUD attempt (shift <= PMD_SHIFT < PUD_SHIFT); the
         # PTE loop of a slot sees aligned chunks (lemma vmalloc_chunks_aligned)
@@ -547,7 +475,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
     order = shift - arch.PAGE_SHIFT
     nbits = max(inp.max_count, 2).bit_length()
     batched = bv.not_(bv.eq(shift, arch.PAGE_SHIFT))
-    size_o = ops.pow2(order, OFF, nbits)
+    size_o = bv.pow2(order, OFF, nbits)
 
     def in_run(p: Val, aligned: bool = True) -> Cond:
         """p's iteration ``[r, r + 2^o)`` of the walk (r = lo + k * 2^o) is physically
@@ -556,11 +484,11 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         alignment clamp still keeps: a search for candidates only)."""
         r = lo + ((p - lo) & ~(size_o - 1))
         rs = pg.seg(r)
-        return ops.implies(
+        return bv.implies(
             batched,
             bv.and_(
                 bv.eq(pg.seg(p).off, rs.off),
-                ops.is_aligned_dyn(rs.pfn(r), order) if aligned else True,
+                bv.is_aligned_dyn(rs.pfn(r), order) if aligned else True,
                 bv.ule(r + size_o, hi),
             ),
         )
@@ -616,7 +544,7 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         inp, 9, arch.ge(shift, arch.PMD_SHIFT), s_addr, s_next, first.pfn(first_i), sv,
         True if rev.pte_alloc_first else pmd_present(o, sv), fast_trylock(rev),
     )
-    pmd_facts = ops.implies(pmd, in_run(s_addr))
+    pmd_facts = bv.implies(pmd, in_run(s_addr))
     # the PTE step covering v
     x = fresh.var("fast.step")
     xi = add_lag(x, lag)
@@ -628,25 +556,27 @@ def fast_vmap(inp: VmapInputs, rev: Revision, v: Val, fresh: Fresh) -> LocalObs:
         bv.ule(x, v),
         bv.or_(bv.and_(bv.not_(big), bv.eq(x, v)), bv.and_(big, bv.ult(v, x + size))),
     )
-    leaf_step = _step_leaf(v, x, lambda p: sg.pfn(add_lag(p, lag)), prot, big, size, rev.cont_every_pte)
-    leaf = _select(pmd, _block(LEVEL_PMD, s_addr, v, first, prot, lag), leaf_step)
-    facts = bv.and_(walk, ops.implies(bv.not_(pmd), step))
-    run_facts = bv.and_(in_run(v), pmd_facts, ops.implies(bv.not_(pmd), in_run(x)), *lag_facts)
-    contig_facts = bv.and_(in_run(v, False), ops.implies(bv.not_(pmd), in_run(x, False)))
+    leaf_step = step_leaf(
+        v=v, va0=x, pfn_of=lagged_pfn(sg, lag), prot=prot, cont=big, size=size, cont_every=rev.cont_every_pte
+    )
+    leaf = leaf_ite(pmd, block_leaf(LEVEL_PMD, s_addr, v, first, lag, prot), leaf_step)
+    facts = bv.and_(walk, bv.implies(bv.not_(pmd), step))
+    run_facts = bv.and_(in_run(v), pmd_facts, bv.implies(bv.not_(pmd), in_run(x)), *lag_facts)
+    contig_facts = bv.and_(in_run(v, False), bv.implies(bv.not_(pmd), in_run(x, False)))
     # preferences for readable (and real) candidates: the first step of v's slot
     fresh.made["hint.step_is_slot_start"] = bv.eq(x, s_addr)
     end = bv.ite(pmd, s_next, x + leaf_step.npages)
     # the pages[] reads of get_vmap_batch_order at some iteration r of the batching loop
     # (free: any r < N; over-approximates the iterations the loop reaches)
     r = fresh.var("fast.batch.i")
-    scan_ok = ops.implies(
+    scan_ok = bv.implies(
         bv.ult(r, inp.count), get_vmap_batch_order(inp, rev, batch_max_steps(rev, inp.count, r), r).reads_ok
     )
     return LocalObs(
         leaf=leaf,
         writes_inside=bv.ule(end, inp.count),
         reads_ok=bv.and_(bv.ult(add_lag(bv.ite(pmd, s_addr, x), lag), inp.count), scan_ok),
-        no_overshoot=bv.or_(pmd, ops.implies(big, bv.ule(size, s_next - x))),
+        no_overshoot=bv.or_(pmd, bv.implies(big, bv.ule(size, s_next - x))),
         needs_pte=True if rev.pte_alloc_first else bv.not_(pmd),
         needs_pmd=True,
         needs_pud=True,

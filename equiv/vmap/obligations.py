@@ -14,7 +14,7 @@ from attrs import frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.inputs import ConcreteCase, VmapInputs
 from equiv.vmap.local import LocalObs
 from equiv.vmap.paths import PathObs, pmd_present, pud_present, va_low, vpn
@@ -119,7 +119,7 @@ def wf(inp: VmapInputs, v: Val, o: Obs, k: Val) -> Cond:
     group (entry ``k``, for a symbolic ``k``: the negated claim asks for any) is a valid PTE
     with PTE_CONT, pfn ``base + k`` with ``base`` 64K-aligned, and the attributes of entry 0.
     The entries of the group are those the step covering v writes there
-    (:attr:`equiv.vmap.paths.Leaf.entry_at`): the group lies inside the step, and no other
+    (:attr:`equiv.vmap.leaves.Leaf.entry_at`): the group lies inside the step, and no other
     write reaches it (the steps of a PTE loop do not overlap, the walks of the batching loop
     neither: lemma ``batch_walks_tile``)."""
     lf = o.leaf
@@ -127,12 +127,12 @@ def wf(inp: VmapInputs, v: Val, o: Obs, k: Val) -> Cond:
     inside = bv.and_(bv.ule(end, inp.count), arch.ge(end, lf.va0))
     no_cont = bv.eq(lf.entry & arch.PTE_CONT, 0)
     blk9 = bv.and_(
-        bv.eq(va_low(inp, lf.va0, 9), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 9), inside, no_cont
+        bv.eq(va_low(inp, lf.va0, 9), 0), bv.is_aligned(arch.entry_pfn(lf.entry), 9), inside, no_cont
     )
     blk18 = bv.and_(
-        bv.eq(va_low(inp, lf.va0, 18), 0), ops.is_aligned(arch.entry_pfn(lf.entry), 18), inside, no_cont
+        bv.eq(va_low(inp, lf.va0, 18), 0), bv.is_aligned(arch.entry_pfn(lf.entry), 18), inside, no_cont
     )
-    g = v - ops.zext(va_low(inp, v, 4), 32)
+    g = v - bv.zext(va_low(inp, v, 4), 32)
     e0, ek = lf.entry_at(g), lf.entry_at(g + k)
     pfn0 = arch.entry_pfn(e0)
     cont = bv.and_(
@@ -143,22 +143,22 @@ def wf(inp: VmapInputs, v: Val, o: Obs, k: Val) -> Cond:
         bv.ule(g + 16, inp.count),
         arch.ge(g + 16, g),
         # its first entry maps a 64K-aligned pfn
-        ops.is_aligned(pfn0, 4),
+        bv.is_aligned(pfn0, 4),
         # entry k: valid, PTE_CONT, pfn base + k, the attributes of entry 0
-        ops.implies(
+        bv.implies(
             bv.ult(k, 16),
             bv.and_(
                 bv.eq(ek & arch.PTE_VALID, arch.PTE_VALID),
                 bv.eq(ek & arch.PTE_CONT, arch.PTE_CONT),
-                bv.eq(arch.entry_pfn(ek), pfn0 + ops.zext(k, arch.PFN_BITS)),
+                bv.eq(arch.entry_pfn(ek), pfn0 + bv.zext(k, arch.PFN_BITS)),
                 bv.eq(arch.normalise(ek), arch.normalise(e0)),
             ),
         ),
     )
     return bv.and_(
-        ops.implies(bv.eq(lf.level, arch.LEVEL_PMD), blk9),
-        ops.implies(bv.eq(lf.level, arch.LEVEL_PUD), blk18),
-        ops.implies(bv.and_(bv.eq(lf.level, arch.LEVEL_PTE), lf.cont), cont),
+        bv.implies(bv.eq(lf.level, arch.LEVEL_PMD), blk9),
+        bv.implies(bv.eq(lf.level, arch.LEVEL_PUD), blk18),
+        bv.implies(bv.and_(bv.eq(lf.level, arch.LEVEL_PTE), lf.cont), cont),
     )
 
 
@@ -205,12 +205,12 @@ def claim(name: str, path: str, inp: VmapInputs, slow: Obs, fast: Obs, v: Val) -
         for lvl, (ns, nf) in need.items():
             if path == "vmap":
                 ok = bv.and_(
-                    ops.implies(nf, ns),
-                    ops.implies(bv.and_(ns, bv.not_(nf)), bv.and_(lvl == "pte", fast.block_slot)),
+                    bv.implies(nf, ns),
+                    bv.implies(bv.and_(ns, bv.not_(nf)), bv.and_(lvl == "pte", fast.block_slot)),
                 )
             else:
-                ok = ops.cond_eq(ns, nf)
-            parts.append(ops.implies(absent[lvl], ok))
+                ok = bv.cond_eq(ns, nf)
+            parts.append(bv.implies(absent[lvl], ok))
         return bv.and_(*parts)
     raise ValueError(f"{name} is not a page obligation")
 

@@ -5,7 +5,8 @@ It is what :mod:`equiv.vmap.cell` runs to search real counterexamples with few s
 when the local model (:mod:`equiv.vmap.local`, which proves) cannot, and what the property
 tests compare with the concrete twin page by page.  Whatever it finds is replayed on the
 twin before it is reported.  The kernel helpers here (``get_vmap_batch_order``, slot
-arithmetic) are shared with the local model.
+arithmetic, the block decisions of :func:`huge_slots`) are shared with the local model, and
+so are the leaves both build (:mod:`equiv.vmap.leaves`).
 
 One program, two evaluators: every function here runs on z3 terms (a symbolic observed page
 and symbolic inputs) or on concrete :class:`equiv.engine.bv.CBV` values.  A path is not run page by
@@ -43,18 +44,16 @@ Each function names the kernel function (file, snapshot) it mirrors.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeAlias
+from typing import Any
 
 from attrs import evolve, fields, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import Cond, Val
-from equiv.vmap import arch, ops
+from equiv.vmap import arch
 from equiv.vmap.arch import (
     IDX_BITS,
-    LEVEL_NONE,
     LEVEL_PMD,
-    LEVEL_PTE,
     LEVEL_PUD,
     PFN_BITS,
     PMD_PAGES,
@@ -62,16 +61,27 @@ from equiv.vmap.arch import (
     VPN_BITS,
     Hook,
 )
-from equiv.vmap.inputs import Oracles, PageArray, Seg, VmapInputs
+from equiv.vmap.inputs import Oracles, Seg, VmapInputs
+from equiv.vmap.leaves import (
+    OFF,
+    Lag,
+    Leaf,
+    add_lag,
+    block_leaf,
+    ioremap_seg,
+    lagged_pfn,
+    leaf_ite,
+    leaf_none,
+    leaf_select,
+    page_leaf,
+    step_leaf,
+)
 from equiv.vmap.revisions import Revision
 
 #: BASE-H: the arm64 hook before the series (64K CONT blocks only)
 BASE_HOOK = Hook(multi=False)
 #: ioremap_max_page_shift with CONFIG_HAVE_ARCH_HUGE_VMAP and no "nohugeiomap"
 IOREMAP_MAX_PAGE_SHIFT = 63
-OFF = IDX_BITS  # width of positions (offsets from the range start, in pages)
-
-Lag: TypeAlias = Val | None
 
 
 @frozen
@@ -92,74 +102,6 @@ class Unroll:
 
     def grown(self) -> Unroll:
         return Unroll(batch=2 * self.batch, slots=2 * self.slots, steps=2 * self.steps)
-
-
-@frozen(kw_only=True, eq=False)
-class Leaf:
-    """The leaf a path leaves covering the observed page: its level (``arch.LEVEL_*``), its
-    entry (a PTE: the page's own PTE; a block: the block entry), the pfn it maps the page to,
-    the first position and size (pages) of the block or of the CONT step that wrote it, and
-    whether that step is a CONT step (``set_huge_pte_at``), and ``entry_at``: the entry the
-    same write leaves at any position ``p`` of ``[va0, va0 + npages)`` (a block: its one
-    entry; a step: the PTE it writes there), so that WF-block can check every entry of the
-    observed page's CONT group, not only the observed one."""
-
-    level: Val  # 2 bits
-    entry: Val
-    pfn: Val
-    va0: Val
-    npages: Val
-    cont: Cond
-    entry_at: Callable[[Val], Val]
-
-
-def step_entry(
-    pfn_of: Callable[[Val], Val], prot: Val, cont: Cond, va0: Val, size: Val, cont_every: bool
-) -> Callable[[Val], Val]:
-    """The PTE a PTE-loop step from ``va0`` of ``size`` pages writes at position ``p``:
-    ``pfn_pte(pfn, prot)``, and for a CONT step (``cont``) ``set_huge_pte_at(...,
-    arch_make_huge_pte(pfn_pte(pfn, prot)), size)``: ``pte_mkcont`` on every one of its
-    ``size`` PTEs, the pfn advancing by one per PTE (arch/arm64/mm/hugetlbpage.c POST-HT).
-    ``cont_every`` False is seeded bug X5: the last PTE of the step lacks PTE_CONT."""
-
-    def at(p: Val) -> Val:
-        pte = arch.pfn_pte(pfn_of(p), prot)
-        mk: Cond = cont if cont_every else bv.and_(cont, bv.not_(bv.eq(p, va0 + size - 1)))
-        return bv.ite(mk, arch.pte_mkcont(pte), pte)
-
-    return at
-
-
-def leaf_none(like: Val) -> Leaf:
-    """No leaf (the page is unmapped)."""
-    z = bv.const_like(like, 0, OFF)
-    zero = bv.const_like(like, 0, arch.ENTRY_BITS)
-    return Leaf(
-        level=bv.const_like(like, LEVEL_NONE, 2),
-        entry=zero,
-        pfn=bv.const_like(like, 0, PFN_BITS),
-        va0=z,
-        npages=z,
-        cont=False,
-        entry_at=lambda _p: zero,
-    )
-
-
-def leaf_select(cases: list[tuple[Cond, Leaf]], default: Leaf) -> Leaf:
-    """The leaf of the first case that holds."""
-
-    def pick(f: Callable[[Leaf], Val]) -> Val:
-        return ops.select([(c, f(lf)) for c, lf in cases], f(default))
-
-    return Leaf(
-        level=pick(lambda x: x.level),
-        entry=pick(lambda x: x.entry),
-        pfn=pick(lambda x: x.pfn),
-        va0=pick(lambda x: x.va0),
-        npages=pick(lambda x: x.npages),
-        cont=ops.select_cond([(c, lf.cont) for c, lf in cases], default.cont),
-        entry_at=lambda p: ops.select([(c, lf.entry_at(p)) for c, lf in cases], default.entry_at(p)),
-    )
 
 
 @frozen(kw_only=True, eq=False)
@@ -211,7 +153,7 @@ def va_low(inp: VmapInputs, off: Val, k: int) -> Val:
 
 def vpn(inp: VmapInputs, off: Val) -> Val:
     """The virtual page number of position ``off``."""
-    return inp.a + ops.zext(off, VPN_BITS)
+    return inp.a + bv.zext(off, VPN_BITS)
 
 
 def pud_present(o: Oracles, v: Val) -> Cond:
@@ -229,9 +171,9 @@ def slot_of(inp: VmapInputs, v: Val, lo: Val, hi: Val, shift: int) -> tuple[Val,
     """The part ``[start, next)`` of v's ``2^shift``-page slot that a loop from ``lo`` to
     ``hi`` visits: the ``do { next = pXd_addr_end(addr, end); ... } while (addr = next,
     addr != end)`` loops visit every slot boundary between ``lo`` and ``hi``."""
-    r = ops.zext(va_low(inp, v, shift), OFF)
+    r = bv.zext(va_low(inp, v, shift), OFF)
     start = bv.ite(bv.ult(v - lo, r), lo, v - r)
-    return start, ops.umin(v + (bv.const_like(v, 1 << shift, OFF) - r), hi)
+    return start, bv.umin(v + (bv.const_like(v, 1 << shift, OFF) - r), hi)
 
 
 def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
@@ -239,7 +181,7 @@ def free_ok(present: Cond, lock: Cond, trylock: bool) -> Cond:
     ``mmap_read_trylock(&init_mm)`` succeeds (``lock``, when ``trylock``); BASE-C always
     (``pmd_present(*pmd) && !pmd_free_pte_page()``: arm64's ``pmd_free_pte_page`` /
     ``pud_free_pmd_page`` return 1, arch/arm64/mm/mmu.c 6.12)."""
-    return ops.implies(present, lock) if trylock else True
+    return bv.implies(present, lock) if trylock else True
 
 
 def try_huge(
@@ -257,23 +199,52 @@ def try_huge(
         allowed,
         bv.eq(nxt - addr, PUD_PAGES if bits == 18 else PMD_PAGES),
         bv.eq(va_low(inp, addr, bits), 0),
-        ops.is_aligned(first_pfn, bits),
+        bv.is_aligned(first_pfn, bits),
         free_ok(present, lock, trylock),
     )
+
+
+@frozen(kw_only=True, eq=False)
+class HugeSlots:
+    """v's PUD slot ``[pud_addr, pud_next)`` and PMD slot ``[pmd_addr, pmd_next)`` of a
+    walk, and whether one block maps each (``pud``, ``pmd``)."""
+
+    pud_addr: Val
+    pud_next: Val
+    pud: Cond
+    pmd_addr: Val
+    pmd_next: Val
+    pmd: Cond
+
+
+def huge_slots(
+    inp: VmapInputs, v: Val, lo: Val, hi: Val, max_page_shift: Val, pfn_of: Callable[[Val], Val],
+    trylock: bool, pte_first: bool = False,
+) -> HugeSlots:
+    """The block decisions of ``vmap_range_noflush``'s walk ``[lo, hi)`` (mm/vmalloc.c
+    BASE-C, POST-C1) at v's slots: ``vmap_try_huge_pud`` (``max_page_shift >= PUD_SHIFT``
+    and ``pud_sect_supported()``) and ``vmap_try_huge_pmd`` (``max_page_shift >=
+    PMD_SHIFT``), the slot's first pfn ``pfn_of(addr)``, a table present in S0 replaceable
+    as :func:`free_ok` says (``trylock``).  ``pte_first``: seeded control X2, the slot's PTE
+    table is present when the PMD attempt runs."""
+    o = inp.oracles
+    vv = vpn(inp, v)
+    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
+    pud = try_huge(
+        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
+        u_addr, u_next, pfn_of(u_addr), vv, pud_present(o, vv), trylock,
+    )
+    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
+    pmd = try_huge(
+        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, pfn_of(s_addr), vv,
+        True if pte_first else pmd_present(o, vv), trylock,
+    )
+    return HugeSlots(pud_addr=u_addr, pud_next=u_next, pud=pud, pmd_addr=s_addr, pmd_next=s_next, pmd=pmd)
 
 
 def fast_trylock(rev: Revision) -> bool:
     """Whether the fast paths of ``rev`` consult the trylock oracle (:attr:`Revision.trylock`)."""
     return rev.trylock == "oracle"
-
-
-def add_lag(x: Val, lag: Lag) -> Val:
-    return x if lag is None else x + lag
-
-
-def _lagged_pfn(sg: Seg, lag: Lag) -> Callable[[Val], Val]:
-    """Position ``p``'s pfn in segment ``sg`` (array index ``p + lag``)."""
-    return lambda p: sg.pfn(add_lag(p, lag))
 
 
 def _ugt1(x: Val) -> Cond:
@@ -341,7 +312,6 @@ def pte_loop(
     reads: Cond = True
     inside: Cond = True
     one = bv.const_like(x0, 1, OFF)
-    vi = add_lag(v, lag)
     probes: list[tuple[Cond, tuple[Val, Val, Val], Cond]] = []
     for _ in range(steps):
         act = bv.not_(done)
@@ -356,48 +326,35 @@ def pte_loop(
         # a run of block steps of this size: every step that starts inside the piece and
         # fits before y1 gets the same size; a size past y1 is a single (overshooting) step
         mask = ~(size - 1)
-        reps = ops.umin(rem & mask, (piece + size - 1) & mask)
-        block_run = bv.ite(bv.ult(rem, size), size, ops.umax(reps, size))
+        reps = bv.umin(rem & mask, (piece + size - 1) & mask)
+        block_run = bv.ite(bv.ult(rem, size), size, bv.umax(reps, size))
         # a run of single PTEs: up to the next 64K-aligned position if the hook takes it
         # there, else to the end of the piece or of the loop
-        d = ops.zext(16 - bv.extract(lo9, 3, 0), OFF)
+        d = bv.zext(16 - bv.extract(lo9, 3, 0), OFF)
         cand = bv.and_(
-            bv.not_(ops.is_aligned(lo9, 4)),
+            bv.not_(bv.is_aligned(lo9, 4)),
             bv.ult(d, piece),
             bv.ult(d, rem),
             arch.map_size_guards(lo9 + bv.extract(d, 8, 0), rem - d, sg.pfn(i + d), shift, hook),
         )
-        run = bv.ite(cand, d, ops.umax(ops.umin(piece, rem), one))
+        run = bv.ite(cand, d, bv.umax(bv.umin(piece, rem), one))
         length = bv.ite(big, block_run, run)
         end_x = x + length
         here = bv.and_(act, arch.ge(v, x), bv.ult(v, end_x))
         # the step covering v: for a block run, its size-aligned step
         step_x = bv.ite(big, x + ((v - x) & mask), v)
-        pfn_v = sg.pfn(vi)
-        npages = bv.ite(big, size, one)
-        entry_at = step_entry(_lagged_pfn(sg, lag), prot, big, step_x, npages, cont_every)
-        cases.append(
-            (
-                here,
-                Leaf(
-                    level=bv.const_like(x, LEVEL_PTE, 2),
-                    entry=entry_at(v),
-                    pfn=pfn_v,
-                    va0=step_x,
-                    npages=npages,
-                    cont=big,
-                    entry_at=entry_at,
-                ),
-            )
+        leaf = step_leaf(
+            v=v, va0=step_x, pfn_of=lagged_pfn(sg, lag), prot=prot, cont=big, size=size, cont_every=cont_every
         )
-        no_over = bv.and_(no_over, ops.implies(act, bv.ule(length, rem)))
+        cases.append((here, leaf))
+        no_over = bv.and_(no_over, bv.implies(act, bv.ule(length, rem)))
         # pages[*nr] is read at every step start; the last is at length - size (block run)
         last = bv.ite(big, length - size, run - 1)
-        reads = bv.and_(reads, ops.implies(act, src.read_ok(i + last)))
-        inside = bv.and_(inside, ops.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
+        reads = bv.and_(reads, bv.implies(act, src.read_ok(i + last)))
+        inside = bv.and_(inside, bv.implies(act, bv.and_(bv.ule(end_x, inp.count), arch.ge(end_x, x))))
         # for the lemma: v's step start, its first pfn, and whether the macro-step assumed it
         probes.append(
-            (here, (step_x, sg.pfn(add_lag(step_x, lag)), bv.ite(big, size, one)), bv.not_(bv.eq(step_x, x)))
+            (here, (step_x, sg.pfn(add_lag(step_x, lag)), leaf.npages), bv.not_(bv.eq(step_x, x)))
         )
         x = bv.ite(act, end_x, x)
         done = bv.or_(done, bv.and_(act, bv.not_(bv.ult(x, y1))))
@@ -405,12 +362,12 @@ def pte_loop(
     # size (a block run), or one page inside a run of single PTEs (the first step of a
     # macro-step is the hook's own result)
     z = bv.const_like(x0, 0, OFF)
-    at = ops.select([(c, p[0]) for c, p, _ in probes], z)
-    at_pfn = ops.select([(c, p[1]) for c, p, _ in probes], bv.const_like(x0, 0, PFN_BITS))
-    want = ops.select([(c, p[2]) for c, p, _ in probes], one)
-    inner = ops.select_cond([(c, n) for c, _, n in probes], False)
+    at = bv.select([(c, p[0]) for c, p, _ in probes], z)
+    at_pfn = bv.select([(c, p[1]) for c, p, _ in probes], bv.const_like(x0, 0, PFN_BITS))
+    want = bv.select([(c, p[2]) for c, p, _ in probes], one)
+    inner = bv.select_cond([(c, n) for c, _, n in probes], False)
     got = arch.arch_vmap_pte_range_map_size(va_low(inp, at, 9), y1 - at, at_pfn, shift, hook)
-    lemma = ops.implies(inner, bv.eq(got, want))
+    lemma = bv.implies(inner, bv.eq(got, want))
     return PteLoop(
         leaf=leaf_select(cases, leaf_none(x0)),
         no_overshoot=no_over,
@@ -418,24 +375,6 @@ def pte_loop(
         inside=inside,
         lemma=lemma,
         ended=done,
-    )
-
-
-def _block_leaf(level: int, inp: VmapInputs, va0: Val, v: Val, sel: Seg, lag: Lag, prot: Val) -> Leaf:
-    """The block ``pmd_set_huge()`` / ``pud_set_huge()`` (arch/arm64/mm/mmu.c, 6.12) write:
-    ``pfn_pmd(__phys_to_pfn(phys), mk_pmd_sect_prot(prot))`` with ``phys`` the block's
-    first pfn (``vmap_try_huge_pmd/pud``'s ``phys_addr``)."""
-    npages = PMD_PAGES if level == LEVEL_PMD else PUD_PAGES
-    first = sel.pfn(add_lag(va0, lag))
-    entry = arch.pfn_pte(first, arch.mk_sect_prot(prot))
-    return Leaf(
-        level=bv.const_like(va0, level, 2),
-        entry=entry,
-        pfn=sel.pfn(add_lag(v, lag)),
-        va0=va0,
-        npages=bv.const_like(va0, npages, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
     )
 
 
@@ -469,18 +408,9 @@ def vmap_range_noflush(
     absent), and at the bottom ``vmap_pte_range`` (BASE-C: the hook inline; POST-C1: via
     ``vmap_set_ptes``; the same writes).  The two differ only in the trylock and the hook.
     """
-    o = inp.oracles
-    vv = vpn(inp, v)
-    u_addr, u_next = slot_of(inp, v, lo, hi, 18)
-    pud = try_huge(
-        inp, 18, bv.and_(arch.ge(max_page_shift, arch.PUD_SHIFT), arch.pud_sect_supported()),
-        u_addr, u_next, sel.pfn(u_addr), vv, pud_present(o, vv), trylock,
-    )
-    s_addr, s_next = slot_of(inp, v, lo, hi, 9)
-    pmd = try_huge(
-        inp, 9, arch.ge(max_page_shift, arch.PMD_SHIFT), s_addr, s_next, sel.pfn(s_addr), vv,
-        pmd_present(o, vv), trylock,
-    )
+    h = huge_slots(inp, v, lo, hi, max_page_shift, sel.pfn, trylock)
+    u_addr, u_next, pud = h.pud_addr, h.pud_next, h.pud
+    s_addr, s_next, pmd = h.pmd_addr, h.pmd_next, h.pmd
     loop = pte_loop(
         inp=inp,
         x0=s_addr,
@@ -496,8 +426,8 @@ def vmap_range_noflush(
     )
     leaf = leaf_select(
         [
-            (pud, _block_leaf(LEVEL_PUD, inp, u_addr, v, sel, None, prot)),
-            (pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, sel, None, prot)),
+            (pud, block_leaf(LEVEL_PUD, u_addr, v, sel, None, prot)),
+            (pmd, block_leaf(LEVEL_PMD, s_addr, v, sel, None, prot)),
         ],
         loop.leaf,
     )
@@ -518,6 +448,26 @@ def vmap_range_noflush(
         flush_hi=inp.count,
         ub=False,
         shift=max_page_shift,
+    )
+
+
+def _ioremap(inp: VmapInputs, v: Val, unroll: Unroll, rev: Revision | None) -> PathObs:
+    """``vmap_page_range(addr, end, phys, prot)``'s walk of the ioremap range:
+    ``vmap_range_noflush(addr, end, phys, pgprot_nx(prot), ioremap_max_page_shift)``, with
+    BASE-C's code and BASE-H's 64K hook (``rev`` None: the slow path) or with the hook,
+    trylock and CONT marking of revision ``rev`` (the fast path)."""
+    return vmap_range_noflush(
+        inp=inp,
+        lo=bv.const_like(v, 0, OFF),
+        hi=inp.count,
+        sel=ioremap_seg(inp),
+        v=v,
+        prot=arch.pgprot_nx(inp.prot),
+        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
+        hook=BASE_HOOK if rev is None else rev.hook,
+        steps=unroll.steps,
+        trylock=False if rev is None else fast_trylock(rev),
+        cont_every=True if rev is None else rev.cont_every_pte,
     )
 
 
@@ -566,8 +516,8 @@ def vmap_pages_range_noflush_walk(
         done: Cond = False
         for _ in range(unroll.slots):
             act = bv.and_(bv.not_(done), bv.ult(addr, s_addr))
-            nxt = ops.umin(addr + (bv.const_like(v, PMD_PAGES, OFF)
-                                   - ops.zext(va_low(inp, addr, 9), OFF)), hi)
+            nxt = bv.umin(addr + (bv.const_like(v, PMD_PAGES, OFF)
+                                   - bv.zext(va_low(inp, addr, 9), OFF)), hi)
             here_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
             npmd = bv.ite(bv.and_(act, pmd_ok(addr, nxt, here_lag)), npmd + 1, npmd)
             addr = bv.ite(act, nxt, addr)
@@ -576,7 +526,7 @@ def vmap_pages_range_noflush_walk(
         slot_lag = add_lag(bv.const_like(v, 0, OFF) - npmd * PMD_PAGES, lag)
     pmd = pmd_ok(s_addr, s_next, slot_lag)
     first = add_lag(s_addr, slot_lag)
-    reads = ops.implies(big, bv.ult(first, pg.count))
+    reads = bv.implies(big, bv.ult(first, pg.count))
     loop = pte_loop(
         inp=inp,
         x0=s_addr,
@@ -591,7 +541,7 @@ def vmap_pages_range_noflush_walk(
         cont_every=rev.cont_every_pte,
     )
     leaf = leaf_select(
-        [(pmd, _block_leaf(LEVEL_PMD, inp, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
+        [(pmd, block_leaf(LEVEL_PMD, s_addr, v, pg.seg(first), slot_lag, prot))], loop.leaf
     )
     return PathObs(
         leaf=leaf,
@@ -617,17 +567,7 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
     ``set_pte_at(&init_mm, addr, pte, mk_pte(pages[*nr], prot)); (*nr)++`` (the WARN_ON
     checks pass under P1/P2).  ``*nr`` and ``addr`` advance together, so page ``v`` gets
     ``pages[v]``; the slot of v reads ``pages[start .. next)``."""
-    pfn = inp.pages.pfn_at(v)
-    entry = arch.pfn_pte(pfn, prot)
-    leaf = Leaf(
-        level=bv.const_like(v, LEVEL_PTE, 2),
-        entry=entry,
-        pfn=pfn,
-        va0=v,
-        npages=bv.const_like(v, 1, OFF),
-        cont=False,
-        entry_at=lambda _p: entry,
-    )
+    leaf = page_leaf(inp, v, prot)
     _, s_next = slot_of(inp, v, bv.const_like(v, 0, OFF), inp.count, 9)
     return PathObs(
         leaf=leaf,
@@ -650,56 +590,23 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
 def _merge(c: Cond, a: PathObs, b: PathObs) -> PathObs:
     """``c ? a : b`` field by field."""
 
-    def m(x: Val, y: Val) -> Val:
-        return bv.ite(c, x, y)
-
-    def mc(x: Cond, y: Cond) -> Cond:
-        return bv.or_(bv.and_(c, x), bv.and_(bv.not_(c), y))
-
-    la, lb = a.leaf, b.leaf
-    leaf = Leaf(
-        level=m(la.level, lb.level),
-        entry=m(la.entry, lb.entry),
-        pfn=m(la.pfn, lb.pfn),
-        va0=m(la.va0, lb.va0),
-        npages=m(la.npages, lb.npages),
-        cont=mc(la.cont, lb.cont),
-        entry_at=lambda p: m(la.entry_at(p), lb.entry_at(p)),
-    )
-    out: dict[str, Any] = {"leaf": leaf}
+    out: dict[str, Any] = {"leaf": leaf_ite(c, a.leaf, b.leaf)}
     for name in _VALUE_FIELDS:
-        out[name] = m(getattr(a, name), getattr(b, name))
+        out[name] = bv.ite(c, getattr(a, name), getattr(b, name))
     for f in fields(PathObs):
         if f.name not in out:
-            out[f.name] = mc(getattr(a, f.name), getattr(b, f.name))
+            out[f.name] = bv.ite_cond(c, getattr(a, f.name), getattr(b, f.name))
     return PathObs(**out)
 
 
 # --------------------------------------------------------------------------- slow paths
 
 
-def _ioremap_seg(inp: VmapInputs) -> Seg:
-    top = bv.const_like(inp.a, (1 << IDX_BITS) - 1, IDX_BITS)
-    assert isinstance(inp.pages, PageArray)  # ioremap: one segment, whatever the bound
-    return Seg(off=inp.pages.base[0], start=bv.const_like(inp.a, 0, IDX_BITS), end=top, chain_end=top)
-
-
 def slow_ioremap(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
     """``ioremap_page_range`` -> ``vmap_page_range(addr, end, phys, prot)`` (BASE-C):
     ``vmap_range_noflush(addr, end, phys, pgprot_nx(prot), ioremap_max_page_shift)`` with
     BASE-H's 64K hook, then ``flush_cache_vmap(addr, end)``."""
-    return vmap_range_noflush(
-        inp=inp,
-        lo=bv.const_like(v, 0, OFF),
-        hi=inp.count,
-        sel=_ioremap_seg(inp),
-        v=v,
-        prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-        hook=BASE_HOOK,
-        steps=unroll.steps,
-        trylock=False,
-    )
+    return _ioremap(inp, v, unroll, None)
 
 
 def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
@@ -711,7 +618,7 @@ def slow_vmalloc(inp: VmapInputs, v: Val, unroll: Unroll) -> PathObs:
     walk (a block never spans two chunks); then ``flush_cache_vmap(addr, end)``.  Observed at
     v: the chunk holding v (``a`` is chunk-aligned, P3)."""
     s = inp.shift
-    chunk = ops.pow2(s - arch.PAGE_SHIFT, OFF, 9)
+    chunk = bv.pow2(s - arch.PAGE_SHIFT, OFF, 9)
     first = v & ~(chunk - 1)
     per_chunk = vmap_range_noflush(
         inp=inp,
@@ -745,19 +652,7 @@ def fast_ioremap(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> Path
     """``vmap_page_range`` after the series (POST-C1): the same ``vmap_range_noflush`` walk,
     whose ``vmap_pte_range`` now calls ``vmap_set_ptes`` with the multi-CONT hook (POST-H1)
     and advances by the returned size."""
-    return vmap_range_noflush(
-        inp=inp,
-        lo=bv.const_like(v, 0, OFF),
-        hi=inp.count,
-        sel=_ioremap_seg(inp),
-        v=v,
-        prot=arch.pgprot_nx(inp.prot),
-        max_page_shift=bv.const_like(v, IOREMAP_MAX_PAGE_SHIFT, 32),
-        hook=rev.hook,
-        steps=unroll.steps,
-        trylock=fast_trylock(rev),
-        cont_every=rev.cont_every_pte,
-    )
+    return _ioremap(inp, v, unroll, rev)
 
 
 def fast_vmalloc(inp: VmapInputs, rev: Revision, v: Val, unroll: Unroll) -> PathObs:
@@ -817,40 +712,40 @@ def get_vmap_batch_order(inp: VmapInputs, rev: Revision, max_steps: Val, idx: Va
     pfn = sg.pfn(idx)
     contig = sg.chain_end - idx  # pages[idx..] consecutive up to the end of the chain
     zero32 = bv.const_like(idx, 0, IDX_BITS)
-    ffs_val, is_zero = ops.ffs(pfn, ops.zext(inp.oracles.ffs0(idx), IDX_BITS))
+    ffs_val, is_zero = bv.ffs(pfn, bv.zext(inp.oracles.ffs0(idx), IDX_BITS))
     guard: Cond = bv.not_(bv.eq(pfn, 0)) if rev.pfn0_guard else True
     ub = bv.and_(guard, is_zero) if rev.pfn_clamp else False
     nbits = max(inp.max_count, 2).bit_length()
 
     def num_pages_contiguous(n: Val) -> Val:
         # 1 for n <= 1, else min(n, contiguous length)
-        return ops.umax(ops.umin(n, contig), bv.const_like(idx, 1, IDX_BITS))
+        return bv.umax(bv.umin(n, contig), bv.const_like(idx, 1, IDX_BITS))
 
     def scan_ok(n: Val) -> Cond:
         # num_pages_contiguous(&pages[idx], n) reads pages[idx + k] for k < n up to the first
         # one that breaks the chain (the chain ends at or before N): the last index read is
         # idx + min(n, contig + 1) - 1 (idx itself for n <= 1)
-        return bv.ule(ops.umin(n, contig + 1), inp.count - idx)
+        return bv.ule(bv.umin(n, contig + 1), inp.count - idx)
 
     if rev.batch_order == "c1":
         c = num_pages_contiguous(max_steps)
         reads_ok = scan_ok(max_steps)
         # POST-C1 returns 0 on nr_contig < 2 before it reads the pfn: __ffs is not reached
         ub = bv.and_(ub, bv.not_(bv.ult(c, 2)))
-        order = ops.fls(c, nbits, IDX_BITS)
+        order = bv.fls(c, nbits, IDX_BITS)
         if rev.pfn_clamp:
             # min_t(int, order, __ffs(pfn)): both are small and non-negative here
-            order = bv.ite(guard, ops.umin(order, ffs_val), order)
+            order = bv.ite(guard, bv.umin(order, ffs_val), order)
         order = bv.ite(bv.ult(c, 2), zero32, order)
     else:
         n = max_steps
         if rev.pfn_clamp:
-            n = bv.ite(guard, ops.umin(n, ops.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
+            n = bv.ite(guard, bv.umin(n, bv.pow2(ffs_val, IDX_BITS, IDX_BITS - 1)), n)
         c = num_pages_contiguous(n)
         reads_ok = scan_ok(n)
-        order = bv.ite(bv.ult(c, 2), zero32, ops.fls(c, nbits, IDX_BITS))
+        order = bv.ite(bv.ult(c, 2), zero32, bv.fls(c, nbits, IDX_BITS))
     if rev.shift_filter:
-        size = ops.pow2(order, OFF, nbits)
+        size = bv.pow2(order, OFF, nbits)
         order = bv.ite(bv.eq(arch.vm_shift(size), arch.PAGE_SHIFT), zero32, order)
     return BatchOrder(order=order, ub=ub, reads_ok=reads_ok)
 
@@ -937,10 +832,10 @@ def batch_iteration(
     lock = rev.batch_step == "order"
     inc = bo.order if lock else shift
     after = BatchState(
-        i=st.i + ops.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1),
+        i=st.i + bv.pow2(inc, IDX_BITS, nbits if lock else IDX_BITS - 1),
         idx=mid.idx,
         prev=mid.prev,
-        bend=st.bend + ops.pow2(bo.order, OFF, nbits),
+        bend=st.bend + bv.pow2(bo.order, OFF, nbits),
         map_addr=mid.map_addr,
     )
     return BatchIteration(
@@ -1020,7 +915,7 @@ def vmap_pages_range_batched(inp: VmapInputs, rev: Revision, unroll: Unroll) -> 
         run = bv.and_(live, bv.ult(st.i, count))
         it = batch_iteration(inp, rev, st if not lock else evolve(st, bend=st.i))
         ub = bv.or_(ub, bv.and_(run, it.bo.ub))
-        reads = bv.and_(reads, ops.implies(run, it.bo.reads_ok))
+        reads = bv.and_(reads, bv.implies(run, it.bo.reads_ok))
         walks.append(
             Walk(
                 issued=bv.and_(run, it.issued),
@@ -1062,10 +957,10 @@ def fast_vmap(
     pgprot_nx(prot), pages)``, observed at ``v``: the walk covering ``v`` (none: a hole)."""
     b = batching if batching is not None else vmap_pages_range_batched(inp, rev, unroll)
     cov = [(bv.and_(w.issued, arch.ge(v, w.lo), bv.ult(v, w.hi)), w) for w in b.walks]
-    covered = ops.select_cond([(c, True) for c, _ in cov], False)
+    covered = bv.select_cond([(c, True) for c, _ in cov], False)
 
     def pick(f: Callable[[Walk], Val]) -> Val:
-        return ops.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
+        return bv.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
 
     lag = None if b.walks[-1].lag is None else pick(lambda w: w.lag)
     obs = vmap_pages_range_noflush_walk(
@@ -1082,7 +977,7 @@ def fast_vmap(
     f = _fields(obs)
     f.update(
         leaf=leaf_select([(covered, obs.leaf)], leaf_none(v)),
-        unrolled=bv.and_(b.ended, ops.implies(covered, obs.unrolled)),
+        unrolled=bv.and_(b.ended, bv.implies(covered, obs.unrolled)),
         reads_ok=bv.and_(obs.reads_ok, b.reads_ok),
         flush_lo=b.flush_lo,
         flush_hi=b.flush_hi,

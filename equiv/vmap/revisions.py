@@ -13,6 +13,7 @@ every result (:attr:`Revision.choices`).
 from __future__ import annotations
 
 from attrs import evolve, field, frozen
+from attrs.validators import in_, instance_of, not_
 
 from equiv.engine.errors import lookup
 from equiv.vmap.arch import Hook
@@ -61,7 +62,8 @@ class Revision:
     """One revision of the fast paths (the slow paths are always BASE-C / BASE-H).
 
     The knobs default to the latest revision the reference describes; seeded bugs
-    (:mod:`equiv.vmap.mutants`) are ``evolve``-d copies.
+    (:mod:`equiv.vmap.mutants`) are ``evolve``-d copies.  A knob takes only the values the
+    model implements (its validator names them and the value it got).
     """
 
     name: str
@@ -70,7 +72,7 @@ class Revision:
     hook: Hook = field(factory=Hook)
     #: get_vmap_batch_order: "c2" (POST-C2: scan limited to 1 << __ffs(pfn)) or "c1"
     #: (POST-C1: order = min(ilog2(contig), __ffs(pfn)))
-    batch_order: str = field(default="c2")
+    batch_order: str = field(default="c2", validator=in_(("c1", "c2")))
     #: the PFN-alignment clamp of the batch order (M1 drops it)
     pfn_clamp: bool = True
     #: the PFN-0 guard ``if (pfn > 0)`` around __ffs (M7 drops it)
@@ -80,87 +82,45 @@ class Revision:
     #: ``*nr += 1 << (PMD_SHIFT - PAGE_SHIFT)`` after a PMD block (M3 drops it)
     pmd_nr_increment: bool = True
     #: flush_cache_vmap's start: the saved ``addr`` (v3 fix) or ``map_addr`` (M4)
-    flush_from: str = field(default="start")
+    flush_from: str = field(default="start", validator=in_(("start", "map_addr")))
     #: flush_cache_vmap's end: ``end`` (the kernel) or ``batch_end``, the end of the last
     #: batch (equiv's control X4: the flush misses the pages after a break in the batching)
-    flush_to: str = field(default="end")
+    flush_to: str = field(default="end", validator=in_(("end", "batch_end")))
     #: the end of the final ``vmap_pages_range_noflush_walk(map_addr, end, ...)`` of
     #: ``vmap_pages_range_batched``: ``end`` (the kernel) or ``batch_end`` (equiv's control
     #: X3: the pages after a break in the batching are never mapped)
-    final_walk_end: str = field(default="end")
+    final_walk_end: str = field(default="end", validator=in_(("end", "batch_end")))
     #: when ``vmap_pages_range_batched`` issues the pending walk: at every change of the
     #: batch shift ("change", the kernel) or only when the shift drops ("drop", equiv's
     #: equivalent control X6: a run of a higher order joins the pending walk, which maps it
     #: with the walk's smaller shift)
-    walk_on: str = field(default="change")
+    walk_on: str = field(default="change", validator=in_(("change", "drop")))
     #: ``set_huge_pte_at()`` (POST-HT; v8's ``pte_set_huge()``) writes every PTE of a CONT
     #: step with PTE_CONT (True, the kernel); False is equiv's control X5: the last PTE of
     #: the step is written without it (a CONT group of 15 CONT entries and one not)
     cont_every_pte: bool = True
     #: batching loop step: ``i += 1U << (shift - PAGE_SHIFT)`` ("order") or Rezki's Oops
     #: ``i += 1U << shift`` ("shift", M5)
-    batch_step: str = field(default="order")
+    batch_step: str = field(default="order", validator=in_(("order", "shift")))
     #: POST-C1's ``scoped_cond_guard(mmap_read_lock_try, return 0, &init_mm)`` around
     #: ``pmd/pud_free_*_page`` in ``vmap_try_huge_pmd/pud``: "succeeds" (no concurrent
     #: ptdump) or "oracle" (per table slot; then POST-C1 may map with PTEs a slot that BASE-C,
     #: which has no trylock, maps with a block).  The slow paths never consult it.
-    trylock: str = field(default="succeeds")
+    trylock: str = field(default="succeeds", validator=in_(TRYLOCKS))
     #: extra pages added to ``max_steps`` of ``vmap_pages_range_batched``'s call
     #: ``get_vmap_batch_order(pages, prot, count - i, i)`` (mm/vmalloc.c POST-C1): 0 is the
     #: kernel; 1 is equiv's own control X1 (``count - i + 1``: num_pages_contiguous() may read
     #: ``pages[count]``)
-    max_steps_slack: int = field(default=0)
+    max_steps_slack: int = field(
+        default=0,
+        validator=[not_(instance_of(bool), msg="'max_steps_slack' must be 0 or 1, not a bool"), in_((0, 1))],
+    )
     #: ``vmap_pages_pmd_range`` (mm/vmalloc.c POST-C1) calls ``pte_alloc_kernel_track`` (in
     #: ``vmap_pages_pte_range``) only after ``vmap_try_huge_pmd`` failed (False, the kernel);
     #: True is equiv's own control X2: the PTE table is allocated before the PMD attempt
-    pte_alloc_first: bool = field(default=False)
+    pte_alloc_first: bool = field(default=False, validator=instance_of(bool))
     #: the named choices this revision rests on
     choices: tuple[str, ...] = ()
-
-    @batch_order.validator
-    def _bo(self, _a: object, v: str) -> None:
-        if v not in ("c1", "c2"):
-            raise ValueError(f"batch_order {v!r}: c1 or c2")
-
-    @flush_from.validator
-    def _ff(self, _a: object, v: str) -> None:
-        if v not in ("start", "map_addr"):
-            raise ValueError(f"flush_from {v!r}: start or map_addr")
-
-    @flush_to.validator
-    def _ft(self, _a: object, v: str) -> None:
-        if v not in ("end", "batch_end"):
-            raise ValueError(f"flush_to {v!r}: end or batch_end")
-
-    @final_walk_end.validator
-    def _fw(self, _a: object, v: str) -> None:
-        if v not in ("end", "batch_end"):
-            raise ValueError(f"final_walk_end {v!r}: end or batch_end")
-
-    @walk_on.validator
-    def _wo(self, _a: object, v: str) -> None:
-        if v not in ("change", "drop"):
-            raise ValueError(f"walk_on {v!r}: change or drop")
-
-    @trylock.validator
-    def _tl(self, _a: object, v: str) -> None:
-        if v not in TRYLOCKS:
-            raise ValueError(f"trylock {v!r}: {' or '.join(TRYLOCKS)}")
-
-    @max_steps_slack.validator
-    def _ms(self, _a: object, v: int) -> None:
-        if v not in (0, 1) or isinstance(v, bool):
-            raise ValueError(f"max_steps_slack {v!r}: 0 or 1")
-
-    @pte_alloc_first.validator
-    def _pa(self, _a: object, v: bool) -> None:
-        if not isinstance(v, bool):
-            raise ValueError(f"pte_alloc_first {v!r}: a bool")
-
-    @batch_step.validator
-    def _bs(self, _a: object, v: str) -> None:
-        if v not in ("order", "shift"):
-            raise ValueError(f"batch_step {v!r}: order or shift")
 
 
 _V8 = Revision(

@@ -317,7 +317,7 @@ class Interp:
         if ct == "bool":
             return CCond(bv.ne(x, self.c64(0)))
         w, signed = _int_type(ct)
-        return CInt(_extend(x, w, signed), signed)
+        return CInt(bv.c_convert(x, w, signed), signed)
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -1105,9 +1105,9 @@ class Interp:
         if op == "^":
             return CInt(x ^ y, signed)
         if op == "<<":
-            return CInt(_shl(x, y), signed and isinstance(a, CInt) and a.signed)
+            return CInt(bv.c_shl(x, y), signed and isinstance(a, CInt) and a.signed)
         if op == ">>":
-            return CInt(_shr(x, y, isinstance(a, CInt) and a.signed), isinstance(a, CInt) and a.signed)
+            return CInt(bv.c_shr(x, y, isinstance(a, CInt) and a.signed), isinstance(a, CInt) and a.signed)
         if op == "==":
             return CCond(bv.eq(x, y))
         if op == "!=":
@@ -1116,7 +1116,7 @@ class Interp:
             lo, hi = (x, y) if op in ("<", "<=") else (y, x)
             strict = op in ("<", ">")
             if signed:
-                return CCond(_slt(lo, hi) if strict else bv.not_(_slt(hi, lo)))
+                return CCond(bv.c_slt(lo, hi) if strict else bv.not_(bv.c_slt(hi, lo)))
             return CCond(bv.ult(lo, hi) if strict else bv.ule(lo, hi))
         where = f"{frame.at(node)}: " if frame and node else ""
         raise InterpError(f"{where}operator {op} not supported")
@@ -1234,8 +1234,8 @@ class Interp:
     def obj_field(self, name: str) -> Value:
         inp, sc = self.inp, self.sc
         if name == "pgmap.type":
-            return CInt(_extend(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
-                                if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
+            return CInt(bv.c_convert(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
+                                     if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
         if name == "pgmap.vmemmap_shift":
             if not sc.is_class:
                 return CInt(self.c64(sc.order))
@@ -1255,7 +1255,7 @@ class Interp:
         if name == "zone.zone_pgdat":
             return Ptr("obj", "struct pglist_data", obj="pgdat", nonnull=True)
         if name == "pgdat.node_id":
-            return CInt(_extend(inp.nid, 32, True), True)
+            return CInt(bv.c_convert(inp.nid, 32, True), True)
         if name == "pgdat.node_zones":  # the array, as a pointer to its first element
             return Ptr("obj", "struct zone", obj="pgdat.node_zones", idx=self.c64(0))
         raise InterpError(f"input object field {name} not modelled")
@@ -1278,8 +1278,8 @@ class Interp:
             page = state.mem.read(loc.idx, state.pc)
         raw = page.load(loc.off, loc.size)
         w, signed = 8 * loc.size, loc.ctype in ("int", "atomic_t", "long")
-        return CInt(_extend(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
-                            signed), signed)
+        return CInt(bv.c_convert(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
+                                 signed), signed)
 
     def store(self, frame: Frame, node: Node, loc: Loc, v: Value, state: State) -> State:
         if loc.kind == "var":
@@ -1654,46 +1654,6 @@ def _int_type(ct: str) -> tuple[int, bool]:
 
 def _int_size(ctype: str) -> int:
     return _int_type(ctype)[0] // 8 if ctype not in ("atomic_t",) else 4
-
-
-def _extend(x: Val, w: int, signed: bool) -> Val:
-    """Keep the low ``w`` bits of a 64-bit value, sign- or zero-extended back to 64."""
-    if bv.width(x) != 64:
-        x = bv.concat(bv.const_like(x, 0, 64 - bv.width(x)), x)
-    if w >= 64:
-        return x
-    low = bv.extract(x, w - 1, 0)
-    if isinstance(low, CBV):
-        v = low.value
-        if signed and v >> (w - 1):
-            v -= 1 << w
-        return CBV(v, 64)
-    return z3.SignExt(64 - w, low) if signed else z3.ZeroExt(64 - w, low)
-
-
-def _shl(x: Val, y: Val) -> Val:
-    if isinstance(y, CBV):
-        return x << y.value if y.value < 64 else bv.const_like(x, 0)
-    if z3.is_bv_value(y):
-        return x << y.as_long()
-    return x << y
-
-
-def _shr(x: Val, y: Val, signed: bool) -> Val:
-    if isinstance(x, CBV):
-        n = int(y)
-        v = x.value - (1 << 64) if signed and x.value >> 63 else x.value
-        return CBV(v >> n, 64)
-    return x >> y if signed else z3.LShR(x, y)
-
-
-def _slt(a: Val, b: Val) -> Cond:
-    if isinstance(a, CBV) and isinstance(b, CBV):
-        def s(v: int) -> int:
-            return v - (1 << 64) if v >> 63 else v
-        return s(a.value) < s(b.value)
-    assert not isinstance(a, CBV), "signed comparison across the two domains"
-    return a < b
 
 
 def _param_types(d: Definition) -> list[tuple[str, str]]:
