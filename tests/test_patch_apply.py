@@ -245,7 +245,10 @@ def test_a_failing_hunk_names_patch_subject_file_and_hunk(base: Path, tmp_path: 
     with pytest.raises(InputError) as e:
         prepare(base, ["mm/mm_init.c"], [patch], tmp_path / "copy")
     assert str(e.value) == (f'--patch {patch} ("mm: break it"): hunk 2 of mm/mm_init.c '
-                            "(@@ -21,7 +21,7 @@) does not apply")
+                            "(@@ -21,7 +21,7 @@) does not apply: its context differs from "
+                            "mm/mm_init.c at line 26: expected '\\tfor (i = 1; i < n; i++)', "
+                            "found '\\tfor (i = 0; i < n; i++)' (where it fits best: lines "
+                            "21-27, offset 0, 6 of its 7 old lines equal)")
     assert _snapshot(base) == before
 
 
@@ -254,7 +257,8 @@ def test_an_applied_patch_is_reported_as_such(base: Path, tmp_path: Path) -> Non
     (tmp_path / "p.diff").write_text(_diff("mm/mm_init.c", MM, after))
     (base / "mm/mm_init.c").write_text(after)
     with pytest.raises(InputError, match=r"hunk 1 of mm/mm_init.c \(@@ -9,7 \+9,7 @@\) does not "
-                                         r"apply \(its new text is already there: applied "
+                                         r"apply: it is already applied: its new text is at "
+                                         r"lines 9-15 of mm/mm_init.c \(was the patch applied "
                                          r"before\?\)$"):
         dry_run(base, [tmp_path / "p.diff"])
 
@@ -369,7 +373,10 @@ def test_a_hunk_that_does_not_apply_exits_3_from_the_command_line(base: Path,
                        env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert p.returncode == 3 and p.stdout == ""
     assert p.stderr == ('equiv: error: --patch bad.patch ("mm: long i"): hunk 1 of mm/mm_init.c '
-                        "(@@ -21,7 +21,7 @@) does not apply\n")
+                        "(@@ -21,7 +21,7 @@) does not apply: its context differs from "
+                        "mm/mm_init.c at line 27: expected '\\t\\thelper(j);', found "
+                        "'\\t\\thelper(i);' (where it fits best: lines 21-27, offset 0, 6 of "
+                        "its 7 old lines equal)\n")
     assert _snapshot(base) == before
 
 

@@ -13,12 +13,20 @@ What is modelled:
   as ``git format-patch --stdout``, b4 and lore write them.  A mail's ``Subject`` (without
   its ``[PATCH ...]`` tags, RFC 2047 words decoded) names the patch in messages; its body
   may be 7bit, 8bit, quoted-printable or base64, or multipart with the diff in a text part.
-  A cover letter (``[PATCH 0/N]``, no diff) among other mails is skipped.  Paths are taken
-  as ``patch -p1`` does (the first component, ``a/`` or ``b/``, is dropped; git's quoted
-  paths are unquoted); ``/dev/null`` creates or deletes a file; git's ``rename``/``copy``
-  headers rename or copy one.  Not read (an :class:`~equiv.engine.errors.InputError` naming
-  what): binary diffs, combined diffs of merges (``@@@``), context diffs, paths leaving the
-  tree (absolute, ``..``).
+  A cover letter (``[PATCH 0/N]``, no diff) among other mails is skipped.  The mm tree's
+  quilt mails (mm-commits) are read too: their patch's own ``From:``/``Subject:`` block after
+  a line of dashes names the patch (as an in-body ``Subject:`` does for git am).  Paths are
+  taken as ``patch -p1`` does (the first component, ``a/`` or ``b/``, is dropped; git's
+  quoted paths are unquoted); ``/dev/null``, or a timestamp at the Epoch (``diff -N``),
+  creates or deletes a file; git's ``rename``/``copy`` headers rename or copy one.  Without a
+  ``diff --git`` header, different old and new names (quilt's ``--- a/mm/mm_init.c~name`` /
+  ``+++ a/mm/mm_init.c``) name one file to patch in place, picked as GNU patch picks it
+  (:func:`pick_name`).  A diff whose ``+++`` line ends in CRLF has the CR of each of its lines
+  dropped, as GNU patch does without ``--binary``.  Not read (an
+  :class:`~equiv.engine.errors.InputError` naming what): binary diffs, combined diffs of
+  merges (``@@@``), context diffs, paths leaving the tree (absolute, ``..``), symbolic links
+  (git mode ``120000``: the copy holds regular files only, and a link's target may lie
+  outside it).
 * **Applying** is GNU patch's without fuzz (``--fuzz 0``), in memory, on bytes: every
   context and removed line of a hunk must match exactly (line end included; ``\\ No newline
   at end of file`` understood) at the line its header names, shifted by the offset the
@@ -30,7 +38,11 @@ What is modelled:
   insensitive matching, no reversed patches (a hunk whose new text is already there is
   reported so).  A line without a newline that is no longer the last gets one; a hunk with
   no old lines (``diff -U0`` insertions) past the end goes at the end, as in GNU patch.
-  Patches are applied one after the other; a file deleted by one is gone for the next.
+  Patches are applied one after the other; a file deleted by one is gone for the next.  A
+  hunk that does not apply is reported with why: already applied (its new text found), line
+  ends that differ (CRLF against LF), its text present but where it may not apply, or the
+  first line that differs where it fits best (expected and found, with the line number).  A
+  file created where the tree has a directory, or under a path that is a file, is refused.
 * **Changes** (:class:`FileChange`) are recomputed from the final text against BASE with
   :class:`difflib.SequenceMatcher`: exact in that every line outside them is unchanged,
   whatever offsets and later patches did to the hunks' own line numbers.
@@ -48,6 +60,7 @@ Subject-free: which files to copy and compare are parameters.
 
 from __future__ import annotations
 
+import datetime
 import difflib
 import email
 import email.header
@@ -58,7 +71,7 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from equiv.engine.errors import InputError
 from equiv.linux.ktree import MAKEFILE, Definition, KernelTree, Node, parser
@@ -74,6 +87,10 @@ _HEADER_LINE = re.compile(rb"^[A-Za-z0-9-]+:")
 _HUNK = re.compile(rb"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
 _TAGS = re.compile(r"^\s*(\[[^\]]*\]\s*)+")
 _COVER = re.compile(r"\[[^\]]*\b0+/\d+\s*\]")
+_DASHES = re.compile(rb"^-{3,}\s*$")
+_SYMLINK = re.compile(rb"^(new file mode|deleted file mode|old mode|new mode|index \S+) 120000\b")
+_STAMP = re.compile(rb"^(\d{4})-(\d\d)-(\d\d)[ T](\d\d):(\d\d):(\d\d)(?:\.\d+)? ?"
+                    rb"([+-])(\d\d):?(\d\d)\s*$")
 
 
 # ---- the parsed patches --------------------------------------------------------------------
@@ -128,6 +145,10 @@ class FileDiff:
     hunks: tuple[Hunk, ...]
     #: git's ``copy from``/``copy to``: the old file stays
     copy: bool = False
+    #: a ``diff --git`` header introduced it: different old and new paths rename (or copy)
+    #: the file; without one they name a single file, picked as GNU patch picks it
+    #: (:func:`pick_name`)
+    git: bool = False
 
     @property
     def path(self) -> str:
@@ -190,7 +211,8 @@ def parse_patches(data: bytes, name: str) -> tuple[Patch, ...]:
     mails = [_mail(c) if _is_mail(c) else (None, c) for c in chunks]
     out: list[Patch] = []
     for k, (subject, body) in enumerate(mails, 1):
-        label = _label(name, subject, k, len(mails))
+        subject = _inbody_subject(body) or subject
+        label = _label(name, _strip_tags(subject), k, len(mails))
         files = _parse_diff(body, label)
         if not files:
             if len(mails) > 1 and subject is not None and _is_cover(chunks[k - 1]):
@@ -244,14 +266,55 @@ def _mail(lines: list[bytes]) -> tuple[str | None, list[bytes]]:
     """The Subject (tags kept, decoded, unfolded) and the decoded body of one mail."""
     msg = email.message_from_bytes(b"".join(lines))
     raw = msg.get("Subject")
-    subject = None
-    if raw is not None:
-        try:
-            subject = str(email.header.make_header(email.header.decode_header(str(raw))))
-        except (ValueError, LookupError):
-            subject = str(raw)
-        subject = " ".join(subject.split())
-    return subject, _lines(_payload(msg))
+    return (None if raw is None else _decoded(str(raw))), _lines(_payload(msg))
+
+
+def _decoded(raw: str) -> str:
+    """A header's value with its RFC 2047 words decoded, unfolded."""
+    try:
+        value = str(email.header.make_header(email.header.decode_header(raw)))
+    except (ValueError, LookupError):
+        value = raw
+    return " ".join(value.split())
+
+
+def _diff_starts(lines: list[bytes], k: int) -> bool:
+    line = lines[k]
+    return line.startswith((b"diff --git ", b"@@ ")) or (
+        line.startswith(b"--- ") and k + 1 < len(lines) and lines[k + 1].startswith(b"+++ "))
+
+
+def _inbody_subject(lines: list[bytes]) -> str | None:
+    """The ``Subject:`` of a block of header lines before the first diff, at the start of the
+    body or right after a line of dashes: git am's in-body headers, and the patch's own
+    ``From:``/``Subject:``/``Date:`` in the mm tree's mails (Andrew Morton's mm-commits
+    notices, whose mail Subject names the quilt file and the branch instead)."""
+    block_may_start = True
+    k = 0
+    while k < len(lines) and not _diff_starts(lines, k):
+        line = lines[k]
+        if _DASHES.match(line):
+            block_may_start = True
+        elif block_may_start and _HEADER_LINE.match(line):
+            subject: str | None = None
+            while k < len(lines) and lines[k].strip() and (
+                    _HEADER_LINE.match(lines[k]) or lines[k][:1] in (b" ", b"\t")):
+                if lines[k].lower().startswith(b"subject:"):
+                    value = lines[k][len(b"subject:"):]
+                    while k + 1 < len(lines) and lines[k + 1][:1] in (b" ", b"\t") \
+                            and lines[k + 1].strip():
+                        k += 1
+                        value += lines[k]
+                    subject = _decoded(value.decode("utf-8", "replace")) or None
+                k += 1
+            if subject is not None and (k >= len(lines) or not lines[k].strip()):
+                return subject
+            block_may_start = False
+            continue
+        elif line.strip():
+            block_may_start = False
+        k += 1
+    return None
 
 
 def _payload(msg: email.message.Message) -> bytes:
@@ -293,16 +356,38 @@ def _unquote(raw: bytes) -> bytes:
     return bytes(out)
 
 
-def _path(raw: bytes, label: str) -> str | None:
-    """The path of a ``---``/``+++`` line's value after ``-p1``; None for /dev/null."""
+def _path(raw: bytes, label: str) -> tuple[str | None, bool]:
+    """The path of a ``---``/``+++`` line's value after ``-p1`` (None for /dev/null), and
+    whether a timestamp after it is the Epoch (``diff -N``'s mark of an absent file)."""
     raw = raw.rstrip(b"\r\n")
+    stamp = b""
     if raw.startswith(b'"'):
+        end = raw.find(b'"', 1)
+        while end > 0 and raw[end - 1] == ord("\\"):
+            end = raw.find(b'"', end + 1)
+        stamp = raw[end + 1:] if end > 0 else b""
         raw = _unquote(raw)
     else:
-        raw = raw.split(b"\t")[0].rstrip(b" ")
+        raw, _, stamp = raw.partition(b"\t")
+        raw = raw.rstrip(b" ")
     if raw == b"/dev/null":
-        return None
-    return _strip1(raw.decode("utf-8", "surrogateescape"), label)
+        return None, False
+    return _strip1(raw.decode("utf-8", "surrogateescape"), label), _is_epoch(stamp.strip())
+
+
+def _is_epoch(stamp: bytes) -> bool:
+    """Whether ``stamp`` (``2026-08-31 10:00:00.000000000 +0200``) is 1970-01-01 00:00:00
+    UTC, the time ``diff -N`` gives a file that is absent (as GNU patch reads it)."""
+    m = _STAMP.match(stamp)
+    if m is None:
+        return False
+    y, mo, d, h, mi, sec, sign, zh, zm = m.groups()
+    try:
+        local = datetime.datetime(int(y), int(mo), int(d), int(h), int(mi), int(sec))
+    except ValueError:
+        return False
+    zone = (int(zh) * 60 + int(zm)) * (-1 if sign == b"-" else 1)
+    return local - datetime.timedelta(minutes=zone) == datetime.datetime(1970, 1, 1)
 
 
 def _strip1(p: str, label: str) -> str:
@@ -344,11 +429,12 @@ def _parse_diff(lines: list[bytes], label: str) -> tuple[FileDiff, ...]:
         old, new = git["old"], git["new"]
         assert isinstance(old, str) and isinstance(new, str)
         if git["created"]:
-            files.append(FileDiff(old_path=None, new_path=new, hunks=()))
+            files.append(FileDiff(old_path=None, new_path=new, hunks=(), git=True))
         elif git["deleted"]:
-            files.append(FileDiff(old_path=old, new_path=None, hunks=()))
+            files.append(FileDiff(old_path=old, new_path=None, hunks=(), git=True))
         elif old != new:
-            files.append(FileDiff(old_path=old, new_path=new, hunks=(), copy=bool(git["copy"])))
+            files.append(FileDiff(old_path=old, new_path=new, hunks=(), copy=bool(git["copy"]),
+                                  git=True))
 
     i, n = 0, len(lines)
     while i < n:
@@ -372,6 +458,13 @@ def _parse_diff(lines: list[bytes], label: str) -> tuple[FileDiff, ...]:
                 and i + 2 < n and lines[i + 2].startswith(b"*****"):
             raise InputError(f"{label}: is a context diff, which is not read; give a unified "
                              "diff (diff -u, git diff, git format-patch)")
+        elif git is not None and _SYMLINK.match(line):
+            what = ("creates" if line.startswith(b"new file") else "deletes"
+                    if line.startswith(b"deleted") else "changes")
+            raise InputError(f"{label}: {what} the symbolic link {git['new']} (git mode "
+                             "120000), which is not applied: the copy holds regular files only "
+                             "(the C files read are regular files, and a link could lead out "
+                             "of the copy); leave that file's diff out of the patch")
         elif git is not None and line.startswith((b"new file mode", b"deleted file mode",
                                                   b"rename from ", b"rename to ", b"copy from ",
                                                   b"copy to ")):
@@ -388,19 +481,26 @@ def _parse_diff(lines: list[bytes], label: str) -> tuple[FileDiff, ...]:
                 git["old" if line.split(b" ")[1] == b"from" else "new"] = p
         elif line.startswith(b"--- ") and i + 2 < n and lines[i + 1].startswith(b"+++ ") \
                 and lines[i + 2].startswith(b"@@"):
-            old_path, new_path = _path(line[4:], label), _path(lines[i + 1][4:], label)
+            (old_path, old_epoch), (new_path, new_epoch) = (_path(line[4:], label),
+                                                            _path(lines[i + 1][4:], label))
             if old_path is None and new_path is None:
                 raise InputError(f"{label}: a diff from /dev/null to /dev/null")
             name = new_path or old_path
             assert name is not None
+            # GNU patch strips the CR of every line of a diff whose +++ line ends in CRLF
+            crlf = lines[i + 1].endswith(b"\r\n")
             i += 2
             hunks: list[Hunk] = []
             while i < n and lines[i].startswith(b"@@"):
-                hunk, i = _parse_hunk(lines, i, len(hunks) + 1, name, label)
+                hunk, i = _parse_hunk(lines, i, len(hunks) + 1, name, label, crlf)
                 hunks.append(hunk)
+            if old_epoch and new_path is not None and all(h.old_len == 0 for h in hunks):
+                old_path = None
+            elif new_epoch and old_path is not None and all(h.new_len == 0 for h in hunks):
+                new_path = None
             copy = bool(git is not None and git["copy"])
             files.append(FileDiff(old_path=old_path, new_path=new_path, hunks=tuple(hunks),
-                                  copy=copy))
+                                  copy=copy, git=git is not None))
             git = None
             continue
         i += 1
@@ -408,9 +508,15 @@ def _parse_diff(lines: list[bytes], label: str) -> tuple[FileDiff, ...]:
     return tuple(files)
 
 
-def _parse_hunk(lines: list[bytes], i: int, number: int, path: str,
-                label: str) -> tuple[Hunk, int]:
-    """The hunk whose header is ``lines[i]``, and the index of the line after it."""
+def _parse_hunk(lines: list[bytes], i: int, number: int, path: str, label: str,
+                crlf: bool = False) -> tuple[Hunk, int]:
+    """The hunk whose header is ``lines[i]``, and the index of the line after it; with
+    ``crlf``, the lines ending in CRLF are read as ending in LF."""
+
+    def at(k: int) -> bytes:
+        line = lines[k] if k < len(lines) else b""
+        return line[:-2] + b"\n" if crlf and line.endswith(b"\r\n") else line
+
     m = _HUNK.match(lines[i])
     if m is None:
         raise InputError(f"{label}: hunk {number} of {path} has a malformed header "
@@ -422,7 +528,7 @@ def _parse_hunk(lines: list[bytes], i: int, number: int, path: str,
     body: list[tuple[str, bytes]] = []
     k = i + 1
     while need_old > 0 or need_new > 0:
-        line = lines[k] if k < len(lines) else b""
+        line = at(k)
         if line[:1] == b"\\" and body:
             op, t = body[-1]
             body[-1] = (op, t[:-1] if t.endswith(b"\n") else t)
@@ -447,7 +553,7 @@ def _parse_hunk(lines: list[bytes], i: int, number: int, path: str,
                              "its header counts")
         body.append((op, t))
         k += 1
-    if k < len(lines) and lines[k][:1] == b"\\" and body:
+    if at(k)[:1] == b"\\" and body:
         op, t = body[-1]
         body[-1] = (op, t[:-1] if t.endswith(b"\n") else t)
         k += 1
@@ -485,16 +591,92 @@ def _locate(src: list[bytes], hunk: Hunk, guess: int, frozen: int) -> int | None
     return None
 
 
-def _contains(src: list[bytes], lines: list[bytes]) -> bool:
+def _nearest(lo: int, hi: int, guess: int) -> list[int]:
+    """``lo..hi`` ordered as :func:`_locate` tries them: nearest ``guess`` first, the later
+    first at equal distance."""
+    return sorted(range(lo, hi + 1), key=lambda p: (abs(p - guess), p < guess))
+
+
+def _find(src: list[bytes], lines: list[bytes], guess: int) -> int | None:
+    """The 0-based start of ``lines`` in ``src`` nearest ``guess``, or None."""
     m = len(lines)
-    return m > 0 and any(src[p:p + m] == lines for p in range(len(src) - m + 1))
+    return next((p for p in _nearest(0, len(src) - m, guess) if src[p:p + m] == lines), None) \
+        if m else None
+
+
+def _show(line: bytes) -> str:
+    """A line as messages quote it (Python's repr: tabs and a CR visible)."""
+    text = line.decode("utf-8", "replace")
+    text = text[:-1] if text.endswith("\n") else text
+    return repr(text if len(text) <= 120 else text[:117] + "...")
+
+
+def _lf(lines: list[bytes]) -> list[bytes]:
+    return [x[:-2] + b"\n" if x.endswith(b"\r\n") else x for x in lines]
+
+
+def _why(src: list[bytes], h: Hunk, guess: int, frozen: int, path: str) -> str:
+    """Why ``h`` matches nowhere in ``src`` (one file's lines): already applied; its lines
+    there with other line ends; there but out of the place it may apply at; or the first line
+    that differs where it fits best (expected and found, with the line number)."""
+    old, m, n = h.old, len(h.old), len(src)
+    if m == 0:
+        return (f"it adds lines at line {guess + 1}, inside what the previous hunk changed "
+                f"(up to line {frozen}): the hunks overlap or are out of order")
+    at = _find(src, old, guess)
+    if at is not None and at < frozen:
+        return (f"its {m} old lines are at line {at + 1}, inside what the previous hunk "
+                f"changed (up to line {frozen}): the hunks overlap or are out of order")
+    if at is not None:
+        lead = h.prefix < h.suffix
+        return (f"its {m} old lines are at line {at + 1}, but a hunk with less "
+                f"{'leading' if lead else 'trailing'} than {'trailing' if lead else 'leading'} "
+                f"context applies only at the {'start' if lead else 'end'} of the file (as in "
+                "GNU patch)")
+    new = _find(src, h.new, guess) if h.new != h.old else None
+    if new is not None:
+        return (f"it is already applied: its new text is at lines {new + 1}-{new + len(h.new)} "
+                f"of {path} (was the patch applied before?)")
+    if _find(_lf(src), _lf(old), guess) is not None:
+        ends = ("the hunk's lines end in CRLF and the file's in LF"
+                if _lf(old) != old else "the file's lines end in CRLF and the hunk's in LF")
+        return f"{ends}; its {m} old lines match {path} but for the line ends"
+    if h.prefix < h.suffix and h.old_start <= 1:
+        places = [0]
+    elif h.suffix < h.prefix:
+        places = [n - m]
+    else:
+        places = _nearest(frozen, n - m, min(max(guess, frozen), n - m))
+    places = [p for p in places if frozen <= p <= n - m]
+    if not places:
+        return (f"{path} has {n} line{'' if n == 1 else 's'}: the hunk's {m} old lines do "
+                "not fit "
+                + (f"after line {frozen}, the previous hunk's end" if frozen else "in it"))
+    best, score = guess, -1
+    for p in places:
+        eq = sum(a == b for a, b in zip(src[p:p + m], old, strict=True))
+        if eq > score:
+            best, score = p, eq
+    k = next(k for k in range(m) if src[best + k] != old[k])
+    what = ("its context" if [op for op, _ in h.lines if op != "+"][k] == " "
+            else "a line it removes")
+    found, expected = _show(src[best + k]), _show(old[k])
+    if found == expected:
+        found += " (without the newline at its end)" if not src[best + k].endswith(b"\n") \
+            else " (with a newline at its end)"
+    where = (f"where it fits best: lines {best + 1}-{best + m}, offset {best - guess}, {score} "
+             f"of its {m} old lines equal" if score else f"at no offset does any of its {m} old "
+             "lines match")
+    return (f"{what} differs from {path} at line {best + k + 1}: expected {expected}, found "
+            f"{found} ({where})")
 
 
 def apply_hunks(src: list[bytes], diff: FileDiff, label: str) -> list[bytes]:
     """``src`` (one file's lines) with every hunk of ``diff`` applied.
 
     Raises:
-        InputError: a hunk that matches nowhere, named by number and header.
+        InputError: a hunk that matches nowhere, named by number and header, with why
+            (:func:`_why`).
     """
     out: list[bytes] = []
     pos = 0  # lines of src before pos are done (a hunk may not match before it)
@@ -503,10 +685,9 @@ def apply_hunks(src: list[bytes], diff: FileDiff, label: str) -> list[bytes]:
         expected = h.old_start if h.old_len == 0 else h.old_start - 1
         at = _locate(src, h, expected + offset, pos)
         if at is None:
-            hint = (" (its new text is already there: applied before?)"
-                    if h.new != h.old and _contains(src, h.new) else "")
+            why = _why(src, h, expected + offset, pos, diff.path)
             raise InputError(f"{label}: hunk {h.number} of {diff.path} ({h.header}) does not "
-                             f"apply{hint}")
+                             f"apply: {why}")
         offset = at - expected
         # trailing context stays unapplied (GNU patch's "frozen" lines end before it): the
         # next hunk's leading context may match it again
@@ -539,38 +720,111 @@ def _write(root: Path, rel: str, data: bytes, base: Path) -> None:
     dst.write_bytes(data)
 
 
+def _best(names: Sequence[str]) -> str:
+    """GNU patch's best name: the fewest path components, then the shortest base name,
+    then the shortest name, then the first."""
+    return min(names, key=lambda p: (p.count("/"), len(p.rsplit("/", 1)[-1]), len(p),
+                                     names.index(p)))
+
+
+def pick_name(diff: FileDiff, root: Path, base: Path | None = None) -> str | None:
+    """The one file a diff without a git header patches when its old and new names differ
+    (quilt's ``--- a/mm/mm_init.c~patch-name`` / ``+++ a/mm/mm_init.c``, a hand-made
+    ``--- a/x.c.orig`` / ``+++ b/x.c``), chosen as GNU patch chooses it (patch(1), "patch
+    selects a file name from the candidate list"; pch.c ``best_name``): the best of the
+    names that are files in ``root``; if none is and the diff creates a file (no hunk has an
+    old line), the best of those needing the fewest new directories (in ``root`` or
+    ``base``); else None.  The file is patched in place, never renamed."""
+    names = [p for p in (diff.old_path, diff.new_path) if p is not None]
+    there = [p for p in names if (root / p).is_file()]
+    if there:
+        return _best(there)
+    if not diff.hunks or any(h.old_len for h in diff.hunks):
+        return None
+
+    def new_dirs(p: str) -> int:
+        parents = [d.as_posix() for d in Path(p).parents if d != Path(".")]
+        return sum(not ((root / d).is_dir() or (base is not None and (base / d).is_dir()))
+                   for d in parents)
+
+    fewest = min(new_dirs(p) for p in names)
+    return _best([p for p in names if new_dirs(p) == fewest])
+
+
+def _file_above(root: Path, rel: str, links: bool = False) -> str | None:
+    """The first directory of ``rel`` that is a file in ``root`` (or a link, unless
+    ``links``: a link to a directory is one), if any."""
+    parts = rel.split("/")
+    for k in range(1, len(parts)):
+        above = root.joinpath(*parts[:k])
+        if (above.is_symlink() and not links) or (above.exists() and not above.is_dir()):
+            return "/".join(parts[:k])
+    return None
+
+
 def apply_patch(patch: Patch, root: Path, base: Path) -> None:
     """Apply ``patch`` to the copy at ``root`` (``base``, the tree it was copied from, only
     names it in messages and is never written).
 
     Raises:
-        InputError: a file it patches is absent, a file it creates exists, or a hunk does
-            not apply.
+        InputError: a file it patches is absent, a file it creates exists (or lies under a
+            file), or a hunk does not apply.
     """
+    created: set[str] = set()
     for fd in patch.files:
+        old_path, new_path = fd.old_path, fd.new_path
+        named = ""
+        if not fd.git and old_path is not None and new_path is not None \
+                and old_path != new_path:
+            named = f"; the diff names it {old_path} and {new_path}"
+            picked = pick_name(fd, root, base)
+            if picked is None:
+                in_base = any((base / p).is_file() for p in (old_path, new_path))
+                why = (f"--linux {base} has neither" if not in_base
+                       else "an earlier patch removed it")
+                raise InputError(f"{patch.label}: patches {_best([old_path, new_path])}, "
+                                 f"which is not in the tree ({why}{named})")
+            old_path = picked if (root / picked).is_file() else None
+            new_path = picked
         src: list[bytes] = []
-        if fd.old_path is not None:
-            old = root / fd.old_path
+        if old_path is not None:
+            old = root / old_path
             if not old.is_file():
-                why = ("an earlier patch removed it" if (base / fd.old_path).is_file()
-                       else f"--linux {base} does not have it")
-                raise InputError(f"{patch.label}: patches {fd.old_path}, which is not in the "
+                why = ("it is a directory" if old.is_dir() else "an earlier patch removed it"
+                       if (base / old_path).is_file() else f"--linux {base} does not have it")
+                raise InputError(f"{patch.label}: patches {old_path}, which is not in the "
                                  f"tree ({why})")
             src = _lines(old.read_bytes())
-        if fd.new_path is not None and fd.new_path != fd.old_path and \
-                (root / fd.new_path).exists():
-            raise InputError(f"{patch.label}: creates {fd.new_path}, which is already in the "
-                             "tree")
-        out = apply_hunks(src, fd, patch.label)
-        if fd.new_path is None:
+        if new_path is not None and new_path != old_path:
+            verb = ("creates" if old_path is None
+                    else f"{'copies' if fd.copy else 'renames'} {old_path} to")
+            if (root / new_path).is_dir() and not (root / new_path).is_symlink():
+                raise InputError(f"{patch.label}: {verb} {new_path}, but the tree has a "
+                                 f"directory {new_path}")
+            if (root / new_path).exists():
+                raise InputError(f"{patch.label}: {verb} {new_path}, which is already in the "
+                                 "tree")
+            above = _file_above(root, new_path)
+            if above is not None:
+                origin = ("this patch creates it" if above in created
+                          else f"--linux {base} has it" if (base / above).is_file()
+                          else "an earlier patch creates it")
+                raise InputError(f"{patch.label}: {verb} {new_path}, but {above} is a file in "
+                                 f"the tree, not a directory ({origin})")
+        out = apply_hunks(src, evolve(fd, old_path=old_path, new_path=new_path) if named
+                          else fd, patch.label)
+        if new_path is None:
             if out:
-                raise InputError(f"{patch.label}: deletes {fd.old_path}, but {len(out)} of its "
+                raise InputError(f"{patch.label}: deletes {old_path}, but {len(out)} of its "
                                  "lines are not in the patch")
-            (root / fd.path).unlink()
+            assert old_path is not None
+            (root / old_path).unlink()
             continue
-        if fd.old_path is not None and fd.old_path != fd.new_path and not fd.copy:
-            (root / fd.old_path).unlink()
-        _write(root, fd.new_path, b"".join(out), base)
+        if old_path is not None and old_path != new_path and not fd.copy:
+            (root / old_path).unlink()
+        _write(root, new_path, b"".join(out), base)
+        if new_path != old_path:
+            created.add(new_path)
 
 
 # ---- the copy and its changes --------------------------------------------------------------
@@ -667,6 +921,12 @@ def prepare(base: Path, files: Sequence[str], patches: Sequence[Path], dest: Pat
     for rel in dict.fromkeys([*files, MAKEFILE, *touched]):
         if (base / rel).is_file():
             _write(dest, rel, (base / rel).read_bytes(), base)
+    for rel in touched:  # what is in the way of a file a patch creates, as in BASE
+        above = _file_above(base, rel, links=True)
+        if above is not None and (base / above).is_file():
+            _write(dest, above, (base / above).read_bytes(), base)
+        elif (base / rel).is_dir():
+            (dest / rel).mkdir(parents=True, exist_ok=True)
     for p in parsed:
         apply_patch(p, dest, base)
     changes = [file_change(rel, _read(base / rel), _read(dest / rel)) for rel in touched]
@@ -880,5 +1140,5 @@ def compare_trees(base: Path, patched: Path, files: Sequence[str]) -> tuple[Touc
 
 __all__ = ["ADDED", "CHANGED", "FILE_SCOPE", "MODIFIED", "REMOVED", "Applied", "Change",
            "FileChange", "FileDiff", "Hunk", "Patch", "Touched", "apply_hunks", "apply_patch",
-           "compare_trees", "diff_trees", "dry_run", "file_change", "parse_patches", "prepare",
-           "read_patches", "touched_functions"]
+           "compare_trees", "diff_trees", "dry_run", "file_change", "parse_patches", "pick_name",
+           "prepare", "read_patches", "touched_functions"]
