@@ -272,9 +272,9 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
 MAX_MODELS = 8
 
 #: a condition decided in one context: (the condition, True, False or the condition itself)
-_Decided = tuple[z3.BoolRef, z3.BoolRef]
+Decided = tuple[z3.BoolRef, z3.BoolRef]
 #: decisions per role constraint: id -> (the constraint, condition id -> decision)
-_Memo = dict[int, tuple[z3.BoolRef, dict[int, _Decided]]]
+Memo = dict[int, tuple[z3.BoolRef, dict[int, Decided]]]
 
 
 def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
@@ -383,7 +383,7 @@ def substitute_all(terms: Sequence[z3.ExprRef], subs: Sequence[tuple[z3.ExprRef,
 
 
 def specialise(terms: list[z3.BoolRef], context: z3.Solver,
-               decided: dict[int, _Decided],
+               decided: dict[int, Decided],
                models: list[z3.ModelRef] | None = None) -> list[z3.BoolRef]:
     """Each of ``terms`` simplified in the context of ``context``'s assertions.
 
@@ -596,6 +596,6 @@ def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult
                       reason="" if lemma_ok else "the loop lemmas are not proved")
 
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN", "MODELS",
-           "Evaluates", "HandPath", "Model", "ModelValues", "RoleResult", "check_lemmas", "free_first",
-           "merge_found", "model_for", "order_free", "order_not_covered", "specialise",
-           "substitute_all", "undisproved"]
+           "Decided", "Evaluates", "HandPath", "Memo", "Model", "ModelValues", "RoleResult",
+           "check_lemmas", "free_first", "merge_found", "model_for", "order_free",
+           "order_not_covered", "specialise", "substitute_all", "undisproved"]

@@ -79,10 +79,10 @@ from equiv.zone_device.obligations import roles_for
 from equiv.zone_device.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
 from equiv.zone_device.source.common import (
     MODELS,
+    Memo,
     Model,
     ModelValues,
     RoleResult,
-    _Memo,
     check_lemmas,
     merge_found,
     model_for,
@@ -480,7 +480,7 @@ def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages:
     lemma_ok = not why
     roles.append(RoleResult("hand_path_loop_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                             time.perf_counter() - t0, reason=why))
-    memo: _Memo = {}
+    memo: Memo = {}
     for name, groups in obs:
         t0 = time.perf_counter()
         out = _check_role_bounded(groups, assume, memo, timeout_ms)
@@ -547,7 +547,7 @@ def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, stat
     return obs
 
 
-def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
+def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: Memo,
                 timeout_ms: int) -> Verdict | str | tuple[z3.ModelRef, dict[str, int]]:
     """Decide one obligation, one query per group.
 
