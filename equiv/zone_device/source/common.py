@@ -636,13 +636,15 @@ def side_layout(sd: Side, cfg: Config) -> Layout:
 
 
 def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],
-             initial_pb: Callable[[Val], Val], oracle: Oracle | None,
+             initial_pb: Callable[[Val], Val] | None, oracle: Oracle | None,
              stack_init: Callable[[str, int], PageState] | None = None,
              summarise: bool = True) -> tuple[Interp, State]:
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c)
     interpreted from ``sd``'s text (:class:`~equiv.zone_device.source.cinterp.Interp`) on
     ``inp``, the struct pages, pageblock cells and struct locals starting as ``initial``,
-    ``initial_pb`` and ``stack_init`` give them; with ``summarise`` its loops summarised
+    ``initial_pb`` (None: the inputs' memory) and ``stack_init`` give them (the locals'
+    defaults: :meth:`~equiv.zone_device.source.cinterp.Interp.stack_init`); with
+    ``summarise`` its loops summarised
     (:mod:`equiv.zone_device.source.csummary`), else run as written.  The interpreter (what
     it read, trusted and summarised, the lemmas it needs) and the final state."""
     it = Interp(sd.tree, sd.env, sd.structs, sc, inp, oracle, summarise=summarise,

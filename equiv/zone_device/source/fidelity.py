@@ -77,7 +77,7 @@ from equiv.page_model import (
 )
 from equiv.zone_device.counterexample import ConcreteRun, page_diffs
 from equiv.zone_device.obligations import roles_for
-from equiv.zone_device.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
+from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.common import (
     MODELS,
     Memo,
@@ -164,14 +164,10 @@ def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.Array
 
 def _interp_run(st: Setup, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],
                 oracle: Oracle | None) -> tuple[Interp, State]:
-    it = Interp(st.tree, st.env, st.structs, sc, inp, oracle)
-    state = initial_state(inp, initial, it.canon)
-    zone = Ptr("obj", "struct zone", obj="zone", nonnull=True)
-    pgmap = Ptr("obj", "struct dev_pagemap", obj="pgmap", addr=inp.pgmap,
-                nonnull=bv.ne(inp.pgmap, bv.const_like(inp.pgmap, 0)))
-    state, _ = it.call("memmap_init_zone_device",
-                       [zone, CInt(inp.start_pfn), CInt(inp.nr_pages), pgmap], state)
-    return it, state
+    """The tree's run in the bounded search and its replay: loops as written, the pageblock
+    cells the inputs' own."""
+    return run_tree(Side("c", st.tree, st.env, st.structs), sc, inp, initial, None, oracle,
+                    summarise=False)
 
 
 def _read_pb(state: State, inp: Inputs, b: Val) -> Val:
