@@ -612,7 +612,7 @@ def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult
 
 @frozen(eq=False)
 class Side:
-    """One tree a source-derived proof interprets, parsed once: its text, the macros the
+    """One kernel tree to interpret (:func:`run_tree`), parsed once: its text, the macros the
     configuration resolves and its struct layouts (:mod:`equiv.zone_device.source.src_layout`)."""
 
     #: names the run's symbols: "base" or "patched" (``--patch``), "tree" (``--linux``),
@@ -642,11 +642,11 @@ def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageS
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c)
     interpreted from ``sd``'s text (:class:`~equiv.zone_device.source.cinterp.Interp`) on
     ``inp``, the struct pages, pageblock cells and struct locals starting as ``initial``,
-    ``initial_pb`` (None: the inputs' memory) and ``stack_init`` give them (the locals'
-    defaults: :meth:`~equiv.zone_device.source.cinterp.Interp.stack_init`); with
-    ``summarise`` its loops summarised
-    (:mod:`equiv.zone_device.source.csummary`), else run as written.  The interpreter (what
-    it read, trusted and summarised, the lemmas it needs) and the final state."""
+    ``initial_pb`` (None: the inputs' memory) and ``stack_init`` give them (None:
+    :meth:`~equiv.zone_device.source.cinterp.Interp.stack_init`'s default); with
+    ``summarise`` its loops summarised (:mod:`equiv.zone_device.source.csummary`), else run
+    as written.  The interpreter (what it read, trusted and summarised, the lemmas it needs)
+    and the final state."""
     it = Interp(sd.tree, sd.env, sd.structs, sc, inp, oracle, summarise=summarise,
                 label=sd.label, stack_init=stack_init)
     state = initial_state(inp, initial, it.canon, initial_pb)
