@@ -118,7 +118,7 @@ def profile(tree: Path, orders: list[int]) -> str:
                                ("loop lemmas (check_lemmas)", ("check_lemmas",)),
                                ("splitting sums (split_sums)", ("split_sums",)),
                                ("specialising role terms (specialise)", ("specialise",)),
-                               ("deciding roles (_check_role)", ("_check_role",))),
+                               ("deciding roles (check_role)", ("check_role",))),
                           wall, width=40)
     return "\n".join(lines)
 

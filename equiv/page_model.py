@@ -289,10 +289,10 @@ class Layout:
         if cfg.MEMCG or cfg.SLAB_OBJ_EXT:  # NR_PAGES_IN_LARGE_FOLIO
             v.append(View("_nr_pages", 56, 4, 1))
         views = tuple(v)
-        return cls(config=cfg, flags=fl, size=size, views=views, atoms=_atoms(views, size))
+        return cls(config=cfg, flags=fl, size=size, views=views, atoms=atoms_of(views, size))
 
 
-def _atoms(views: tuple[View, ...], size: int) -> tuple[Atom, ...]:
+def atoms_of(views: tuple[View, ...], size: int) -> tuple[Atom, ...]:
     """Partition ``[0, size)`` at every view boundary; bytes no view covers are padding."""
     cuts = {0, size}
     for v in views:

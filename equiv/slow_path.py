@@ -63,7 +63,7 @@ def mm_zero_struct_page(L: Layout, page: PageState) -> PageState:
     return page.zeroed("__init_single_page: mm_zero_struct_page")
 
 
-def _flags_field(L: Layout, page: PageState, name: str, value: Val | int, step: str) -> PageState:
+def flags_field(L: Layout, page: PageState, name: str, value: Val | int, step: str) -> PageState:
     """``set_page_zone/node/section``: ``f &= ~(X_MASK << X_PGSHIFT); f |= (v & X_MASK) << X_PGSHIFT``."""
     fld = L.flags.get(name)
     f = page.get(L, "flags")
@@ -78,13 +78,13 @@ def set_page_section_from_pfn(L: Layout, page: PageState, pfn: Val, step: str) -
     if not L.config.section_in_page_flags:
         return page
     nr = bv.lshr(pfn, L.config.pfn_section_shift)
-    return _flags_field(L, page, "SECTIONS", nr, step)
+    return flags_field(L, page, "SECTIONS", nr, step)
 
 
 def set_page_links(L: Layout, page: PageState, zone: int, nid: Val, pfn: Val) -> PageState:
     """``set_page_links()`` (mm.h): zone bits, node bits, then section bits if in flags."""
-    page = _flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
-    page = _flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
+    page = flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
+    page = flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
     return set_page_section_from_pfn(L, page, pfn, "set_page_links: set_page_section")
 
 
@@ -120,8 +120,8 @@ def page_kasan_tag_reset(L: Layout, page: PageState) -> PageState:
     cfg = L.config
     if not (cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS):
         return page
-    return _flags_field(L, page, "KASAN_TAG", cfg.KASAN_TAG_KERNEL ^ 0xFF,
-                        "__init_single_page: page_kasan_tag_reset")
+    return flags_field(L, page, "KASAN_TAG", cfg.KASAN_TAG_KERNEL ^ 0xFF,
+                       "__init_single_page: page_kasan_tag_reset")
 
 
 LinksFn = Callable[[Layout, PageState, int, Val, Val], PageState]

@@ -51,8 +51,8 @@ from equiv.page_model import Layout, Memory, PageState, ite_page, sym_ite_mem
 from equiv.slow_path import (
     InitFn,
     TailFn,
-    _flags_field,
     early_return,
+    flags_field,
     init_pageblock_migratetype,
     init_zone_device_page,
     memmap_init_compound,
@@ -112,11 +112,11 @@ def _generic_path(init: InitFn, tail_fn: TailFn | None = None, tail_end_delta: i
 def set_page_links_open_coded(L: Layout, page: PageState, zone: int, nid: Val, pfn: Val) -> PageState:
     """``set_page_links()`` before v11 patch 2: zone, node, then the open-coded
     ``#ifdef SECTION_IN_PAGE_FLAGS set_page_section(page, pfn_to_section_nr(pfn)) #endif``."""
-    page = _flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
-    page = _flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
+    page = flags_field(L, page, "ZONES", zone, "set_page_links: set_page_zone")
+    page = flags_field(L, page, "NODES", nid, "set_page_links: set_page_node")
     if L.config.section_in_page_flags:
-        page = _flags_field(L, page, "SECTIONS", bv.lshr(pfn, L.config.pfn_section_shift),
-                            "set_page_links: set_page_section")
+        page = flags_field(L, page, "SECTIONS", bv.lshr(pfn, L.config.pfn_section_shift),
+                           "set_page_links: set_page_section")
     return page
 
 

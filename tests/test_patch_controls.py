@@ -38,9 +38,9 @@ from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 from equiv.config import PRESETS
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
-from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.common import RoleResult, side
 from equiv.zone_device.source.files import FILES, load_tree
-from equiv.zone_device.source.patchproof import PatchCell, check_patch_cell, side
+from equiv.zone_device.source.patchproof import PatchCell, check_patch_cell
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))

@@ -32,10 +32,11 @@ from equiv.linux.patch import prepare
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
 from equiv.zone_device.source import cinterp
+from equiv.zone_device.source.common import run_tree, side, side_layout
 from equiv.zone_device.source.csummary import CLemma
 from equiv.zone_device.source.fidelity import check_lemmas
 from equiv.zone_device.source.files import FILES, load_tree
-from equiv.zone_device.source.patchproof import _layout, _run, check_patch_cell, side
+from equiv.zone_device.source.patchproof import check_patch_cell
 
 DATA = Path(__file__).parent / "data" / "zone-device-backport-6.12"
 SERIES = sorted((DATA / "series").glob("*.patch"))
@@ -53,7 +54,7 @@ def _tree(base: Path, tmp: Path, *extra: str) -> Path:
 def _pages(root: Path, order: int, ptype: MemoryType, altmap: tuple[int, int] | None,
            nr: int, summarise: bool, monkeypatch: pytest.MonkeyPatch) -> dict[int, int]:
     sd = side("t", load_tree(root), CFG)
-    L = _layout(sd, CFG)
+    L = side_layout(sd, CFG)
     sc = Scenario(L, ptype, order)
     start = 0x40000
     inp = concrete_inputs(L, start_pfn=start, nr_pages=nr, pgmap_type=int(ptype), altmap=altmap)
@@ -68,7 +69,7 @@ def _pages(root: Path, order: int, ptype: MemoryType, altmap: tuple[int, int] | 
         return CBV((int(b) * 5 + 3) & 0xFF, PB_BITS)  # type: ignore[call-overload]
 
     monkeypatch.setattr(cinterp, "CONCRETE_UNROLL", -1 if summarise else 10**9)
-    it, st = _run(sd, sc, inp, initial, cell, None)
+    it, st = run_tree(sd, sc, inp, initial, cell, None)
     assert it.summarised or not summarise or nr == 0
     out = {p: int(st.mem.read_any(CBV(p, 64)).bits) for p in range(start - 3, start + nr + 3)}
     for b in range((start >> 9) - 1, ((start + nr) >> 9) + 2):

@@ -149,14 +149,14 @@ def active_children(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Node]:
             yield c
 
 
-class _Body:
+class Body:
     """A pseudo node: a list of children (the taken branch of a conditional)."""
 
     def __init__(self, children: list[Node]) -> None:
         self.children = children
 
 
-def taken_branch(src: bytes, node: Node, env: MacroEnv) -> _Body | None:
+def taken_branch(src: bytes, node: Node, env: MacroEnv) -> Body | None:
     """The children of the branch of ``#if/#ifdef ... #elif ... #else ... #endif`` taken."""
     cur: Node | None = node
     while cur is not None:
@@ -178,7 +178,7 @@ def taken_branch(src: bytes, node: Node, env: MacroEnv) -> _Body | None:
                     if cur.field_name_for_child(i) not in skip and c.type not in
                     ("#if", "#ifdef", "#ifndef", "#elif", "#elifdef", "#elifndef", "#else",
                      "#endif", "\n")]
-            return _Body(kids)
+            return Body(kids)
         cur = alt
     return None
 
@@ -439,5 +439,5 @@ def _enum_expr(expr: str, known: dict[str, int]) -> int:
     return -1  # not needed by the model; marked as unknown
 
 
-__all__ = ["MAKEFILE", "Definition", "KernelTree", "MacroEnv", "Parent", "active_children", "child",
+__all__ = ["MAKEFILE", "Body", "Definition", "KernelTree", "MacroEnv", "Parent", "active_children", "child",
            "definition_lines", "enum_values", "eval_condition", "parser", "taken_branch", "text"]

@@ -25,7 +25,6 @@ A struct page read by one kernel and not the other (status) is a difference too.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
 
 from attrs import frozen
 
@@ -193,8 +192,3 @@ def compare_dumps(a: Dump, b: Dump, name: str = "") -> DumpComparison:
     return DumpComparison(name, lay, tuple(pg), compared, unread, tuple(status), raw_equal,
                           by_meaning, tuple(diffs), tuple(sorted(kinds.items())),
                           min(len(a.pageblocks), len(b.pageblocks)), tuple(pbd))
-
-
-def describe_all(results: Sequence[DumpComparison], a: str, b: str) -> str:
-    """The summaries of several namespaces, one block each."""
-    return "\n".join(r.summary(a, b) for r in results)

@@ -5,8 +5,8 @@ module adds a second opinion from the text of the same kernel: ``memmap_init_zon
 of Debian's ``linux-source-6.12`` (the source package of the binary that was booted, the
 files :data:`equiv.zone_device.source.files.FILES`), run by the C interpreter of
 :mod:`equiv.zone_device.source`
-(:func:`equiv.zone_device.source.patchproof._run`, loops as written) on the dump's own inputs, in the
-concrete domain.  The interpreter takes a few milliseconds per struct page, so it is run on
+(:func:`equiv.zone_device.source.common.run_tree`, loops as written) on the dump's own inputs,
+in the concrete domain.  The interpreter takes a few milliseconds per struct page, so it is run on
 the first compound of the namespace only (the first :data:`ORDER0_PAGES` pages at order 0),
 and only where one compound is at most :data:`MAX_PAGES` struct pages or its vmemmap is
 deduplicated (then the C writes 128 of them); every struct page it writes there is compared
@@ -138,8 +138,8 @@ def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
 def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
     """Interpret the tree at ``root`` on the dump's inputs for its first compound and compare
     the struct pages it writes with the dump's."""
+    from equiv.zone_device.source.common import run_tree, side, side_layout
     from equiv.zone_device.source.files import load_tree
-    from equiv.zone_device.source.patchproof import _layout, _run, side
 
     kl, pg = dump.layout, dump.pgmap
     if pg is None or len(pg.ranges) != 1:
@@ -154,7 +154,7 @@ def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
     altmap = pg.altmap_valid(kl)
     model_cfg = evolve(cfg, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=False) if altmap else cfg
     sd = side("live", tree, model_cfg)
-    L = _layout(sd, model_cfg)
+    L = side_layout(sd, model_cfg)
     order = pg.vmemmap_shift
     sc = Scenario(L, MemoryType(pg.type), order)
     stride = 1 << order
@@ -184,9 +184,9 @@ def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
     unwritten = ((),) * L.size
     pattern = int.from_bytes(b"\x5a" * L.size, "little")
     try:
-        _it, state = _run(sd, sc, inp, lambda _pfn: PageState(bits=CBV(pattern, 8 * L.size),
-                                                              origin=unwritten),
-                          lambda _b: CBV(0, PB_BITS), None, None, summarise=False)
+        _it, state = run_tree(sd, sc, inp, lambda _pfn: PageState(bits=CBV(pattern, 8 * L.size),
+                                                                  origin=unwritten),
+                              lambda _b: CBV(0, PB_BITS), None, None, summarise=False)
     except InputError as e:
         return CTextResult(reason=f"the interpreter stopped: {e}", tree=str(root))
     diffs: list[LiveDiff] = []

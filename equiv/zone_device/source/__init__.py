@@ -1,11 +1,23 @@
-"""The zone-device subject's kernel-source tooling (``--linux`` and ``--btf``): the C
-interpreter over struct pages (:mod:`~equiv.zone_device.source.cinterp`), the proof derived from a
-tree's own slow path (:mod:`~equiv.zone_device.source.fidelity`), the model-vs-source drift report
-(:mod:`~equiv.zone_device.source.drift`, :mod:`~equiv.zone_device.source.drift_tables`,
-:mod:`~equiv.zone_device.source.src_layout`), the 6.12.y slow path
-(:mod:`~equiv.zone_device.source.slow_v612y`),
-the layout-vs-BTF check (:mod:`~equiv.zone_device.source.layout_check`), the files and macros read
-(:mod:`~equiv.zone_device.source.files`), the option handling (:mod:`~equiv.zone_device.source.cli`) and their
-reports (:mod:`~equiv.zone_device.source.present`).  It builds on the zone-device model (the top-level
-modules) and on the readers in :mod:`equiv.linux`.
+"""The zone-device subject's kernel-source tooling: the model checked against a kernel
+tree's own C (``--linux``), a patch proved from its C text (``--linux --patch``,
+``--against``) and the model's layout against a built kernel's BTF (``--btf``).  It builds
+on the card's model (the top-level modules) and on the readers in :mod:`equiv.linux`.
+
+    cli            the options of ``--linux``, ``--patch``, ``--against``, and what they run
+    files          the files and macros of a tree the tooling reads
+    src_layout     struct page / struct folio layout computed from a tree's mm_types.h
+    drift          the drift report: does a tree still do what the model mirrors?
+    drift_tables   the effects each hand-written model mirrors, per modelled function
+    cstate         the C interpreter's values and state: values, memory layers, frames
+    cinterp        the C interpreter: kernel functions run from a tree's text over struct pages
+    csummary       the interpreter's loop summaries and their lemmas
+    common         what both source-derived proofs share: the hand models, the lemma check,
+                   a tree's run, a page role's query and the decision of a cell's roles
+    fidelity       ``--linux``'s proof: a tree's C against the hand-written slow path
+    patchproof     ``--patch``'s proof: a patched tree's C against the base tree's
+    slow_v612y     the 6.12 stable slow path (6.12.117), written by hand
+    layout_check   the model's struct page against a built kernel's BTF (``--btf``)
+    present        the reports of ``--linux`` and ``--btf``, as text or JSON
+    patch_present  the reports of ``--patch`` / ``--against`` (text, JSON, SARIF, JUnit XML)
+                   and the ``--list`` section on what the C interpreter reads
 """

@@ -71,11 +71,14 @@ from equiv.zone_device.source.cstate import (
     BaseLayer,
     CCond,
     CInt,
+    Frame,
     InterpError,
     KeyCanon,
+    Lazy,
     Loc,
     MergeLayer,
     Oracle,
+    Outcome,
     PageStore,
     Poison,
     Ptr,
@@ -99,16 +102,6 @@ MAX_TRIPS = 300
 MAX_TRIPS_SUMMARISED = 32
 #: Deepest call nesting.
 MAX_DEPTH = 24
-
-
-@frozen(eq=False)
-class Lazy:
-    """A macro argument, evaluated where the macro body uses it."""
-
-    node: Node
-    src: bytes
-    frame: Frame
-
 
 
 # ---- trusted helpers -------------------------------------------------------------------------
@@ -175,34 +168,6 @@ TRUSTED: dict[str, Trusted] = dict((
 
 
 # ---- the interpreter -----------------------------------------------------------------------
-
-
-@frozen(eq=False)
-class Frame:
-    """Where an expression is evaluated: the function's source and macro bindings."""
-
-    src: bytes
-    file: str
-    fn: str
-    macro_args: dict[str, Lazy]
-    #: the file's line of ``src``'s first line (a macro body is parsed on its own)
-    first_line: int = 1
-    #: a function-like macro's body: its operations on numerals are folded
-    fold: bool = False
-
-    def at(self, node: Node) -> str:
-        """``file:line`` of a node of this frame's source."""
-        return f"{self.file}:{self.first_line + node.start_point[0]}"
-
-
-class Outcome:
-    """States leaving a statement, by how they leave it."""
-
-    def __init__(self) -> None:
-        self.normal: list[State] = []
-        self.ret: list[tuple[State, Value | None]] = []
-        self.brk: list[State] = []
-        self.cont: list[State] = []
 
 
 class Interp:

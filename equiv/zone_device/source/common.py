@@ -1,8 +1,12 @@
 """What the source-derived proofs share: the hand-written models a tree is checked against,
-the loop-summary lemma check, and the specialisation of a role's terms to its constraint.
+the loop-summary lemma check, the specialisation of a role's terms to its constraint, a
+tree's run of ``memmap_init_zone_device()`` (:func:`run_tree`), a page role's query
+(:func:`check_role`) and everything a cell decides once its sides are interpreted
+(:func:`prove_roles`).
 
 Used by ``--linux`` (:mod:`equiv.zone_device.source.fidelity`: a tree against the hand model) and
-``--patch``/``--against`` (:mod:`equiv.zone_device.source.patchproof`: two trees against each other).
+``--patch``/``--against`` (:mod:`equiv.zone_device.source.patchproof`: two trees against each other);
+``--live`` runs a tree's C on a dump's inputs through :func:`run_tree`.
 """
 
 from __future__ import annotations
@@ -15,17 +19,24 @@ from typing import Protocol
 import z3
 from attrs import evolve, frozen
 
+from equiv.config import Config
+from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
+from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict
-from equiv.linux.ktree import KernelTree
+from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario, assumptions
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import FieldDiff
-from equiv.zone_device.source.csummary import CLemma
+from equiv.zone_device.source.cinterp import Interp, initial_state
+from equiv.zone_device.source.cstate import Case, CInt, InterpError, Oracle, Ptr, Renaming, State
+from equiv.zone_device.source.csummary import CLemma, has_select
+from equiv.zone_device.source.files import macro_env
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
+from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
 HandPath = Callable[[Ctx, Scenario, Inputs], Memory]
 
@@ -272,9 +283,9 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
 MAX_MODELS = 8
 
 #: a condition decided in one context: (the condition, True, False or the condition itself)
-_Decided = tuple[z3.BoolRef, z3.BoolRef]
+Decided = tuple[z3.BoolRef, z3.BoolRef]
 #: decisions per role constraint: id -> (the constraint, condition id -> decision)
-_Memo = dict[int, tuple[z3.BoolRef, dict[int, _Decided]]]
+Memo = dict[int, tuple[z3.BoolRef, dict[int, Decided]]]
 
 
 def _scan(terms: list[z3.BoolRef], decide: Callable[[z3.BoolRef], bool | None]
@@ -383,7 +394,7 @@ def substitute_all(terms: Sequence[z3.ExprRef], subs: Sequence[tuple[z3.ExprRef,
 
 
 def specialise(terms: list[z3.BoolRef], context: z3.Solver,
-               decided: dict[int, _Decided],
+               decided: dict[int, Decided],
                models: list[z3.ModelRef] | None = None) -> list[z3.BoolRef]:
     """Each of ``terms`` simplified in the context of ``context``'s assertions.
 
@@ -595,7 +606,503 @@ def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult
     return RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
                       reason="" if lemma_ok else "the loop lemmas are not proved")
 
-__all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN", "MODELS",
-           "Evaluates", "HandPath", "Model", "ModelValues", "RoleResult", "check_lemmas", "free_first",
-           "merge_found", "model_for", "order_free", "order_not_covered", "specialise",
-           "substitute_all", "undisproved"]
+
+# ---- one tree's run ------------------------------------------------------------------------
+
+
+@frozen(eq=False)
+class Side:
+    """One kernel tree to interpret (:func:`run_tree`), parsed once: its text, the macros the
+    configuration resolves and its struct layouts (:mod:`equiv.zone_device.source.src_layout`)."""
+
+    #: names the run's symbols: "base" or "patched" (``--patch``), "tree" (``--linux``),
+    #: "live" (``--live``)
+    label: str
+    tree: KernelTree
+    env: MacroEnv
+    structs: dict[str, SrcStruct]
+
+
+def side(label: str, tree: KernelTree, cfg: Config) -> Side:
+    """The tree ``tree`` read for the configuration ``cfg``."""
+    env = macro_env(cfg)
+    return Side(label, tree, env, source_structs(tree, env))
+
+
+def side_layout(sd: Side, cfg: Config) -> Layout:
+    """The struct page layout of ``cfg`` as the hand model of ``sd``'s kernel version
+    (:func:`model_for`) lays it out."""
+    return model_for(sd.tree, None).layout(Layout.from_config(cfg))
+
+
+def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],
+             initial_pb: Callable[[Val], Val] | None, oracle: Oracle | None,
+             stack_init: Callable[[str, int], PageState] | None = None,
+             summarise: bool = True) -> tuple[Interp, State]:
+    """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c)
+    interpreted from ``sd``'s text (:class:`~equiv.zone_device.source.cinterp.Interp`) on
+    ``inp``, the struct pages, pageblock cells and struct locals starting as ``initial``,
+    ``initial_pb`` (None: the inputs' memory) and ``stack_init`` give them (None:
+    :meth:`~equiv.zone_device.source.cinterp.Interp.stack_init`'s default); with
+    ``summarise`` its loops summarised (:mod:`equiv.zone_device.source.csummary`), else run
+    as written.  The interpreter (what it read, trusted and summarised, the lemmas it needs)
+    and the final state."""
+    it = Interp(sd.tree, sd.env, sd.structs, sc, inp, oracle, summarise=summarise,
+                label=sd.label, stack_init=stack_init)
+    state = initial_state(inp, initial, it.canon, initial_pb)
+    zone = Ptr("obj", "struct zone", obj="zone", nonnull=True)
+    pgmap = Ptr("obj", "struct dev_pagemap", obj="pgmap", addr=inp.pgmap,
+                nonnull=bv.ne(inp.pgmap, bv.const_like(inp.pgmap, 0)))
+    state, _ = it.call("memmap_init_zone_device",
+                       [zone, CInt(inp.start_pfn), CInt(inp.nr_pages), pgmap], state)
+    return it, state
+
+
+# ---- a page role's query -------------------------------------------------------------------
+
+
+#: compounds named one by one in a role's query (the loops' first iterations are peeled, so
+#: the first compounds are written by other statements than the rest); the others together
+SPLIT_COMPOUNDS = 4
+#: budget of one query deciding an ite condition of a role's terms (ms)
+DECIDE_MS = 2_000
+
+
+def no_wrap(sc: Scenario, c: z3.BitVecRef) -> z3.BoolRef:
+    """``c << order`` does not wrap: ``c < 2^(64 - order)`` (the pages below the first
+    pfn are the compounds past the last one, modulo 2^64); the order may be a class's."""
+    if not sc.is_class:
+        return z3.ULT(c, z3.BitVecVal(1 << (64 - sc.order), 64)) if sc.order else z3.BoolVal(True)
+    return z3.ULT(c, z3.BitVecVal(1, 64) << (64 - sc.order_v))
+
+
+def class_miss(out: object) -> str:
+    """Why an order class's probe does not prove a role (``out`` as a role's query gives
+    it): no verdict for the class, each order decides in its own cell."""
+    what = ("a difference at some order of the class" if isinstance(out, RenamedModel)
+            else "VACUOUS" if out is Verdict.VACUOUS else f"unknown: {out}")
+    return f"not proved for the whole order class ({what}): decided per order"
+
+
+def as_bool(c: bool | z3.BoolRef) -> z3.BoolRef:
+    """A condition of either domain as a z3 term (``True``/``False`` as z3's constants)."""
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
+def words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
+    """``a == b`` as one equation per 64-bit word (a struct page's words are decided apart)."""
+    w = a.size()
+    if w <= 64:
+        return a == b
+    return z3.And(*(z3.Extract(min(hi, w) - 1, lo, a) == z3.Extract(min(hi, w) - 1, lo, b)
+                    for lo, hi in ((lo, lo + 64) for lo in range(0, w, 64))))
+
+
+class _Context:
+    """A role's solver for :func:`specialise`: a condition over scalars only is decided by a
+    bit-vector solver with uninterpreted functions (QF_UFBV: ``early_section()`` is one)
+    holding the same assertions, much faster than the array solver on the pfn arithmetic
+    (plain QF_BV gave up at once on every condition with ``early_section()``); one that
+    reads a struct page by the full solver."""
+
+    def __init__(self, full: z3.Solver, scalar: z3.Solver) -> None:
+        self.full, self.scalar = full, scalar
+        self._last: z3.Solver | None = None
+        self._model: z3.ModelRef | None = None
+
+    def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
+        if all(not has_select(x) for x in extra):
+            try:
+                r = self.scalar.check(*extra)
+                self._last = self.scalar
+                return r
+            except z3.Z3Exception:  # a term the scalar solver refuses: the full solver
+                pass
+        self._last = self.full
+        return self.full.check(*extra)
+
+    def model(self) -> z3.ModelRef:
+        """A model of the assertions (computed once: they do not change)."""
+        if self._model is None:
+            self.full.check()
+            self._model = self.full.model()
+        return self._model
+
+    def last_model(self) -> z3.ModelRef:
+        """The model of the last check (which was satisfiable)."""
+        if self._last is None:
+            raise z3.Z3Exception("no check yet")
+        return self._last.model()
+
+
+class _Shared:
+    """One context of a role's cases, shared by the roles whose case has the same assertions
+    once the fixed indices are put in (the head, tail 1 and tail 2 of compound ``c == 0``
+    under one altmap case are one context): its solver, whether the assertions hold, and
+    what :func:`specialise` decided in it."""
+
+    def __init__(self, hyp: list[z3.BoolRef], timeout_ms: int) -> None:
+        self.hyp = hyp
+        self.solver = z3.SolverFor("QF_AUFBV")
+        self.solver.set("timeout", timeout_ms)
+        self.solver.add(*hyp)
+        self._present: z3.CheckSatResult | None = None
+        self.reason = ""
+        self._context: _Context | None = None
+        self.decided: dict[int, tuple[z3.BoolRef, z3.BoolRef]] = {}
+        self.models: list[z3.ModelRef] = []
+
+    @property
+    def present(self) -> z3.CheckSatResult:
+        """Whether the assertions hold (asked on first use; ``reason`` says why unknown)."""
+        if self._present is None:
+            self._present = self.solver.check()
+            if self._present == z3.unknown:
+                self.reason = self.solver.reason_unknown()
+        return self._present
+
+    @property
+    def context(self) -> _Context:
+        """The solvers :func:`specialise` asks (made on first use)."""
+        if self._context is None:
+            # deciding an ite condition is an optimisation: an undecided one stays in the
+            # term, so these queries get a short budget
+            scalar = z3.SolverFor("QF_UFBV")
+            scalar.set("timeout", DECIDE_MS)
+            scalar.add(*self.hyp)
+            full = z3.SolverFor("QF_AUFBV")
+            full.set("timeout", DECIDE_MS)
+            full.add(*self.hyp)
+            self._context = _Context(full, scalar)
+        return self._context
+
+
+#: the contexts of one cell's roles by the ids of their assertions (each entry holds them)
+Contexts = dict[tuple[int, ...], _Shared]
+
+
+class RenamedModel:
+    """A model of a role's query, read in the cell's variables: the query may rename them
+    (``rename`` gives each renamed variable as a term of the query's variables; empty:
+    none renamed).  Every model a role returns is one of these, so none is mistaken for a
+    verdict."""
+
+    def __init__(self, model: z3.ModelRef, rename: Renaming) -> None:
+        self.model, self.rename = model, rename
+
+    def eval(self, e: z3.ExprRef, model_completion: bool = False) -> z3.ExprRef:
+        return self.model.eval(z3.substitute(e, *self.rename), model_completion=model_completion)
+
+
+def _first_pfn_renaming(inp: Inputs, on: bool) -> Renaming:
+    """With an altmap, the range's first pfn ``start_pfn + reserve + free`` and its page
+    count ``nr_pages - reserve - free`` as two fresh inputs F and N (a bijection of the
+    inputs: ``start_pfn = F - reserve - free``, ``nr_pages = N + reserve + free``): both
+    trees' terms and the role's index then name the first pfn in one form, which the
+    rewriter cancels syntactically."""
+    if not on:
+        return []
+    off = inp.altmap_reserve + inp.altmap_free
+    f, n = z3.BitVec("first_pfn", 64), z3.BitVec("first_nr_pages", 64)
+    return [(inp.start_pfn, f - off), (inp.nr_pages, n + off)]
+
+
+def _tail_renaming(t: z3.BitVecRef, order: int) -> Renaming:
+    """A tail index below the compound size, ``t < 2**order``, as the zero extension of an
+    ``order``-bit variable: the page's pfn ``first + (c << order) + t`` is then a
+    concatenation, which :func:`split_sums` keeps split through the loop summaries' owner
+    and block arithmetic.  (Exact under the role's ``t < stride``; for an order class,
+    ``order`` is its highest order: ``t < stride <= 2**order``.)"""
+    if order == 0:
+        return [(t, z3.BitVecVal(0, 64))]
+    return [(t, z3.ZeroExt(64 - order, z3.BitVec("t_low", order)))]
+
+
+def altmap_cases(inp: Inputs) -> list[Case]:
+    """Without and with an altmap, the latter with the first pfn in one form
+    (:func:`_first_pfn_renaming`): the split under which the interpreter's oracle decides
+    (each case's terms are simpler than the two together: at order 9 the patched tree's
+    interpretation took 7.5 s instead of 59 s).  The loop lemmas are not split: measured,
+    they took longer split (98 s against 73 s at order 9)."""
+    a = inp.altmap_valid
+    return [(z3.Not(a), [(a, z3.BoolVal(False))]),
+            (a, [(a, z3.BoolVal(True)), *_first_pfn_renaming(inp, True)])]
+
+
+def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.BoolRef],
+               c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
+               timeout_ms: int, split: int = SPLIT_COMPOUNDS,
+               contexts: Contexts | None = None, free: list[z3.BoolRef] | None = None,
+               what: str = "") -> Verdict | str | RenamedModel:
+    """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
+    difference.  The role is split by compound (``c == 0 .. split - 1`` and the
+    rest; one case for the pages outside the range and for the bitmap) and by altmap, the
+    index and first pfn are renamed (:func:`_tail_renaming`, :func:`_first_pfn_renaming`),
+    and in each case the ``ite`` conditions of both trees' pages are decided first
+    (:func:`specialise`).  ``contexts`` keeps each case's context for the next role (one
+    per cell: the roles' cases that are one query context share their decisions).  With
+    ``free`` (the order-free part of ``assume``, :func:`order_free`) each case
+    is first asked under those alone (as the loop lemmas are, :func:`check_lemmas`): the
+    pageblock cells of a tree whose pageblock loop the order does not enter are then proved
+    once per process.  ``what`` tells apart the claims one cell asks of one role
+    (:func:`free_first` names each case by role, ``what`` and case)."""
+    fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
+        _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
+    cases0: list[tuple[z3.BoolRef, Renaming]]
+    if name == "outside_equal" or name == "pageblock_equal":
+        cases0 = [(cons, subs_t)]
+    else:
+        cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
+                  for i in range(split)]
+        cases0.append((z3.And(cons, z3.UGE(c, split)), subs_t))
+    # with and without an altmap: the first pfn in one form (see _first_pfn_renaming)
+    altmap = inp.altmap_valid
+    parts0 = same.children() if z3.is_and(same) else [same]
+    any_present = False
+    if contexts is None:
+        contexts = {}
+
+    def context(hyp: list[z3.BoolRef], fixed: Renaming) -> _Shared:
+        # the queries are asked with the fixed indices put into the assertions too (the
+        # terms no longer mention them): equisatisfiable, and the same context for every
+        # role of this compound, whose decisions are then shared
+        hyp_q = [z3.simplify(z3.substitute(h, *fixed)) for h in hyp] if fixed else hyp
+        key = tuple(h.get_id() for h in hyp_q)
+        ctx = contexts.get(key)
+        if ctx is None:
+            ctx = contexts[key] = _Shared(hyp_q, timeout_ms)
+        return ctx
+
+    proved: list[tuple[list[z3.BoolRef], Renaming]] = []
+    for i, ((case0, subs0), on) in enumerate((cs, on) for cs in cases0 for on in (False, True)):
+        fwd = _first_pfn_renaming(inp, on)
+        # the variables the query keeps (c when not fixed, t's low bits), as the model
+        # will name them: the fixed values go into the terms only
+        rename = [*fwd, *(x for x in subs_t if not z3.is_bv_value(x[1]))]
+        subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
+        case = [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
+        hyp = [*(z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume),
+               *case]
+        fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
+        # a fixed index is put into the terms first: most of their ite conditions (is
+        # this pfn that struct page?) then fold syntactically
+        parts = substitute_all(parts0, subs, split_sums)
+        tag, key, fhyp = (name, what, str(i)), (), []
+        try_free = False
+        if free is not None:
+            # first under the order-free assumptions alone: proved there, it is proved here,
+            # and the next cell that asks the same case takes the proof (FREE_PROVED)
+            fhyp = [*(z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd))
+                      for a in free), *case]
+            fhyp = [z3.simplify(z3.substitute(h, *fixed)) for h in fhyp] if fixed else fhyp
+            key = (*(h.get_id() for h in fhyp), -1, *(p.get_id() for p in parts))
+            try_free = free_first(tag, key, [*fhyp, *parts])
+            if try_free and key in FREE_PROVED:
+                proved.append((hyp, fixed))  # whether it can hold is asked only if needed
+                continue
+        ctx = context(hyp, fixed)
+        if ctx.present == z3.unsat:
+            continue
+        if ctx.present != z3.sat:
+            return f"role constraint: {ctx.reason}"
+        any_present = True
+        if try_free:
+            if _case_words(name, context(fhyp, []), parts, [], [], timeout_ms,
+                           free=True) is None:
+                FREE_PROVED[key] = [*fhyp, *parts]
+                continue
+            FREE_FAILED.add(tag)
+        out = _case_words(name, ctx, parts, hyp if fixed else [], rename, timeout_ms)
+        if out is not None:
+            return out
+    # the cases proved by an earlier cell: the role is VACUOUS only if none of them (nor any
+    # other case) can hold
+    for hyp, fixed in proved if not any_present else []:
+        ctx = context(hyp, fixed)
+        if ctx.present == z3.sat:
+            any_present = True
+            break
+        if ctx.present != z3.unsat:
+            return f"role constraint: {ctx.reason}"
+    return Verdict.PROVED if any_present else Verdict.VACUOUS
+
+
+def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.BoolRef],
+                rename: Renaming, timeout_ms: int, free: bool = False) -> str | RenamedModel | None:
+    """One case of a role in its context: the words' differences specialised
+    (:func:`specialise`), then each asked; None if none can differ, else the solver's
+    reason for an unknown answer or a model of a difference (``hyp``: the case's assertions
+    with its fixed indices, which the model must name; empty if it has none).  With
+    ``free`` (the context has only the order-free assumptions) a difference is no finding:
+    "" is returned for it, and the case is asked again with every assumption."""
+    t0 = time.perf_counter()
+    diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models)
+    live = [d for d in diffs if not z3.is_false(d)]
+    log.debug("%s%s: specialised in %.1fs, %d live words", name, " (order-free)" if free else "",
+              time.perf_counter() - t0, len(live))
+    s = ctx.solver
+    for d in live:
+        t0 = time.perf_counter()
+        r = s.check(d)
+        log.debug("  word: %s %.1fs", r, time.perf_counter() - t0)
+        if free and r != z3.unsat:
+            return ""
+        if r == z3.sat and hyp:
+            # the model must name the fixed indices: asked again of the assertions that
+            # keep them
+            s = z3.SolverFor("QF_AUFBV")
+            s.set("timeout", timeout_ms)
+            s.add(*hyp)
+            r = s.check(d)
+        if r == z3.sat:
+            return RenamedModel(s.model(), rename)
+        if r != z3.unsat:
+            return f"solver: {s.reason_unknown()}"
+    return None
+
+
+# ---- a cell's page roles -------------------------------------------------------------------
+
+
+def role_result(name: str, out: Verdict | str | RenamedModel, dt: float, lemma_ok: bool,
+                is_class: bool, refute: Callable[[str, RenamedModel, float], RoleResult]
+                ) -> RoleResult:
+    """The result of a page role whose query (:func:`check_role`) gave ``out``, in a cell
+    of either source-derived proof (``--patch``'s, ``--linux``'s).  An order class's probe
+    proves everything or stands for nothing: a role it does not prove is UNKNOWN there
+    (:func:`class_miss`; each order is then decided, any difference replayed, in its own
+    cell, and the caller stops the probe).  A difference between summaries whose lemmas
+    are not proved is no finding, and its replay with the loops as written may not end
+    (the model's range is unbounded): UNKNOWN (the bounded search looks for a real one).
+    Any other difference is replayed by ``refute``; no difference: :func:`undisproved`."""
+    if is_class and out is not Verdict.PROVED:
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason=class_miss(out))
+    if isinstance(out, RenamedModel) and not lemma_ok:
+        return RoleResult(name, Verdict.UNKNOWN, dt, reason="a difference under loop "
+                          "summaries whose lemmas are not proved")
+    if isinstance(out, RenamedModel):
+        return refute(name, out, dt)
+    return undisproved(name, out, dt, lemma_ok)
+
+
+@frozen(eq=False)
+class RoleClaim:
+    """One page role of a cell, read in both sides' final states: its ``name``
+    (``head_equal``, ``tail1_equal``, ``tail2_equal``, ``tail_equal``, ``outside_equal``,
+    ``pageblock_equal``), its constraint ``cons`` on the role's indices, the claim ``same``
+    that both sides leave the same bytes there (one equation per word,
+    :func:`words_equal`), and claims ``alone`` asked first, each sufficient for ``same``
+    where it holds (outside the range: each side's footprint misses the page)."""
+
+    name: str
+    cons: z3.BoolRef
+    same: z3.BoolRef
+    alone: list[z3.BoolRef]
+
+
+@frozen(kw_only=True, eq=False)
+class RoleProof:
+    """The part of a source-derived proof's cell that follows the interpretation of its
+    sides, the same for ``--patch`` (two trees) and ``--linux`` (a tree and the hand model):
+    the cell's scenario, inputs and assumptions, the role indices (compound ``c``, tail
+    ``t``), and what differs between the two proofs."""
+
+    sc: Scenario
+    inp: Inputs
+    assume: list[z3.BoolRef]
+    c: z3.BitVecRef
+    t: z3.BitVecRef
+    timeout_ms: int
+    #: the roles, read in the sides' final states (may raise InterpError: a summary the
+    #: reads need and cannot give)
+    observe: Callable[[], list[RoleClaim]]
+    #: the loop-summary lemmas the sides rely on, once the roles are read
+    lemmas: Callable[[], Sequence[Lemma | CLemma]]
+    #: the concrete replay of a role's difference (:func:`role_result`)
+    refute: Callable[[str, RenamedModel, float], RoleResult]
+    #: compounds a role's query names one by one (:func:`check_role`)
+    split: int = SPLIT_COMPOUNDS
+    #: a role's difference is looked for again on a range of at most two compounds, and
+    #: that one kept if there is one (fewer struct pages to replay)
+    steer: bool = False
+
+
+def _steered(p: RoleProof, o: RoleClaim, found: RenamedModel) -> RenamedModel:
+    """A difference of role ``o`` on a range of at most two compounds if there is one, else
+    ``found`` (:attr:`RoleProof.steer`; an order class's difference is found again, and
+    replayed, per order, so it is never steered)."""
+    sc = p.sc
+    small = [*p.assume, z3.ULE(p.inp.nr_pages, 2 << sc.order)]
+    again = check_role(o.name, o.cons, o.same, small, p.c, p.t, p.inp, sc.orders[-1],
+                       p.timeout_ms, split=p.split)
+    return again if isinstance(again, RenamedModel) else found
+
+
+def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
+    """Decide every role of a cell whose sides are interpreted, appending to ``roles``
+    (``started``: when the cell's proof began).  In order: the roles read in the final
+    states (``interpret_summaries`` UNKNOWN if that stops the interpreter); for an order
+    class, whether each order of it is covered (``orders_covered``,
+    :func:`order_not_covered`); the loop-summary lemmas (``loop_summary_lemmas``,
+    :func:`check_lemmas`, with the order-free assumptions, :func:`order_free`, which a
+    query no order enters, as 6.12's pageblock cells, is proved under once per process:
+    :data:`FREE_PROVED`); then each role (:func:`check_role`, its ``alone`` claims first;
+    :func:`role_result`).  An order class's probe stops at the first obligation it does
+    not prove.  Returns "" if the loop lemmas hold (or none were needed), else why not
+    (an order class: why the probe stopped)."""
+    sc, inp, assume, c, t = p.sc, p.inp, p.assume, p.c, p.t
+    try:
+        obs = p.observe()
+    except InterpError as e:
+        roles.append(RoleResult("interpret_summaries", Verdict.UNKNOWN,
+                                time.perf_counter() - started, reason=str(e)))
+        return f"interpreting: {e}"
+    log.debug("observations built: %.1fs", time.perf_counter() - started)
+    if sc.is_class:
+        # the class's one proof stands for each order's only if each order passes the
+        # vacuity checks of its own cell (its assumptions, every role's constraint)
+        t0 = time.perf_counter()
+        why = order_not_covered(sc, assume, [(o.cons, (c, t)) for o in obs], p.timeout_ms)
+        roles.append(RoleResult("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
+                                time.perf_counter() - t0, reason=why))
+        if why:
+            return why
+    t0 = time.perf_counter()
+    free = order_free(sc, inp, assume)
+    why = check_lemmas(p.lemmas(), assume, p.timeout_ms, sc, free)
+    lemma_ok = not why
+    roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
+                            time.perf_counter() - t0, reason=why))
+    if sc.is_class and not lemma_ok:
+        return why
+    # the tail index's width in the queries: the order (the highest of a class)
+    bits = sc.orders[-1]
+    contexts: Contexts = {}  # the roles' query contexts, shared where they are one
+    for o in obs:
+        t0 = time.perf_counter()
+        out: Verdict | str | RenamedModel = Verdict.PROVED
+        for j, claim in enumerate(o.alone):  # each sufficient: a model of one is no difference
+            out = check_role(o.name, o.cons, claim, assume, c, t, inp, bits, p.timeout_ms,
+                             split=p.split, contexts=contexts, free=free, what=f"alone{j}")
+            if out is not Verdict.PROVED:
+                break
+        if out is not Verdict.PROVED or not o.alone:
+            out = check_role(o.name, o.cons, o.same, assume, c, t, inp, bits, p.timeout_ms,
+                             split=p.split, contexts=contexts, free=free)
+            if p.steer and isinstance(out, RenamedModel) and not sc.is_class:
+                out = _steered(p, o, out)
+        roles.append(role_result(o.name, out, time.perf_counter() - t0, lemma_ok, sc.is_class,
+                                 p.refute))
+        if sc.is_class and out is not Verdict.PROVED:
+            return f"{o.name}: {roles[-1].reason}"
+    return why
+
+
+__all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "DECIDE_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN",
+           "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates", "HandPath", "Memo",
+           "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof", "RoleResult", "Side",
+           "altmap_cases", "as_bool", "check_lemmas", "check_role", "class_miss", "free_first",
+           "merge_found", "model_for", "no_wrap", "order_free", "order_not_covered", "prove_roles",
+           "role_result", "run_tree", "side", "side_layout", "specialise", "substitute_all",
+           "undisproved", "words_equal"]

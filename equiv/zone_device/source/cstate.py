@@ -11,6 +11,9 @@
   memory (:class:`TrackLayer`) or the join of several paths (:class:`MergeLayer`).
 * Struct locals live in :attr:`State.stack` (one slot per declaration site), so a pointer to
   one survives calls (``zone_device_page_init_from_template(page, pfn, &template)``).
+* Where it runs: a :class:`Frame` (a function's or macro body's source, file, line and
+  macro arguments, each a :class:`Lazy` expression), and the :class:`Outcome` of a
+  statement (the states leaving it normally, by ``return``, ``break`` or ``continue``).
 
 Pfn terms are told apart by :class:`KeyCanon` (``base + constant``); two that cannot be
 told apart stop the run (:class:`InterpError`) where a single page must be named, and are
@@ -27,6 +30,7 @@ from attrs import frozen
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import EquivError
+from equiv.linux.ktree import Node
 from equiv.page_model import PageState, ite_page
 
 
@@ -479,6 +483,46 @@ class State:
     stack: dict[str, PageState | None]
 
 
-__all__ = ["BaseLayer", "CCond", "CInt", "Canon", "InterpError", "KeyCanon", "Layer", "Loc",
-           "MergeLayer", "Oracle", "PageStore", "Poison", "Ptr", "Slot", "State", "TrackLayer",
-           "Value"]
+# ---- where the interpreter runs ----------------------------------------------------------
+
+
+@frozen(eq=False)
+class Lazy:
+    """A macro argument, evaluated where the macro body uses it."""
+
+    node: Node
+    src: bytes
+    frame: Frame
+
+
+@frozen(eq=False)
+class Frame:
+    """Where an expression is evaluated: the function's source and macro bindings."""
+
+    src: bytes
+    file: str
+    fn: str
+    macro_args: dict[str, Lazy]
+    #: the file's line of ``src``'s first line (a macro body is parsed on its own)
+    first_line: int = 1
+    #: a function-like macro's body: its operations on numerals are folded
+    fold: bool = False
+
+    def at(self, node: Node) -> str:
+        """``file:line`` of a node of this frame's source."""
+        return f"{self.file}:{self.first_line + node.start_point[0]}"
+
+
+class Outcome:
+    """States leaving a statement, by how they leave it."""
+
+    def __init__(self) -> None:
+        self.normal: list[State] = []
+        self.ret: list[tuple[State, Value | None]] = []
+        self.brk: list[State] = []
+        self.cont: list[State] = []
+
+
+__all__ = ["BaseLayer", "CCond", "CInt", "Canon", "Frame", "InterpError", "KeyCanon", "Layer",
+           "Lazy", "Loc", "MergeLayer", "Oracle", "Outcome", "PageStore", "Poison", "Ptr", "Slot",
+           "State", "TrackLayer", "Value"]

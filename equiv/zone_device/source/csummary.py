@@ -41,11 +41,12 @@ summary, each page computed by its own iteration (the lemmas having been proved)
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import z3
 from attrs import frozen
 
+from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.linux.ktree import Node, text
@@ -53,9 +54,13 @@ from equiv.page_model import PageState, ite_page
 from equiv.zone_device.source.cstate import (
     CCond,
     CInt,
+    Frame,
     InterpError,
+    KeyCanon,
     Layer,
     MergeLayer,
+    Oracle,
+    Outcome,
     PageStore,
     Poison,
     Ptr,
@@ -64,9 +69,6 @@ from equiv.zone_device.source.cstate import (
     TrackLayer,
     Value,
 )
-
-if TYPE_CHECKING:
-    from equiv.zone_device.source.cinterp import Frame, Interp
 
 #: Iterations run as written before a loop is summarised (the first tail of a 6.12
 #: compound writes page[2] through prep_compound_head: outside its own block).
@@ -92,6 +94,54 @@ class CLemma:
     @property
     def formula(self) -> z3.BoolRef:
         return z3.Implies(self.premise, self.claim)
+
+
+class Interprets(Protocol):
+    """The interpreter as a loop summary calls it back: to run the loop's body on an
+    iteration's state, join the states that leave it, and record the lemmas the summary
+    needs.  :class:`equiv.zone_device.source.cinterp.Interp` is one (mypy checks it where
+    the interpreter makes a :class:`LoopSummary`); the summary never imports it."""
+
+    #: the run is symbolic (z3 terms), not a concrete replay
+    symbolic: bool
+    #: names the run's symbols (two trees in one query do not share them)
+    label: str
+    cfg: Config
+    #: the pfn terms' canonical forms of the run (:class:`~equiv.zone_device.source.cstate.KeyCanon`)
+    canon: KeyCanon
+    #: feasibility of path conditions (None in the concrete domain)
+    oracle: Oracle | None
+    #: the loop-summary lemmas the run relies on, appended by each summary
+    lemmas: list[CLemma]
+
+    def fresh_id(self) -> int:
+        """A number no other symbol of the run has taken."""
+        ...
+
+    def c64(self, v: int) -> Val:
+        """``v`` as a 64-bit value of the run's domain."""
+        ...
+
+    def as_int(self, v: Value) -> Val:
+        """A C value as an integer (a condition as 0/1, a pointer as its address)."""
+        ...
+
+    def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
+        """The states leaving the statement ``node`` of ``frame`` entered in ``state``."""
+        ...
+
+    def guarded(self, run: Callable[[State], Outcome], st: State) -> Outcome:
+        """``run(st)``, on a branch entered without a feasibility check (a failure on an
+        infeasible one is dropped)."""
+        ...
+
+    def merge(self, states: list[State]) -> State:
+        """One state for states that reach the same point on exclusive paths."""
+        ...
+
+    def merge_values(self, pcs: list[Cond], vs: list[Value]) -> Value:
+        """One value for values on exclusive paths (``pcs``)."""
+        ...
 
 
 @frozen
@@ -210,7 +260,7 @@ Carry = tuple[dict[str, Value], dict[str, PageState]]
 class LoopSummary:
     """One summarised loop, entered in state ``entry`` with the loop variable at ``lo``."""
 
-    def __init__(self, it: Interp, frame: Frame, node: Node, shape: LoopShape, entry: State,
+    def __init__(self, it: Interprets, frame: Frame, node: Node, shape: LoopShape, entry: State,
                  lo: Val, hi: Val, step: int, log2: z3.BitVecRef | None = None) -> None:
         """``step`` is the loop's constant step; or, with ``log2`` (an order class's
         symbolic compound order, :attr:`equiv.memmap.Scenario.order_v`), the step is the
@@ -636,7 +686,7 @@ def _mentions(term: z3.ExprRef, sym: Val) -> bool:
     return False
 
 
-def _value_eq(it: Interp, a: Value, b: Value) -> Cond:
+def _value_eq(it: Interprets, a: Value, b: Value) -> Cond:
     if a is b:
         return True
     if isinstance(a, Ptr) and isinstance(b, Ptr):
@@ -652,5 +702,5 @@ def _value_eq(it: Interp, a: Value, b: Value) -> Cond:
     return False
 
 
-__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "LoopShape", "LoopSummary", "SummaryLayer",
-           "loop_shape"]
+__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LoopShape", "LoopSummary",
+           "SummaryLayer", "loop_shape"]

@@ -88,9 +88,9 @@ def _effects(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Effect]:
 
 
 def _stmt(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
-    from equiv.linux.ktree import _Body
+    from equiv.linux.ktree import Body
 
-    yield from _effects(src, _Body([node]), env)
+    yield from _effects(src, Body([node]), env)
 
 
 @frozen

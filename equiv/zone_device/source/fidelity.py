@@ -19,12 +19,13 @@ Obligations per cell: the assumptions are satisfiable (else VACUOUS); every loop
 lemma of both sides (each conjunct its own query); and for each page role (the head of any
 compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outside the range's
 compounds, any pageblock cell) the two final states are equal, decided as the patch proof
-decides a role (:func:`equiv.zone_device.source.patchproof._check_role`: split by compound and altmap,
-each case specialised to its constraint, :func:`~equiv.zone_device.source.common.specialise`).  Where the
-hand model shares a struct page (a deduplicated vmemmap, :func:`aliased`) the tree, which has
-one struct page per pfn, must leave that pfn's page as it was, and the page it shares is
-proved in its own role.  A SAT role is replayed concretely on both sides (the hand path with
-real loops, the tree's loops as written) before it is reported as REFUTED.
+decides a role (:func:`~equiv.zone_device.source.common.prove_roles`: split by compound and
+altmap, each case specialised to its constraint,
+:func:`~equiv.zone_device.source.common.specialise`).  Where the hand model shares a struct
+page (a deduplicated vmemmap, :func:`aliased`) the tree, which has one struct page per pfn,
+must leave that pfn's page as it was, and the page it shares is proved in its own role.
+A SAT role is replayed concretely on both sides (the hand path with real loops, the tree's
+loops as written) before it is reported as REFUTED.
 
 Only if the summaries are not justified (a lemma fails: a loop writes outside its block, as
 a seeded ``pfn <= end_pfn`` does) does the cell fall back to the earlier bounded proof, at
@@ -76,34 +77,30 @@ from equiv.page_model import (
 )
 from equiv.zone_device.counterexample import ConcreteRun, page_diffs
 from equiv.zone_device.obligations import roles_for
-from equiv.zone_device.source.cinterp import CInt, Interp, InterpError, Oracle, Ptr, State, initial_state
+from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.common import (
     MODELS,
+    Memo,
     Model,
     ModelValues,
+    RenamedModel,
+    RoleClaim,
+    RoleProof,
     RoleResult,
-    _Memo,
+    Side,
+    altmap_cases,
+    as_bool,
     check_lemmas,
     merge_found,
     model_for,
-    order_free,
-    order_not_covered,
+    no_wrap,
+    prove_roles,
+    run_tree,
     specialise,
     undisproved,
+    words_equal,
 )
 from equiv.zone_device.source.files import load_tree, macro_env
-from equiv.zone_device.source.patchproof import (
-    Contexts,
-    Side,
-    _bool,
-    _cases,
-    _check_role,
-    _RenamedModel,
-    _run,
-    _words_equal,
-    no_wrap,
-    role_result,
-)
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
 #: Largest order proved: the PUD order with 4K pages (1 GiB compounds), as ``--patch``.
@@ -167,14 +164,10 @@ def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.Array
 
 def _interp_run(st: Setup, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],
                 oracle: Oracle | None) -> tuple[Interp, State]:
-    it = Interp(st.tree, st.env, st.structs, sc, inp, oracle)
-    state = initial_state(inp, initial, it.canon)
-    zone = Ptr("obj", "struct zone", obj="zone", nonnull=True)
-    pgmap = Ptr("obj", "struct dev_pagemap", obj="pgmap", addr=inp.pgmap,
-                nonnull=bv.ne(inp.pgmap, bv.const_like(inp.pgmap, 0)))
-    state, _ = it.call("memmap_init_zone_device",
-                       [zone, CInt(inp.start_pfn), CInt(inp.nr_pages), pgmap], state)
-    return it, state
+    """The tree's run in the bounded search and its replay: loops as written, the pageblock
+    cells the inputs' own."""
+    return run_tree(Side("c", st.tree, st.env, st.structs), sc, inp, initial, None, oracle,
+                    summarise=False)
 
 
 def _read_pb(state: State, inp: Inputs, b: Val) -> Val:
@@ -279,21 +272,23 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
     ctx.path = "slow"
     hand = st.model.path(ctx, sc, inp)
     try:
-        it, final = _run(_side(st), sc, inp, lambda pfn: PageState(bits=z3.Select(pages, pfn)),
-                         lambda blk: z3.Select(pbarr, blk), Oracle(assume, _cases(inp)),
-                         summarise=True)
+        it, final = run_tree(_side(st), sc, inp,
+                             lambda pfn: PageState(bits=z3.Select(pages, pfn)),
+                             lambda blk: z3.Select(pbarr, blk), Oracle(assume, altmap_cases(inp)),
+                             summarise=True)
     except InterpError as e:
         roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
                                 reason=str(e)))
         return f"interpreting the tree: {e}"
     its.append(it)
     g = geometry(sc, inp)
-    obs: list[tuple[str, z3.BoolRef, z3.BoolRef, list[z3.BoolRef]]] = []
-    try:
+
+    def observe() -> list[RoleClaim]:
+        obs: list[RoleClaim] = []
         for role in roles_for(sc.orders[0]):
             if role.name == "pageblock":
-                obs.append(("pageblock_equal", z3.BoolVal(True),
-                            hand.read_pb(b) == final.mem.read_pb_any(b), []))
+                obs.append(RoleClaim("pageblock_equal", z3.BoolVal(True),
+                                     hand.read_pb(b) == final.mem.read_pb_any(b), []))
                 continue
             in_range = z3.ULT(c, g.ncompounds)
             fixed = {"head": 0, "tail1": 1, "tail2": 2}.get(role.name)
@@ -308,8 +303,8 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                 # first, whether each side's footprint (the keys it wrote, the blocks of its
                 # summarised loops: scalars only) misses the page and both start from the
                 # same struct page; only if not, the two sides' pages against each other
-                alone = [z3.Not(_bool(final.mem.footprint(n))),
-                         z3.Not(_bool(footprint(hand, inp.mem, key))),
+                alone = [z3.Not(as_bool(final.mem.footprint(n))),
+                         z3.Not(as_bool(footprint(hand, inp.mem, key))),
                          pfn_of_key(sc, g, key) == n]
             else:
                 cons = z3.And(in_range, t == fixed) if fixed is not None else \
@@ -323,71 +318,15 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                     want = bv.ite(al, z3.Select(pages, n), want)
                 alone = []
             got = final.mem.read_any(n, cons).bits
-            obs.append((f"{role.name}_equal", cons, _words_equal(want, got), alone))
-    except InterpError as e:
-        roles.append(RoleResult("interpret_summaries", Verdict.UNKNOWN,
-                                time.perf_counter() - t_cell, reason=str(e)))
-        return f"interpreting: {e}"
-    if sc.is_class:
-        # one proof for an order class stands for each order's only if each order passes
-        # the vacuity checks of its own cell (its assumptions, every role's constraint)
-        t0 = time.perf_counter()
-        why = order_not_covered(sc, assume, [(cons, (c, t)) for _, cons, _, _ in obs],
-                                timeout_ms)
-        roles.append(RoleResult("orders_covered", Verdict.UNKNOWN if why else Verdict.PROVED,
-                                time.perf_counter() - t0, reason=why))
-        if why:
-            return why
-    t0 = time.perf_counter()
-    # the assumptions no order enters: a query of a loop or role the order does not enter
-    # (6.12's pageblock cells) is proved under them once per process (common.FREE_PROVED)
-    free = order_free(sc, inp, assume)
-    why = check_lemmas([*ctx.lemmas, *it.lemmas], assume, timeout_ms, sc, free)
-    lemma_ok = not why
-    roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
-                            time.perf_counter() - t0, reason=why))
-    if sc.is_class and not lemma_ok:
-        return why
-    # the tail index's width in the queries: the order (the highest of a class)
-    bits = sc.orders[-1]
-    contexts: Contexts = {}  # the roles' query contexts, shared where they are one
-    for name, cons, same, alone in obs:
-        t0 = time.perf_counter()
-        out: Verdict | str | _RenamedModel = Verdict.PROVED
-        for j, claim in enumerate(alone):  # each sufficient: a model of one is no difference
-            out = _check_role(name, cons, claim, assume, c, t, inp, bits, timeout_ms,
-                              split=SPLIT, contexts=contexts, free=free, what=f"alone{j}")
-            if out is not Verdict.PROVED:
-                break
-        if out is not Verdict.PROVED or not alone:
-            out = _check_summarised_role(name, cons, same, assume, c, t, inp, sc, timeout_ms,
-                                         contexts, free)
-        roles.append(role_result(
-            name, out, time.perf_counter() - t0, lemma_ok, sc.is_class,
-            lambda n, m, dt: _refute_summarised(st, sc, n, m, inp, early, pages, pbarr,
-                                                {"c": c, "t": t, "b": b}, dt)))
-        if sc.is_class and out is not Verdict.PROVED:
-            return f"{name}: {roles[-1].reason}"
-    return why
+            obs.append(RoleClaim(f"{role.name}_equal", cons, words_equal(want, got), alone))
+        return obs
 
-
-
-def _check_summarised_role(name: str, cons: z3.BoolRef, same: z3.BoolRef,
-                           assume: list[z3.BoolRef], c: z3.BitVecRef, t: z3.BitVecRef,
-                           inp: Inputs, sc: Scenario, timeout_ms: int,
-                           contexts: Contexts | None = None,
-                           free: list[z3.BoolRef] | None = None) -> Verdict | str | _RenamedModel:
-    """One role, as the patch proof decides it (:func:`equiv.zone_device.source.patchproof._check_role`:
-    split by compound and altmap, the first pfn and the tail renamed, each case
-    specialised); a model is steered to a small range first (fewer struct pages to replay)."""
-    bits = sc.orders[-1]  # the tail index's width (see patchproof._tail_renaming)
-    out = _check_role(name, cons, same, assume, c, t, inp, bits, timeout_ms, split=SPLIT,
-                      contexts=contexts, free=free)
-    if not isinstance(out, _RenamedModel) or sc.is_class:
-        return out  # (a class's difference is found again, and replayed, per order)
-    small = [*assume, z3.ULE(inp.nr_pages, 2 << sc.order)]
-    again = _check_role(name, cons, same, small, c, t, inp, bits, timeout_ms, split=SPLIT)
-    return again if isinstance(again, _RenamedModel) else out
+    return prove_roles(RoleProof(
+        sc=sc, inp=inp, assume=assume, c=c, t=t, timeout_ms=timeout_ms, observe=observe,
+        lemmas=lambda: [*ctx.lemmas, *it.lemmas],
+        refute=lambda n, m, dt: _refute_summarised(st, sc, n, m, inp, early, pages, pbarr,
+                                                   {"c": c, "t": t, "b": b}, dt),
+        split=SPLIT, steer=True), roles, t_cell)
 
 
 def _refuted(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
@@ -403,7 +342,7 @@ def _refuted(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[st
                       tuple(sorted(index.items())), pfn, reason)
 
 
-def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel, inp: Inputs,
+def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, inp: Inputs,
                        early: z3.FuncDeclRef, pages: z3.ArrayRef, pbarr: z3.ArrayRef,
                        idx: dict[str, z3.BitVecRef], dt: float) -> RoleResult:
     """Replay a model of the summarised proof on both sides in the concrete domain: the hand
@@ -429,7 +368,7 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: _RenamedModel,
     hctx.lazy = True
     hand = st.model.path(hctx, sc, make())
     cinp = make()
-    _, final = _run(_side(st), sc, cinp, cpage, cell, None, stack, summarise=True)
+    _, final = run_tree(_side(st), sc, cinp, cpage, cell, None, stack, summarise=True)
     reason = ""
     if name == "pageblock_equal":
         blk = CBV(index["b"], 64)
@@ -480,7 +419,7 @@ def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages:
     lemma_ok = not why
     roles.append(RoleResult("hand_path_loop_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
                             time.perf_counter() - t0, reason=why))
-    memo: _Memo = {}
+    memo: Memo = {}
     for name, groups in obs:
         t0 = time.perf_counter()
         out = _check_role_bounded(groups, assume, memo, timeout_ms)
@@ -547,7 +486,7 @@ def _observations(sc: Scenario, g: Geometry, inp: Inputs, slow_mem: Memory, stat
     return obs
 
 
-def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: _Memo,
+def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: Memo,
                 timeout_ms: int) -> Verdict | str | tuple[z3.ModelRef, dict[str, int]]:
     """Decide one obligation, one query per group.
 

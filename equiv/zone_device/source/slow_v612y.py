@@ -44,7 +44,7 @@ from equiv.memmap import (
     tail_frame,
     with_vmemmap,
 )
-from equiv.page_model import PB_BITS, Layout, Memory, PageState, PG_head, View, _atoms, ite_page
+from equiv.page_model import PB_BITS, Layout, Memory, PageState, PG_head, View, atoms_of, ite_page
 from equiv.slow_path import (
     U32_MINUS_1,
     compound_nr_pages,
@@ -70,7 +70,7 @@ def layout_612(cfg_layout: Layout) -> Layout:
     views += [View(n, o, s, 1) for n, o, s in _FOLIO1_612]
     vs = tuple(views)
     return Layout(config=cfg_layout.config, flags=cfg_layout.flags, size=cfg_layout.size,
-                  views=vs, atoms=_atoms(vs, cfg_layout.size))
+                  views=vs, atoms=atoms_of(vs, cfg_layout.size))
 
 
 def scenario_612(sc: Scenario) -> Scenario:
