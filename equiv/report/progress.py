@@ -1,7 +1,7 @@
 """What a long run says while it runs: its estimate first, then a progress display.
 
 * :func:`announce`: the one line a run that will take minutes prints on stderr before it
-  starts (issue 17), from an :class:`Estimate` its subject computed from measured figures
+  starts, from an :class:`Estimate` its subject computed from measured figures
   (``equiv/zone_device/estimate.py`` for the zone-device subject, ``equiv.vmap.selftest`` for vmap's
   self-test).
 * :func:`progress`: a thin wrapper around tqdm: the display appears only once a run has

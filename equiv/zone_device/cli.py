@@ -287,7 +287,7 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
 
     specs, per_config, rev_name = _specs(args)
     rev, _ = resolve(rev_name)
-    if not ctx.quiet:  # a run that takes minutes says so first (issue 17)
+    if not ctx.quiet:  # a run that takes minutes says so first
         from equiv.zone_device.estimate import notice
 
         notice(specs, max(1, args.jobs or os.cpu_count() or 1), ctx.cache, ctx.err)

@@ -1,4 +1,4 @@
-"""How long a run will take, said before it starts (issue 17).
+"""How long a run will take, said before it starts.
 
 A run that takes minutes announces itself with one line on stderr, before the first cell
 starts::

@@ -264,7 +264,7 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "pages of the compound after the range are overwritten (caught on the outside role)",
            {"heads_loop_end_delta": 1}, "x86_64-default",
            _always("flags", "_mapcount", "folio.pgmap"), page="past_end"),
-    # ---- writes outside the range (issue 13: one name per struct page) --------------------
+    # ---- writes outside the range (one name per struct page) ------------------------
     Mutant("mutant_tail_loop_one_past_end",
            "template tail loop runs `pfn <= head_pfn + nr_pages`: in the last compound the "
            "extra copy lands on the struct page of end_pfn, the memmap of whatever follows "

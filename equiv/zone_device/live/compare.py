@@ -1,4 +1,4 @@
-"""A real kernel's struct pages against the model's concrete prediction (issue 16, third layer).
+"""A real kernel's struct pages against the model's concrete prediction.
 
 :func:`compare` takes one dump directory (:mod:`equiv.zone_device.live.dump`) of a booted 6.12.117 kernel
 and the kernel's configuration, builds the model's concrete inputs from the dump and runs the

@@ -1,4 +1,4 @@
-"""Two kernels' dumps of the same namespace, compared with each other (issue 16: both sides
+"""Two kernels' dumps of the same namespace, compared with each other (both sides
 of the series on a real kernel).
 
 :func:`compare_dumps` takes two dump directories (:mod:`equiv.zone_device.live.dump`) of the same

@@ -1,7 +1,7 @@
 """Building Debian's 6.12.117 kernel from its source package, with or without patches.
 
 The live check normally boots Debian's prebuilt kernel (:mod:`equiv.zone_device.live.packages`).  To run
-a *changed* ``mm/mm_init.c`` on real memory (issue 16: both sides of the series), this module
+a *changed* ``mm/mm_init.c`` on real memory (both sides of the series), this module
 builds ``bzImage`` from the same source Debian built it from
 (``/usr/src/linux-source-6.12.tar.xz``, package ``linux-source-6.12``), with Debian's
 configuration (the prebuilt package's ``boot/config-6.12.117+deb12-amd64``) and the

@@ -1,4 +1,4 @@
-"""The whole live check (issue 16): fetch, build, boot, dump, compare; and the record of a run.
+"""The whole live check: fetch, build, boot, dump, compare; and the record of a run.
 
 :func:`run_live` is what ``python -m equiv.proofs --live`` runs:
 
