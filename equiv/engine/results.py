@@ -236,6 +236,15 @@ class Presenter:
         """A column as the matrix, JUnit and reproduce commands print it."""
         return column
 
+    def revision_option(self, revision: str) -> str:
+        """The option that selects the run's ``revision`` again, for reproduce commands."""
+        return f"--revision {revision}"
+
+    def title(self, run: RunResult) -> str:
+        """What the run compares, e.g. "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs
+        fast path v11"."""
+        return f"{run.title} {run.revision}"
+
     def counterexample_lines(self, cx: Counterexample, width: int) -> list[str]:
         """A replayed counterexample as report lines of at most ``width`` columns."""
         return json.dumps(cx.to_json(), indent=2).splitlines()

@@ -71,8 +71,7 @@ def repro_command(run: RunResult, cell: CellResult, obligation: str | None = Non
     obligation and the loop lemmas it rests on)."""
     ptype = run.presenter.column_name(cell.ptype)
     cfg = run.config_arg
-    what = (f"--compare {run.revision.split(':')[1]}" if run.revision.startswith("compare:")
-            else f"--revision {run.revision}")
+    what = run.presenter.revision_option(run.revision)
     cmd = (f"python -m equiv.proofs {cfg} {what} {run.column_option} {ptype} "
            f"{run.row_option} {cell.order}").replace("  ", " ")
     if obligation is not None:
@@ -106,9 +105,7 @@ def command_lines(cmd: str, indent: str) -> list[str]:
 def title(run: RunResult) -> str:
     """What the run compares, e.g. "ZONE_DEVICE memmap init, slow path (v7.3-rc1) vs fast
     path v11"."""
-    if run.revision.startswith("compare:"):
-        return f"{run.title.removesuffix(' vs fast path')} vs {run.revision.split(':')[1]}"
-    return f"{run.title} {run.revision}"
+    return run.presenter.title(run)
 
 
 def _header(run: RunResult, times: bool) -> list[str]:

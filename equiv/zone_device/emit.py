@@ -49,6 +49,7 @@ from equiv.zone_device.counterexample import (
     run_concrete,
 )
 from equiv.zone_device.mutants import MUTANTS
+from equiv.zone_device.names import COMPARE
 from equiv.zone_device.obligations import ROLES
 
 
@@ -359,8 +360,8 @@ def kunit_source(run: RunResult, cell: CellResult, ob: ObligationResult) -> str:
         observed = f"the pageblock bitmap cell of pageblock {cx.index['b']:#x}"
     if run.mutant and MUTANTS[run.mutant].compare is not None:
         other = f"the slow path with seeded bug {run.mutant} (a slow-path edit)"
-    elif run.revision.startswith("compare:"):
-        other = f"{run.revision.removeprefix('compare:')}, a slow-path variant,"
+    elif run.revision.startswith(COMPARE):
+        other = f"{run.revision.removeprefix(COMPARE)}, a slow-path variant,"
     else:
         other = f"the fast path of revision {run.revision}"
         other += f" with seeded bug {run.mutant}" if run.mutant else ""

@@ -21,6 +21,7 @@ from equiv.page_model import Chain, Layout
 from equiv.report.text import WIDTH, wrap
 from equiv.zone_device.counterexample import Counterexample, FieldDiff
 from equiv.zone_device.explain import Explanation
+from equiv.zone_device.names import COMPARE
 from equiv.zone_device.obligations import ROLES
 
 #: the subject's name in machine-readable output (schema ``equiv.proofs/2``)
@@ -390,6 +391,18 @@ class ZoneDevicePresenter(Presenter):
 
     def column_name(self, column: str) -> str:
         return column.removeprefix("MEMORY_DEVICE_")
+
+    def revision_option(self, revision: str) -> str:
+        """``--compare NAME`` for a comparison of slow-path variants, else ``--revision``."""
+        if revision.startswith(COMPARE):
+            return f"--compare {revision.removeprefix(COMPARE)}"
+        return super().revision_option(revision)
+
+    def title(self, run: RunResult) -> str:
+        """A comparison names the variant in place of the fast path."""
+        if run.revision.startswith(COMPARE):
+            return f"{run.title.removesuffix(' vs fast path')} vs {run.revision.removeprefix(COMPARE)}"
+        return super().title(run)
 
     def counterexample_lines(self, cx: AnyCounterexample, width: int) -> list[str]:
         assert isinstance(cx, Counterexample)
