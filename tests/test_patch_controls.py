@@ -3,7 +3,8 @@
 
 Each control is a patch applied on top of the backport series.  Three make one loop-summary
 lemma kind of :mod:`equiv.zone_device.source.csummary` fail on its own (frame-read, carry-step, no-wrap),
-one breaks the pageblock role, one copies the tail template to the wrong struct page.  Every
+one breaks the pageblock role, one copies the tail template to the wrong struct page, one
+copies ``sizeof`` of the template pointer (8 bytes) instead of the struct page.  Every
 obligation must be able to fail: a checker whose lemmas or roles cannot fail proves nothing.
 
 Fast: every control applies, without fuzz, on top of ``series/0001..0004`` and changes
@@ -63,6 +64,9 @@ class Control:
     #: the role that must be REFUTED, and names of which at least one must differ
     role: str | None = None
     fields: frozenset[str] = frozenset()
+    #: the interpreter must stop on the patched tree with this reason (the cell UNKNOWN,
+    #: never PROVED): C the interpreter cannot type exactly yet
+    stops: str | None = None
 
 
 CONTROLS = {
@@ -82,6 +86,11 @@ CONTROLS = {
                                             "folio._entire_mapcount", "mapping",
                                             "folio._nr_pages_mapped", "folio._pincount",
                                             "index", "folio._folio_nr_pages"})),
+    # 8 bytes copied instead of 64: until the C path takes its types from clang
+    # (equiv/linux/cfront.py) and can say REFUTED, it must refuse the sizeof, never take
+    # the pointed-to struct's size (which proved this patch)
+    "sizeof-pointer": Control("controls/06-sizeof-of-the-template-pointer.patch", 0,
+                              Verdict.UNKNOWN, stops="sizeof 'sizeof(template)' not modelled"),
 }
 
 
@@ -147,6 +156,11 @@ def test_control(linux612: Path, tmp_path: Path, name: str) -> None:  # noqa: F8
     assert cell.verdict is not Verdict.PROVED, _roles(cell)
     if control.verdict is not None:
         assert cell.verdict is control.verdict, _roles(cell)
+    if control.stops is not None:
+        stopped = {r.name: r for r in cell.roles}["interpret_patched"]
+        assert stopped.verdict is Verdict.UNKNOWN and control.stops in stopped.reason, \
+            _roles(cell)
+        return
     lemmas = {r.name: r for r in cell.roles}["loop_summary_lemmas"]
     if control.lemma is not None:
         assert lemmas.verdict is Verdict.UNKNOWN, _roles(cell)

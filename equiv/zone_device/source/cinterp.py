@@ -861,11 +861,11 @@ class Interp:
                 _, ev = self.expr(frame, child(node, "value"), state)
                 if isinstance(ev, Slot):
                     return state, CInt(self.c64(self.slot_size(ev.slot, state)))
-                if isinstance(ev, Ptr):  # sizeof(*p) or sizeof(p->member) of an aggregate
-                    t_ = ev.ctype
-                    st_ = {"struct page": "page", "struct folio": "folio"}.get(t_)
-                    if st_ is not None and child(node, "value").type in (
-                            "pointer_expression", "parenthesized_expression"):
+                if isinstance(ev, Ptr) and _dereferences(child(node, "value"), src):
+                    # sizeof(*p), sizeof *p: the struct p points to.  A pointer value is a
+                    # Ptr too (sizeof(p), sizeof(&x)): not a struct, never its size
+                    st_ = {"struct page": "page", "struct folio": "folio"}.get(ev.ctype)
+                    if st_ is not None:
                         return state, CInt(self.c64(self.structs[st_].size))
                 raise InterpError(f"{frame.at(node)}: sizeof "
                                   f"{text(src, node)!r} not modelled")
@@ -1686,6 +1686,18 @@ def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCa
     """The state before the first statement: nothing written."""
     base = BaseLayer(initial, initial_pb if initial_pb is not None else inp.mem.read_pb)
     return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
+
+
+def _dereferences(node: Node, src: bytes) -> bool:
+    """``node``, inside any parentheses, is ``*operand``: an aggregate lvalue, whose
+    ``sizeof`` is that of the struct it designates.  Anything else that evaluates to a
+    pointer (a pointer variable, ``&x``, ``p + 1``) has a pointer's size."""
+    while node.type == "parenthesized_expression" and node.named_child_count == 1:
+        node = node.named_children[0]
+    if node.type != "pointer_expression":
+        return False
+    op = node.child_by_field_name("operator")
+    return op is not None and text(src, op) == "*"
 
 
 __all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
