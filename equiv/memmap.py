@@ -18,7 +18,9 @@ struct page's address ``vmemmap_base + pfn * sizeof(struct page)`` followed thro
 deduplicated mapping.
 
 The frame condition every loop summary rests on is written here too (``compound_frame``,
-``tail_frame``): which struct pages an iteration may touch, in the kernel's terms.
+``tail_frame``): which struct pages an iteration may touch, in the kernel's terms; and the
+assumptions every proof makes about these inputs (``input_assumptions``), each with the
+kernel lines that guarantee it or the choice it is (``SOURCES``).
 """
 
 from __future__ import annotations
@@ -305,52 +307,360 @@ def symbolic_inputs(layout: Layout, *, first_form: bool = False) -> tuple[Inputs
     return inp, early
 
 
-def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
-    """The environment the kernel guarantees, as named assumptions (printed in reports).
+# ---- the assumptions about the inputs ------------------------------------------------------
+#
+# Every cell of every proof (the hand model's, ``--linux``'s, ``--patch``'s) asserts these
+# terms in every query; each carries what it says and where it comes from, so that what a
+# report prints is what the solver was given.  Line numbers are those of Linux 6.12.117
+# (Debian's linux-source-6.12), where the text was read; a report of a tree finds each line
+# again in the tree it read (equiv/zone_device/source/assumed.py).
 
-    Tags follow the reference: [R] confirmed in source, [M] general kernel knowledge.
+#: the kernel release whose text the sites below were read in
+SITES_VERSION = "6.12.117"
+SITES_READ_IN = f"Linux {SITES_VERSION}"
+
+
+@frozen
+class Site:
+    """One line of the kernel's text an assumption rests on: its file, the function (or
+    macro, struct) it is in, its line in :data:`SITES_READ_IN` and its text, by which a
+    report finds it in another tree."""
+
+    file: str
+    line: int
+    function: str
+    text: str
+
+
+#: What an assumption's :attr:`Source.kind` means, as reports print it.
+SOURCE_KINDS = {
+    "kernel": "kernel invariant",
+    "config": "the configuration",
+    "choice": "a choice of the project",
+}
+
+
+@frozen
+class Source:
+    """Where an assumption comes from: a kernel invariant (``kernel``: the kernel's text
+    guarantees it at the ``guaranteed_by`` lines, the function checked relies on it at the
+    ``relied_on`` ones), a fact of the configuration (``config``) or a named choice of the
+    project (``choice``); ``why`` says it in one sentence, naming the functions and files;
+    ``beyond`` what the assumption claims that the kernel's text does not guarantee."""
+
+    kind: str
+    tag: str  # the reading tag (docs/model.md): R read in the text named, M general knowledge
+    why: str
+    relied_on: tuple[Site, ...] = ()
+    guaranteed_by: tuple[Site, ...] = ()
+    beyond: str = ""
+
+    def __attrs_post_init__(self) -> None:
+        if self.kind not in SOURCE_KINDS:
+            raise ValueError(f"unknown source kind {self.kind!r}; valid: {', '.join(SOURCE_KINDS)}")
+
+
+def assumption_name(text: str, tag: str, kind: str, why: str, beyond: str = "") -> str:
+    """An assumption as one line: ``text [tag] (kind): why``, then what it claims beyond
+    the kernel's guarantee, if anything.
+
+    >>> assumption_name("nid < 64", "R", "kernel", "node ids are below MAX_NUMNODES")
+    'nid < 64 [R] (kernel invariant): node ids are below MAX_NUMNODES'
     """
+    more = f"; beyond the kernel's guarantee: {beyond}" if beyond else ""
+    return f"{text} [{tag}] ({SOURCE_KINDS[kind]}): {why}{more}"
+
+
+@frozen
+class Stated:
+    """An assumption as reports print it (no solver term: it crosses processes): a stable
+    ``key``, what it says and where it comes from."""
+
+    key: str
+    text: str
+    source: Source
+
+    @property
+    def name(self) -> str:
+        """The one line the model's reports print: ``text [tag] (kind): why``, and what it
+        claims beyond the kernel's guarantee."""
+        return assumption_name(self.text, self.source.tag, self.source.kind, self.source.why,
+                               self.source.beyond)
+
+
+@frozen(eq=False)
+class Assumption:
+    """One assumption of a cell: the term every query of the cell asserts, and what it
+    says (:class:`Stated`): a report prints the same object that constrains the solver."""
+
+    stated: Stated
+    term: z3.BoolRef
+
+    @property
+    def key(self) -> str:
+        return self.stated.key
+
+    @property
+    def name(self) -> str:
+        return self.stated.name
+
+
+_s = Site
+
+_MIZD = "memmap_init_zone_device"
+#: memmap_init_zone_device()'s one caller runs it with the range as __add_pages() accepted it
+_PAGEMAP_RANGE = (
+    _s("mm/memremap.c", 238, "pagemap_range", "error = add_pages(nid, PHYS_PFN(range->start),"),
+    _s("mm/memremap.c", 247, "pagemap_range",
+       "error = arch_add_memory(nid, range->start, range_len(range),"),
+    _s("mm/memremap.c", 262, "pagemap_range", "goto err_add_memory;"),
+    _s("mm/memremap.c", 268, "pagemap_range",
+       "memmap_init_zone_device(&NODE_DATA(nid)->node_zones[ZONE_DEVICE],"),
+)
+#: every architecture's arch_add_memory() (and add_pages()) reaches __add_pages() with the
+#: range's first pfn and page count
+_ARCH_ADD_PAGES = (
+    _s("arch/x86/mm/init_64.c", 1012, "arch_add_memory",
+       "return add_pages(nid, start_pfn, nr_pages, params);"),
+    _s("arch/x86/mm/init_64.c", 985, "add_pages",
+       "ret = __add_pages(nid, start_pfn, nr_pages, params);"),
+    _s("arch/arm64/mm/mmu.c", 1387, "arch_add_memory",
+       "ret = __add_pages(nid, start >> PAGE_SHIFT, size >> PAGE_SHIFT,"),
+    _s("arch/powerpc/mm/mem.c", 154, "arch_add_memory",
+       "rc = add_pages(nid, start_pfn, nr_pages, params);"),
+    _s("arch/powerpc/mm/mem.c", 133, "add_pages",
+       "ret = __add_pages(nid, start_pfn, nr_pages, params);"),
+    _s("arch/s390/mm/init.c", 287, "arch_add_memory",
+       "rc = __add_pages(nid, start_pfn, size_pages, params);"),
+    _s("arch/loongarch/mm/init.c", 97, "arch_add_memory",
+       "ret = __add_pages(nid, start_pfn, nr_pages, params);"),
+    _s("arch/riscv/mm/init.c", 1828, "arch_add_memory",
+       "ret = __add_pages(nid, start >> PAGE_SHIFT, size >> PAGE_SHIFT, params);"),
+)
+#: the one altmap of the tree: __nvdimm_setup_pfn()'s, and the two ways it reaches
+#: memremap_pages() (fsdax pmem, device-dax on pmem)
+_ALTMAP_CALLERS = (
+    _s("drivers/nvdimm/pfn_devs.c", 697, "__nvdimm_setup_pfn", ".reserve = init_altmap_reserve(base),"),
+    _s("drivers/nvdimm/pfn_devs.c", 718, "__nvdimm_setup_pfn", "altmap->free = PHYS_PFN(offset - reserve);"),
+    _s("drivers/nvdimm/pfn_devs.c", 720, "__nvdimm_setup_pfn", "pgmap->flags |= PGMAP_ALTMAP_VALID;"),
+    _s("drivers/nvdimm/pmem.c", 492, "pmem_attach_disk", "rc = nvdimm_setup_pfn(nd_pfn, &pmem->pgmap);"),
+    _s("drivers/nvdimm/pmem.c", 529, "pmem_attach_disk", "addr = devm_memremap_pages(dev, &pmem->pgmap);"),
+    _s("drivers/dax/pmem.c", 33, "__dax_pmem_probe", "rc = nvdimm_setup_pfn(nd_pfn, &pgmap);"),
+    _s("drivers/dax/pmem.c", 64, "__dax_pmem_probe", ".pgmap = &pgmap,"),
+    _s("drivers/dax/bus.c", 1467, "__devm_create_dev_dax", "dev_dax->pgmap = kmemdup(data->pgmap,"),
+    _s("drivers/dax/device.c", 448, "dev_dax_probe", "addr = devm_memremap_pages(dev, pgmap);"),
+    _s("drivers/gpu/drm/amd/amdkfd/kfd_migrate.c", 1074, "kgd2kfd_init_zone_device",
+       "pgmap->flags = 0;"),
+)
+#: the type every caller of memremap_pages() gives its pgmap
+_TYPE_SETTERS = (
+    _s("drivers/nvdimm/pmem.c", 527, "pmem_attach_disk", "pmem->pgmap.type = MEMORY_DEVICE_FS_DAX;"),
+    _s("drivers/nvdimm/pmem.c", 541, "pmem_attach_disk", "pmem->pgmap.type = MEMORY_DEVICE_FS_DAX;"),
+    _s("drivers/dax/device.c", 444, "dev_dax_probe", "pgmap->type = MEMORY_DEVICE_GENERIC;"),
+    _s("fs/fuse/virtio_fs.c", 1087, "virtio_fs_setup_dax", "pgmap->type = MEMORY_DEVICE_FS_DAX;"),
+    _s("drivers/xen/unpopulated-alloc.c", 93, "fill_list", "pgmap->type = MEMORY_DEVICE_GENERIC;"),
+    _s("drivers/gpu/drm/amd/amdkfd/kfd_migrate.c", 1061, "kgd2kfd_init_zone_device",
+       "pgmap->type = MEMORY_DEVICE_COHERENT;"),
+    _s("drivers/gpu/drm/amd/amdkfd/kfd_migrate.c", 1068, "kgd2kfd_init_zone_device",
+       "pgmap->type = MEMORY_DEVICE_PRIVATE;"),
+    _s("drivers/gpu/drm/nouveau/nouveau_dmem.c", 251, "nouveau_dmem_chunk_alloc",
+       "chunk->pagemap.type = MEMORY_DEVICE_PRIVATE;"),
+    _s("drivers/pci/p2pdma.c", 321, "pci_p2pdma_add_resource", "pgmap->type = MEMORY_DEVICE_PCI_P2PDMA;"),
+    _s("lib/test_hmm.c", 565, "dmirror_allocate_chunk", "devmem->pagemap.type = MEMORY_DEVICE_PRIVATE;"),
+    _s("lib/test_hmm.c", 573, "dmirror_allocate_chunk", "devmem->pagemap.type = MEMORY_DEVICE_COHERENT;"),
+    _s("arch/powerpc/kvm/book3s_hv_uvmem.c", 1186, "kvmppc_uvmem_init",
+       "kvmppc_uvmem_pgmap.type = MEMORY_DEVICE_PRIVATE;"),
+)
+
+#: The source of each assumption of :func:`input_assumptions`, by key.
+SOURCES: dict[str, Source] = {
+    "range-physmem": Source(
+        "kernel", "R",
+        "pagemap_range() (mm/memremap.c), memmap_init_zone_device()'s only caller, maps no "
+        "range mhp_range_allowed() (mm/memory_hotplug.c) refuses: start < end and end - 1 <= "
+        "PHYSMEM_END, 2^MAX_PHYSMEM_BITS - 1 (include/linux/mm.h)",
+        relied_on=(_s("mm/mm_init.c", 1082, _MIZD,
+                      "unsigned long pfn, end_pfn = start_pfn + nr_pages;"),),
+        guaranteed_by=(
+            _s("mm/memremap.c", 219, "pagemap_range",
+               "if (!mhp_range_allowed(range->start, range_len(range), !is_private)) {"),
+            _s("mm/memory_hotplug.c", 1730, "mhp_range_allowed",
+               "if (start < end && start >= mhp_range.start && (end - 1) <= mhp_range.end)"),
+            _s("include/linux/mm.h", 102, "PHYSMEM_END",
+               "# define PHYSMEM_END	((1ULL << MAX_PHYSMEM_BITS) - 1)"),
+            _PAGEMAP_RANGE[3])),
+    "range-aligned": Source(
+        "kernel", "R",
+        "__add_pages() (mm/memory_hotplug.c) refuses a start_pfn or nr_pages that is not a "
+        "multiple of PAGES_PER_SUBSECTION (2 MiB: order 9 with 4K pages); a larger compound "
+        "comes only from device-dax (drivers/dax/device.c), whose vmemmap_shift is its align, "
+        "and alloc_dax_region() and dev_dax_validate_align() (drivers/dax/bus.c) align the "
+        "region and each range's length to it",
+        relied_on=(_s("mm/mm_init.c", 1085, _MIZD,
+                      "unsigned int pfns_per_compound = pgmap_vmemmap_nr(pgmap);"),),
+        guaranteed_by=(
+            _s("mm/memory_hotplug.c", 413, "__add_pages", "if (check_pfn_span(pfn, nr_pages)) {"),
+            _s("mm/memory_hotplug.c", 335, "check_pfn_span",
+               "if (!IS_ALIGNED(pfn | nr_pages, min_align))"),
+            _s("drivers/dax/device.c", 446, "dev_dax_probe", "pgmap->vmemmap_shift ="),
+            _s("drivers/dax/bus.c", 649, "alloc_dax_region", "if (!IS_ALIGNED(range->start, align)"),
+            _s("drivers/dax/bus.c", 1217, "dev_dax_validate_align",
+               "if (!alloc_is_aligned(dev_dax, len)) {"),
+            *_PAGEMAP_RANGE),
+        beyond="above PAGES_PER_SUBSECTION the kernel does not align the start of a device-dax "
+               "range given through its 'mapping' attribute (drivers/dax/bus.c:1192 "
+               "mapping_store checks the length only), nor start_pfn when a pmem namespace's "
+               "altmap precedes the data (drivers/dax/pmem.c:54 aligns the data after the "
+               "altmap, whose first pfn and end are then multiples of the compound size)"),
+    "nid": Source(
+        "kernel", "R",
+        "the zone is NODE_DATA(nid)'s ZONE_DEVICE zone (mm/memremap.c), whose node_id "
+        "free_area_init_node() (mm/mm_init.c) sets to its index in node_data[], below "
+        "MAX_NUMNODES = 1 << NODES_SHIFT (include/linux/numa.h; 1 without NUMA)",
+        relied_on=(_s("mm/mm_init.c", 1088, _MIZD, "int nid = pgdat->node_id;"),),
+        guaranteed_by=(_PAGEMAP_RANGE[3],
+                       _s("mm/mm_init.c", 1708, "free_area_init_node", "pgdat->node_id = nid;"),
+                       _s("include/linux/numa.h", 13, "MAX_NUMNODES",
+                          "#define MAX_NUMNODES    (1 << NODES_SHIFT)"))),
+    "pgmap-pointer": Source(
+        "kernel", "R",
+        "memremap_pages() (mm/memremap.c) reads through pgmap before pagemap_range() passes "
+        "it on, and struct dev_pagemap (include/linux/memremap.h) holds pointers and "
+        "unsigned longs, so the C ABI aligns it to 8 bytes (its address goes into "
+        "page->pgmap, the word of compound_head: bit 0 must be clear)",
+        relied_on=(_s("mm/mm_init.c", 1084, _MIZD, "struct vmem_altmap *altmap = pgmap_altmap(pgmap);"),
+                   _s("mm/mm_init.c", 1014, "__init_zone_device_page", "page->pgmap = pgmap;")),
+        guaranteed_by=(_s("mm/memremap.c", 295, "memremap_pages", ".altmap = pgmap_altmap(pgmap),"),
+                       _PAGEMAP_RANGE[3],
+                       _s("include/linux/memremap.h", 127, "struct dev_pagemap",
+                          "struct dev_pagemap {"))),
+    "altmap-in-range": Source(
+        "kernel", "R",
+        "__add_pages() (mm/memory_hotplug.c) refuses an altmap whose base_pfn is not the "
+        "range's first pfn or whose vmem_altmap_offset() = reserve + free exceeds nr_pages, "
+        "and pagemap_range() (mm/memremap.c), memmap_init_zone_device()'s only caller, calls "
+        "it with that pfn and page count only after add_pages() or arch_add_memory(), which "
+        "reach __add_pages() on every architecture, succeeded; the tree's one altmap, "
+        "__nvdimm_setup_pfn()'s (drivers/nvdimm/pfn_devs.c, for fsdax pmem and device-dax on "
+        "pmem), has free = PHYS_PFN() of a u64 (below 2^52) and reserve a few pages, so "
+        "reserve + free does not wrap",
+        relied_on=(_s("mm/mm_init.c", 1099, _MIZD,
+                      "start_pfn = altmap->base_pfn + vmem_altmap_offset(altmap);"),
+                   _s("include/linux/mm.h", 3919, "vmem_altmap_offset",
+                      "return altmap->reserve + altmap->free;")),
+        guaranteed_by=(
+            _s("mm/memory_hotplug.c", 405, "__add_pages", "if (altmap->base_pfn != pfn"),
+            _s("mm/memory_hotplug.c", 406, "__add_pages",
+               "|| vmem_altmap_offset(altmap) > nr_pages) {"),
+            *_PAGEMAP_RANGE, *_ARCH_ADD_PAGES, *_ALTMAP_CALLERS)),
+    "vmemmap-base": Source(
+        "choice", "R",
+        "the vmemmap is placed as on x86-64 for every preset, at "
+        "__VMEMMAP_BASE_L4 or where KASLR's kernel_randomize_memory() puts it, in PUD-sized "
+        "steps (arch/x86)",
+        guaranteed_by=(_s("arch/x86/include/asm/pgtable_64_types.h", 133, "__VMEMMAP_BASE_L4",
+                          "#define __VMEMMAP_BASE_L4	0xffffea0000000000UL"),
+                       _s("arch/x86/mm/kaslr.c", 146, "kernel_randomize_memory",
+                          "entropy = (rand % (entropy + 1)) & PUD_MASK;"))),
+    "page-offset": Source(
+        "choice", "R",
+        "the direct map is placed as on x86-64 for every preset, at "
+        "__PAGE_OFFSET_BASE_L4 or where KASLR's kernel_randomize_memory() puts it, in "
+        "PUD-sized steps (arch/x86)",
+        guaranteed_by=(_s("arch/x86/include/asm/page_64_types.h", 42, "__PAGE_OFFSET_BASE_L4",
+                          "#define __PAGE_OFFSET_BASE_L4	_AC(0xffff888000000000, UL)"),
+                       _s("arch/x86/mm/kaslr.c", 146, "kernel_randomize_memory",
+                          "entropy = (rand % (entropy + 1)) & PUD_MASK;"))),
+    "order-class": Source(
+        "choice", "class",
+        "one proof for every order of the class, each order's "
+        "assumptions and page roles checked satisfiable on their own"),
+    "pgmap-type": Source(
+        "kernel", "R",
+        "memremap_pages() (mm/memremap.c) takes the five types and only WARNs on another, "
+        "and every caller in the tree sets one of them",
+        relied_on=(_s("mm/mm_init.c", 1021, "__init_zone_device_page",
+                      "if (pgmap->type == MEMORY_DEVICE_PRIVATE ||"),),
+        guaranteed_by=(_s("mm/memremap.c", 347, "memremap_pages",
+                          'WARN(1, "Invalid pgmap type %d\\n", pgmap->type);'),
+                       *_TYPE_SETTERS)),
+    "pgmap-type-cell": Source(
+        "choice", "R",
+        "the cell of this pgmap type (--types names the cells); every caller in the tree "
+        "sets one of the five",
+        relied_on=(_s("mm/mm_init.c", 1021, "__init_zone_device_page",
+                      "if (pgmap->type == MEMORY_DEVICE_PRIVATE ||"),),
+        guaranteed_by=_TYPE_SETTERS),
+    "page-ref-tracepoints": Source(
+        "config", "R",
+        "CONFIG_DEBUG_PAGE_REF is off, so page_ref_tracepoint_active() is false "
+        "(include/linux/page_ref.h)",
+        relied_on=(_s("include/linux/page_ref.h", 18, "page_ref_tracepoint_active",
+                      "#ifdef CONFIG_DEBUG_PAGE_REF"),)),
+}
+
+
+def _stated(key: str, text: str, term: z3.BoolRef, source: str | None = None) -> Assumption:
+    return Assumption(Stated(key, text, SOURCES[source or key]), term)
+
+
+def input_assumptions(sc: Scenario, inp: Inputs) -> list[Assumption]:
+    """The environment the kernel guarantees (and the project's named choices): each
+    assumption's term, what it says and where it comes from (:data:`SOURCES`).  Every cell
+    of every proof asserts exactly these; reports print them from the same objects."""
     cfg = sc.layout.config
     pfn_bits = cfg.MAX_PHYSMEM_BITS - cfg.PAGE_SHIFT
     limit = z3.BitVecVal(1 << pfn_bits, 64)
     sp, nr = inp.start_pfn, inp.nr_pages
     assert isinstance(sp, z3.BitVecRef) and isinstance(nr, z3.BitVecRef)
-    out: list[tuple[str, z3.BoolRef]] = [
-        ("range within MAX_PHYSMEM_BITS [M]",
-         z3.And(z3.ULT(sp, limit), z3.ULE(nr, limit), z3.ULE(sp + nr, limit))),
-        ("range aligned to the compound size (memremap_pages/device-dax) [M]",
-         z3.And(sp & (sc.stride_v - 1) == 0, nr & (sc.stride_v - 1) == 0)),
-        ("nid < MAX_NUMNODES [R]",
-         z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),
-        ("pgmap is a non-NULL, 8-aligned pointer [R]",
-         z3.And(inp.pgmap != 0, inp.pgmap & 7 == 0)),
-        ("altmap lies inside the range: reserve + free <= nr_pages [M]",
-         z3.And(z3.ULE(inp.altmap_reserve, nr), z3.ULE(inp.altmap_free, nr),
-                z3.ULE(inp.altmap_reserve + inp.altmap_free, nr))),
-        ("vmemmap_base is PUD-aligned in the kernel half, no wrap over the memmap [M]",
-         z3.And(inp.vmemmap_base & ((1 << 30) - 1) == 0,
-                z3.UGE(inp.vmemmap_base, 0xFFFF800000000000),
-                z3.ULE(inp.vmemmap_base, 0xFFFFFE0000000000))),
-        ("PAGE_OFFSET is PUD-aligned in the kernel half, direct map does not wrap [M]",
-         z3.And(inp.page_offset & ((1 << 30) - 1) == 0,
-                z3.UGE(inp.page_offset, 0xFFFF800000000000),
-                z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
+    out = [
+        _stated("range-physmem", "range within MAX_PHYSMEM_BITS: start_pfn + nr_pages <= "
+                f"2^{pfn_bits} (no wrap)",
+                z3.And(z3.ULT(sp, limit), z3.ULE(nr, limit), z3.ULE(sp + nr, limit))),
+        _stated("range-aligned", "range aligned to the compound size: start_pfn and nr_pages "
+                "multiples of 2^order",
+                z3.And(sp & (sc.stride_v - 1) == 0, nr & (sc.stride_v - 1) == 0)),
+        _stated("nid", "nid < MAX_NUMNODES",
+                z3.ULT(inp.nid, 1 << (cfg.NODES_SHIFT if cfg.NUMA else 0))),
+        _stated("pgmap-pointer", "pgmap is a non-NULL, 8-aligned pointer",
+                z3.And(inp.pgmap != 0, inp.pgmap & 7 == 0)),
+        _stated("altmap-in-range", "altmap lies inside the range: altmap->base_pfn == "
+                "start_pfn, reserve + free <= nr_pages, no wrap",
+                z3.And(z3.ULE(inp.altmap_reserve, nr), z3.ULE(inp.altmap_free, nr),
+                       z3.ULE(inp.altmap_reserve + inp.altmap_free, nr))),
+        _stated("vmemmap-base", "vmemmap_base is PUD-aligned in the kernel half, no wrap over "
+                "the memmap",
+                z3.And(inp.vmemmap_base & ((1 << 30) - 1) == 0,
+                       z3.UGE(inp.vmemmap_base, 0xFFFF800000000000),
+                       z3.ULE(inp.vmemmap_base, 0xFFFFFE0000000000))),
+        _stated("page-offset", "PAGE_OFFSET is PUD-aligned in the kernel half, direct map "
+                "does not wrap",
+                z3.And(inp.page_offset & ((1 << 30) - 1) == 0,
+                       z3.UGE(inp.page_offset, 0xFFFF800000000000),
+                       z3.ULE(inp.page_offset, 0xFFFFF00000000000))),
     ]
     if sc.order_hi is not None:
         shift = sc.order_v
         assert isinstance(shift, z3.BitVecRef)
-        out.append((f"vmemmap_shift is one of the orders {sc.order_label} (an order class) [class]",
-                    z3.And(z3.UGE(shift, sc.orders[0]), z3.ULE(shift, sc.orders[-1]))))
+        out.append(_stated("order-class", f"vmemmap_shift is one of the orders {sc.order_label}",
+                           z3.And(z3.UGE(shift, sc.orders[0]), z3.ULE(shift, sc.orders[-1]))))
     pt = inp.pgmap_type
     if sc.ptype is None:
-        out.append(("pgmap->type is one of the five memory types (any of them) [R]",
-                    z3.And(z3.UGE(pt, 1), z3.ULE(pt, 5))))
+        out.append(_stated("pgmap-type", "pgmap->type is one of the five memory types (any "
+                           "of them)", z3.And(z3.UGE(pt, 1), z3.ULE(pt, 5))))
     else:
-        out.append((f"pgmap->type == {sc.ptype.kname} [R]", pt == int(sc.ptype)))
+        out.append(_stated(f"pgmap-type={sc.ptype.name}", f"pgmap->type == {sc.ptype.kname}",
+                           pt == int(sc.ptype), "pgmap-type-cell"))
     if not cfg.DEBUG_PAGE_REF:
-        out.append(("page_ref tracepoints compiled out (!DEBUG_PAGE_REF) [R]",
-                    z3.Not(inp.tracepoint_on)))
+        out.append(_stated("page-ref-tracepoints", "page_ref tracepoints compiled out "
+                           "(!DEBUG_PAGE_REF)", z3.Not(inp.tracepoint_on)))
     return out
+
+
+def assumptions(sc: Scenario, inp: Inputs) -> list[tuple[str, z3.BoolRef]]:
+    """:func:`input_assumptions` as (the line reports print, the term) pairs, the form the
+    model's checker keeps them in."""
+    return [(a.name, a.term) for a in input_assumptions(sc, inp)]
 
 
 # ---- address arithmetic shared by both paths ------------------------------------------

@@ -219,7 +219,8 @@ def test_twin_matches_model_large_orders(sc: tuple) -> None:  # type: ignore[typ
 
 def test_altmap_past_end() -> None:
     """Outside the model's assumption ``reserve + free <= nr_pages`` (not reachable from
-    memremap_pages [M]): the v7.3 loop ``pfn < end_pfn`` writes nothing, but v11's
+    memremap_pages: __add_pages() refuses such an altmap, equiv.memmap.SOURCES
+    ["altmap-in-range"]): the v7.3 loop ``pfn < end_pfn`` writes nothing, but v11's
     ``if (!nr_pages) return;`` sees the wrapped, non-zero unsigned nr_pages and initialises the
     first head at ``start_pfn`` (past end_pfn) before its loop test (reference §3a, §7 patch 3)."""
     kw = dict(start_pfn=0x8000, nr_pages=2, altmap=(1, 3))
