@@ -30,13 +30,15 @@ from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 import equiv
 import equiv.zone_device.source.patchproof as patchproof
-from equiv.config import Config
+from equiv.config import PRESETS, Config
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.linux.patch import Patch, Touched, prepare
-from equiv.memmap import MemoryType
+from equiv.memmap import MemoryType, Scenario, input_assumptions, symbolic_inputs
+from equiv.page_model import Layout
 from equiv.proofs import main
 from equiv.zone_device.counterexample import FieldDiff
+from equiv.zone_device.source.assumed import locate as locate_assumptions
 from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.common import RoleResult
 from equiv.zone_device.source.files import FILES
@@ -87,6 +89,11 @@ def run(*argv: str) -> tuple[int, str, str]:
 
 # ---- a synthetic run: the formats --------------------------------------------------------
 
+#: the assumptions of a GENERIC cell at order 0 (what every query of it asserts)
+ASSUMED = tuple(a.stated for a in input_assumptions(
+    Scenario(Layout.from_config(PRESETS["x86_64-default"]), MemoryType.GENERIC, 0),
+    symbolic_inputs(Layout.from_config(PRESETS["x86_64-default"]))[0]))
+
 CHAIN = ("mm/mm_init.c:1057: memcpy(&template, page, sizeof(*page))",
          "mm/mm_init.c:1065: memcpy_nontemporal(page, template, sizeof(*page))")
 
@@ -106,8 +113,9 @@ def _report(fast: tuple[tuple[str, ...], ...] = (CHAIN,), verdict: Verdict = Ver
                      (("base: memmap_init_zone_device", "mm/mm_init.c:1077"),
                       ("patched: memmap_init_zone_device", "mm/mm_init.c:1106"),
                       ("patched: zone_device_page_init_from_template", "mm/mm_init.c:1056")),
-                     ("memcpy", "pfn_to_page"))
-    run = PatchRun("/b", "6.12.117", "x", "x86_64-default", (cell,), 3.5)
+                     ("memcpy", "pfn_to_page"), assumptions=ASSUMED)
+    run = PatchRun("/b", "6.12.117", "x", "x86_64-default", (cell,), 3.5,
+                   locate_assumptions([(cell.label, ASSUMED)], []))
     touched = (
         TouchedRow(Touched(file="include/linux/mm.h", name="set_page_section_from_pfn",
                            line=1888, kind="added"), "outside"),
@@ -143,7 +151,11 @@ class TestFormats:
                      "at (patched tree): mm/mm_init.c:1065: memcpy_nontemporal",
                      "re-run: python -m equiv.proofs --linux /b --patch x.patch --types GENERIC "
                      "--orders 0",
-                     "loop-summary lemmas: 13", "memcpy: " + TRUSTED["memcpy"].model):
+                     "loop-summary lemmas: 13", "memcpy: " + TRUSTED["memcpy"].model,
+                     f"assumptions about the inputs ({len(ASSUMED)})",
+                     "- pgmap->type == MEMORY_DEVICE_GENERIC [R]",
+                     "altmap lies inside the range", "__add_pages()",
+                     "guaranteed by: mm/memory_hotplug.c:405 (__add_pages) [6.12.117]"):
             assert want in text, want
         assert "\n  run     mm/mm_init.c:1056 added zone_device_page_init_from_template\n" in raw
         assert "\n  OUTSIDE include/linux/mm.h:1888 added set_page_section_from_pfn\n" in raw
@@ -215,6 +227,25 @@ class TestFormats:
         assert 3 == len(cases)
         failed = [c for c in cases if c.result and isinstance(c.result[0], Failure)]
         assert ["head_equal"] == [c.name for c in failed]
+
+    def test_every_format_lists_the_assumptions(self) -> None:
+        """JSON, SARIF and JUnit carry the run's assumptions with their sources, as the text
+        does (each cell's by id in JSON)."""
+        from junitparser import JUnitXml
+
+        keys = [a.key for a in ASSUMED]
+        doc = patch_json(_report())
+        assert keys == [a["id"] for a in doc["assumptions"]] == doc["cells"][0]["assumptions"]
+        altmap = next(a for a in doc["assumptions"] if a["id"] == "altmap-in-range")
+        assert ("kernel", None) == (altmap["kind"], altmap["cells"])
+        assert "mm/memory_hotplug.c:405 (__add_pages) [6.12.117]" in altmap["guaranteed_by"]
+        props = patch_sarif(_report())["runs"][0]["properties"]["assumptions"]
+        assert doc["assumptions"] == props
+        xml = JUnitXml.fromstring(render_patch_junit(_report()).encode())
+        suite = next(iter(xml))
+        got = {p.name: p.value for p in suite.properties()}
+        assert all(f"assumption:{k}" in got for k in keys)
+        assert "__add_pages()" in got["assumption:altmap-in-range"]
 
     def test_parse_step(self) -> None:
         assert ("mm/mm_init.c", 1065, "memcpy_nontemporal(page, template, sizeof(*page))") == \

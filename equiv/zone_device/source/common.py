@@ -27,7 +27,7 @@ from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx, Lemma
-from equiv.memmap import Inputs, Scenario, assumptions
+from equiv.memmap import Assumption, Inputs, Scenario, assumptions
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import FieldDiff
@@ -594,6 +594,29 @@ class RoleResult:
     reason: str = ""
 
 
+def check_assumptions(assume: Sequence[Assumption], timeout_ms: int) -> RoleResult | None:
+    """Can a cell's assumptions hold together?  None if so (a model exists); else the
+    ``assumptions_satisfiable`` obligation: VACUOUS naming assumptions that cannot hold
+    together (z3's unsat core over them), or UNKNOWN with the solver's reason."""
+    t0 = time.perf_counter()
+    s = z3.SolverFor("QF_AUFBV")
+    s.set("timeout", timeout_ms)
+    marks = [z3.Bool(f"equiv.assumption.{i}") for i in range(len(assume))]
+    s.add(*(z3.Implies(m, a.term) for m, a in zip(marks, assume, strict=True)))
+    r = s.check(*marks)
+    if r == z3.sat:
+        return None
+    dt = time.perf_counter() - t0
+    if r == z3.unsat:
+        core = {str(m) for m in s.unsat_core()}
+        names = [a.stated.text for m, a in zip(marks, assume, strict=True) if str(m) in core]
+        return RoleResult("assumptions_satisfiable", Verdict.VACUOUS, dt,
+                          reason="the assumptions cannot hold together: " + "; ".join(names))
+    return RoleResult("assumptions_satisfiable", Verdict.UNKNOWN, dt,
+                      reason=f"whether the assumptions can hold: solver {s.reason_unknown()} "
+                             "(raise --timeout-ms)")
+
+
 def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult:
     """A role whose query gave no counterexample: UNKNOWN with the solver's reason (``out``
     a string), VACUOUS (its constraint unsatisfiable), else PROVED, or UNKNOWN while the
@@ -1102,7 +1125,7 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "DECIDE_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN",
            "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates", "HandPath", "Memo",
            "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof", "RoleResult", "Side",
-           "altmap_cases", "as_bool", "check_lemmas", "check_role", "class_miss", "free_first",
-           "merge_found", "model_for", "no_wrap", "order_free", "order_not_covered", "prove_roles",
-           "role_result", "run_tree", "side", "side_layout", "specialise", "substitute_all",
-           "undisproved", "words_equal"]
+           "altmap_cases", "as_bool", "check_assumptions", "check_lemmas", "check_role",
+           "class_miss", "free_first", "merge_found", "model_for", "no_wrap", "order_free",
+           "order_not_covered", "prove_roles", "role_result", "run_tree", "side", "side_layout",
+           "specialise", "substitute_all", "undisproved", "words_equal"]

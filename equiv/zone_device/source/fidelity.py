@@ -15,7 +15,10 @@ bases, the initial contents of every struct page (one array indexed by pfn, shar
 sides) and pageblock bitmap cell, and the uninitialised bytes of each struct local.  Neither
 side unrolls a loop, so order 18 costs what order 2 costs.
 
-Obligations per cell: the assumptions are satisfiable (else VACUOUS); every loop-summary
+Each cell asserts the assumptions of :func:`equiv.memmap.input_assumptions` in every query
+and keeps what each says and where it comes from for the reports
+(:mod:`equiv.zone_device.source.assumed`).  Obligations per cell: the assumptions are
+satisfiable (else VACUOUS, naming those in conflict); every loop-summary
 lemma of both sides (each conjunct its own query); and for each page role (the head of any
 compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outside the range's
 compounds, any pageblock cell) the two final states are equal, decided as the patch proof
@@ -56,9 +59,10 @@ from equiv.memmap import (
     Inputs,
     MemoryType,
     Scenario,
-    assumptions,
+    Stated,
     deduplicated,
     geometry,
+    input_assumptions,
     join_key,
     order_classes,
     pfn_of,
@@ -77,6 +81,7 @@ from equiv.page_model import (
 )
 from equiv.zone_device.counterexample import ConcreteRun, page_diffs
 from equiv.zone_device.obligations import roles_for
+from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.common import (
     MODELS,
@@ -90,6 +95,7 @@ from equiv.zone_device.source.common import (
     Side,
     altmap_cases,
     as_bool,
+    check_assumptions,
     check_lemmas,
     merge_found,
     model_for,
@@ -131,6 +137,14 @@ class FidelityCell:
     #: the order class (lo, hi) whose one proof (``order_hi``, :func:`check_fidelity_cell`)
     #: proved this order's cell; None: the order's own proof
     row_class: tuple[int, int] | None = None
+    #: the assumptions every query of the cell asserted (the bound of the search with the
+    #: loops unrolled too, when it ran), as the reports print them
+    assumptions: tuple[Stated, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``order 3 ALL``: the cell in a report's list of assumptions."""
+        return f"order {self.order} {self.ptype}"
 
 
 @frozen(eq=False)
@@ -204,7 +218,8 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
     L = st.model.layout(Layout.from_config(st.config))
     sc = Scenario(L, ptype, order, order_hi)
     inp, early, pages, pb = _inputs(sc)
-    assume = [a for _, a in assumptions(sc, inp)]
+    stated = input_assumptions(sc, inp)
+    assume = [a.term for a in stated]
     roles: list[RoleResult] = []
     its: list[Interp] = []
     ptname = ptype.kname if ptype else "ALL"
@@ -214,21 +229,19 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
                             time.perf_counter() - t_cell, tuple(roles),
                             tuple(sorted({x for it in its for x in it.interpreted.items()})),
                             tuple(sorted({x for it in its for x in it.trusted_used})),
-                            sum(it.oracle.checks for it in its if it.oracle))
+                            sum(it.oracle.checks for it in its if it.oracle),
+                            assumptions=tuple(a.stated for a in stated))
 
-    s = z3.SolverFor("QF_AUFBV")
-    s.set("timeout", timeout_ms)
-    s.add(*assume)
-    if s.check() != z3.sat:
-        roles.append(RoleResult("assumptions_satisfiable", Verdict.VACUOUS, 0.0,
-                                reason="the assumptions cannot hold"))
+    vacuous = check_assumptions(stated, timeout_ms)
+    if vacuous is not None:
+        roles.append(vacuous)
         return done()
     why = _prove_summarised(st, sc, inp, early, pages, pb, assume, its, roles, timeout_ms)
     if why and not sc.is_class and order <= BOUNDED_ORDER:
         bounded: list[RoleResult] = []
-        _bounded(st, sc, inp, early, pages, pb,
-                 [*assume, z3.ULE(inp.nr_pages, MAX_COMPOUNDS * sc.stride)], [], bounded,
-                 timeout_ms)
+        bound = bounded_search(sc, inp, MAX_COMPOUNDS)
+        stated.append(bound)
+        _bounded(st, sc, inp, early, pages, pb, [*assume, bound.term], [], bounded, timeout_ms)
         merge_found(roles, bounded, f"found with the tree's loops unrolled (at most "
                                     f"{MAX_COMPOUNDS} compounds) after {why}")
     return done()
@@ -588,6 +601,9 @@ class FidelityRun:
     model: str
     cells: tuple[FidelityCell, ...]
     seconds: float
+    #: the assumptions of the cells, each once, located in the tree
+    #: (:func:`equiv.zone_device.source.assumed.locate`)
+    assumptions: tuple[Located, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -637,9 +653,10 @@ def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *
             again += [(ty, o, None) for o in range(lo, hi + 1)]
     for (ty, o, _), cell in zip(again, _run_cells(st, again, timeout_ms, jobs), strict=True):
         cells[ty, o] = cell
+    done = tuple(cells[ty, o] for o in orders for ty in types)
     return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name,
-                       tuple(cells[ty, o] for o in orders for ty in types),
-                       time.perf_counter() - t0)
+                       done, time.perf_counter() - t0,
+                       locate([(c.label, c.assumptions) for c in done], [("tree", st.tree)]))
 
 
 def _run_cells(st: Setup, todo: list[tuple[MemoryType | None, int, int | None]],

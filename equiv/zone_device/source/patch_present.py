@@ -12,8 +12,9 @@ proof runs here.
   cell, and for every role not proved its page, inputs, differing fields (all kernel names,
   byte offset, base and patched value) and the provenance of each side (file:line of the C
   statements in that side's tree), a command re-running the cell; then what the proof rests
-  on (the loops summarised, the loop-summary lemmas, the trusted helpers and their models)
-  and the final ``verdict:`` line.
+  on (the loops summarised, the loop-summary lemmas, the assumptions about the inputs with
+  their sources, :func:`equiv.zone_device.source.present.assumption_lines`, the trusted
+  helpers and their models) and the final ``verdict:`` line.
 * **JSON** (:func:`patch_json`): the same content, tagged ``"schema": "equiv.patch/1"`` and
   described by ``schemas/equiv.patch-1.schema.json``.
 * **SARIF** (:func:`patch_sarif`): one result per role not proved, rule
@@ -23,7 +24,9 @@ proof runs here.
   other steps (and the base side's, ``uriBaseId`` ``BASE``) as related locations.  A
   difference whose bytes the patched tree never wrote (initial memory kept) has no patched
   statement to point at: it is located at the first touched definition the patched tree ran.
-* **JUnit** (:func:`patch_junit`): one test case per role of each cell.
+  The run's assumptions are in ``runs[0].properties.assumptions``, as in JSON.
+* **JUnit** (:func:`patch_junit`): one test case per role of each cell; each assumption a
+  suite property ``assumption:<id>`` (:func:`junit_assumption`).
 
 ``times=False`` drops the volatile fields (timings, the tool version).
 """
@@ -45,9 +48,11 @@ from equiv.linux.patch import Patch, Touched
 from equiv.memmap import MemoryType
 from equiv.report.text import WIDTH, command_lines
 from equiv.zone_device.counterexample import FieldDiff
+from equiv.zone_device.source.assumed import Located
 from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.common import RoleResult
 from equiv.zone_device.source.patchproof import PatchCell, PatchRun
+from equiv.zone_device.source.present import assumption_lines
 
 #: JSON schema tag of the report (``schemas/equiv.patch-1.schema.json``).
 PATCH_SCHEMA = "equiv.patch/1"
@@ -301,6 +306,7 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out += wrap(f"loop-summary lemmas: {lemmas} over {len(run.cells)} "
                 f"cell{'s' * (len(run.cells) != 1)} (a role counts as proved only if its "
                 "cell's lemmas are)")
+    out += assumption_lines(run.assumptions)
     out.append(f"trusted helpers, not interpreted ({len(run.trusted)}):")
     for n in run.trusted:
         out += wrap(f"{n}: {TRUSTED[n].model if n in TRUSTED else '?'}", "  ", "    ")
@@ -352,10 +358,12 @@ def patch_json(rep: PatchReport, *, times: bool = True,
         "cells": [{"type": c.ptype, "order": c.order, "verdict": c.verdict.value,
                    **({"seconds": round(c.seconds, 3)} if times else {}),
                    "lemmas": c.lemmas,
+                   "assumptions": [a.key for a in c.assumptions],
                    "reproduce": repro(rep, c),
                    "roles": [_role_json(r, times) for r in c.roles]} for c in run.cells],
         "summarised": list(run.summarised),
         "lemmas": sum(c.lemmas for c in run.cells),
+        "assumptions": [a.as_json() for a in run.assumptions],
         "interpreted": [{"side": n.split(": ", 1)[0], "name": n.split(": ", 1)[-1], "where": w}
                         for n, w in run.interpreted],
         "trusted": [{"name": n, "model": TRUSTED[n].model if n in TRUSTED else None}
@@ -522,7 +530,8 @@ def patch_sarif(rep: PatchReport, *, times: bool = True,
                        "verdict": rep.verdict.value, "base": rep.base,
                        "base_version": rep.base_version,
                        "patches": [p.label for p in rep.patches], "against": rep.against,
-                       "outside_call_graph": [r.touched.name for r in rep.outside]},
+                       "outside_call_graph": [r.touched.name for r in rep.outside],
+                       "assumptions": [a.as_json() for a in rep.run.assumptions]},
     }]}
 
 
@@ -535,6 +544,19 @@ def render_patch_sarif(rep: PatchReport, *, times: bool = True,
 # ---- JUnit XML ----------------------------------------------------------------------------
 
 
+def junit_assumption(a: Located) -> str:
+    """An assumption as one JUnit property value: what it says, its source, and the lines
+    that rely on it and guarantee it."""
+    parts = [f"{a.text} [{a.tag}]", f"{a.kind_label}: {a.why}"]
+    parts += [f"{label}: {'; '.join(sites)}" for label, sites in
+              (("relied on", a.relied_on), ("guaranteed by", a.guaranteed_by)) if sites]
+    if a.beyond:
+        parts.append(f"beyond the kernel's guarantee: {a.beyond}")
+    if a.cells:
+        parts.append(f"only in the cells: {', '.join(a.cells)}")
+    return " | ".join(parts)
+
+
 def render_patch_junit(rep: PatchReport, *, times: bool = True) -> str:
     """JUnit XML: one ``<testsuite>``, one ``<testcase>`` per role of each cell (classname
     ``equiv.patch.<config>.<type>.order<N>``); REFUTED is a ``<failure>``, UNKNOWN and
@@ -543,7 +565,8 @@ def render_patch_junit(rep: PatchReport, *, times: bool = True) -> str:
     suite = TestSuite(f"equiv patch {rep.config}")
     for key, val in (("config", rep.config), ("base", rep.base), ("verdict", rep.verdict.value),
                      ("patched", rep.against or "; ".join(p.label for p in rep.patches)),
-                     *((("tool_version", TOOL_VERSION),) if times else ())):
+                     *((("tool_version", TOOL_VERSION),) if times else ()),
+                     *((f"assumption:{a.key}", junit_assumption(a)) for a in rep.run.assumptions)):
         suite.add_property(key, val)
     n = failures = errors = 0
     for c in rep.run.cells:
@@ -642,6 +665,7 @@ def interpreter_support() -> str:
 
 
 __all__ = ["C_CONSTRUCTS", "PATCH_FORMATS", "PATCH_SCHEMA", "STATUSES", "PatchReport",
-           "TouchedRow", "first_touched", "interpreter_support", "locate", "parse_step", "patch_json",
-           "patch_sarif", "render_patch", "render_patch_json", "render_patch_junit",
-           "render_patch_sarif", "render_patch_text", "repro", "rule_name", "sarif_locations"]
+           "TouchedRow", "first_touched", "interpreter_support", "junit_assumption", "locate",
+           "parse_step", "patch_json", "patch_sarif", "render_patch", "render_patch_json",
+           "render_patch_junit", "render_patch_sarif", "render_patch_text", "repro", "rule_name",
+           "sarif_locations"]

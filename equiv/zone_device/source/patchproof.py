@@ -11,7 +11,11 @@ indexed by pfn) and pageblock cell, and the uninitialised bytes of each struct l
 tree's loops are summarised from its own text (:mod:`equiv.zone_device.source.csummary`), never unrolled
 and never replaced by the hand-written model, so order 18 costs what order 2 costs.
 
-Obligations per cell: the assumptions are satisfiable (else VACUOUS); every loop-summary
+Each cell asserts the assumptions of :func:`equiv.memmap.input_assumptions` in every query
+and keeps what each says and where it comes from for the reports
+(:mod:`equiv.zone_device.source.assumed`); the search with the loops unrolled adds its bound.
+Obligations per cell: the assumptions are satisfiable (else VACUOUS, naming those in
+conflict; UNKNOWN if the solver cannot tell); every loop-summary
 lemma of both trees holds (each conjunct its own query); and for each page role (the head
 of any compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outside the
 range's compounds, any pageblock cell) the two trees leave the same bytes.  A role whose
@@ -37,8 +41,9 @@ from equiv.memmap import (
     Inputs,
     MemoryType,
     Scenario,
-    assumptions,
+    Stated,
     geometry,
+    input_assumptions,
     order_classes,
     pfn_of,
     symbolic_inputs,
@@ -46,6 +51,7 @@ from equiv.memmap import (
 from equiv.page_model import PB_BITS, PageState
 from equiv.zone_device.counterexample import ConcreteRun, page_diffs
 from equiv.zone_device.obligations import roles_for
+from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import MAX_TRIPS, Interp
 from equiv.zone_device.source.common import (
     ModelValues,
@@ -56,6 +62,7 @@ from equiv.zone_device.source.common import (
     Side,
     altmap_cases,
     as_bool,
+    check_assumptions,
     merge_found,
     no_wrap,
     prove_roles,
@@ -91,6 +98,14 @@ class PatchCell:
     #: the order class (lo, hi) whose one proof (``order_hi``, :func:`check_patch_cell`)
     #: proved this order's cell; None: the order's own proof
     row_class: tuple[int, int] | None = None
+    #: the assumptions every query of the cell asserted (the bound of the search with the
+    #: loops unrolled too, when it ran), as the reports print them
+    assumptions: tuple[Stated, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """``order 3 ALL``: the cell in a report's list of assumptions."""
+        return f"order {self.order} {self.ptype}"
 
 
 @frozen
@@ -103,6 +118,9 @@ class PatchRun:
     config: str
     cells: tuple[PatchCell, ...]
     seconds: float
+    #: the assumptions of the cells, each once, located in both trees
+    #: (:func:`equiv.zone_device.source.assumed.locate`)
+    assumptions: tuple[Located, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -142,7 +160,8 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
     inp, early = symbolic_inputs(L)
     pages = z3.Array("mem0.bypfn", z3.BitVecSort(64), z3.BitVecSort(8 * L.size))
     pbarr = z3.Array("mem0.pageblock", z3.BitVecSort(64), z3.BitVecSort(PB_BITS))
-    assume = [a for _, a in assumptions(sc, inp)]
+    stated = input_assumptions(sc, inp)
+    assume = [a.term for a in stated]
     roles: list[RoleResult] = []
     ptname = ptype.kname if ptype else "ALL"
     its: list[Interp] = []
@@ -155,14 +174,12 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
                                        (f"{i.label}: {w}" for w in i.summarised)})),
                          tuple(sorted({(f"{i.label}: {n}", w) for i in its
                                        for n, w in i.interpreted.items()})),
-                         tuple(sorted({t for i in its for t in i.trusted_used})))
+                         tuple(sorted({t for i in its for t in i.trusted_used})),
+                         assumptions=tuple(a.stated for a in stated))
 
-    s = z3.SolverFor("QF_AUFBV")
-    s.set("timeout", timeout_ms)
-    s.add(*assume)
-    if s.check() != z3.sat:
-        roles.append(RoleResult("assumptions_satisfiable", Verdict.VACUOUS, 0.0,
-                                reason="the assumptions cannot hold"))
+    vacuous = check_assumptions(stated, timeout_ms)
+    if vacuous is not None:
+        roles.append(vacuous)
         return done()
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
@@ -172,8 +189,9 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         # at most BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed
         # with real loops), and report what it finds in place of the unknown roles
         bounded: list[RoleResult] = []
-        _prove(base, patched, sc, inp, early, pages, pbarr,
-               [*assume, z3.ULE(inp.nr_pages, BOUNDED_COMPOUNDS * sc.stride)], [], bounded,
+        bound = bounded_search(sc, inp, BOUNDED_COMPOUNDS)
+        stated.append(bound)
+        _prove(base, patched, sc, inp, early, pages, pbarr, [*assume, bound.term], [], bounded,
                timeout_ms, summarise=False)
         merge_found(roles, bounded, f"found with the loops unrolled (at most "
                                     f"{BOUNDED_COMPOUNDS} compounds) after {why}")
@@ -291,14 +309,13 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
     first tried with one probe, as :func:`equiv.zone_device.source.fidelity.run_fidelity` does (off by
     default, for the same measured reason)."""
     t0 = time.perf_counter()
-    base_tree = load_tree(base_root)
+    base_tree, patched_tree = load_tree(base_root), load_tree(patched_root)
     sides: list[Side] = []
 
     def run(todo: list[tuple[MemoryType | None, int, int | None]]) -> list[PatchCell]:
         if jobs <= 1 or len(todo) <= 1:
             if not sides:
-                sides.extend((side("base", base_tree, cfg),
-                              side("patched", load_tree(patched_root), cfg)))
+                sides.extend((side("base", base_tree, cfg), side("patched", patched_tree, cfg)))
             base, patched = sides
             return [check_patch_cell(base, patched, cfg, ty, o, timeout_ms=timeout_ms,
                                      order_hi=hi) for ty, o, hi in todo]
@@ -325,9 +342,11 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
             again += [(ty, o, None) for o in range(lo, hi + 1)]
     for (ty, o, _), cell in zip(again, run(again), strict=True):
         cells[ty, o] = cell
-    return PatchRun(str(base_root), base_tree.version, label, cfg.name,
-                    tuple(cells[ty, o] for o in orders for ty in types),
-                    time.perf_counter() - t0)
+    done = tuple(cells[ty, o] for o in orders for ty in types)
+    return PatchRun(str(base_root), base_tree.version, label, cfg.name, done,
+                    time.perf_counter() - t0,
+                    locate([(c.label, c.assumptions) for c in done],
+                           [("base", base_tree), ("patched", patched_tree)]))
 
 
 def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryType | None,

@@ -6,10 +6,13 @@ first, so a tree that moved away from the model says so before any proof result)
 from __future__ import annotations
 
 import json
+import textwrap
+from collections.abc import Sequence
 from typing import Any
 
-from equiv.memmap import INPUT_NAMES, MemoryType
-from equiv.report.text import fit, wrap
+from equiv.memmap import INPUT_NAMES, SITES_VERSION, MemoryType
+from equiv.report.text import WIDTH, fit, wrap
+from equiv.zone_device.source.assumed import Located
 from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.drift import DriftReport
 from equiv.zone_device.source.fidelity import FidelityRun
@@ -77,12 +80,40 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
                         out.append(f"        tree wrote it at {last[0]}")
     out.append(f"interpreted from the tree's text ({len(run.interpreted)}): "
                + ", ".join(f"{n} ({w})" for n, w in run.interpreted))
-    out.append(f"trusted helpers, not interpreted ({len(run.trusted)}):")
-    for n in run.trusted:
-        out.append(f"  {n}: {TRUSTED[n].model}")
+    given = assumption_lines(run.assumptions)
+    rest = [f"trusted helpers, not interpreted ({len(run.trusted)}):"]
+    rest += [f"  {n}: {TRUSTED[n].model}" for n in run.trusted]
     tt = f" in {run.seconds:.1f}s" if times else ""
-    out.append(f"verdict: {run.verdict.value}{tt}")
-    return fit("\n".join(out)) + "\n"
+    rest.append(f"verdict: {run.verdict.value}{tt}")
+    return "\n".join([fit("\n".join(out)), *given, fit("\n".join(rest))]) + "\n"
+
+
+def assumption_lines(assumptions: Sequence[Located]) -> list[str]:
+    """The text reports' list of a run's assumptions about its inputs (``--linux`` and
+    ``--patch``/``--against``, at most 72 columns but for a word longer than that): each
+    with what it says, its tag, the kind of its source and why it holds, the lines that
+    rely on it and those that guarantee it, what it claims beyond the kernel's guarantee,
+    and the cells it was asserted in when not all."""
+
+    def fill(text: str, indent: str, more: str) -> list[str]:
+        return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=more,
+                             break_on_hyphens=False, break_long_words=False)
+
+    out = fill(f"assumptions about the inputs ({len(assumptions)}), asserted in every query "
+               "of the cells (each cell checks first that they can hold together: VACUOUS "
+               f"otherwise); a line marked [{SITES_VERSION}] is in a file the run did not "
+               f"read, at its line in Linux {SITES_VERSION}:", "", "  ")
+    for a in assumptions:
+        out += fill(f"{a.text} [{a.tag}]", "  - ", "    ")
+        out += fill(f"{a.kind_label}: {a.why}", "    ", "      ")
+        for label, sites in (("relied on", a.relied_on), ("guaranteed by", a.guaranteed_by)):
+            if sites:
+                out += fill(f"{label}: {'; '.join(sites)}", "    ", "      ")
+        if a.beyond:
+            out += fill(f"beyond the kernel's guarantee: {a.beyond}", "    ", "      ")
+        if a.cells:
+            out += fill(f"only in the cells: {', '.join(a.cells)}", "    ", "      ")
+    return out
 
 
 def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | None,
@@ -106,6 +137,7 @@ def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | N
             "cells": [{"order": c.order, "type": c.ptype, "verdict": c.verdict.value,
                        **({"order_class": list(c.row_class)} if c.row_class else {}),
                        **({"seconds": round(c.seconds, 3)} if times else {}),
+                       "assumptions": [a.key for a in c.assumptions],
                        "obligations": [{"name": r.name, "verdict": r.verdict.value,
                                         **({"seconds": round(r.seconds, 3)} if times else {}),
                                         "reason": r.reason or None,
@@ -117,6 +149,7 @@ def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | N
                                                    for d in r.diffs]}
                                        for r in c.roles]} for c in run.cells],
             "interpreted": [{"name": n, "where": w} for n, w in run.interpreted],
+            "assumptions": [a.as_json() for a in run.assumptions],
             "trusted": [{"name": n, "model": TRUSTED[n].model} for n in run.trusted],
         }
         if times:
@@ -179,5 +212,5 @@ def render_layout_json(rep: LayoutReport) -> str:
     return json.dumps(doc, indent=2) + "\n"
 
 
-__all__ = ["linux_json", "render_layout_json", "render_layout_text", "render_linux_json",
+__all__ = ["assumption_lines", "linux_json", "render_layout_json", "render_layout_text", "render_linux_json",
            "render_linux_text"]
