@@ -11,6 +11,8 @@ Exit codes:
   4  internal error: a bug in equiv, never a verdict (one line on stderr naming the file the
      full traceback was written to: in the cache directory, else in $TMPDIR)
   130  interrupted (Ctrl-C / SIGINT): workers stopped, no report written
+  141  the reader of the output went away (``... | head``): nothing more is written, no
+       message (the status of a command a closed pipe stops)
 """
 
 from __future__ import annotations
@@ -32,7 +34,14 @@ from equiv.engine.query import set_unknown_dir
 from equiv.engine.results import RunResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
-from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, Verdict, exit_code
+from equiv.engine.verdict import (
+    EXIT_CLOSED_OUTPUT,
+    EXIT_CRASH,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    Verdict,
+    exit_code,
+)
 from equiv.report import FORMATS, SourceLines, render_runs, render_selftest, write_tests
 from equiv.report.text import fit
 from equiv.subjects import DEFAULT, REGISTRY, every, selected
@@ -54,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                     "'mm: optimize zone-device memmap initialization' leaves every struct page "
                     "and the pageblock bitmap exactly as the slow path does.",
         epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad "
-               "input; 4 internal error; 130 interrupted",
+               "input; 4 internal error; 130 interrupted; 141 the output's reader went away",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"equiv {TOOL_VERSION}")
@@ -367,9 +376,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     """Run the command; returns the exit code (see module docstring).
 
     Bad input is one line and exit 3; Ctrl-C is ``equiv: interrupted`` and exit 130 (the
-    workers are stopped, no report is written); any other exception, here or in a worker,
-    is a bug in equiv: one line ``equiv: internal error: ...`` naming the file that holds
-    the traceback, and exit 4, never a verdict's code.
+    workers are stopped, no report is written); a closed ``out`` or ``err`` (``... | head``)
+    ends the run quietly with 141; any other exception, here or in a worker, is a bug in
+    equiv: one line ``equiv: internal error: ...`` naming the file that holds the
+    traceback, and exit 4, never a verdict's code.
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -377,20 +387,59 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     try:
         parser = _parser()
         args = parser.parse_args(argv)
-        return _run(parser, args, out, err)
+        code = _run(parser, args, out, err)
+        out.flush()  # a closed pipe is met here, not in the interpreter's exit
+        return code
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         err.write("equiv: interrupted\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError as e:
+        closed = [s for s in (out, err) if reader_gone(s)]
+        if not closed:
+            return _internal_error(args, e, err)
+        for stream in closed:
+            _to_devnull(stream)
+        return EXIT_CLOSED_OUTPUT
     except Exception as e:
-        path = _crash_report(args, traceback.format_exc())
-        # attrs' validators raise with the message first, then the attribute and the value
-        text = e.args[0] if len(e.args) > 1 and isinstance(e.args[0], str) else str(e)
-        what = f"{type(e).__name__}: {text}".splitlines()[0] if text else type(e).__name__
-        err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
-        return EXIT_CRASH
+        return _internal_error(args, e, err)
+
+
+def _internal_error(args: argparse.Namespace | None, e: Exception, err: TextIO) -> int:
+    """Say a bug in equiv in one line on ``err``, the traceback in a file; exit 4."""
+    path = _crash_report(args, traceback.format_exc())
+    # attrs' validators raise with the message first, then the attribute and the value
+    text = e.args[0] if len(e.args) > 1 and isinstance(e.args[0], str) else str(e)
+    what = f"{type(e).__name__}: {text}".splitlines()[0] if text else type(e).__name__
+    err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
+    return EXIT_CRASH
+
+
+def reader_gone(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (``... | head`` after its
+    lines): Linux's poll(2) reports POLLERR on the writing end of a pipe without readers.
+    False for anything that is not a file descriptor (a StringIO)."""
+    import select
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(event & select.POLLERR for _, event in poller.poll(0))
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what it still buffers goes
+    nowhere at exit instead of raising BrokenPipeError again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
@@ -461,10 +510,13 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
 
 def console() -> NoReturn:
     """The console command (``equiv``, ``python -m equiv``, ``python -m equiv.proofs``):
-    :func:`main` on ``sys.argv``, exiting with its code."""
-    import signal
+    :func:`main` on ``sys.argv``, exiting with its code.
 
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly, no traceback
+    SIGPIPE keeps Python's disposition (ignored, a write to a closed pipe raises
+    BrokenPipeError): :func:`main` ends quietly when the pipe is its own output, while the
+    pipes of the worker pools, written by their threads as the workers are stopped at
+    Ctrl-C, stay theirs to handle.
+    """
     sys.exit(main())
 
 

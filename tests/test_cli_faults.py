@@ -198,6 +198,45 @@ class TestInterrupt:
         time.sleep(0.5)
         assert not _alive(children)
 
+    @pytest.mark.parametrize("to_group", [True, False], ids=["group", "process"])
+    @pytest.mark.parametrize("mode", [["--config", "all"], ["--self-test"]],
+                             ids=["config-all", "self-test"])
+    def test_sigint_in_every_mode_is_130_and_one_line(self, tmp_path: Path, mode: list[str],
+                                                     to_group: bool) -> None:
+        """SIGINT while the workers of --config all or --self-test prove, to the process
+        group (a terminal's Ctrl-C) or to the process alone (``kill -INT``): ``equiv:
+        interrupted`` and 130.  Both used to die of SIGPIPE (141, no word): SIGPIPE's
+        default disposition was restored, and the worker pool's pipes, written as its
+        workers are stopped, killed the run."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "equiv.proofs", *mode, "--no-cache", "--jobs", "2",
+             "--quiet", "--output", str(tmp_path / "report.txt")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True, preexec_fn=_sigint_default)
+        children = _workers(proc.pid)
+        if to_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert (proc.returncode, out, err) == (130, "", "equiv: interrupted\n")
+        assert not (tmp_path / "report.txt").exists()
+        time.sleep(0.5)
+        assert not _alive(children)
+
+    def test_a_closed_output_pipe_ends_quietly(self) -> None:
+        """``equiv ... | head``: the reader gone, the run ends with 141 (as a command a
+        closed pipe stops) and writes nothing to stderr, no traceback."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        read, write = os.pipe()
+        os.close(read)
+        with os.fdopen(write, "w") as closed:
+            proc = subprocess.run([sys.executable, "-m", "equiv.proofs", "--list"],
+                                  stdout=closed, stderr=subprocess.PIPE, text=True, env=env,
+                                  timeout=60)
+        assert (proc.returncode, proc.stderr) == (141, "")
+
     def test_kill_9_of_the_parent_takes_its_workers_along(self, tmp_path: Path) -> None:
         """``kill -9`` of equiv while workers prove: the workers die with it (Linux's
         parent-death signal), none solves on alone (it used to for about a minute)."""
