@@ -90,7 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE",
                    help="also write the report in FORMAT to FILE (repeatable: one run, "
                         "several reports)")
-    p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
+    p.add_argument("--timeout-ms", type=int, default=60_000,
+                   help="per-query solver budget (default 60000): a wall-clock limit for z3, "
+                        "cvc5 and the zone-device's Bitwuzla; for the vmap subject's Bitwuzla a "
+                        "deterministic 100 terminator polls per ms; an UNKNOWN names the "
+                        "budget that ran out")
     p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
                         f"any machine (exhausted: UNKNOWN; zone-device default {DEFAULT_RLIMIT:,}, "

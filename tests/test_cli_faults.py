@@ -6,6 +6,7 @@ cache costs one line per run."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
 import signal
@@ -133,6 +134,35 @@ class TestBadInput:
         assert code == 2
         assert list((tmp_path / "smt").glob("equiv-unknown-*.smt2"))
         assert f"as SMT-LIB to {tmp_path / 'smt'}\n" in err
+
+
+    @pytest.mark.parametrize("rlimit", ["1000", "20000"])
+    def test_every_unknown_names_its_budget_and_its_query(self, tmp_path: Path, rlimit: str
+                                                          ) -> None:
+        """--rlimit 1000 leaves even the vacuity checks undecided: those wrote no .smt2,
+        said nothing on stderr and gave z3's bare "canceled".  Every UNKNOWN obligation now
+        says which budget ran out, the option that raises it, and a query file that is
+        there; stderr says where they went."""
+        code, out, err = run("--types", "GENERIC", "--orders", "0", "--rlimit", rlimit,
+                             "--quiet", "--no-cache", "--dump-smt", str(tmp_path),
+                             "--format", "json")
+        unknown = [r for r in json.loads(out)["records"] if r["verdict"] != "PROVED"]
+        assert code == 2 and unknown
+        for r in unknown:
+            assert r["verdict"] == "UNKNOWN"
+            assert f"(its deterministic budget, --rlimit {rlimit}, ran out); raise it with " \
+                   "--rlimit; query: " in r["reason"], r
+            assert Path(r["reason"].rsplit("query: ", 1)[1]).is_file()
+        assert f"equiv: wrote {len(unknown)} undecided quer" in err
+        assert err.endswith(f"as SMT-LIB to {tmp_path}\n")
+
+    def test_a_backstop_names_its_option(self, tmp_path: Path) -> None:
+        code, out, _ = run("--types", "GENERIC", "--orders", "0", "--quiet", "--no-cache",
+                           "--backstop-s", "0.001", "--format", "json")
+        assert code == 2
+        assert [r["reason"] for r in json.loads(out)["records"]] == [
+            "wall-clock backstop reached (0.001 s per group): the worker was killed; raise it "
+            "with --backstop-s"]
 
 
 def _crash(*_: object, **__: object) -> object:
