@@ -29,7 +29,7 @@ from typing import Any, NoReturn, TextIO
 from equiv.engine.cache import TOOL_VERSION, Cache
 from equiv.engine.cache import default_dir as default_cache_dir
 from equiv.engine.errors import InputError
-from equiv.engine.options import Given, given
+from equiv.engine.options import Given, given, given_options
 from equiv.engine.query import set_unknown_dir
 from equiv.engine.results import RunResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
@@ -152,16 +152,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _flag(dest: str) -> str:
+    """The option of an argparse destination (``no_cache`` -> ``--no-cache``)."""
+    return "--" + dest.replace("_", "-")
+
+
 def _own_options(args: argparse.Namespace, subjects: list[Subject]) -> None:
-    """Refuse a subject's own option (or a subject-specific name) given for another subject."""
+    """Refuse a subject's own option given for another subject, whatever its value
+    (``--subject vmap --config x86_64-default`` is refused like ``--config arm64-64k``), a
+    shared option a chosen subject cannot honour, and a subject-specific name with
+    ``--subject all``."""
     names = {s.name for s in subjects}
+    chosen = given(args)
     for s in every():
         if s.name in names:
             continue
-        for opt, default in s.own_options.items():
-            if getattr(args, opt) != default:
-                raise InputError(f"--{opt.replace('_', '-')} applies to --subject {s.name}, "
-                                 f"not to --subject {args.subject}")
+        for opt in s.own_options:
+            if opt in chosen:
+                instead = "; ".join(f"--subject {o.name}: {o.choices}" for o in subjects
+                                    if o.choices)
+                raise InputError(f"{_flag(opt)} applies to --subject {s.name}, not to "
+                                 f"--subject {args.subject}" + (f" ({instead})" if instead else ""))
+    for s in subjects:
+        for opt, why in s.refuses.items():
+            if opt in chosen:
+                raise InputError(f"{_flag(opt)} does not apply to --subject {s.name}: {why}")
     if args.subject == "all":
         for opt in ("revision", "mutant", "obligation"):
             if getattr(args, opt) is not None:
@@ -205,6 +220,31 @@ def _patched(args: argparse.Namespace) -> None:
         from equiv.linux.patch import dry_run
 
         dry_run(Path(args.linux), [Path(p) for p in patches])
+
+
+#: the options --list and --self-test read (--quiet and --no-times ask for no progress
+#: and no times, which they never print; --format and --report get their own line from
+#: :func:`_reports`); any other one given is refused
+_LIST_READS = frozenset({"list", "subject", "quiet", "no_times"})
+_SELF_TEST_READS = frozenset({"self_test", "subject", "jobs", "cache_dir", "no_cache", "quiet",
+                              "no_times", "output", "format", "report"})
+
+
+def _mode_options(args: argparse.Namespace) -> None:
+    """Refuse an option the mode does not read (--list and --self-test run what they run
+    whatever else is given) and the options that contradict each other."""
+    chosen = given(args)
+    if "no_cache" in chosen and "cache_dir" in chosen:
+        raise InputError(f"--no-cache and --cache-dir {args.cache_dir} contradict each other: "
+                         "give --cache-dir DIR to use a cache there, or --no-cache for none")
+    for on, mode, reads, what in (
+            (args.list, "--list", _LIST_READS, "--subject"),
+            (args.self_test, "--self-test", _SELF_TEST_READS,
+             "--subject, --jobs, --cache-dir or --no-cache, --output and --quiet")):
+        extra = sorted(chosen - reads) if on else []
+        if extra:
+            raise InputError(f"{_flag(extra[0])} does not apply to {mode}, which takes only "
+                             f"{what}")
 
 
 def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -391,6 +431,7 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     try:
         parser = _parser()
         args = parser.parse_args(argv)
+        args.given = given_options(_parser(), argv)
         code = _run(parser, args, out, err)
         out.flush()  # a closed pipe is met here, not in the interpreter's exit
         return code
@@ -450,6 +491,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
          err: TextIO) -> int:
     """The command for parsed options (:func:`main` maps its exceptions to exit codes)."""
     _no_empty_values(parser, args)
+    _mode_options(args)
     if args.list:
         listed = selected(args.subject) if "subject" in given(args) else every()
         for s in listed:

@@ -19,6 +19,7 @@ import pytest
 from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
 from equiv.proofs import main
+from equiv.subjects import every
 
 SMALL = ["--types", "GENERIC,FS_DAX", "--orders", "0-1", "--no-times", "--quiet"]
 ROOT = Path(__file__).parent.parent
@@ -363,7 +364,72 @@ def _children(pid: int) -> set[int]:
     return out
 
 
+#: a value each subject's own options accept (the default where there is one: an own option
+#: is refused for another subject whatever its value)
+OWN_VALUES = {
+    "config": ["--config", "x86_64-default"], "kconfig": ["--kconfig", "/proc/config.gz"],
+    "compare": ["--compare", "v6.12"], "observe_events": ["--observe-events"],
+    "copy_primitive": ["--copy-primitive"], "btf": ["--btf", "/sys/kernel/btf/vmlinux"],
+    "linux": ["--linux", "/usr/src"], "types": ["--types", "all"], "orders": ["--orders", "all"],
+    "explain": ["--explain", "_refcount"], "live": ["--live"], "live_from": ["--live-from", "/"],
+    "live_out": ["--live-out", "/tmp"], "paths": ["--paths", "all"], "bounds": ["--bounds", "1"],
+    "trylock": ["--trylock", "succeeds"]}
+
+
 class TestOptions:
+    @pytest.mark.parametrize("subject", ["zone-device", "vmap"])
+    def test_another_subjects_option_is_refused_whatever_its_value(self, subject: str) -> None:
+        """--subject vmap --config x86_64-default ran arm64-4k without a word (the default
+        value passed unnoticed): each option of one subject given to the other is one
+        line, exit 3, naming the option and what the subject is chosen by."""
+        other = next(s for s in every() if s.name != subject)
+        mine = next(s for s in every() if s.name == subject)
+        assert set(other.own_options) <= set(OWN_VALUES)
+        for opt in other.own_options:
+            code, out, err = run("--subject", subject, *OWN_VALUES[opt])
+            assert (code, out) == (3, ""), opt
+            assert err == (f"equiv: error: --{opt.replace('_', '-')} applies to --subject "
+                           f"{other.name}, not to --subject {subject} (--subject {subject}: "
+                           f"{mine.choices})\n")
+        assert "arm64-4k" in next(s for s in every() if s.name == "vmap").choices
+
+    def test_no_cache_and_cache_dir_contradict(self, tmp_path: Path) -> None:
+        code, out, err = run(*SMALL, "--no-cache", "--cache-dir", str(tmp_path))
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: --no-cache and --cache-dir {tmp_path} contradict each "
+                       "other: give --cache-dir DIR to use a cache there, or --no-cache for "
+                       "none\n")
+        assert not list(tmp_path.iterdir())
+
+    @pytest.mark.parametrize("argv", [["--config", "arm64-4k"], ["--types", "GENERIC"],
+                                      ["--revision", "v5"], ["--timeout-ms", "5"],
+                                      ["--solver", "z3"], ["--verbose"], ["--paths", "vmap"]])
+    def test_self_test_refuses_what_it_does_not_read(self, argv: list[str]) -> None:
+        """--self-test runs its fixed matrix of seeded bugs: a matrix, budget or solver
+        option was ignored without a word."""
+        subject = ["--subject", "vmap"] if argv[0] == "--paths" else []
+        code, out, err = run("--self-test", *subject, *argv)
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: {argv[0]} does not apply to --self-test, which takes "
+                       "only --subject, --jobs, --cache-dir or --no-cache, --output and "
+                       "--quiet\n")
+
+    def test_list_refuses_what_it_does_not_read(self) -> None:
+        code, out, err = run("--list", "--config", "arm64-4k")
+        assert (code, out) == (3, "")
+        assert err == ("equiv: error: --config does not apply to --list, which takes only "
+                       "--subject\n")
+
+    def test_dump_smt_is_refused_for_vmap_before_any_proof(self, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+        """--subject all --dump-smt DIR: refused before the zone-device runs (vmap writes
+        only its undecided queries, to the cache's unknown/)."""
+        monkeypatch.setattr("equiv.zone_device.cell.run_matrix", _crash)
+        code, out, err = run("--subject", "all", "--dump-smt", str(tmp_path), *SMALL[:4])
+        assert (code, out) == (3, "")
+        assert err.startswith("equiv: error: --dump-smt does not apply to --subject vmap: ")
+
     def test_config_and_kconfig_conflict(self, tmp_path: Path) -> None:
         """--kconfig used to win silently over an explicit --config (even the default's)."""
         kc = tmp_path / ".config"
