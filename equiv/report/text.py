@@ -52,6 +52,9 @@ def fit(text: str, width: int = WIDTH) -> str:
     ...           "include/linux/page_ref.h:113"))
       matches  init_page_count
                include/linux/page_ref.h:113
+    >>> print(fit("    " + "/".join(["compound_head"] * 6) + " @8", 40))
+        compound_head/compound_head/compound_head/compound_head/compound_head/compound_head
+          @8
     """
     out: list[str] = []
     for line in text.split("\n"):
@@ -63,7 +66,8 @@ def fit(text: str, width: int = WIDTH) -> str:
         cols = [m.end() for m in re.finditer(r"\S {2,}(?=\S)", line)
                 if m.end() <= min(width - 24, width - longest)]
         more = " " * (cols[-1] if cols else min(lead + 2, width - 24))
-        out += textwrap.wrap(line, width, subsequent_indent=more, break_on_hyphens=False,
+        out += textwrap.wrap(line[lead:], width, initial_indent=line[:lead],
+                             subsequent_indent=more, break_on_hyphens=False,
                              break_long_words=False, replace_whitespace=False)
     return "\n".join(out)
 
