@@ -158,7 +158,9 @@ class TestBadInput:
         assert err.endswith(f"as SMT-LIB to {tmp_path}\n")
 
     def test_a_backstop_names_its_option(self, tmp_path: Path) -> None:
-        code, out, _ = run("--types", "GENERIC", "--orders", "0", "--quiet", "--no-cache",
+        """(A cell of seconds, never decided earlier in this process: a worker that
+        answers from its inherited memos could finish before the limit is checked.)"""
+        code, out, _ = run("--types", "FS_DAX", "--orders", "18", "--quiet", "--no-cache",
                            "--backstop-s", "0.001", "--format", "json")
         assert code == 2
         assert [r["reason"] for r in json.loads(out)["records"]] == [
