@@ -245,8 +245,9 @@ def _kconfig_page_shift(sym: dict[str, str], path: str) -> int:
 
 
 def from_kconfig(path: str) -> Config:
-    """Build the configuration of the kernel whose .config is at ``path`` (plain or gzip,
-    e.g. /proc/config.gz; read by :func:`equiv.linux.kconfig.read`).
+    """Build the configuration of the kernel whose .config is at ``path`` (plain, or gzip,
+    xz, bzip2, zstd as /proc/config.gz and Debian's linux-config packages ship it; read by
+    :func:`equiv.linux.kconfig.read`).
 
     The symbols a .config settles (``CONFIG_NUMA``, ``CONFIG_NODES_SHIFT``, ``CONFIG_NR_CPUS``,
     the KASAN/KMSAN/MEMCG/LRU_GEN/... switches, the page size, ``CONFIG_ILLEGAL_POINTER_VALUE``)
@@ -264,7 +265,7 @@ def from_kconfig(path: str) -> Config:
     sym = kconfig.read(path)
     if not sym:
         raise InputError(f"--kconfig {path!r} has no CONFIG_ lines; pass a kernel .config "
-                         "(plain or gzip, e.g. /proc/config.gz)")
+                         "(plain or compressed, e.g. /proc/config.gz)")
     if "X86_64" in sym:
         base = DEFAULT
     elif "ARM64" in sym:

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 import z3
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from equiv.config import Config
 from equiv.engine import bv
@@ -165,13 +165,22 @@ class View:
     """One name for some bytes of struct page: a union member or a folio overlay field.
 
     ``page`` is None for views of every struct page, or 1/2 for struct folio fields that
-    land in page[1] / page[2] of a large folio.
+    land in page[1] / page[2] of a large folio.  ``name`` is the model's (v7.3-rc1) and
+    what the paths write by; ``kernel`` is the name of an older kernel whose layout this is
+    where that kernel calls the view otherwise (:meth:`Layout.named_for`), and reports print
+    :attr:`shown`.
     """
 
     name: str
     offset: int
     size: int
     page: int | None = None
+    kernel: str = ""
+
+    @property
+    def shown(self) -> str:
+        """The name a report prints: the kernel's of this layout."""
+        return self.kernel or self.name
 
 
 @frozen
@@ -185,12 +194,13 @@ class Atom:
     @property
     def name(self) -> str:
         """The primary name: the first struct page view (or padding)."""
-        return self.views[0].name if self.views else "<padding>"
+        return self.views[0].shown if self.views else "<padding>"
 
     def names_for(self, page_index: int | None) -> list[str]:
-        """The view names that apply to page ``page_index`` of a compound (0 = head)."""
-        out = [v.name for v in self.views if v.page is None]
-        out += [f"folio.{v.name}" for v in self.views if v.page is not None and v.page == page_index]
+        """The view names that apply to page ``page_index`` of a compound (0 = head), as
+        the layout's kernel names them (:attr:`View.shown`)."""
+        out = [v.shown for v in self.views if v.page is None]
+        out += [f"folio.{v.shown}" for v in self.views if v.page is not None and v.page == page_index]
         return out or ["<padding>"]
 
     def labels_for(self, page_index: int | None) -> list[str]:
@@ -235,6 +245,14 @@ class Layout:
 
     def has(self, name: str) -> bool:
         return any(v.name == name for v in self.views)
+
+    def named_for(self, release: str) -> Layout:
+        """This layout with its views under the names the kernel ``release`` (e.g. "6.12")
+        gives them, where they differ from the model's (:data:`OLDER_NAMES`): what a run
+        about that kernel prints.  The paths still write the views by the model's names."""
+        names = OLDER_NAMES.get(release, {})
+        views = tuple(evolve(v, kernel=names.get(v.name, "")) for v in self.views)
+        return evolve(self, views=views, atoms=atoms_of(views, self.size))
 
     @classmethod
     def from_config(cls, cfg: Config) -> Layout:
@@ -290,6 +308,16 @@ class Layout:
             v.append(View("_nr_pages", 56, 4, 1))
         views = tuple(v)
         return cls(config=cfg, flags=fl, size=size, views=views, atoms=atoms_of(views, size))
+
+
+#: The names of model views in the struct page of an older kernel, by release, where they
+#: differ from the model's (v7.3-rc1): 6.12's include/linux/mm_types.h has the word at
+#: offset 8 as ``unsigned long compound_head; /* Bit zero is set */`` (the tail pages'
+#: struct; renamed compound_info with the order-mask encoding in 2026) and as ``struct
+#: dev_pagemap *pgmap`` of struct page's ZONE_DEVICE struct (struct folio's since).
+OLDER_NAMES: dict[str, dict[str, str]] = {
+    "6.12": {"compound_info": "compound_head", "folio.pgmap": "pgmap"},
+}
 
 
 def atoms_of(views: tuple[View, ...], size: int) -> tuple[Atom, ...]:

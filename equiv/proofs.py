@@ -11,6 +11,8 @@ Exit codes:
   4  internal error: a bug in equiv, never a verdict (one line on stderr naming the file the
      full traceback was written to: in the cache directory, else in $TMPDIR)
   130  interrupted (Ctrl-C / SIGINT): workers stopped, no report written
+  141  the reader of the output went away (``... | head``): nothing more is written, no
+       message (the status of a command a closed pipe stops)
 """
 
 from __future__ import annotations
@@ -27,12 +29,19 @@ from typing import Any, NoReturn, TextIO
 from equiv.engine.cache import TOOL_VERSION, Cache
 from equiv.engine.cache import default_dir as default_cache_dir
 from equiv.engine.errors import InputError
-from equiv.engine.options import Given, given
+from equiv.engine.options import Given, given, given_options
 from equiv.engine.query import set_unknown_dir
 from equiv.engine.results import RunResult
 from equiv.engine.solvers import DEFAULT_RLIMIT
 from equiv.engine.subject import RunContext, Subject
-from equiv.engine.verdict import EXIT_CRASH, EXIT_INPUT, EXIT_INTERRUPTED, Verdict, exit_code
+from equiv.engine.verdict import (
+    EXIT_CLOSED_OUTPUT,
+    EXIT_CRASH,
+    EXIT_INPUT,
+    EXIT_INTERRUPTED,
+    Verdict,
+    exit_code,
+)
 from equiv.report import FORMATS, SourceLines, render_runs, render_selftest, write_tests
 from equiv.report.text import fit
 from equiv.subjects import DEFAULT, REGISTRY, every, selected
@@ -54,7 +63,7 @@ def _parser() -> argparse.ArgumentParser:
                     "'mm: optimize zone-device memmap initialization' leaves every struct page "
                     "and the pageblock bitmap exactly as the slow path does.",
         epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad "
-               "input; 4 internal error; 130 interrupted",
+               "input; 4 internal error; 130 interrupted; 141 the output's reader went away",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"equiv {TOOL_VERSION}")
@@ -81,7 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--report", action="append", default=[], metavar="FORMAT=FILE",
                    help="also write the report in FORMAT to FILE (repeatable: one run, "
                         "several reports)")
-    p.add_argument("--timeout-ms", type=int, default=60_000, help="per-query solver timeout")
+    p.add_argument("--timeout-ms", type=int, default=60_000,
+                   help="per-query solver budget (default 60000): a wall-clock limit for z3, "
+                        "cvc5 and the zone-device's Bitwuzla; for the vmap subject's Bitwuzla a "
+                        "deterministic 100 terminator polls per ms; an UNKNOWN names the "
+                        "budget that ran out")
     p.add_argument("--rlimit", type=int, default=None,
                    help="z3 resource limit per query: a deterministic budget, same verdict on "
                         f"any machine (exhausted: UNKNOWN; zone-device default {DEFAULT_RLIMIT:,}, "
@@ -139,16 +152,31 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _flag(dest: str) -> str:
+    """The option of an argparse destination (``no_cache`` -> ``--no-cache``)."""
+    return "--" + dest.replace("_", "-")
+
+
 def _own_options(args: argparse.Namespace, subjects: list[Subject]) -> None:
-    """Refuse a subject's own option (or a subject-specific name) given for another subject."""
+    """Refuse a subject's own option given for another subject, whatever its value
+    (``--subject vmap --config x86_64-default`` is refused like ``--config arm64-64k``), a
+    shared option a chosen subject cannot honour, and a subject-specific name with
+    ``--subject all``."""
     names = {s.name for s in subjects}
+    chosen = given(args)
     for s in every():
         if s.name in names:
             continue
-        for opt, default in s.own_options.items():
-            if getattr(args, opt) != default:
-                raise InputError(f"--{opt.replace('_', '-')} applies to --subject {s.name}, "
-                                 f"not to --subject {args.subject}")
+        for opt in s.own_options:
+            if opt in chosen:
+                instead = "; ".join(f"--subject {o.name}: {o.choices}" for o in subjects
+                                    if o.choices)
+                raise InputError(f"{_flag(opt)} applies to --subject {s.name}, not to "
+                                 f"--subject {args.subject}" + (f" ({instead})" if instead else ""))
+    for s in subjects:
+        for opt, why in s.refuses.items():
+            if opt in chosen:
+                raise InputError(f"{_flag(opt)} does not apply to --subject {s.name}: {why}")
     if args.subject == "all":
         for opt in ("revision", "mutant", "obligation"):
             if getattr(args, opt) is not None:
@@ -192,6 +220,31 @@ def _patched(args: argparse.Namespace) -> None:
         from equiv.linux.patch import dry_run
 
         dry_run(Path(args.linux), [Path(p) for p in patches])
+
+
+#: the options --list and --self-test read (--quiet and --no-times ask for no progress
+#: and no times, which they never print; --format and --report get their own line from
+#: :func:`_reports`); any other one given is refused
+_LIST_READS = frozenset({"list", "subject", "quiet", "no_times"})
+_SELF_TEST_READS = frozenset({"self_test", "subject", "jobs", "cache_dir", "no_cache", "quiet",
+                              "no_times", "output", "format", "report"})
+
+
+def _mode_options(args: argparse.Namespace) -> None:
+    """Refuse an option the mode does not read (--list and --self-test run what they run
+    whatever else is given) and the options that contradict each other."""
+    chosen = given(args)
+    if "no_cache" in chosen and "cache_dir" in chosen:
+        raise InputError(f"--no-cache and --cache-dir {args.cache_dir} contradict each other: "
+                         "give --cache-dir DIR to use a cache there, or --no-cache for none")
+    for on, mode, reads, what in (
+            (args.list, "--list", _LIST_READS, "--subject"),
+            (args.self_test, "--self-test", _SELF_TEST_READS,
+             "--subject, --jobs, --cache-dir or --no-cache, --output and --quiet")):
+        extra = sorted(chosen - reads) if on else []
+        if extra:
+            raise InputError(f"{_flag(extra[0])} does not apply to {mode}, which takes only "
+                             f"{what}")
 
 
 def _reports(args: argparse.Namespace) -> list[tuple[str, str]]:
@@ -367,9 +420,10 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     """Run the command; returns the exit code (see module docstring).
 
     Bad input is one line and exit 3; Ctrl-C is ``equiv: interrupted`` and exit 130 (the
-    workers are stopped, no report is written); any other exception, here or in a worker,
-    is a bug in equiv: one line ``equiv: internal error: ...`` naming the file that holds
-    the traceback, and exit 4, never a verdict's code.
+    workers are stopped, no report is written); a closed ``out`` or ``err`` (``... | head``)
+    ends the run quietly with 141; any other exception, here or in a worker, is a bug in
+    equiv: one line ``equiv: internal error: ...`` naming the file that holds the
+    traceback, and exit 4, never a verdict's code.
     """
     out = out or sys.stdout
     err = err or sys.stderr
@@ -377,26 +431,67 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     try:
         parser = _parser()
         args = parser.parse_args(argv)
-        return _run(parser, args, out, err)
+        args.given = given_options(_parser(), argv)
+        code = _run(parser, args, out, err)
+        out.flush()  # a closed pipe is met here, not in the interpreter's exit
+        return code
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT
     except KeyboardInterrupt:
         err.write("equiv: interrupted\n")
         return EXIT_INTERRUPTED
+    except BrokenPipeError as e:
+        closed = [s for s in (out, err) if reader_gone(s)]
+        if not closed:
+            return _internal_error(args, e, err)
+        for stream in closed:
+            _to_devnull(stream)
+        return EXIT_CLOSED_OUTPUT
     except Exception as e:
-        path = _crash_report(args, traceback.format_exc())
-        # attrs' validators raise with the message first, then the attribute and the value
-        text = e.args[0] if len(e.args) > 1 and isinstance(e.args[0], str) else str(e)
-        what = f"{type(e).__name__}: {text}".splitlines()[0] if text else type(e).__name__
-        err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
-        return EXIT_CRASH
+        return _internal_error(args, e, err)
+
+
+def _internal_error(args: argparse.Namespace | None, e: Exception, err: TextIO) -> int:
+    """Say a bug in equiv in one line on ``err``, the traceback in a file; exit 4."""
+    path = _crash_report(args, traceback.format_exc())
+    # attrs' validators raise with the message first, then the attribute and the value
+    text = e.args[0] if len(e.args) > 1 and isinstance(e.args[0], str) else str(e)
+    what = f"{type(e).__name__}: {text}".splitlines()[0] if text else type(e).__name__
+    err.write(f"equiv: internal error: {what} (a bug in equiv; traceback in {path})\n")
+    return EXIT_CRASH
+
+
+def reader_gone(stream: TextIO) -> bool:
+    """Whether ``stream`` is a pipe whose reading end is closed (``... | head`` after its
+    lines): Linux's poll(2) reports POLLERR on the writing end of a pipe without readers.
+    False for anything that is not a file descriptor (a StringIO)."""
+    import select
+
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    poller = select.poll()
+    poller.register(fd, 0)
+    return any(event & select.POLLERR for _, event in poller.poll(0))
+
+
+def _to_devnull(stream: TextIO) -> None:
+    """Point ``stream``'s file descriptor at /dev/null, so that what it still buffers goes
+    nowhere at exit instead of raising BrokenPipeError again."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, stream.fileno())
+    finally:
+        os.close(devnull)
 
 
 def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
          err: TextIO) -> int:
     """The command for parsed options (:func:`main` maps its exceptions to exit codes)."""
     _no_empty_values(parser, args)
+    _mode_options(args)
     if args.list:
         listed = selected(args.subject) if "subject" in given(args) else every()
         for s in listed:
@@ -461,10 +556,13 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
 
 def console() -> NoReturn:
     """The console command (``equiv``, ``python -m equiv``, ``python -m equiv.proofs``):
-    :func:`main` on ``sys.argv``, exiting with its code."""
-    import signal
+    :func:`main` on ``sys.argv``, exiting with its code.
 
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)  # `... | head` ends quietly, no traceback
+    SIGPIPE keeps Python's disposition (ignored, a write to a closed pipe raises
+    BrokenPipeError): :func:`main` ends quietly when the pipe is its own output, while the
+    pipes of the worker pools, written by their threads as the workers are stopped at
+    Ctrl-C, stay theirs to handle.
+    """
     sys.exit(main())
 
 

@@ -6,6 +6,7 @@ cache costs one line per run."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import random
 import signal
@@ -18,6 +19,7 @@ import pytest
 from test_linux_tree import linux612  # noqa: F401  (the fixture)
 
 from equiv.proofs import main
+from equiv.subjects import every
 
 SMALL = ["--types", "GENERIC,FS_DAX", "--orders", "0-1", "--no-times", "--quiet"]
 ROOT = Path(__file__).parent.parent
@@ -135,6 +137,37 @@ class TestBadInput:
         assert f"as SMT-LIB to {tmp_path / 'smt'}\n" in err
 
 
+    @pytest.mark.parametrize("rlimit", ["1000", "20000"])
+    def test_every_unknown_names_its_budget_and_its_query(self, tmp_path: Path, rlimit: str
+                                                          ) -> None:
+        """--rlimit 1000 leaves even the vacuity checks undecided: those wrote no .smt2,
+        said nothing on stderr and gave z3's bare "canceled".  Every UNKNOWN obligation now
+        says which budget ran out, the option that raises it, and a query file that is
+        there; stderr says where they went."""
+        code, out, err = run("--types", "GENERIC", "--orders", "0", "--rlimit", rlimit,
+                             "--quiet", "--no-cache", "--dump-smt", str(tmp_path),
+                             "--format", "json")
+        unknown = [r for r in json.loads(out)["records"] if r["verdict"] != "PROVED"]
+        assert code == 2 and unknown
+        for r in unknown:
+            assert r["verdict"] == "UNKNOWN"
+            assert f"(its deterministic budget, --rlimit {rlimit}, ran out); raise it with " \
+                   "--rlimit; query: " in r["reason"], r
+            assert Path(r["reason"].rsplit("query: ", 1)[1]).is_file()
+        assert f"equiv: wrote {len(unknown)} undecided quer" in err
+        assert err.endswith(f"as SMT-LIB to {tmp_path}\n")
+
+    def test_a_backstop_names_its_option(self, tmp_path: Path) -> None:
+        """(A cell of seconds, never decided earlier in this process: a worker that
+        answers from its inherited memos could finish before the limit is checked.)"""
+        code, out, _ = run("--types", "FS_DAX", "--orders", "18", "--quiet", "--no-cache",
+                           "--backstop-s", "0.001", "--format", "json")
+        assert code == 2
+        assert [r["reason"] for r in json.loads(out)["records"]] == [
+            "wall-clock backstop reached (0.001 s per group): the worker was killed; raise it "
+            "with --backstop-s"]
+
+
 def _crash(*_: object, **__: object) -> object:
     raise RuntimeError("seeded crash in a worker")
 
@@ -197,6 +230,45 @@ class TestInterrupt:
         assert not (tmp_path / "report.txt").exists()
         time.sleep(0.5)
         assert not _alive(children)
+
+    @pytest.mark.parametrize("to_group", [True, False], ids=["group", "process"])
+    @pytest.mark.parametrize("mode", [["--config", "all"], ["--self-test"]],
+                             ids=["config-all", "self-test"])
+    def test_sigint_in_every_mode_is_130_and_one_line(self, tmp_path: Path, mode: list[str],
+                                                     to_group: bool) -> None:
+        """SIGINT while the workers of --config all or --self-test prove, to the process
+        group (a terminal's Ctrl-C) or to the process alone (``kill -INT``): ``equiv:
+        interrupted`` and 130.  Both used to die of SIGPIPE (141, no word): SIGPIPE's
+        default disposition was restored, and the worker pool's pipes, written as its
+        workers are stopped, killed the run."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "equiv.proofs", *mode, "--no-cache", "--jobs", "2",
+             "--quiet", "--output", str(tmp_path / "report.txt")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True, preexec_fn=_sigint_default)
+        children = _workers(proc.pid)
+        if to_group:
+            os.killpg(proc.pid, signal.SIGINT)
+        else:
+            os.kill(proc.pid, signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+        assert (proc.returncode, out, err) == (130, "", "equiv: interrupted\n")
+        assert not (tmp_path / "report.txt").exists()
+        time.sleep(0.5)
+        assert not _alive(children)
+
+    def test_a_closed_output_pipe_ends_quietly(self) -> None:
+        """``equiv ... | head``: the reader gone, the run ends with 141 (as a command a
+        closed pipe stops) and writes nothing to stderr, no traceback."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        read, write = os.pipe()
+        os.close(read)
+        with os.fdopen(write, "w") as closed:
+            proc = subprocess.run([sys.executable, "-m", "equiv.proofs", "--list"],
+                                  stdout=closed, stderr=subprocess.PIPE, text=True, env=env,
+                                  timeout=60)
+        assert (proc.returncode, proc.stderr) == (141, "")
 
     def test_kill_9_of_the_parent_takes_its_workers_along(self, tmp_path: Path) -> None:
         """``kill -9`` of equiv while workers prove: the workers die with it (Linux's
@@ -294,7 +366,72 @@ def _children(pid: int) -> set[int]:
     return out
 
 
+#: a value each subject's own options accept (the default where there is one: an own option
+#: is refused for another subject whatever its value)
+OWN_VALUES = {
+    "config": ["--config", "x86_64-default"], "kconfig": ["--kconfig", "/proc/config.gz"],
+    "compare": ["--compare", "v6.12"], "observe_events": ["--observe-events"],
+    "copy_primitive": ["--copy-primitive"], "btf": ["--btf", "/sys/kernel/btf/vmlinux"],
+    "linux": ["--linux", "/usr/src"], "types": ["--types", "all"], "orders": ["--orders", "all"],
+    "explain": ["--explain", "_refcount"], "live": ["--live"], "live_from": ["--live-from", "/"],
+    "live_out": ["--live-out", "/tmp"], "paths": ["--paths", "all"], "bounds": ["--bounds", "1"],
+    "trylock": ["--trylock", "succeeds"]}
+
+
 class TestOptions:
+    @pytest.mark.parametrize("subject", ["zone-device", "vmap"])
+    def test_another_subjects_option_is_refused_whatever_its_value(self, subject: str) -> None:
+        """--subject vmap --config x86_64-default ran arm64-4k without a word (the default
+        value passed unnoticed): each option of one subject given to the other is one
+        line, exit 3, naming the option and what the subject is chosen by."""
+        other = next(s for s in every() if s.name != subject)
+        mine = next(s for s in every() if s.name == subject)
+        assert set(other.own_options) <= set(OWN_VALUES)
+        for opt in other.own_options:
+            code, out, err = run("--subject", subject, *OWN_VALUES[opt])
+            assert (code, out) == (3, ""), opt
+            assert err == (f"equiv: error: --{opt.replace('_', '-')} applies to --subject "
+                           f"{other.name}, not to --subject {subject} (--subject {subject}: "
+                           f"{mine.choices})\n")
+        assert "arm64-4k" in next(s for s in every() if s.name == "vmap").choices
+
+    def test_no_cache_and_cache_dir_contradict(self, tmp_path: Path) -> None:
+        code, out, err = run(*SMALL, "--no-cache", "--cache-dir", str(tmp_path))
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: --no-cache and --cache-dir {tmp_path} contradict each "
+                       "other: give --cache-dir DIR to use a cache there, or --no-cache for "
+                       "none\n")
+        assert not list(tmp_path.iterdir())
+
+    @pytest.mark.parametrize("argv", [["--config", "arm64-4k"], ["--types", "GENERIC"],
+                                      ["--revision", "v5"], ["--timeout-ms", "5"],
+                                      ["--solver", "z3"], ["--verbose"], ["--paths", "vmap"]])
+    def test_self_test_refuses_what_it_does_not_read(self, argv: list[str]) -> None:
+        """--self-test runs its fixed matrix of seeded bugs: a matrix, budget or solver
+        option was ignored without a word."""
+        subject = ["--subject", "vmap"] if argv[0] == "--paths" else []
+        code, out, err = run("--self-test", *subject, *argv)
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: {argv[0]} does not apply to --self-test, which takes "
+                       "only --subject, --jobs, --cache-dir or --no-cache, --output and "
+                       "--quiet\n")
+
+    def test_list_refuses_what_it_does_not_read(self) -> None:
+        code, out, err = run("--list", "--config", "arm64-4k")
+        assert (code, out) == (3, "")
+        assert err == ("equiv: error: --config does not apply to --list, which takes only "
+                       "--subject\n")
+
+    def test_dump_smt_is_refused_for_vmap_before_any_proof(self, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+        """--subject all --dump-smt DIR: refused before the zone-device runs (vmap writes
+        only its undecided queries, to the cache's unknown/)."""
+        monkeypatch.setattr("equiv.zone_device.cell.run_matrix", _crash)
+        code, out, err = run("--subject", "all", "--dump-smt", str(tmp_path), *SMALL[:4])
+        assert (code, out) == (3, "")
+        assert err.startswith("equiv: error: --dump-smt does not apply to --subject vmap: ")
+
     def test_config_and_kconfig_conflict(self, tmp_path: Path) -> None:
         """--kconfig used to win silently over an explicit --config (even the default's)."""
         kc = tmp_path / ".config"

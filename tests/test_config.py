@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import bz2
 import gzip
 import io
+import lzma
 import os
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
 from equiv.config import PRESETS, from_kconfig
 from equiv.engine.errors import InputError
+from equiv.linux import kconfig
 from equiv.linux.btf import BtfBuilder
 from equiv.page_model import Layout
 from equiv.proofs import main
@@ -17,6 +23,8 @@ from equiv.zone_device.source.layout_check import check_layout
 
 LIVE_BTF = "/sys/kernel/btf/vmlinux"
 LIVE_CONFIG = "/proc/config.gz"
+#: the config Debian ships for its amd64 6.12 kernel (package linux-config-6.12), xz
+DEBIAN_XZ = "/usr/src/linux-config-6.12/config.amd64_none_amd64.xz"
 
 X86_CONFIG = """\
 CONFIG_64BIT=y
@@ -123,6 +131,47 @@ class TestKconfig:
         bad.write_bytes(b"\x1f\x8b\x08garbage")
         with pytest.raises(InputError, match="corrupt gzip"):
             from_kconfig(str(bad))
+
+    @pytest.mark.parametrize(("name", "compress"), [("xz", lzma.compress), ("bzip2", bz2.compress)])
+    def test_xz_and_bzip2(self, tmp_path: Path, name: str, compress: Callable[[bytes], bytes]
+                          ) -> None:
+        """Debian ships its kernels' configs as xz (linux-config-6.12): read like gzip, not
+        refused as "not UTF-8"; a truncated one is corrupt data of that compression."""
+        path = tmp_path / "config.packed"
+        data = compress(X86_CONFIG.encode())
+        path.write_bytes(data)
+        assert kconfig.read(str(path)) == kconfig.parse(X86_CONFIG)
+        code, out, _ = run("--kconfig", str(path), "--orders", "0", "--types", "GENERIC",
+                           "--quiet", "--no-times")
+        assert code == 0 and "12 proved" in out
+        path.write_bytes(data[: len(data) // 2])
+        with pytest.raises(InputError, match=f"corrupt {name} data"):
+            kconfig.read_text(str(path))
+
+    def test_zstd_without_a_reader_says_how_to_decompress(self, tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+        """zstd data (a frame's magic bytes): read by Python's own reader where it has one,
+        else one line naming the compression and the command."""
+        path = tmp_path / "config.zst"
+        path.write_bytes(b"\x28\xb5\x2f\xfd" + b"\x00" * 16)
+        monkeypatch.setitem(sys.modules, "compression", None)
+        code, out, err = run("--kconfig", str(path), "--orders", "0", "--types", "GENERIC")
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: --kconfig {str(path)!r} is zstd-compressed and this "
+                       "Python has no zstd reader; decompress it first (unzstd "
+                       f"{path}) and give the text .config\n")
+
+    def test_other_binary_data_names_the_compressions_read(self, tmp_path: Path) -> None:
+        path = tmp_path / "config.lz4"
+        path.write_bytes(b"\x04\x22\x4d\x18\xff\xfe")
+        with pytest.raises(InputError, match="not UTF-8, nor gzip, xz, bzip2 or zstd data"):
+            kconfig.read_text(str(path))
+
+    @pytest.mark.skipif(not os.path.exists(DEBIAN_XZ), reason=f"needs {DEBIAN_XZ} "
+                        "(Debian's linux-config-6.12)")
+    def test_debians_shipped_config(self) -> None:
+        cfg = from_kconfig(DEBIAN_XZ)
+        assert cfg.arch == "x86_64" and cfg.NODES_SHIFT == 10
 
 
 def btf_from_layout(L: Layout, shift: dict[str, int] | None = None) -> bytes:

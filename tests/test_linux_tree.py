@@ -438,15 +438,33 @@ class TestSourceDerivedProof:
 
     def test_612_release_model_is_refuted_by_the_text(self, tree612: KernelTree) -> None:
         """Finding: --compare v6.12 writes the 2026 folio fields and compound_info encoding
-        into page[1]; the 6.12 text does not."""
+        into page[1]; the 6.12 text does not.  The word is named as the 6.12 tree names it."""
         st = setup(tree612, CFG, MODELS["v6.12"])
         cell = check_fidelity_cell(st, None, 1)
         tail1 = next(r for r in cell.roles if r.name == "tail1_equal")
         assert Verdict.REFUTED == tail1.verdict
-        assert "compound_info" in {n for d in tail1.diffs for n in d.fields}
+        names = {n for d in tail1.diffs for n in d.fields}
+        assert "compound_head" in names and "compound_info" not in names
 
 
 class TestCli:
+    def test_a_612_tree_names_the_word_at_8_as_612_does(self, linux612: Path,
+                                                         tmp_path: Path) -> None:
+        """set_compound_head() storing head + 3: the difference at offset 8 is named with
+        6.12's mm_types.h (compound_head, pgmap), never the 2026 compound_info, which 6.12
+        does not have."""
+        root = _mutated(linux612, tmp_path, "include/linux/page-flags.h",
+                        "WRITE_ONCE(page->compound_head, (unsigned long)head + 1);",
+                        "WRITE_ONCE(page->compound_head, (unsigned long)head + 3);")
+        out = io.StringIO()
+        code = main(["--linux", str(root), "--types", "GENERIC", "--orders", "1", "--no-times",
+                     "--quiet"], out=out, err=io.StringIO())
+        text = out.getvalue()
+        assert code == 1, text
+        (names,) = re.findall(r"(\S+)\s+@8: hand ", text)
+        assert {"compound_head", "pgmap"} <= set(names.split("/")), names
+        assert "compound_info" not in text and "folio.pgmap" not in text
+
     def test_not_a_tree_is_a_one_line_input_error(self, tmp_path: Path) -> None:
         """--linux on a folder without kernel files: exit 3, one line."""
         err = io.StringIO()

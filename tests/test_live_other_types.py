@@ -129,7 +129,7 @@ def test_the_type_is_seen(cfg: Config, tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(("name", "pfn", "offset", "field"), [
     ("coherent-4K-mem", 0x120000 + 5, 8, "pgmap"),
-    ("coherent-2M-dev", 0x120800 + 512 + 7, 8, "compound_info"),
+    ("coherent-2M-dev", 0x120800 + 512 + 7, 8, "compound_head"),  # 6.12's name
     ("coherent-2M-dev", 0x120800, 52, "_refcount")])
 def test_a_seeded_difference_is_named(cfg: Config, tmp_path: Path, name: str, pfn: int,
                                       offset: int, field: str) -> None:

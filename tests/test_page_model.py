@@ -90,3 +90,23 @@ class TestLayout:
         """Bytes no field covers (struct alignment padding) are still compared."""
         L = Layout.from_config(evolve(DEFAULT, WANT_PAGE_VIRTUAL=True))
         assert [a.name for a in L.atoms][-1] == "<padding>"
+
+
+class TestKernelNames:
+    """A run about an older kernel prints that kernel's field names: 6.12's mm_types.h has
+    no compound_info (its word at offset 8 is compound_head, and pgmap of struct page)."""
+
+    def test_612_names_the_word_at_8_as_612_does(self) -> None:
+        base = Layout.from_config(DEFAULT)
+        old = base.named_for("6.12")
+        word8 = next(a for a in old.atoms if a.offset == 8)
+        assert "compound_head" in word8.names_for(None) and "pgmap" in word8.names_for(None)
+        assert not {"compound_info", "folio.pgmap"} & set(word8.names_for(None))
+        assert old.view("compound_info").shown == "compound_head"  # the paths' name still
+        assert next(a for a in base.atoms if a.offset == 8).names_for(None)[1] == "compound_info"
+        assert [a.names_for(1) for a in old.atoms if a.offset != 8] == \
+            [a.names_for(1) for a in base.atoms if a.offset != 8]
+
+    def test_the_models_own_release_keeps_its_names(self) -> None:
+        base = Layout.from_config(DEFAULT)
+        assert base.named_for("7.3").atoms == base.atoms

@@ -1,19 +1,30 @@
-"""The vmap subject's queries have a deterministic budget (issue 17): Bitwuzla is stopped
+"""The vmap subject's queries have a deterministic budget: Bitwuzla is stopped
 after a number of terminator polls (:data:`equiv.engine.query.BITWUZLA_STEPS_PER_MS` per
 millisecond of the query's budget), not after a wall-clock time, so a verdict cannot flip
 because the machine is busy.  The whole vmap self-test runs with both cores busy in
-tests/test_vmap_check.py (slow), through :func:`busy_cores`."""
+tests/test_vmap_check.py (slow), through :func:`busy_cores`.  Every query's budget is the
+run's (``--timeout-ms``), and one that runs out says so and which option raises it."""
 
 from __future__ import annotations
 
 import contextlib
+import io
+import json
 import multiprocessing
 import time
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
+import pytest
 import z3
 
+import equiv.vmap.cell
 from equiv.engine.query import BITWUZLA_STEPS_PER_MS, SAT, UNKNOWN, Query
+from equiv.engine.verdict import Verdict
+from equiv.proofs import main
+from equiv.vmap.cell import check_cell, resolve
+from equiv.vmap.selftest import BASE
 
 
 def _factoring(bits: int, n: int) -> list[z3.BoolRef]:
@@ -71,3 +82,60 @@ def test_busy_cores_spin_and_stop() -> None:
     with busy_cores(1):
         time.sleep(0.5)
     assert time.process_time() - t0 < 0.5  # the spinning is in another process
+
+
+#: a seeded bug whose e_trans counterexample only the exact model finds (the local model's
+#: candidate does not reproduce concretely), at vmap bound 3
+_EXACT_ONLY = ["--subject", "vmap", "--paths", "vmap", "--bounds", "3", "--revision", "v8-fix",
+               "--mutant", "mutant_no_cont_pfn_guard", "--obligation", "e_trans", "--jobs", "1",
+               "--quiet", "--format", "json"]
+
+
+def _records(argv: list[str]) -> tuple[int, list[dict[str, Any]], str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = main(argv, out, err)
+    return code, json.loads(out.getvalue())["records"], err.getvalue()
+
+
+def test_every_vmap_query_has_the_runs_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The exact model's search was capped at 15 s whatever --timeout-ms said; now every
+    query of a cell, that one included (M4's counterexample is the exact model's), has the
+    budget the run was given."""
+    budgets: list[int] = []
+
+    class Spy(Query):
+        def __init__(self, assertions: list[z3.BoolRef], *, timeout_ms: int,
+                     **kw: Any) -> None:
+            budgets.append(timeout_ms)
+            super().__init__(assertions, timeout_ms=timeout_ms, **kw)
+
+    monkeypatch.setattr(equiv.vmap.cell, "Query", Spy)
+    name = "mutant_flush_from_map_addr"
+    res = check_cell("vmap", 3, resolve(BASE, name), name, timeout_ms=120_000)
+    refuted = {o.name: o for o in res.obligations if o.verdict is Verdict.REFUTED}
+    assert refuted["flush_covers"].counterexample.found_by == "exact"  # type: ignore[union-attr]
+    assert budgets and set(budgets) == {120_000}
+
+
+def test_the_exact_model_giving_up_names_timeout_ms_and_its_query(tmp_path: Path) -> None:
+    """Too small a --timeout-ms for the exact model: UNKNOWN, saying Bitwuzla's budget ran
+    out and that --timeout-ms raises it, with the undecided query in the cache's unknown/."""
+    code, records, err = _records([*_EXACT_ONLY, "--timeout-ms", "2000",
+                                   "--cache-dir", str(tmp_path)])
+    tmp_path /= "unknown"
+    (rec,) = [r for r in records if r["obligation"] == "e_trans"]
+    assert (code, rec["verdict"]) == (2, "UNKNOWN")
+    assert ("the exact model gave up: bitwuzla gave up (its deterministic budget: 200,000 "
+            "terminator polls for 2000 ms); raise it with --timeout-ms; query: "
+            f"{tmp_path}/equiv-unknown-vmap-exact-e_trans-") in rec["reason"]
+    assert Path(rec["reason"].rsplit("query: ", 1)[1]).is_file()
+    assert err == f"equiv: wrote 1 undecided query as SMT-LIB to {tmp_path}\n"
+
+
+@pytest.mark.slow
+def test_the_default_budget_refutes_what_the_exact_model_finds() -> None:
+    """The same bug with the default --timeout-ms: REFUTED by the exact model (UNKNOWN while
+    its search was capped at 15 s, and --timeout-ms 120000 did not help)."""
+    code, records, _ = _records([*_EXACT_ONLY, "--no-cache"])
+    (rec,) = [r for r in records if r["obligation"] == "e_trans"]
+    assert (code, rec["verdict"], rec["counterexample"]["found_by"]) == (1, "REFUTED", "exact")

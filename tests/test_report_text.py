@@ -5,14 +5,16 @@ inputs that do not matter, reproduce commands that reproduce exactly one obligat
 from __future__ import annotations
 
 import io
+import re
 import shlex
+from pathlib import Path
 
 import pytest
 
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
 from equiv.proofs import main
-from equiv.report.text import WIDTH, command_lines
+from equiv.report.text import WIDTH, command_lines, fit, wrap
 from equiv.zone_device.cell import CellSpec, run_cell
 
 MUTANT = ["--mutant", "mutant_tail_keeps_type_refcount", "--types", "GENERIC", "--orders", "2",
@@ -94,6 +96,42 @@ def test_command_lines_wraps_with_backslashes_and_keeps_options_whole() -> None:
     assert all(ln.endswith(" \\") for ln in lines[:-1])
     joined = " ".join(ln.strip().removesuffix("\\").strip() for ln in lines)
     assert shlex.split(joined) == shlex.split(long)
+
+
+#: words a reader copies whole: a path (an undecided query's file) and file:line locations
+WORDS = ("/root/.cache/equiv/unknown/equiv-unknown-vmap-exact-e_trans-q462c.smt2",
+         "include/linux/page_ref.h:113", "include/linux/mm_types.h:580",
+         "mm/mm_init.c:1077")
+
+
+class TestWholeWords:
+    """The 72-column wrapping split paths and line numbers (``...q462c.sm`` / ``t2``,
+    ``page_ref.h:11`` / ``3``), which broke copy and paste: a word is never split, one
+    longer than its line's room stands alone."""
+
+    @pytest.mark.parametrize("indent", ["", "    ", " " * 30])
+    def test_wrap_keeps_every_word_whole(self, indent: str) -> None:
+        text = "lemma undecided; query: " + " then ".join(WORDS) + " (rest of the sentence)"
+        lines = wrap(text, indent)
+        assert [w for ln in lines for w in ln.split()] == text.split()
+        assert all(len(ln) <= WIDTH for ln in lines if len(ln.split()) > 1)
+
+    @pytest.mark.parametrize("word", WORDS[1:])
+    def test_fit_keeps_a_table_rows_location_whole(self, word: str) -> None:
+        """The drift table of a --linux report: the location column starts at 45, too late
+        for a location of 28 characters; the row continues where the word fits."""
+        row = f"  matches  {'init_page_count':34s}{word}"
+        lines = fit(row).splitlines()
+        assert [w for ln in lines for w in ln.split()] == row.split()
+        assert all(len(ln) <= WIDTH for ln in lines)
+
+    def test_an_undecided_querys_path_is_whole_in_the_report(self, tmp_path: Path) -> None:
+        cache = tmp_path / "a-cache-directory-deep-enough-for-a-long-path"
+        code, out, _ = run("--types", "GENERIC", "--orders", "0", "--rlimit", "1000",
+                           "--cache-dir", str(cache), "--no-times", "--quiet")
+        paths = re.findall(r"\S*equiv-unknown-\S*", out)
+        assert code == 2 and paths
+        assert all(Path(p).is_file() and len(p) > WIDTH - 6 for p in paths), paths
 
 
 class TestProvenance:

@@ -24,9 +24,27 @@ class Given(argparse.Action):
 
 
 def given(args: argparse.Namespace) -> set[str]:
-    """The destinations of the :class:`Given` options given on the command line."""
+    """The destinations of the :class:`Given` options given on the command line; once
+    :func:`given_options` has been stored in ``args.given`` (as ``equiv.proofs`` does), of
+    every option given."""
     found: set[str] = getattr(args, "given", set())
     return found
 
 
-__all__ = ["Given", "given"]
+def given_options(parser: argparse.ArgumentParser, argv: list[str] | None) -> set[str]:
+    """The destinations of every option ``argv`` gives, whatever its value (``--config
+    x86_64-default`` is given although it is the default): ``argv`` parsed again by
+    ``parser`` with no defaults.  ``parser`` is changed: build one for this alone.
+
+    >>> p = argparse.ArgumentParser()
+    >>> _ = p.add_argument("--cache-dir", default=None)
+    >>> _ = p.add_argument("--no-cache", action="store_true")
+    >>> sorted(given_options(p, ["--no-cache"]))
+    ['no_cache']
+    """
+    for action in parser._actions:
+        action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv))) - {"given"}
+
+
+__all__ = ["Given", "given", "given_options"]

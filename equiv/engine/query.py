@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+import time
 
 import z3
 from attrs import Factory, define, fields
@@ -153,26 +154,7 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
             r = _R[answer]
             ANSWERS.checked[key] = (r, terms)
             return r
-    if mode == "z3":
-        r = s.check(*extra)
-    else:
-        answers: dict[str, str] = {}
-        if mode == "all":
-            answers["z3"] = str(s.check(*extra))
-        for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
-            answers[other] = decide(other, terms, ses.timeout_ms)
-        if mode != "all" and answers[mode] == "sat":
-            answers["z3"] = str(s.check(*extra))  # for the model the replay needs
-        seen = set(answers.values())
-        said = ", ".join(f"{k} {v}" for k, v in answers.items())
-        if {"sat", "unsat"} <= seen:
-            ses.note = f"solvers disagree: {said}"
-            r = z3.unknown
-        elif "unknown" in seen:
-            ses.note = f"a solver gave up: {said}"
-            r = z3.unknown
-        else:
-            r = _R[seen.pop()]
+    r = _decide_z3(ses, s, extra) if mode == "z3" else _decide_others(ses, s, terms, extra)
     if r == z3.unknown:
         ses.undecided += 1
     if r == z3.unsat or (keep_sat and r == z3.sat):
@@ -180,6 +162,44 @@ def check(ses: Session, s: z3.Solver, *extra: z3.BoolRef, keep_sat: bool = False
     if store is not None and r != z3.unknown:  # never cache unknown
         store.put("query", qkey, {"answer": str(r)})
     return r
+
+
+def _decide_z3(ses: Session, s: z3.Solver, extra: tuple[z3.BoolRef, ...]) -> z3.CheckSatResult:
+    """z3's answer; when unknown, ``ses.note`` says which budget ran out (:func:`z3_gave_up`)."""
+    t0 = time.perf_counter()
+    r = s.check(*extra)
+    if r == z3.unknown:
+        ses.note = z3_gave_up(s.reason_unknown(), seconds=time.perf_counter() - t0,
+                              timeout_ms=ses.timeout_ms,
+                              rlimit=None if ses.budget < 0 else ses.budget)
+    return r
+
+
+def _decide_others(ses: Session, s: z3.Solver, terms: list[z3.BoolRef],
+                   extra: tuple[z3.BoolRef, ...]) -> z3.CheckSatResult:
+    """The answer of cvc5 or Bitwuzla (``ses.mode``), or of all three solvers: unknown when
+    they disagree or one gives up, ``ses.note`` saying which and the options that raise
+    their budgets.  A SAT answer is also asked of z3, for the model the replay needs."""
+    mode = ses.mode
+    answers: dict[str, str] = {}
+    if mode == "all":
+        answers["z3"] = str(s.check(*extra))
+    for other in (("cvc5", "bitwuzla") if mode == "all" else (mode,)):
+        answers[other] = decide(other, terms, ses.timeout_ms)
+    if mode != "all" and answers[mode] == "sat":
+        answers["z3"] = str(s.check(*extra))
+    seen = set(answers.values())
+    said = ", ".join(f"{k} {v}" for k, v in answers.items())
+    if {"sat", "unsat"} <= seen:
+        ses.note = f"solvers disagree: {said}"
+        return z3.unknown
+    if "unknown" in seen:
+        rl = "" if ses.budget < 0 else f", z3 also --rlimit {ses.budget}"
+        ses.note = (f"a solver gave up: {said} (each has --timeout-ms {ses.timeout_ms} of "
+                    f"wall clock{rl}); raise it with --timeout-ms"
+                    + (" or --rlimit" if rl and answers.get("z3") == "unknown" else ""))
+        return z3.unknown
+    return _R[seen.pop()]
 
 
 #: Where undecided queries are written (:func:`set_unknown_dir`; None: $TMPDIR).  Set by
@@ -211,10 +231,38 @@ def unknown_file(tag: str, smt2: str) -> str:
     return "(not written: no writable directory)"
 
 
-def dump_unknown(s: z3.Solver, tag: str) -> str:
-    """Write an undecided query (same SMT-LIB as --dump-smt) to a file (:func:`unknown_file`);
-    its path."""
-    return unknown_file(tag, smtlib(list(s.assertions())))
+def dump_unknown(s: z3.Solver, tag: str, *extra: z3.BoolRef) -> str:
+    """Write an undecided query, ``s``'s assertions and ``extra`` (same SMT-LIB as
+    --dump-smt), to a file (:func:`unknown_file`); its path."""
+    return unknown_file(tag, smtlib([*s.assertions(), *extra]))
+
+
+#: z3's reason_unknown() when its resource limit (rlimit) ran out, and when its timeout did;
+#: "canceled" is either (a check with assumptions, or a solver that ran out before)
+_Z3_RLIMIT, _Z3_TIMEOUT, _Z3_CANCELED = "max. resource limit exceeded", "timeout", "canceled"
+
+
+def z3_gave_up(reason: str, *, seconds: float, timeout_ms: int, rlimit: int | None) -> str:
+    """Why z3 answered unknown, said as the budget that ran out and the option that raises
+    it.  ``reason`` is z3's ``reason_unknown()``, ``seconds`` the check's wall time and
+    ``timeout_ms``, ``rlimit`` the budgets the solver had.  z3 says "canceled" for either
+    budget: it was the wall clock if the check took that long or had no resource limit.
+    A reason that is no budget's (an incomplete theory) is said as z3 says it.
+
+    >>> z3_gave_up("max. resource limit exceeded", seconds=0.1, timeout_ms=60_000, rlimit=1000)
+    'z3 gave up (its deterministic budget, --rlimit 1000, ran out); raise it with --rlimit'
+    >>> z3_gave_up("canceled", seconds=60.0, timeout_ms=60_000, rlimit=10**9)
+    'z3 gave up (its wall-clock limit, --timeout-ms 60000, ran out); raise it with --timeout-ms'
+    """
+    wall = reason == _Z3_TIMEOUT or (reason == _Z3_CANCELED and (
+        rlimit is None or seconds >= 0.9 * timeout_ms / 1000))
+    if wall:
+        return (f"z3 gave up (its wall-clock limit, --timeout-ms {timeout_ms}, ran out); raise "
+                "it with --timeout-ms")
+    if rlimit is not None and reason in (_Z3_RLIMIT, _Z3_CANCELED):
+        return (f"z3 gave up (its deterministic budget, --rlimit {rlimit}, ran out); raise it "
+                "with --rlimit")
+    return f"z3 gave up ({reason})"
 
 
 
@@ -260,6 +308,7 @@ class Query:
     ) -> None:
         self.backend = backend
         self.timeout_ms = timeout_ms
+        self.rlimit = rlimit
         extra = [t == t for t in (mention or [])]
         self.assertions = [*assertions, *extra]
         self.result = UNKNOWN
@@ -295,17 +344,21 @@ class Query:
     def check(self) -> str:
         """Decide; the answer is also kept in :attr:`result`."""
         if self.backend == "z3":
+            t0 = time.perf_counter()
             r = self._z3.check()
             self.result = SAT if r == z3.sat else UNSAT if r == z3.unsat else UNKNOWN
             if self.result == UNKNOWN:
-                self.reason = self._z3.reason_unknown()
+                self.reason = z3_gave_up(self._z3.reason_unknown(),
+                                         seconds=time.perf_counter() - t0,
+                                         timeout_ms=self.timeout_ms, rlimit=self.rlimit)
             return self.result
         self.steps_used = 0
         r = self._solver.check_sat()
         self.result = {self._bz.Result.SAT: SAT, self._bz.Result.UNSAT: UNSAT}.get(r, UNKNOWN)
         if self.result == UNKNOWN:
             self.reason = (f"bitwuzla gave up (its deterministic budget: {self.steps:,} "
-                           f"terminator polls for {self.timeout_ms} ms)")
+                           f"terminator polls for {self.timeout_ms} ms); raise it with "
+                           "--timeout-ms")
         return self.result
 
     def prefer(self, cond: z3.BoolRef) -> bool:

@@ -163,7 +163,7 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
                     res = fut.result()
                 except FuturesTimeout:
                     why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
-                           "worker was killed")
+                           "worker was killed; raise it with --backstop-s")
                     res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
                 finish(idx, res)
         except BaseException:  # a failed group or ^C: stop the workers, start nothing more

@@ -15,7 +15,7 @@ import argparse
 from collections.abc import Callable
 from typing import TextIO
 
-from attrs import frozen
+from attrs import Factory, frozen
 
 from equiv.engine.cache import Cache
 from equiv.engine.errors import InputError
@@ -52,7 +52,8 @@ class Subject:
     list_lines: Callable[[], list[str]]
     #: modes that are not a proof matrix: run one and return its exit code, or None
     special: Callable[[argparse.Namespace, TextIO, Callable[[str], None]], int | None]
-    #: the subject's own options with their defaults (refused for other subjects)
+    #: the subject's own options with their defaults (refused for other subjects, whatever
+    #: the value given)
     own_options: dict[str, object]
     #: the ``--solver`` choices of this subject, its default first
     solvers: tuple[str, ...]
@@ -68,6 +69,12 @@ class Subject:
     #: the subject has measured figures for it (:func:`equiv.report.progress.announce`:
     #: one line, only for a self-test that will take minutes)
     self_test_notice: Callable[[int, Cache | None, TextIO], None] | None = None
+    #: what the subject's runs are chosen by, for the line refusing another subject's
+    #: option (e.g. "one configuration, arm64-4k; cells chosen by --paths and --bounds")
+    choices: str = ""
+    #: the shared options the subject cannot honour, each with why (refused before any
+    #: subject runs)
+    refuses: dict[str, str] = Factory(dict)
 
     def run_self_test(self, jobs: int | None, cache: Cache | None) -> SelfTestResult:
         """The self-test, through ``cache`` when the subject's self-test can use one."""

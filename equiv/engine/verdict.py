@@ -43,6 +43,9 @@ EXIT_INPUT = 3
 EXIT_CRASH = 4
 #: Exit code of a run stopped by Ctrl-C (SIGINT): 128 + SIGINT, as shells report it.
 EXIT_INTERRUPTED = 130
+#: Exit code of a run whose output's reader went away (``... | head``): 128 + SIGPIPE, the
+#: status shells show for a command killed by a closed pipe; nothing more is written.
+EXIT_CLOSED_OUTPUT = 141
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> int:
@@ -54,4 +57,5 @@ def exit_code(verdicts: Iterable[Verdict]) -> int:
     return EXIT[worst(verdicts)]
 
 
-__all__ = ["EXIT", "EXIT_CRASH", "EXIT_INPUT", "EXIT_INTERRUPTED", "RANK", "Verdict", "exit_code", "worst"]
+__all__ = ["EXIT", "EXIT_CLOSED_OUTPUT", "EXIT_CRASH", "EXIT_INPUT", "EXIT_INTERRUPTED", "RANK",
+           "Verdict", "exit_code", "worst"]

@@ -1,4 +1,7 @@
-"""Reading a kernel ``.config`` (plain or gzip, e.g. /proc/config.gz) into {symbol: value}.
+"""Reading a kernel ``.config`` into {symbol: value}: plain text, or compressed with gzip
+(``/proc/config.gz``), xz (Debian's ``linux-config-*`` packages ship
+``/usr/src/linux-config-6.12/config.amd64_none_amd64.xz``), bzip2, or zstd where Python
+has a reader for it (3.14's ``compression.zstd``), each told by its magic bytes.
 
 Generic: every ``CONFIG_X=...`` line is kept (``CONFIG_`` prefix dropped, quotes stripped);
 ``# CONFIG_X is not set`` and absent symbols are left out.  What a subject makes of the
@@ -7,8 +10,11 @@ symbols is its business (the zone-device configuration: :func:`equiv.config.from
 
 from __future__ import annotations
 
+import bz2
 import gzip
+import lzma
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from equiv.engine.errors import InputError
@@ -26,29 +32,67 @@ def parse(text: str) -> dict[str, str]:
     return out
 
 
+def _zstd(data: bytes) -> bytes:
+    """zstd data decompressed by Python's own reader (3.14 on), else an input error saying
+    how to decompress it (no zstd reader is a dependency of equiv)."""
+    try:
+        from compression import zstd  # type: ignore[import-not-found,unused-ignore]
+    except ImportError:
+        raise LookupError("zstd") from None
+    try:
+        out: bytes = zstd.decompress(data)
+    except zstd.ZstdError as e:
+        raise ValueError(str(e)) from None
+    return out
+
+
+#: magic bytes -> (compression, decompressor, the command that decompresses a file)
+COMPRESSIONS: dict[bytes, tuple[str, Callable[[bytes], bytes], str]] = {
+    b"\x1f\x8b": ("gzip", gzip.decompress, "gunzip -k"),
+    b"\xfd7zXZ\x00": ("xz", lzma.decompress, "unxz -k"),
+    b"BZh": ("bzip2", bz2.decompress, "bunzip2 -k"),
+    b"\x28\xb5\x2f\xfd": ("zstd", _zstd, "unzstd"),
+}
+
+
+def _decompressed(path: str, raw: bytes) -> bytes:
+    """``raw`` decompressed if its magic bytes name a compression of :data:`COMPRESSIONS`."""
+    for magic, (name, decompress, command) in COMPRESSIONS.items():
+        if not raw.startswith(magic):
+            continue
+        try:
+            return decompress(raw)
+        except LookupError:
+            raise InputError(f"--kconfig {path!r} is {name}-compressed and this Python has no "
+                             f"{name} reader; decompress it first ({command} {path}) and give "
+                             "the text .config") from None
+        except (OSError, EOFError, ValueError, lzma.LZMAError) as e:
+            raise InputError(f"--kconfig {path!r}: corrupt {name} data ({e})") from None
+    return raw
+
+
 def read_text(path: str) -> str:
-    """The text of the .config at ``path``, gunzipped when it is gzip data.
+    """The text of the .config at ``path``, decompressed when it is gzip, xz, bzip2 or
+    zstd data (:data:`COMPRESSIONS`).
 
     Raises:
-        InputError: unreadable, corrupt gzip data, or not UTF-8 text.
+        InputError: unreadable, corrupt compressed data, a compression this Python cannot
+            read (zstd before 3.14: the line says how to decompress it), or not UTF-8 text.
     """
     try:
         raw = Path(path).read_bytes()
     except OSError as e:
         raise InputError(f"cannot read --kconfig {path!r}: {e.strerror}") from None
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as e:
-            raise InputError(f"--kconfig {path!r}: corrupt gzip data ({e})") from None
+    raw = _decompressed(path, raw)
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise InputError(f"--kconfig {path!r} is not a text .config (not UTF-8)") from None
+        raise InputError(f"--kconfig {path!r} is not a text .config (not UTF-8, nor gzip, xz, "
+                         "bzip2 or zstd data)") from None
 
 
 def read(path: str) -> dict[str, str]:
-    """:func:`parse` of the .config at ``path`` (plain or gzip).
+    """:func:`parse` of the .config at ``path`` (plain or compressed: :func:`read_text`).
 
     Raises:
         InputError: as :func:`read_text`.
@@ -56,4 +100,4 @@ def read(path: str) -> dict[str, str]:
     return parse(read_text(path))
 
 
-__all__ = ["parse", "read", "read_text"]
+__all__ = ["COMPRESSIONS", "parse", "read", "read_text"]

@@ -24,22 +24,37 @@ WIDTH = 72
 
 def wrap(text: str, indent: str = "", more: str | None = None, width: int = WIDTH) -> list[str]:
     """``text`` filled to ``width`` columns; continuation lines indented by ``more``
-    (default: two spaces deeper than ``indent``)."""
+    (default: two spaces deeper than ``indent``).  A word is never split (a path, a
+    ``file:line``, a command stay whole for copy and paste): one longer than the line
+    stands alone on a line that is longer.
+
+    >>> wrap("query: /root/.cache/equiv/unknown/equiv-unknown-vmap-e_trans-q462c.smt2",
+    ...      "    ", width=40)
+    ['    query:', '      /root/.cache/equiv/unknown/equiv-unknown-vmap-e_trans-q462c.smt2']
+    """
     return textwrap.wrap(text, width, initial_indent=indent,
                          subsequent_indent=indent + "  " if more is None else more,
-                         break_on_hyphens=False) or [indent.rstrip()]
+                         break_on_hyphens=False, break_long_words=False) or [indent.rstrip()]
 
 
 def fit(text: str, width: int = WIDTH) -> str:
     """``text`` with every line longer than ``width`` wrapped: a table row continues under
-    its last column that starts early enough (at most ``width - 24``), other lines two
-    spaces deeper than they start.  Lines that fit are left as they are.
+    its last column that starts early enough (at most ``width - 24``) and leaves room for
+    the row's longest word, other lines two spaces deeper than they start.  Lines that fit
+    are left as they are, and a word is never split (:func:`wrap`).
 
     >>> print(fit("v4a   80 PROVED  inline: fall-through 16@64 16@48 16@32 16@16 16@0 "
     ...           "[nt8 x10]", 48))
     v4a   80 PROVED  inline: fall-through 16@64
                      16@48 16@32 16@16 16@0 [nt8
                      x10]
+    >>> print(fit("  matches  init_page_count                   "
+    ...           "include/linux/page_ref.h:113"))
+      matches  init_page_count
+               include/linux/page_ref.h:113
+    >>> print(fit("    " + "/".join(["compound_head"] * 6) + " @8", 40))
+        compound_head/compound_head/compound_head/compound_head/compound_head/compound_head
+          @8
     """
     out: list[str] = []
     for line in text.split("\n"):
@@ -47,10 +62,13 @@ def fit(text: str, width: int = WIDTH) -> str:
             out.append(line)
             continue
         lead = len(line) - len(line.lstrip(" "))
-        cols = [m.end() for m in re.finditer(r"\S {2,}(?=\S)", line) if m.end() <= width - 24]
+        longest = max(len(w) for w in line.split())
+        cols = [m.end() for m in re.finditer(r"\S {2,}(?=\S)", line)
+                if m.end() <= min(width - 24, width - longest)]
         more = " " * (cols[-1] if cols else min(lead + 2, width - 24))
-        out += textwrap.wrap(line, width, subsequent_indent=more, break_on_hyphens=False,
-                             replace_whitespace=False)
+        out += textwrap.wrap(line[lead:], width, initial_indent=line[:lead],
+                             subsequent_indent=more, break_on_hyphens=False,
+                             break_long_words=False, replace_whitespace=False)
     return "\n".join(out)
 
 

@@ -70,8 +70,6 @@ CONFIG = "arm64-4k"
 Extra = Callable[[VmapInputs], list[tuple[str, Cond]]]
 #: the exact (unrolled) model searches counterexamples with at most this many segments
 EXACT_BOUND = 2
-#: time limit of each exact-model search (a search that ends by timeout leaves UNKNOWN)
-EXACT_TIMEOUT_MS = 15_000
 #: a cell of any number of segments also takes candidates from the local model with this
 #: many segments (vmap's M5 needs 3)
 SMALL_BOUND = 3
@@ -256,7 +254,9 @@ class _Cell:
                 z3.Not(_conj(claim(name, self.path, inp, so, fo, v))),
                 _conj(bv.and_(so.unrolled, fo.unrolled)),
             )
-        q = self.query([neg], base=base, inp=inp, timeout_ms=min(self.timeout_ms, EXACT_TIMEOUT_MS))
+        q = self.query([neg], base=base, inp=inp)
+        if q.result == UNKNOWN:
+            return q.result, None, f"{q.reason}; query: {_dump(q, f'exact-{name}')}"
         if q.result != SAT:
             return q.result, None, q.reason
         self.prefer_small(q, inp, {})
@@ -424,7 +424,7 @@ class _Cell:
         tail = (
             f"the exact model finds no counterexample with <= {b} segment{'s' * (b > 1)}"
             if ans == UNSAT
-            else f"the exact model gave up ({reason})"
+            else f"the exact model gave up: {reason}"
         )
         return ObligationResult(
             name=name,
@@ -515,7 +515,7 @@ def check_cell(
         why = (
             "the preconditions and the local model's facts are unsatisfiable"
             if q.result == UNSAT
-            else f"vacuity check: {q.reason}"
+            else f"vacuity check: {q.reason}; query: {_dump(q, 'vacuity')}"
         )
         for ob in for_path(path):
             results.append(

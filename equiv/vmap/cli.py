@@ -195,9 +195,6 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
     solver = args.solver or SOLVERS[0]
     if args.trylock is not None:
         lookup(dict.fromkeys(TRYLOCKS), args.trylock, "--trylock choice")
-    if args.dump_smt is not None:
-        raise InputError("--dump-smt serves --subject zone-device; the vmap subject writes a "
-                         "query to a file only when it comes out UNKNOWN (named in the report)")
     specs = [VmapCellSpec(path=p, bound=b, revision=rev.name, mutant=args.mutant,
                           timeout_ms=args.timeout_ms, rlimit=args.rlimit,
                           obligation=args.obligation, solver=solver, trylock=args.trylock)
@@ -266,4 +263,7 @@ SUBJECT = Subject(
             "the per-page and per-chunk paths",
     add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
     special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, rlimit_solvers=("z3",),
-    self_test_notice=self_test_notice)
+    self_test_notice=self_test_notice,
+    choices="one configuration, arm64-4k; cells chosen by --paths, --bounds and --trylock",
+    refuses={"dump_smt": "it writes a query to a file only when it comes out UNKNOWN (in "
+                         "the cache's unknown/ directory, named in the report)"})

@@ -37,6 +37,7 @@ def _fill(text: str, width: int, indent: str = "", more: str | None = None) -> l
         initial_indent=indent,
         subsequent_indent=indent + "  " if more is None else more,
         break_on_hyphens=False,
+        break_long_words=False,
     ) or [indent.rstrip()]
 
 

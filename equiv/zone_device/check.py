@@ -211,7 +211,8 @@ def _vacuity(run: _Run, s: z3.Solver) -> dict[str, str]:
         r = check(ses, s, ob.constraint, keep_sat=True, name=f"vacuity-{ob.role.name}")
         if r != z3.sat:
             vacuous[ob.role.name] = ("assumptions and role constraint unsatisfiable" if r == z3.unsat
-                                     else f"vacuity check: {ses.note or s.reason_unknown()}")
+                                     else f"vacuity check: {ses.note or s.reason_unknown()}; "
+                                     f"query: {dump_unknown(s, run.tag, ob.constraint)}")
             run.results.append(ObligationResult(
                 name=f"{ob.role.name}_equal", kind="page", role=ob.role.name,
                 verdict=Verdict.VACUOUS if r == z3.unsat else Verdict.UNKNOWN,
@@ -223,7 +224,8 @@ def _vacuity(run: _Run, s: z3.Solver) -> dict[str, str]:
         r = check(ses, s, cond, keep_sat=True, name=f"reach-{path}")
         if r != z3.sat:
             why = (f"the {path} path never reaches its end under the assumptions (it always "
-                   "returns early)" if r == z3.unsat else f"reach check: {ses.note or s.reason_unknown()}")
+                   "returns early)" if r == z3.unsat else f"reach check: {ses.note or s.reason_unknown()}; "
+                   f"query: {dump_unknown(s, run.tag, cond)}")
             for ob in problem.observations:
                 if ob.role.name not in vacuous:
                     vacuous[ob.role.name] = why

@@ -64,8 +64,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="configuration preset, or 'all' for every preset (default "
                         f"x86_64-default; valid: {', '.join(PRESETS)})")
     g.add_argument("--kconfig", default=None, metavar="PATH",
-                   help="read the configuration from a kernel .config (plain or gzip, e.g. "
-                        "/proc/config.gz) instead of a preset; arch constants a .config cannot "
+                   help="read the configuration from a kernel .config (plain, or gzip, xz, "
+                        "bzip2, zstd: /proc/config.gz, Debian's /usr/src/linux-config-*/*.xz) "
+                        "instead of a preset; arch constants a .config cannot "
                         "settle come from the arch preset and are printed as assumed")
     g.add_argument("--compare", default=None, metavar="NAME",
                    help="instead of a fast path, compare a slow-path variant with the base slow "
@@ -333,4 +334,5 @@ SUBJECT = Subject(
             "v7.3-rc1 slow path",
     add_arguments=add_arguments, run=runs, self_test=self_test, list_lines=list_lines,
     special=special, own_options=OWN_OPTIONS, solvers=SOLVERS, cached_self_test=self_test,
-    self_test_notice=self_test_notice)
+    self_test_notice=self_test_notice,
+    choices="configurations by --config or --kconfig; cells chosen by --types and --orders")

@@ -268,7 +268,7 @@ def _cols(line: str) -> int:
 def _wrap(text: str, first: str, more: str) -> list[str]:
     """``text`` filled to :data:`C_WIDTH` columns after the prefixes ``first`` / ``more``."""
     width = C_WIDTH - _cols(more)
-    lines = textwrap.wrap(text, width, break_on_hyphens=False) or [""]
+    lines = textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False) or [""]
     return [((first if i == 0 else more) + ln).rstrip() for i, ln in enumerate(lines)]
 
 

@@ -239,7 +239,7 @@ def _word_meaning(atom: Atom, page: int, kl: KernelLayout, pgmap: int) -> str:
         if v.size == 8:
             m = meaning((page >> (8 * v.offset)) & (1 << 64) - 1, 8, kl, pgmap)
             if m and atom.size < 8:
-                return f"in {v.name}: {m}"
+                return f"in {v.shown}: {m}"
             return m
     return ""
 

@@ -96,7 +96,7 @@ def _ctext_line(t: CTextResult | None) -> str:
 
 def _wrap(text: str, indent: str = "  ", more: str = "    ") -> list[str]:
     return textwrap.wrap(text, WIDTH, initial_indent=indent, subsequent_indent=more,
-                         break_on_hyphens=False) or [indent]
+                         break_on_hyphens=False, break_long_words=False) or [indent]
 
 
 def _names(d: LiveDiff) -> str:

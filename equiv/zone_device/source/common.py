@@ -58,6 +58,11 @@ def _same_layout(L: Layout) -> Layout:
     return L
 
 
+def _names_612(L: Layout) -> Layout:
+    """The 2026 layout of --compare v6.12 under 6.12's names: the tree it runs on is 6.12."""
+    return L.named_for("6.12")
+
+
 def _compare_612(ctx: Ctx, sc: Scenario, inp: Inputs) -> Memory:
     from equiv.slow_variants import comparison
     return comparison("v6.12").path(ctx, sc, inp)
@@ -69,7 +74,7 @@ MODELS: dict[str, Model] = {m.name: m for m in (
     Model("v6.12.y", "6.12", "6.12 stable, 6.12.117 (equiv/zone_device/source/slow_v612y.py)",
           path_612y, layout_612),
     Model("v6.12", "6.12", "--compare v6.12: the v6.12 release as recalled in the reference "
-          "(equiv/slow_variants.py)", _compare_612, _same_layout),
+          "(equiv/slow_variants.py)", _compare_612, _names_612),
 )}
 
 

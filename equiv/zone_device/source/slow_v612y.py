@@ -65,12 +65,13 @@ _FOLIO1_612 = (("_flags_1", 0, 8), ("_head_1", 8, 8), ("_large_mapcount", 16, 4)
 
 def layout_612(cfg_layout: Layout) -> Layout:
     """struct page as the 2026 model lays it out (unchanged since 6.12 for the fields the
-    path writes) with the 6.12 struct folio overlay of page[1] (mm_types.h:367-382)."""
+    path writes) with the 6.12 struct folio overlay of page[1] (mm_types.h:367-382), its
+    views under 6.12's names (:meth:`~equiv.page_model.Layout.named_for`)."""
     views = [v for v in cfg_layout.views if v.page != 1]
     views += [View(n, o, s, 1) for n, o, s in _FOLIO1_612]
     vs = tuple(views)
     return Layout(config=cfg_layout.config, flags=cfg_layout.flags, size=cfg_layout.size,
-                  views=vs, atoms=atoms_of(vs, cfg_layout.size))
+                  views=vs, atoms=atoms_of(vs, cfg_layout.size)).named_for("6.12")
 
 
 def scenario_612(sc: Scenario) -> Scenario:
