@@ -254,7 +254,7 @@ class _Cell:
             so, fo = paths.observe(self.path, inp, self.rev, v, unroll)
             neg = z3.And(
                 z3.Not(_conj(claim(name, self.path, inp, so, fo, v))),
-                _conj(bv.and_(so.unrolled, fo.unrolled)),
+                _conj(bv.and_(so.unrolled, fo.unrolled, so.reached, fo.reached)),
             )
         q = self.query([neg], base=base, inp=inp, timeout_ms=min(self.timeout_ms, EXACT_TIMEOUT_MS))
         if q.result != SAT:
