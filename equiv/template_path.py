@@ -400,8 +400,9 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
 def _copy_last_tail(m: Memory, c: Val, t: Val, src: Val, nr_pages: Val, to: int,
                     size: int) -> Memory:
     """The seeded bug of :attr:`FastVariant.tail_last_copy_to`: in iteration ``t`` of the
-    template tail loop, when ``t`` is the compound's last tail, ``memcpy(page ``to`` of the
-    compound, the struct page just written at ``src``, sizeof(struct page))``."""
+    template tail loop, when ``t`` is the compound's last tail, a ``memcpy()`` of
+    ``sizeof(struct page)`` bytes from the struct page just written (slot ``src``) onto
+    slot ``to`` of the compound."""
     last = bv.eq(t, nr_pages - 1)
     if isinstance(last, bool) and not last:
         return m
