@@ -454,11 +454,40 @@ def _origin(origin: tuple[Chain, ...] | None, offset: int, size: int,
     hit = _ORIGINS.get(key)
     if hit is not None:
         return hit[1]
-    out = (origin[:offset] + tuple(extend_chain(o, step) for o in origin[offset:offset + size])
-           + origin[offset + size:])
+    part = origin[offset:offset + size]
+    new = tuple(extend_chain(o, step) for o in part)
+    # a step repeated (a template refreshed again) keeps the very same object
+    out = origin if all(a is b for a, b in zip(new, part, strict=True)) else \
+        origin[:offset] + new + origin[offset + size:]
     if len(_ORIGINS) >= _ORIGINS_MAX:
         _ORIGINS.clear()
     _ORIGINS[key] = (origin, out)
+    return out
+
+
+#: :func:`copied_origin`'s results by (ids of both origins, bytes, step), keeping both alive
+_COPIES: dict[tuple[int, int, int, str],
+              tuple[tuple[Chain, ...], tuple[Chain, ...], tuple[Chain, ...]]] = {}
+
+
+def copied_origin(dst: tuple[Chain, ...] | None, src: tuple[Chain, ...] | None, nbytes: int,
+                  step: str) -> tuple[Chain, ...] | None:
+    """The provenance of ``memcpy(dst, src, nbytes)`` into a struct page: each byte below
+    ``nbytes`` carries the source byte's chain then ``step``, the others keep the
+    destination's.  None when either has none: a page without write history passes none
+    on, so a provenance that is not None is complete.  Memoised as :func:`_origin` is: the
+    2^18 copies of one template onto unwritten tails build one origin."""
+    if dst is None or src is None:
+        return None
+    key = (id(dst), id(src), nbytes, step)
+    hit = _COPIES.get(key)
+    if hit is not None:
+        return hit[2]
+    n = max(0, min(nbytes, len(dst)))
+    out = tuple(extend_chain(o, step) for o in src[:n]) + dst[n:]
+    if len(_COPIES) >= _ORIGINS_MAX:
+        _COPIES.clear()
+    _COPIES[key] = (dst, src, out)
     return out
 
 

@@ -46,7 +46,7 @@ from equiv.memmap import (
     va,
     with_vmemmap,
 )
-from equiv.page_model import Memory, PageState, extend_chain
+from equiv.page_model import Memory, PageState, copied_origin, sym_ite_mem
 from equiv.slow_path import (
     compound_nr_pages,
     early_return,
@@ -126,6 +126,10 @@ class FastVariant:
     #: the first head is written at ``pfn_to_page(start_pfn + first_head_delta)`` (-1: the
     #: struct page before the range).
     first_head_delta: int = 0
+    #: after its copy onto the compound's last tail, the template tail loop also copies that
+    #: struct page onto page ``tail_last_copy_to`` of the compound (1: tail 1, 0: the head),
+    #: a store outside the iteration's own page; None (v11): no such copy.
+    tail_last_copy_to: int | None = None
 
     def __attrs_post_init__(self) -> None:
         for name, ok in (("head_snapshot", {"before_init", "before_compound", "after_compound"}),
@@ -146,6 +150,10 @@ class FastVariant:
             if not isinstance(val, int) or (lo is not None and val < lo) or (hi is not None and val > hi):
                 bounds = f"{'-inf' if lo is None else lo}..{'inf' if hi is None else hi}"
                 raise InputError(f"FastVariant.{name}={val!r}; valid: an integer in {bounds}")
+        if self.tail_last_copy_to is not None and (not isinstance(self.tail_last_copy_to, int)
+                                                   or self.tail_last_copy_to < 0):
+            raise InputError(f"FastVariant.tail_last_copy_to={self.tail_last_copy_to!r}; "
+                             "valid: None or a non-negative integer")
         if not isinstance(self.tail_refresh_pfn_delta, int):
             raise InputError(f"FastVariant.tail_refresh_pfn_delta={self.tail_refresh_pfn_delta!r}; "
                              "valid: an integer")
@@ -266,11 +274,8 @@ def copy_page(dst: PageState, src: PageState, nbytes: int, what: str) -> PageSta
         bits = dst.bits
     else:
         bits = bv.concat(bv.extract(dst.bits, top - 1, 8 * n), bv.extract(src.bits, 8 * n - 1, 0))
-    origin = None
-    if dst.origin is not None and src.origin is not None:
-        # a copied byte carries the source byte's chain: how the template got its value
-        origin = tuple(extend_chain(src.origin[i], f"memcpy from the {what}") if i < nbytes
-                       else dst.origin[i] for i in range(len(dst.origin)))
+    # a copied byte carries the source byte's chain: how the template got its value
+    origin = copied_origin(dst.origin, src.origin, nbytes, f"memcpy from the {what}")
     return PageState(bits=bits, origin=origin, events=dst.events)  # memcpy emits no event
 
 
@@ -370,7 +375,10 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
             pfn = pfn + v.tail_refresh_pfn_delta
         dst = t + v.tail_write_delta if v.tail_write_delta else t
         new, tm = init_from_template(sc, inp, v, m.read(c, dst), carry[0], pfn, "tail template")
-        return m.write(c, dst, new), (tm,)
+        m = m.write(c, dst, new)
+        if v.tail_last_copy_to is not None:
+            m = _copy_last_tail(m, c, t, dst, nr_pages, v.tail_last_copy_to, L.size)
+        return m, (tm,)
 
     lo = bv.const_like(c, v.tail_loop_start)
     hi = nr_pages + v.tail_loop_end_delta
@@ -387,6 +395,21 @@ def fast_memmap_init_compound(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision
     if v.set_head_when == "after_prep_compound_head":
         mem = set_head(sc, mem, c)
     return mem, lambda: tmpl_after()[0]
+
+
+def _copy_last_tail(m: Memory, c: Val, t: Val, src: Val, nr_pages: Val, to: int,
+                    size: int) -> Memory:
+    """The seeded bug of :attr:`FastVariant.tail_last_copy_to`: in iteration ``t`` of the
+    template tail loop, when ``t`` is the compound's last tail, a ``memcpy()`` of
+    ``sizeof(struct page)`` bytes from the struct page just written (slot ``src``) onto
+    slot ``to`` of the compound."""
+    last = bv.eq(t, nr_pages - 1)
+    if isinstance(last, bool) and not last:
+        return m
+    slot = bv.const_like(c, to)
+    copied = m.write(c, slot, copy_page(m.read(c, slot), m.read(c, src), size,
+                                        "compound's last tail"))
+    return copied if isinstance(last, bool) else sym_ite_mem(last, copied, m)
 
 
 def template_memmap_init_zone_device(ctx: Ctx, sc: Scenario, inp: Inputs, rev: Revision) -> Memory:

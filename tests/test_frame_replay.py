@@ -13,7 +13,7 @@ from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.loops import Carry, Ctx, LazyNesting, Lemma, Owner, block_loop, never
 from equiv.memmap import MemoryType, concrete_inputs, geometry, key_compound, key_slot
-from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory
+from equiv.page_model import KEY_BITS, ConcreteMemory, Layout, Memory, copied_origin
 from equiv.zone_device.cell import CellSpec, cell_paths
 from equiv.zone_device.counterexample import (
     _base_loops,
@@ -24,6 +24,7 @@ from equiv.zone_device.counterexample import (
     proved_loops,
     replay_frame,
 )
+from equiv.zone_device.mutants import MUTANTS
 from equiv.zone_device.obligations import CellProblem, build_cell
 from equiv.zone_device.solver import solver_for
 
@@ -156,3 +157,54 @@ def test_loops_after_an_unproved_one_run_every_iteration() -> None:
     mem, _ = block_loop(ctx, "after", mem, CBV(0, 64), CBV(8, 64), (), _copy, _owner())
     # (the memory the last two loops store on)
     assert isinstance(mem, ConcreteMemory) and mem.lazy is before
+
+
+#: seeded bugs whose tail loop copies the compound's last tail, whose write history a
+#: frame replay does not record at first, over a page whose history it does
+LAST_TAIL_COPY = [("mutant_tail_loop_last_tail_over_head", "x86_64-default", "head", 2),
+                  ("mutant_tail_loop_last_tail_over_head", "x86_64-default", "head", 10),
+                  ("mutant_tail_loop_last_tail_over_tail1_virtual", "x86_64-want-page-virtual",
+                   "tail1", 2),
+                  ("mutant_tail_loop_last_tail_over_tail1_virtual", "x86_64-want-page-virtual",
+                   "tail1", 10)]
+
+
+@pytest.mark.parametrize(("name", "config", "role", "order"), LAST_TAIL_COPY)
+def test_a_copy_from_a_page_without_history_is_replayed_with_it(
+        name: str, config: str, role: str, order: int) -> None:
+    """The refuted frame-write lemma of a tail loop that copies its last tail over the head
+    (or tail 1) is replayed, lazily and in full, into the same counterexample naming that
+    page, whose history goes back through the last tail to the tail template (it was an
+    AssertionError: the last tail's history was not recorded, and none reached the page)."""
+    sc, rev, fast = cell_paths(CellSpec(config=config, revision="v11", ptype=MemoryType.GENERIC,
+                                        order=order, mutant=name))
+    problem = build_cell(sc, rev, fast)
+    lemma = next(lm for lm in problem.lemmas if lm.kind == "frame-write"
+                 and lm.loop == "memmap_init_compound.template_tails")
+    s = solver_for(problem, 60_000)
+    s.add(z3.Not(lemma.formula), z3.ULE(problem.inputs.nr_pages, 2 << sc.order))
+    assert s.check() == z3.sat
+    model = s.model()
+    k, n = frame_key(problem, lemma, model)
+    lazy = _replay_frame_key(problem, lemma, model, k, n)
+    full = _replay_frame_every(problem, lemma, model, k, n)
+    assert not isinstance(full, str), full
+    assert lazy is not None and lazy.to_cache() == full.to_cache()
+    assert full.role == role and full.index["t"] == (role == "tail1")
+    want = set(MUTANTS[name].expect(MemoryType.GENERIC, order) or ())
+    assert want & {f for d in full.diffs for f in d.fields}
+    for d in full.diffs:
+        assert all(c[-1] == "memcpy from the compound's last tail" for c in d.fast_provenance)
+        assert all("memcpy from the tail template" in c for c in d.fast_provenance)
+
+
+def test_a_copy_without_history_passes_none_on() -> None:
+    """A struct page copied from one whose history is not recorded has none itself (never
+    a partial one); the copies of one template onto unwritten pages share one history."""
+    size = 64
+    unwritten: tuple[tuple[str, ...], ...] = ((),) * size
+    assert copied_origin(unwritten, None, size, "memcpy") is None
+    assert copied_origin(None, unwritten, size, "memcpy") is None
+    once = copied_origin(unwritten, unwritten, size - 8, "memcpy")
+    assert once is not None and once[0] == ("memcpy",) and once[size - 8:] == unwritten[size - 8:]
+    assert copied_origin(unwritten, unwritten, size - 8, "memcpy") is once

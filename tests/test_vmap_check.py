@@ -18,6 +18,7 @@ from equiv.engine.verdict import Verdict
 from equiv.vmap import MUTANTS, REVISIONS, VmapCounterexample, check
 from equiv.vmap.cell import check_cell
 from equiv.vmap.counterexample import replay
+from equiv.vmap.mutants import apply
 from equiv.vmap.selftest import CELLS, caught, first, self_test
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -202,6 +203,23 @@ def test_own_controls_refute_their_obligation(name: str, path: str, bound: int, 
     ob = next(o for o in r.obligations if o.name == obligation)
     assert ob.verdict is Verdict.REFUTED, verdicts(r)
     assert isinstance(ob.counterexample, VmapCounterexample)
+
+
+def test_m2_on_ioremap_is_refuted_on_every_obligation_it_shows_on() -> None:
+    """M2 (``1UL << fls(size)``) on ioremap, every obligation decided (the command line's
+    run, not the self-test's stopped one): REFUTED on its expected obligations and on
+    wf_block (a CONT step past the range's end, in the first pmd slot), each by a
+    counterexample that replays; no internal error (the exact model's wf_block
+    counterexample lay in a slot the run never gets to, after a PTE loop that never ends)."""
+    r = check("ioremap", 2, "v8", "mutant_fls_not_fls")
+    refuted = {o.name: o for o in r.obligations if o.verdict is Verdict.REFUTED}
+    want = MUTANTS["mutant_fls_not_fls"].expected("ioremap") or ()
+    assert r.verdict is Verdict.REFUTED and set(want) & set(refuted), verdicts(r)
+    assert "wf_block" in refuted, verdicts(r)
+    rev = apply(REVISIONS["v8"], "mutant_fls_not_fls")
+    for name, ob in refuted.items():
+        assert isinstance(ob.counterexample, VmapCounterexample)
+        assert replay(ob.counterexample.case, rev, name).violations, name
 
 
 @pytest.mark.slow

@@ -105,6 +105,23 @@ class TestTwin:
         rev = apply(REVISIONS["v8-fix"], "mutant_fls_not_fls")
         assert replay(c, rev, "terminates").violations
 
+    def test_m2_counts_no_page_after_a_runaway(self) -> None:
+        """Under M2 the PTE loop of the first pmd slot steps past its end and never ends
+        (the twin stops there, the next slot is never mapped): the exact model observes the
+        first slot's pages as the twin leaves them and counts none of the next slot's.  (Its
+        wf_block counterexample in the next slot did not replay: an internal error.)"""
+        c = ConcreteCase("ioremap", 0x800FC01EC, PK, ((48, 0x5FCC),))
+        rev = apply(REVISIONS["v8"], "mutant_fls_not_fls")
+        rf = twin.run_fast(c, rev)
+        assert rf.runaway and all(rf.leaf(c.va + i)[0] == A.LEVEL_NONE for i in range(20, 48))
+        inp, u = c.inputs(2), Unroll.initial("ioremap", 2, rev)
+        for i in range(48):
+            s, f = observe("ioremap", inp, rev, CBV(i, 32), u)
+            assert s.reached is True and f.reached is (i < 20), i
+            if i < 20:
+                assert (f.leaf.level.value, f.leaf.entry.value) == rf.leaf(c.va + i)[:2]  # type: ignore[union-attr]
+        assert observe("ioremap", inp, REVISIONS["v8"], CBV(30, 32), u)[1].reached is True
+
 
 def _cases() -> st.SearchStrategy[ConcreteCase]:
     va = st.integers(0x800080000, 0x800080000 + 0x600)

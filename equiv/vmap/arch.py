@@ -137,6 +137,14 @@ class Hook:
     #: aligned to it (as powerpc/8xx ``arch_vmap_try_size()`` requires)
     natural_align: bool = False
 
+    @property
+    def bounded(self) -> bool:
+        """Does every size the hook returns fit before ``end``?  BASE-H returns 64K only
+        when ``end - addr >= 64K``; the multi-CONT hook rounds ``min3(end - addr, ...)``
+        down to a power of two (and the fix shrinks it further); only M2's ``1UL <<
+        fls(size)`` rounds up, past ``end``, and the PTE loop then never ends."""
+        return not self.multi or self.round_down != "fls"
+
 
 def map_size_guards(addr_lo: Val, rem: Val, pfn: Val, max_page_shift: Val, hook: Hook) -> Cond:
     """The four early returns of ``arch_vmap_pte_range_map_size()`` (arm64 vmalloc.h, BASE-H

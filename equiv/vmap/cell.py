@@ -252,7 +252,7 @@ class _Cell:
             so, fo = paths.observe(self.path, inp, self.rev, v, unroll)
             neg = z3.And(
                 z3.Not(_conj(claim(name, self.path, inp, so, fo, v))),
-                _conj(bv.and_(so.unrolled, fo.unrolled)),
+                _conj(bv.and_(so.unrolled, fo.unrolled, so.reached, fo.reached)),
             )
         q = self.query([neg], base=base, inp=inp)
         if q.result == UNKNOWN:

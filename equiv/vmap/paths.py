@@ -28,7 +28,13 @@ these identities into the terms, instead of asking the solver to rediscover them
 ite-merged loop states, is what keeps the queries small.
 
 Loops are unrolled to static bounds (:class:`Unroll`) with guards; a search counts only
-runs that ended within the bounds (``unrolled``):
+runs that ended within the bounds (``unrolled``), and only pages the paths get to
+(``reached``): a PTE loop that steps past its end never ends (``addr != end`` never holds;
+the kernel writes on past the PTE table, and the twin stops the run there), so the slots and
+walks after it are never mapped.  Each slot is observed as if the loops before it ended;
+with a hook whose steps can pass the end (M2's ``fls``, :attr:`Hook.bounded`), that holds
+for sure only in the first pmd slot of the first walk, the one page range the model then
+counts:
 
 * the batching loop of ``vmap_pages_range_batched`` (it decides which walk covers v);
 * the PTE loop of the pmd slot of ``v``, in *macro-steps*: a run of block steps of one size
@@ -117,6 +123,10 @@ class PathObs:
     no_overshoot: Cond
     #: every unrolled loop ended within its static bound
     unrolled: Cond
+    #: the path gets to v's pmd slot: no PTE loop before it steps past its end (see the
+    #: module docstring); known where the hook is bounded (:attr:`Hook.bounded`), and for
+    #: the first pmd slot of the first walk (every run gets there), False elsewhere
+    reached: Cond
     #: the macro-step covering v is exact (see the module docstring)
     lemma: Cond
     #: the path allocates (when absent in S0) the PTE table of v's pmd slot, the PMD table of
@@ -439,6 +449,7 @@ def vmap_range_noflush(
         reads_ok=True,
         no_overshoot=bv.or_(block, loop.no_overshoot),
         unrolled=bv.or_(block, loop.ended),
+        reached=True if hook.bounded else bv.eq(s_addr, lo),
         lemma=bv.or_(block, loop.lemma),
         needs_pte=bv.not_(block),
         needs_pmd=bv.not_(pud),
@@ -549,6 +560,7 @@ def vmap_pages_range_noflush_walk(
         reads_ok=bv.and_(reads, bv.or_(pmd, loop.reads_ok)),
         no_overshoot=bv.or_(pmd, loop.no_overshoot),
         unrolled=bv.and_(found, bv.or_(pmd, loop.ended)),
+        reached=True if rev.hook.bounded else bv.eq(s_addr, lo),
         lemma=bv.or_(pmd, loop.lemma),
         needs_pte=True if rev.pte_alloc_first else bv.not_(pmd),
         needs_pmd=True,
@@ -575,6 +587,7 @@ def vmap_small_pages_range_noflush(*, inp: VmapInputs, v: Val, prot: Val) -> Pat
         reads_ok=bv.ule(s_next, inp.count),
         no_overshoot=True,
         unrolled=True,
+        reached=True,
         lemma=True,
         needs_pte=True,
         needs_pmd=True,
@@ -958,6 +971,9 @@ def fast_vmap(
     b = batching if batching is not None else vmap_pages_range_batched(inp, rev, unroll)
     cov = [(bv.and_(w.issued, arch.ge(v, w.lo), bv.ult(v, w.hi)), w) for w in b.walks]
     covered = bv.select_cond([(c, True) for c, _ in cov], False)
+    # v's walk is the first one issued (no walk before it can have run away)
+    first = bv.select_cond([(c, bv.and_(*[bv.not_(u.issued) for u in b.walks[:j]]))
+                            for j, (c, _) in enumerate(cov)], False)
 
     def pick(f: Callable[[Walk], Val]) -> Val:
         return bv.select([(c, f(w)) for c, w in cov], f(b.walks[-1]))
@@ -978,6 +994,7 @@ def fast_vmap(
     f.update(
         leaf=leaf_select([(covered, obs.leaf)], leaf_none(v)),
         unrolled=bv.and_(b.ended, bv.implies(covered, obs.unrolled)),
+        reached=True if rev.hook.bounded else bv.and_(first, obs.reached),
         reads_ok=bv.and_(obs.reads_ok, b.reads_ok),
         flush_lo=b.flush_lo,
         flush_hi=b.flush_hi,

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 import z3
-from attrs import evolve, frozen
+from attrs import Factory, define, evolve, frozen
 
 from equiv.engine.bv import CBV
 from equiv.engine.errors import InternalMismatch
@@ -527,28 +527,56 @@ def _frame_page_cx(problem: CellProblem, factory: Callable[[], Inputs],
     return evolve(cx, observed=observed_bytes(sc, factory, cx.index, sp, fp))
 
 
-def _track_frame(n: int) -> Callable[[int], bool]:
-    """Provenance for the struct page written out of frame and for the pages templates are
-    taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without."""
-    m64 = (1 << 64) - 1
-    return lambda key: key == n or key & m64 < 3
+@define
+class _History:
+    """Which struct pages a frame replay records write history (provenance) for.
+
+    First the struct page written out of frame (``n``) and the pages templates are taken
+    from (heads, tails 1 and 2): the rest of an order-18 replay goes without.  A page
+    without history passes none on (:func:`equiv.template_path.copy_page`), so the page
+    to report may lack it: a page other than those (:meth:`widen` adds it), or one a path
+    copied a page without history onto (the last tail copied over a head: every page's
+    history is then recorded).  The replay runs again after each widening; a page whose
+    history is recorded along with every page it was copied from has it in full.
+    """
+
+    n: int
+    wanted: set[int] = Factory(set)
+    every: bool = False
+
+    def __call__(self, key: int) -> bool:
+        return self.every or key == self.n or key in self.wanted or key & _M64 < 3
+
+    def complete(self, slow: ConcreteMemory, fst: ConcreteMemory, key: int) -> bool:
+        """Do both paths' struct pages at ``key`` carry their write history?"""
+        return all(m.load(CBV(key, KEY_BITS)).origin is not None for m in (slow, fst))
+
+    def widen(self, key: int) -> None:
+        """Record the history ``key`` lacked on the next run: its own, or every page's.
+
+        Raises:
+            InternalMismatch: every page's history was recorded already (a path built a
+                struct page from none).
+        """
+        if self.every:
+            raise InternalMismatch(f"frame replay: the struct page of storage key {key:#x} has "
+                                   "no write history although every page's is recorded")
+        if self(key):
+            self.every = True
+        else:
+            self.wanted.add(key)
+
+
+_M64 = (1 << 64) - 1
 
 
 def _replay_frame_every(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, k: int,
                         n: int) -> Counterexample | str:
     """:func:`replay_frame` with every iteration of every loop run, in order."""
     sc, L = problem.scenario, problem.scenario.layout
-    m64 = (1 << 64) - 1
-    # provenance for the struct page written out of frame and for the pages templates are
-    # taken from (heads, tails 1 and 2); the rest of an order-18 replay goes without, and
-    # is run again with provenance for a page that turns out to be the one to report
-    wanted = {n}
-
-    def track(key: int) -> bool:
-        return key in wanted or key & m64 < 3
-
-    for _ in range(2):
-        factory, scalars, early_seen, memory = concrete_inputs(problem, model, track)
+    history = _History(n)
+    while True:
+        factory, scalars, early_seen, memory = concrete_inputs(problem, model, history)
         probe = factory()
         g = geometry(sc, probe)
         start_pfn, first, end = int(probe.start_pfn), int(g.start), int(g.end)
@@ -559,8 +587,8 @@ def _replay_frame_every(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, 
         keys = sorted(set(slow.pages) | set(fst.pages))
         differ = [key for key in ([n, *keys] if n >= 0 else keys)
                   if _differ(slow.load(CBV(key, KEY_BITS)), fst.load(CBV(key, KEY_BITS)))]
-        if differ and differ[0] not in wanted and not track(differ[0]):
-            wanted.add(differ[0])  # replay once more, with this page's provenance
+        if differ and not history.complete(slow, fst, differ[0]):
+            history.widen(differ[0])  # replay once more, with this page's history
             continue
         if differ:
             key = differ[0]
@@ -646,9 +674,9 @@ def _replay_frame_key(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, k:
     slow_lazy = _base_loops(problem, model) if lemma.loop in _SLOW_LOOPS else lazy
     if not lazy and not slow_lazy:
         return None
-    track = _track_frame(n)
+    history = _History(n)
     while True:
-        factory, scalars, early_seen, memory, tables = _concrete_inputs(problem, model, track)
+        factory, scalars, early_seen, memory, tables = _concrete_inputs(problem, model, history)
         if not tables.decoded:
             return None
         try:
@@ -657,6 +685,9 @@ def _replay_frame_key(problem: CellProblem, lemma: Lemma, model: z3.ModelRef, k:
             assert isinstance(slow, ConcreteMemory) and isinstance(fst, ConcreteMemory)
             if not _differ(slow.load(CBV(n, KEY_BITS)), fst.load(CBV(n, KEY_BITS))):
                 return None
+            if not history.complete(slow, fst, n):
+                history.widen(n)
+                continue
             probe = factory()
             return _frame_page_cx(problem, factory, scalars, early_seen, memory, slow, fst, n,
                                   _frame_what(problem, lemma, k, n, probe))

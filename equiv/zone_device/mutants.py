@@ -285,6 +285,17 @@ MUTANTS: dict[str, Mutant] = {m.name: m for m in (
            "the template tail loop copies into `page + 1` of the pfn it refreshes for: tail 2 "
            "is never initialised and the last copy of each compound lands one page further",
            {"tail_write_delta": 1}, "x86_64-default", _from_order(2, "flags", "compound_info")),
+    Mutant("mutant_tail_loop_last_tail_over_head",
+           "the template tail loop, after its copy onto the compound's last tail, also copies "
+           "that struct page over the head (`memcpy(head, page, sizeof(struct page))`): the "
+           "head loses PG_head and gets the tail's compound_info, TAIL_MAPPING and refcount",
+           {"tail_last_copy_to": 0}, "x86_64-default",
+           _from_order(2, "flags", "compound_info", "folio.pgmap", "mapping")),
+    Mutant("mutant_tail_loop_last_tail_over_tail1_virtual",
+           "the same extra copy over tail 1 under WANT_PAGE_VIRTUAL: tail 1 gets the last "
+           "tail's __va() in `virtual` (elsewhere tail 1 and the last tail hold the same bytes, "
+           "and the edit is harmless though not provable: the loop leaves its frame)",
+           {"tail_last_copy_to": 1}, "x86_64-want-page-virtual", _from_order(2, "virtual")),
     Mutant("harmless_tail_loop_ne",
            "the template tail loop's bound written `pfn != end` instead of `pfn < end`: the "
            "same trip count, since the loop starts at or below its end",

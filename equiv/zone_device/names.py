@@ -48,7 +48,8 @@ MUTANTS = (
     "mutant_heads_loop_skips_second_compound", "mutant_heads_loop_one_short",
     "mutant_heads_loop_one_past_end", "mutant_tail_loop_one_past_end",
     "mutant_tail_loop_one_past_end_last_compound", "mutant_first_head_before_range",
-    "mutant_tail_copy_to_next_page", "harmless_tail_loop_ne")
+    "mutant_tail_copy_to_next_page", "mutant_tail_loop_last_tail_over_head",
+    "mutant_tail_loop_last_tail_over_tail1_virtual", "harmless_tail_loop_ne")
 
 #: ``enum memory_type`` (include/linux/memremap.h) without its ``MEMORY_DEVICE_`` prefix, in
 #: enum order

@@ -1480,7 +1480,8 @@ class Interp:
             chains = None
         bits = splice(dpage.bits, 8 * doff, val) if n < dpage.size else val
         origin = None
-        if dpage.origin is not None:
+        # a source without write history passes none on (a replay then records more)
+        if dpage.origin is not None and (src is None or chains is not None):
             new = ([extend_chain(c, step) for c in chains] if chains is not None
                    else [extend_chain((), step)] * n)
             origin = dpage.origin[:doff] + tuple(new) + dpage.origin[doff + n:]
