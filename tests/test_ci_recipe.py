@@ -77,9 +77,10 @@ class TestWorkflow:
         assert all((tmp_path / f).stat().st_size > 0 for f in written)
 
 
-def ci_command() -> str:
-    """The command ``.ci/run`` runs: its last line."""
-    return (ROOT / ".ci" / "run").read_text().strip().splitlines()[-1]
+def ci_commands() -> list[str]:
+    """The commands ``.ci/run`` runs, in order (its lines after ``cd``)."""
+    lines = (ROOT / ".ci" / "run").read_text().strip().splitlines()
+    return [ln for ln in lines[lines.index(next(x for x in lines if x.startswith("cd "))) + 1:]]
 
 
 class TestCiRun:
@@ -88,15 +89,18 @@ class TestCiRun:
         test job runs ``.ci/run``."""
         readme = (ROOT / "README.md").read_text()
         commands = re.findall(r"^    (pip install [^\n]*)$", readme, re.M)
-        assert commands[1] == ci_command()
+        assert commands[1] == ci_commands()[0]
+        assert shlex.split(commands[1].split("&&", 1)[1]) == ["python", "-m", "pytest"]
         assert "run: bash .ci/run" in workflow()
 
-    def test_runs_every_test_on_every_core(self) -> None:
-        """--runslow (every test) on pytest-xdist's workers (the -n auto of pyproject.toml's
-        addopts, not -n 0), grouped as tests/conftest.py says: the boots and downloads in
-        one worker, one at a time."""
-        argv = shlex.split(ci_command().split("&&", 1)[1])
+    def test_then_runs_the_slow_tests_on_every_core(self) -> None:
+        """After the quick suite, the slow tests (--runslow -m slow) on pytest-xdist's workers
+        (the -n auto of pyproject.toml's addopts, not -n 0), grouped as tests/conftest.py
+        says: the boots and downloads in one worker, one at a time."""
+        assert len(ci_commands()) == 2
+        argv = shlex.split(ci_commands()[1])
         assert argv[:3] == ["python", "-m", "pytest"] and "--runslow" in argv
+        assert with_arg(argv[3:], "-m") == ["slow"]
         assert with_arg(argv, "--dist") == ["loadgroup"]
         assert "-n" not in argv or with_arg(argv, "-n") not in (["0"], ["1"])
 
