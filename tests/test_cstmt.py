@@ -23,9 +23,10 @@ from equiv.engine.bv import CBV
 from equiv.linux.ktree import KernelTree
 from equiv.memmap import Scenario, concrete_inputs, symbolic_inputs
 from equiv.page_model import Layout, PageState
-from equiv.zone_device.source.cinterp import CCond, CInt, Interp, InterpError, Oracle, Ptr, State
+from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, InterpError, Oracle, Ptr, State
 from equiv.zone_device.source.cinterp import initial_state as initial
 from equiv.zone_device.source.common import check_lemmas
+from equiv.zone_device.source.cstmt import STRUCT_COPY
 from equiv.zone_device.source.fidelity import MODELS, setup
 from equiv.zone_device.source.files import FILES, macro_env
 from equiv.zone_device.source.src_layout import source_structs
@@ -476,12 +477,14 @@ static inline int t_same(void)
 
     def test_struct_assignment_copies_every_byte(self, tmp_path: Path) -> None:
         """``*a = *b`` copies the 64 bytes, padding included (the last 4 bytes of this
-        struct page: 60 bytes of members), with provenance; the source is unchanged."""
+        struct page: 60 bytes of members), with provenance; the source is unchanged; the
+        run reports the copy among its trusted models."""
         it, st = _run(tmp_path, self.CODE)
         st2, _ = it.call("t_assign", [_page(10), _page(11)], st)
         assert _pattern(11) == _bytes(st2, 10) and _pattern(11) == _bytes(st2, 11)
         chain = st2.mem.read(CBV(10, 64)).origin
         assert chain is not None and all("t.h:" in c[-1] for c in chain)
+        assert STRUCT_COPY in it.trusted_used and STRUCT_COPY in TRUSTED  # reported
 
     def test_struct_locals(self, tmp_path: Path) -> None:
         """A struct local assigned from a page, changed, assigned to another; declared

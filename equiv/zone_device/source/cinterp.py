@@ -98,6 +98,7 @@ from equiv.zone_device.source.cstate import (
 )
 from equiv.zone_device.source.cstmt import (
     MAX_TRIPS,
+    STRUCT_COPY,
     at_label,
     const_of,
     copy_struct,
@@ -156,6 +157,8 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
                             "--copy-primitive's)"),
     _t("memset", "every byte the fill value"),
+    _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
+       "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
     _t("early_section", "the symbolic input early_section(section number)"),
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "

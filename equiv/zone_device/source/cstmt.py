@@ -65,6 +65,8 @@ from equiv.zone_device.source.csummary import (
 
 #: Most iterations of one loop on one path.
 MAX_TRIPS = 300
+#: the trusted-helper key under which a run reports that it copied a struct whole
+STRUCT_COPY = "struct assignment, struct argument by value"
 #: the same bound for a loop the summaries cannot follow, in a run that summarises loops
 MAX_TRIPS_SUMMARISED = 32
 
@@ -78,6 +80,8 @@ class Host(Interprets, Protocol):
     sc: Scenario
     #: loops summarised: "file:line function"
     summarised: set[str]
+    #: the trusted helpers (and modelling choices) the run used
+    trusted_used: set[str]
 
     def expr(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
         """The value of the expression ``node`` and the state after it."""
@@ -373,6 +377,7 @@ def copy_struct(it: Host, frame: Frame, node: Node, dst: Loc, src: Node,
     if not same_type(to.ctype, frm.ctype) or n != size:
         raise InterpError(f"{frame.at(node)}: struct assignment of a {frm.ctype} ({n} bytes) "
                           f"to a {to.ctype} ({size} bytes)")
+    it.trusted_used.add(STRUCT_COPY)
     return it.copy_bytes(to, frm, None, size, state, step_text(frame, node)), to
 
 
@@ -414,6 +419,7 @@ def pass_struct(it: Host, state: State, slot: str, ctype: str, src: Ptr, size: i
     (stack slot ``slot``) holding a copy of the ``size`` bytes ``src`` points to."""
     if not same_type(src.ctype, ctype) or src.region not in ("page", "local"):
         raise InterpError(f"{where}: a {src.ctype} passed as a {ctype}")
+    it.trusted_used.add(STRUCT_COPY)
     state = evolve(state, stack={**state.stack, slot: it.stack_init(slot, size)})
     state = it.copy_bytes(Ptr("local", ctype, obj=slot), src, None, size, state,
                           f"{where}: argument passed by value")
@@ -439,7 +445,7 @@ def scoped(before: dict[str, tuple[str, Value]]) -> Callable[[State], State]:
     return end
 
 
-__all__ = ["MAX_TRIPS", "MAX_TRIPS_SUMMARISED", "Host", "at_label", "class_stride", "const_of",
+__all__ = ["MAX_TRIPS", "MAX_TRIPS_SUMMARISED", "STRUCT_COPY", "Host", "at_label", "class_stride", "const_of",
            "copy_struct", "declared_name", "goto", "is_aggregate", "new_slot",
            "pass_struct", "run_loop", "same_type", "scoped", "step_text", "struct_arg", "struct_object",
            "summarised", "trips", "unresolved"]
