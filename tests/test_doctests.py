@@ -14,11 +14,13 @@ import equiv.engine.verdict
 import equiv.report.text
 import equiv.zone_device.counterexample
 import equiv.zone_device.names
+import equiv.zone_device.source.cint
 import equiv.zone_device.source.cli
 
 
 @pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
                                     equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
+                                    equiv.zone_device.source.cint,
                                     equiv.zone_device.counterexample, equiv.zone_device.names,
                                     equiv.report.text])
 def test_doctests(module: object) -> None:

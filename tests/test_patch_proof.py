@@ -31,7 +31,7 @@ from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
-from equiv.zone_device.source import cinterp
+from equiv.zone_device.source import cstmt
 from equiv.zone_device.source.common import run_tree, side, side_layout
 from equiv.zone_device.source.csummary import CLemma
 from equiv.zone_device.source.fidelity import check_lemmas
@@ -68,7 +68,7 @@ def _pages(root: Path, order: int, ptype: MemoryType, altmap: tuple[int, int] | 
     def cell(b: object) -> CBV:
         return CBV((int(b) * 5 + 3) & 0xFF, PB_BITS)  # type: ignore[call-overload]
 
-    monkeypatch.setattr(cinterp, "CONCRETE_UNROLL", -1 if summarise else 10**9)
+    monkeypatch.setattr(cstmt, "CONCRETE_UNROLL", -1 if summarise else 10**9)
     it, st = run_tree(sd, sc, inp, initial, cell, None)
     assert it.summarised or not summarise or nr == 0
     out = {p: int(st.mem.read_any(CBV(p, 64)).bits) for p in range(start - 3, start + nr + 3)}
@@ -78,7 +78,11 @@ def _pages(root: Path, order: int, ptype: MemoryType, altmap: tuple[int, int] | 
 
 
 @pytest.mark.parametrize("variant", ["base", "series", "bugs/03-short-copy.patch",
-                                     "harmless/02-tail-loop-index-rewrite.patch"])
+                                     "harmless/02-tail-loop-index-rewrite.patch",
+                                     "harmless/07-tail-loop-while.patch",
+                                     "harmless/08-tail-loop-do-while.patch",
+                                     "harmless/09-tail-loop-int-index.patch",
+                                     "harmless/12-goto-next-and-out.patch"])
 def test_summaries_equal_loops_concretely(linux612: Path, tmp_path: Path,  # noqa: F811
                                           monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
     if variant == "base":

@@ -3,21 +3,28 @@
 It runs kernel functions from a tree's own text (:mod:`equiv.linux.ktree`) over the model's
 :class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.engine.bv` (z3 terms for
 proofs, plain integers for replaying a counterexample).  Supported C: declarations,
-assignments (``=``, ``|=``, ``&=``, ``+=``, ``-=``) to locals and to struct fields through the
+assignments (``=`` and the compound ``op=``) to locals and to struct fields through the
 tree's own struct layout (:mod:`equiv.zone_device.source.src_layout`), calls to other interpreted
 functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
-``for`` loops (with ``summarise``: the first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
-run as written, the rest summarised from the C by :mod:`equiv.zone_device.source.csummary` with its
-lemmas recorded in :attr:`Interp.lemmas`; without: unrolled, and a loop must end within
-:data:`MAX_TRIPS` iterations on every feasible path, else the run is refused),
-``return``/``break``/``continue``, casts (``(void)`` included, and ``(typeof(x))`` of a
+``for``, ``while`` and ``do ... while`` loops, ``goto`` to a later label, ``return`` /
+``break`` / ``continue`` from any depth (:mod:`equiv.zone_device.source.cstmt`: with
+``summarise`` a loop's first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
+run as written, the rest summarised from the C by
+:mod:`equiv.zone_device.source.csummary` with its lemmas recorded in
+:attr:`Interp.lemmas`; without, or for a loop the summary cannot take: unrolled, and a
+loop must end within :data:`~equiv.zone_device.source.cstmt.MAX_TRIPS` iterations on
+every feasible path, else the run is refused), integers of their C types with C's
+promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint`), casts
+(``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
 expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
 pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
-address passed to callees), ``memcpy``/``memset`` (trusted, byte by byte with provenance), and
-preprocessor conditionals resolved by the configuration.  C scopes end with their block.
+address passed to callees, any helper may build one), struct assignment and struct
+arguments by value (copies of every byte), ``memcpy``/``memset`` (trusted, byte by byte
+with provenance), and preprocessor conditionals resolved by the configuration.  C scopes
+end with their block.
 
 A symbolic branch forks the state; states are merged (``ite`` on every differing value) where
 the branches join, each selected by what its path condition adds to the shared part
@@ -46,6 +53,7 @@ told apart stops the run (:class:`InterpError`), never silently aliases.
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
 
@@ -67,6 +75,8 @@ from equiv.linux.ktree import (
 )
 from equiv.memmap import Inputs, Scenario
 from equiv.page_model import PageState, extend_chain, ite_page, splice
+from equiv.zone_device.source import cint
+from equiv.zone_device.source.cint import INT, IntType
 from equiv.zone_device.source.cstate import (
     BaseLayer,
     CCond,
@@ -86,20 +96,24 @@ from equiv.zone_device.source.cstate import (
     State,
     Value,
 )
-from equiv.zone_device.source.csummary import (
-    CONCRETE_UNROLL,
-    PEEL,
-    CLemma,
-    LoopShape,
-    LoopSummary,
-    loop_shape,
+from equiv.zone_device.source.cstmt import (
+    MAX_TRIPS,
+    STRUCT_COPY,
+    at_label,
+    const_of,
+    copy_struct,
+    goto,
+    is_aggregate,
+    new_slot,
+    run_loop,
+    scoped,
+    step_text,
+    struct_arg,
+    unresolved,
 )
+from equiv.zone_device.source.csummary import CLemma
 from equiv.zone_device.source.src_layout import SUBFIELDS, SrcStruct
 
-#: Most iterations of one loop on one path.
-MAX_TRIPS = 300
-#: the same bound for a loop the summaries cannot follow, in a run that summarises loops
-MAX_TRIPS_SUMMARISED = 32
 #: Deepest call nesting.
 MAX_DEPTH = 24
 
@@ -143,6 +157,8 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
                             "--copy-primitive's)"),
     _t("memset", "every byte the fill value"),
+    _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
+       "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
     _t("early_section", "the symbolic input early_section(section number)"),
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
@@ -209,13 +225,32 @@ class Interp:
 
     def stack_init(self, slot: str, size: int) -> PageState:
         """The bytes of a struct local before it is written: arbitrary (one symbol per
-        declaration site; a replay takes the counterexample's value)."""
+        declaration site; a replay takes the counterexample's value).  Held as the bytes
+        of a struct page (:class:`~equiv.page_model.PageState`): a struct local of
+        another size is not modelled."""
+        if size % 8 or not 56 <= size <= 96:
+            raise InterpError(f"{slot}: a struct local of {size} bytes is not modelled (one "
+                              "the size of a struct page is)")
         if self._stack_init is not None:
             return self._stack_init(f"stack.{self.label}.{slot}", size)
         if self.symbolic:
             return PageState(bits=z3.BitVec(f"stack.{self.label}.{slot}", 8 * size))
         return PageState(bits=CBV(int.from_bytes(b"\xa5" * size, "little"), 8 * size),
                          origin=((),) * size)
+
+    def local_addr(self, slot: str) -> Val:
+        """The address of a struct local as a number (stored by ``INIT_LIST_HEAD`` on a
+        struct page built on the stack): arbitrary, one 64-bit value per stack slot,
+        unrelated to any other address.  It is the low 64 bits of a symbol the size of a
+        struct page, so that a replay reads it from the counterexample as it reads a struct
+        local's bytes (:meth:`stack_init`).  Distinct objects are told apart by their slots
+        where pointers are compared, not by these numbers."""
+        name = f"stack.{self.label}.&{slot}"
+        if self._stack_init is not None:
+            return bv.extract(self._stack_init(name, self.psize).bits, 63, 0)
+        if self.symbolic:
+            return z3.Extract(63, 0, z3.BitVec(name, 8 * self.psize))
+        return CBV(0xFFFFC90000000000 + (zlib.crc32(slot.encode()) & 0xFFFF) * 0x100, 64)
 
     # -- helpers on values ------------------------------------------------------------------
 
@@ -252,7 +287,8 @@ class Interp:
                 raise InterpError(f"the address of input object {p.obj} is not modelled")
             return p.addr
         if p.region == "local":
-            raise InterpError(f"the address of struct local {p.obj} is not modelled")
+            a = self.local_addr(p.obj)
+            return a + p.off if p.off else a
         assert p.idx is not None
         base = self.inp.vmemmap_base
         if self.psize & (self.psize - 1) == 0:
@@ -279,10 +315,23 @@ class Interp:
         if isinstance(v, Ptr):
             return CInt(self.ptr_addr(v))
         x = self.as_int(v)
-        if ct == "bool":
+        if ct in ("bool", "_Bool"):
             return CCond(bv.ne(x, self.c64(0)))
-        w, signed = _int_type(ct)
-        return CInt(bv.c_convert(x, w, signed), signed)
+        to = cint.int_type(ct)
+        if to is None:
+            raise InterpError(f"conversion to {ctype}: not an integer type this interpreter "
+                              "knows")
+        return CInt(cint.convert(x, self.int_type_of(v), to), to[1], to[0])
+
+    def int_type_of(self, v: Value) -> IntType:
+        """The C type of an integer operand: its own; ``int`` for a truth value (the type
+        of a comparison or ``!``, C11 6.5.8p6, 6.5.3.3p5); ``unsigned long`` for a
+        pointer's address."""
+        if isinstance(v, CInt):
+            return v.ctype
+        if isinstance(v, CCond):
+            return INT
+        return cint.UNSIGNED_LONG
 
     # -- entry points -------------------------------------------------------------------------
 
@@ -302,7 +351,7 @@ class Interp:
             return trusted
         d = self.tree.find(name, self.menv, "function")
         if d is not None and (self.only is None or name in self.only):
-            return self._run_function(d, args, state)
+            return self._run_function(d, args, state, site)
         m = self.tree.find(name, self.menv, "macro")
         if m is not None and m.node.type == "preproc_function_def" and site is not None:
             return self._expand_macro(m, site, state)
@@ -317,7 +366,8 @@ class Interp:
                           "a trusted helper; model it or add its file")
 
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
-                      state: State) -> tuple[State, Value | None]:
+                      state: State, site: tuple[Frame, Node] | None = None
+                      ) -> tuple[State, Value | None]:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
@@ -326,22 +376,31 @@ class Interp:
         if len(params) != len(args):
             raise InterpError(f"{d.name} at {d.where} takes {len(params)} arguments, "
                               f"called with {len(args)}")
-        vals: list[Value] = []
-        for a in args:
-            state, v = a(state)
-            vals.append(v)
+        nodes = child(site[1], "arguments").named_children if site is not None else None
+        env: dict[str, tuple[str, Value]] = {}
+        for i, ((n, t), a) in enumerate(zip(params, args, strict=True)):
+            if is_aggregate(t):  # a struct passed by value: a copy (C11 6.5.2.2p7)
+                state, v = struct_arg(self, f"{d.name}.{n}@arg", t, a,
+                                      None if nodes is None else nodes[i], site or d.where, state)
+            else:
+                state, v = a(state)
+                v = self.convert(t, v)
+            env[n] = (t, v)
         caller_env = state.env
-        env = {n: (t, self.convert(t, v)) for (n, t), v in zip(params, vals, strict=True)}
         st = evolve(state, env=env)
         frame = Frame(d.src, d.file, d.name, {})
         body = d.body
         assert body is not None
         out = self.block(frame, body, st)
+        unresolved(d.name, d.where, out)
         finals: list[tuple[State, Value | None]] = [(s, None) for s in out.normal] + out.ret
         self.depth -= 1
         if not finals:
             raise InterpError(f"no path through {d.name} is feasible")
         st2, ret = self.merge_returns(finals)
+        rt = _return_type(d)
+        if ret is not None and rt is not None:  # as if assigned (C11 6.8.6.4p3)
+            ret = self.convert(rt, ret)
         return evolve(st2, env=caller_env), ret
 
     def _expand_macro(self, m: Definition, site: tuple[Frame, Node],
@@ -466,8 +525,12 @@ class Interp:
             raise InterpError("pointer merged with an integer")
         if all(isinstance(v, CCond) for v in vs):
             return CCond(self._ite_cond(pcs, [v.c for v in vs if isinstance(v, CCond)]))
-        signed = all(isinstance(v, CInt) and v.signed for v in vs)
-        return CInt(self._ite_val(pcs, [self.as_int(v) for v in vs]), signed)
+        types = [self.int_type_of(v) for v in vs]
+        t = types[0]
+        for u in types[1:]:
+            t = t if u == t else cint.common_type(t, u)
+        return CInt(self._ite_val(pcs, [cint.convert(self.as_int(v), u, t)
+                                        for v, u in zip(vs, types, strict=True)]), t[1], t[0])
 
     def _ite_val(self, pcs: list[Cond], vals: list[Val]) -> Val:
         acc = vals[-1]
@@ -527,15 +590,20 @@ class Interp:
     # -- statements -----------------------------------------------------------------------
 
     def block(self, frame: Frame, node: Node, state: State) -> Outcome:
+        """The statements of a block in sequence; a labelled one is also entered by the
+        block's earlier ``goto`` statements to its label
+        (:func:`~equiv.zone_device.source.cstmt.at_label`)."""
         out = Outcome()
         cur: State | None = state
         for stmt in active_children(frame.src, node, self.menv):
-            if cur is None:
-                break
             if stmt.type in ("{", "}", "comment") or not stmt.is_named:
                 continue
+            if stmt.type == "labeled_statement":
+                cur, stmt = at_label(self, frame, stmt, cur, out)
+            if cur is None:
+                continue  # unreachable in sequence; a later label may be reached by goto
             o = self.stmt(frame, stmt, cur)
-            out.ret += o.ret
+            out.jumps(o)
             out.brk += o.brk
             out.cont += o.cont
             cur = self.merge(o.normal) if o.normal else None
@@ -548,14 +616,9 @@ class Interp:
         out = Outcome()
         if t == "compound_statement":  # a C scope: its declarations end with it
             o = self.block(frame, node, state)
-            before = state.env
-
-            def scoped(sts: list[State]) -> list[State]:
-                return [st if all(n in before for n in st.env) else
-                        evolve(st, env={n: v for n, v in st.env.items() if n in before})
-                        for st in sts]
-
-            o.normal, o.cont, o.brk = scoped(o.normal), scoped(o.cont), scoped(o.brk)
+            end = scoped(state.env)
+            o.normal, o.cont, o.brk = ([end(st) for st in sts] for sts in (o.normal, o.cont, o.brk))
+            o.goto = [(lb, end(st)) for lb, st in o.goto]
             return o
         if t == "expression_statement":
             if node.named_children:
@@ -573,11 +636,16 @@ class Interp:
                 name, ptr = _declarator_name(frame.src, d)
                 full = ctype + " *" if ptr else ctype
                 init = d.child_by_field_name("value") if d.type == "init_declarator" else None
-                if not ptr and ctype.startswith("struct ") and init is None:
+                if name in state.env:
+                    raise InterpError(f"{frame.at(d)}: {name} declared where another "
+                                      f"{name} is in scope (hiding it is not modelled)")
+                if not ptr and is_aggregate(ctype):
                     slot = f"{frame.fn}.{name}@{d.start_point[0] + 1}"
-                    size = self._struct_size(ctype, frame, d)
-                    state = evolve(state, env={**state.env, name: (full, Slot(slot, ctype))},
-                                   stack={**state.stack, slot: self.stack_init(slot, size)})
+                    size = self.elem_size(ctype, frame, d)
+                    state = new_slot(self, state, slot, ctype, size, name, full)
+                    if init is not None:  # initialised from another struct (C11 6.7.9p13)
+                        state, _ = copy_struct(self, frame, d, Loc("var", name=name,
+                                                                  ctype=ctype), init, state)
                     continue
                 if init is not None:
                     state, v = self.expr(frame, init, state)
@@ -602,7 +670,7 @@ class Interp:
                     branch = branch.named_children[0]
                 o = self.guarded(partial(self.stmt, frame, branch), st)
                 out.normal += o.normal
-                out.ret += o.ret
+                out.jumps(o)
                 out.brk += o.brk
                 out.cont += o.cont
             return out
@@ -618,8 +686,12 @@ class Interp:
         if t == "continue_statement":
             out.cont.append(state)
             return out
-        if t == "for_statement":
-            return self.for_loop(frame, node, state)
+        if t in ("for_statement", "while_statement", "do_statement"):
+            return run_loop(self, frame, node, state)
+        if t == "goto_statement":
+            return goto(frame, node, state)
+        if t == "labeled_statement":  # not in a block: reached in sequence only
+            return self.stmt(frame, node.named_children[-1], state)
         if t == "switch_statement":
             return self.switch(frame, node, state)
         if t in ("preproc_ifdef", "preproc_if"):
@@ -630,125 +702,11 @@ class Interp:
         raise InterpError(f"{frame.at(node)}: statement "
                           f"{t} not supported: {text(frame.src, node)[:60]!r}")
 
-    def for_loop(self, frame: Frame, node: Node, state: State) -> Outcome:
-        out = Outcome()
-        init = node.child_by_field_name("initializer")
-        if init is not None:
-            if init.type == "declaration":
-                state = self.stmt(frame, init, state).normal[0]
-            else:
-                state, _ = self.expr(frame, init, state)
-        exits: list[State] = []
-        shape = loop_shape(frame.src, node) if self.summarise else None
-        if shape is None:
-            # a concrete run's loop ends by itself; a symbolic one must end within the bound
-            # (a smaller one where loops are summarised: a loop of that run that the summary
-            # cannot follow is one over pfns, whose unrolling would only end at the bound)
-            bound = (MAX_TRIPS_SUMMARISED if self.summarise else MAX_TRIPS) \
-                if self.symbolic else 1 << 62
-            cur = self._trips(frame, node, state, bound, out, exits)
-            if cur is not None:
-                why = " (a loop the summaries cannot follow)" if self.summarise else ""
-                raise InterpError(f"{frame.at(node)}: loop in {frame.fn} may run more than "
-                                  f"{bound} times under the assumptions{why}")
-        else:
-            cur = self._trips(frame, node, state, PEEL, out, exits)
-            if cur is not None:
-                after = self._summarised(frame, node, shape, cur, out, exits)
-                if after is not None:
-                    exits.append(after)
-        if exits:
-            out.normal.append(self.merge(exits))
-        return out
-
-    def _trips(self, frame: Frame, node: Node, state: State, trips: int, out: Outcome,
-               exits: list[State]) -> State | None:
-        """Run up to ``trips`` iterations as written; the state entering the next one (its
-        condition not yet evaluated), or None if every path has left the loop."""
-        cond = node.child_by_field_name("condition")
-        update = node.child_by_field_name("update")
-        body = child(node, "body")
-        cur: State | None = state
-        for _ in range(trips):
-            if cur is None:
-                break
-            if cond is not None:
-                cur, cv = self.expr(frame, cond, cur)
-                yes, no = self.split(cur, self.as_cond(cv), check="yn")
-            else:
-                yes, no = cur, None
-            if no is not None:
-                exits.append(no)
-            if yes is None:
-                return None
-            o = self.guarded(lambda s2: self.stmt(frame, body, s2), yes)
-            out.ret += o.ret
-            exits += o.brk
-            nxt = o.normal + o.cont
-            if not nxt:
-                return None
-            cur = self.merge(nxt)
-            if update is not None:
-                cur, _ = self.expr(frame, update, cur)
-        return cur
-
-    def _summarised(self, frame: Frame, node: Node, shape: LoopShape, cur: State,
-                    out: Outcome, exits: list[State]) -> State | None:
-        """The state after the rest of a loop, entered in ``cur`` (see
-        :mod:`equiv.zone_device.source.csummary`)."""
-        where = f"{frame.at(node)}"
-        v = cur.env.get(shape.var)
-        if v is None or not isinstance(v[1], CInt) or _int_type(v[0])[0] != 64 or \
-                _int_type(v[0])[1]:
-            raise InterpError(f"{where}: loop variable {shape.var} is not an unsigned long "
-                              "(the summary needs one)")
-        lo = v[1].v
-        _, hv = self.expr(frame, shape.bound, cur)
-        hi = self.as_int(hv)
-        log2: z3.BitVecRef | None = None
-        if shape.step is None:
-            step: int | None = 1
-        else:
-            _, sv = self.expr(frame, shape.step, cur)
-            step = _const(self.as_int(sv))
-            if step is None:
-                log2 = self._class_stride(self.as_int(sv), cur.pc)
-                step = 0 if log2 is None else 1
-        if step is None or step <= 0:
-            raise InterpError(f"{where}: loop step is not a positive constant")
-        if not self.symbolic:
-            trips = _const(bv.ite(bv.ult(lo, hi), hi - lo, self.c64(0)))
-            if trips is not None and trips // step <= CONCRETE_UNROLL:
-                rest = self._trips(frame, node, cur, CONCRETE_UNROLL + 2, out, exits)
-                assert rest is None
-                return None
-        summary = LoopSummary(self, frame, node, shape, cur, lo, hi, step, log2)
-        self.summarised.add(f"{where} {frame.fn}")
-        return summary.exit_state()
-
-    def _class_stride(self, step: Val, pc: Cond) -> z3.BitVecRef | None:
-        """For a loop whose step is not a constant: in an order class (symbolic domain,
-        with an oracle), the class's symbolic order if the step is proved equal to the
-        compound size ``1 << order`` wherever the loop runs (the step of the loop over a
-        range's compounds, ``pfns_per_compound``), else None."""
-        if not (self.sc.is_class and self.symbolic and self.oracle is not None):
-            return None
-        log2 = self.sc.order_v
-        stride = self.sc.stride_v
-        assert isinstance(log2, z3.BitVecRef) and isinstance(stride, z3.BitVecRef)
-        if not isinstance(step, z3.BitVecRef) or step.size() != 64:
-            return None
-        try:
-            if self.oracle.feasible(bv.and_(pc, step != stride)):
-                return None
-        except InterpError:  # undecided: no summary (an error below)
-            return None
-        return log2
-
     def switch(self, frame: Frame, node: Node, state: State) -> Outcome:
         out = Outcome()
         state, xv = self.expr(frame, child(node, "condition"), state)
-        x = self.as_int(xv)
+        xt = cint.promote(self.int_type_of(xv))  # the promoted type (C11 6.8.4.2p5)
+        x = cint.convert(self.as_int(xv), self.int_type_of(xv), xt)
         cases = [c for c in active_children(frame.src, child(node, "body"), self.menv)
                  if c.type == "case_statement"]
         labels: list[Val | None] = []
@@ -758,7 +716,7 @@ class Interp:
                 labels.append(None)
             else:
                 state, label = self.expr(frame, v, state)
-                labels.append(self.as_int(label))
+                labels.append(cint.convert(self.as_int(label), self.int_type_of(label), xt))
         any_label = bv.or_(*(bv.eq(x, lv) for lv in labels if lv is not None))
         falling: State | None = None
         for c, lv in zip(cases, labels, strict=True):
@@ -773,7 +731,7 @@ class Interp:
                 if s == c.child_by_field_name("value") or cur is None:
                     continue
                 o = self.stmt(frame, s, cur)
-                out.ret += o.ret
+                out.jumps(o)
                 out.normal += o.brk
                 out.cont += o.cont
                 cur = self.merge(o.normal) if o.normal else None
@@ -794,8 +752,11 @@ class Interp:
         if t == "parenthesized_expression":
             return self.expr(frame, node.named_children[-1], state)
         if t == "number_literal":
-            s = text(src, node).rstrip("uUlL")
-            return state, CInt(self.c64(int(s, 0)))
+            try:
+                n, (bits, signed) = cint.literal(text(src, node))
+            except ValueError as e:
+                raise InterpError(f"{frame.at(node)}: {e}") from None
+            return state, CInt(self.c64(n), signed, bits)
         if t in ("true", "false"):
             return state, CCond(t == "true")
         if t == "null":
@@ -824,21 +785,24 @@ class Interp:
             op = text(src, child(node, "operator"))
             state, loc = self.lvalue(frame, arg, state)
             old = self.load(loc, state)
-            new = self.arith("+" if op == "++" else "-", old, CInt(self.c64(1)))
+            new = self.arith("+" if op == "++" else "-", old, CInt(self.c64(1), True, 32))
             state = self.store(frame, node, loc, new, state)
+            if node.children[0].type in ("++", "--"):  # ++E: E's new value (C11 6.5.3.1p2)
+                return state, self.load(loc, state)
             return state, old
         if t == "unary_expression":
             op = text(src, child(node, "operator"))
             state, v = self.expr(frame, child(node, "argument"), state)
             if op == "!":
                 return state, CCond(bv.not_(self.as_cond(v)))
+            pt = cint.promote(self.int_type_of(v))  # C11 6.5.3.3: the promoted type
+            x = cint.convert(self.as_int(v), self.int_type_of(v), pt)
             if op == "~":
-                return state, self._fold(frame, CInt(~self.as_int(v),
-                                                     isinstance(v, CInt) and v.signed), v)
+                return state, self._fold(frame, self.typed(~x, pt), v)
             if op == "-":
-                return state, CInt(self.c64(0) - self.as_int(v), True)
+                return state, self.typed(self.c64(0) - x, pt)
             if op == "+":
-                return state, v
+                return state, CInt(x, pt[1], pt[0])
         if t == "binary_expression":
             op = text(src, child(node, "operator"))
             state, a = self.expr(frame, child(node, "left"), state)
@@ -870,15 +834,10 @@ class Interp:
                 raise InterpError(f"{frame.at(node)}: sizeof "
                                   f"{text(src, node)!r} not modelled")
             name = " ".join(text(src, type_node).split())
-            if name in ("struct page",):
-                return state, CInt(self.c64(self.psize))
-            if name in ("unsigned long", "long"):
-                return state, CInt(self.c64(8))
-            if name in ("int", "unsigned int", "u32", "atomic_t"):
-                return state, CInt(self.c64(4))
-            if name in ("u64",):
-                return state, CInt(self.c64(8))
-            raise InterpError(f"{frame.at(node)}: sizeof {name}")
+            size = self.sizeof_type(name) if name != "atomic_t" else 4
+            if size is None:
+                raise InterpError(f"{frame.at(node)}: sizeof {name}")
+            return state, CInt(self.c64(size))
         if t == "conditional_expression":
             state, cv = self.expr(frame, child(node, "condition"), state)
             yes, no = self.split(state, self.as_cond(cv))
@@ -904,7 +863,7 @@ class Interp:
         if not frame.fold or not isinstance(r, CInt) or not all(
                 isinstance(o, CInt) and _numeral(o.v) for o in operands):
             return r
-        return CInt(z3.simplify(r.v), r.signed)
+        return CInt(z3.simplify(r.v), r.signed, r.bits)
 
     def cast(self, frame: Frame, node: Node, tn: str, v: Value) -> Value:
         """``(tn)v``: ``(void)`` is 0, a pointer cast keeps the pointee's address under the new
@@ -969,8 +928,8 @@ class Interp:
                                   f"the loop at {v.where}, whose value there is not followed "
                                   "(the loop is summarised)")
             return state, v
-        if name in self.enums:
-            return state, CInt(self.c64(self.enums[name]), True)
+        if name in self.enums:  # an enumeration constant: an int (C11 6.7.2.2p3)
+            return state, CInt(self.c64(self.enums[name]), True, 32)
         c = self.constant(name)
         if c is not None:
             return state, c
@@ -1027,52 +986,65 @@ class Interp:
             step = n if a.ctype == "struct page" else n * (self.structs["folio"].size // self.psize)
             return evolve(a, idx=a.idx + step if op == "+" else a.idx - step)
         if isinstance(a, Ptr) and isinstance(b, Ptr) and op in ("==", "!="):
-            eqc = bv.eq(self.ptr_addr(a), self.ptr_addr(b)) if "obj" not in (a.region, b.region) \
-                else None
-            if eqc is None:
+            if "obj" in (a.region, b.region):
                 raise InterpError("comparison of object pointers")
+            if a.region == b.region == "local":  # one object or two (C11 6.5.9p6)
+                eqc: Cond = a.obj == b.obj and a.off == b.off
+            else:
+                eqc = bv.eq(self.ptr_addr(a), self.ptr_addr(b))
             return CCond(eqc if op == "==" else bv.not_(eqc))
         if isinstance(a, Ptr) and isinstance(b, Ptr) and op == "-":
             if "obj" in (a.region, b.region):
                 (arr_a, ia), (arr_b, ib) = self.element(a), self.element(b)
                 if arr_a != arr_b:
                     raise InterpError(f"difference of pointers into {arr_a} and {arr_b}")
-                d = _const(ia - ib)
+                d = const_of(ia - ib)
                 return CInt(ia - ib if d is None else self.c64(d), True)
             if a.region != "page" or b.region != "page":
                 raise InterpError(f"difference of pointers to {a.region} and {b.region}")
             assert a.idx is not None and b.idx is not None
             return CInt(a.idx - b.idx, True)
-        x, y = self.as_int(a), self.as_int(b)
-        signed = isinstance(a, CInt) and a.signed and isinstance(b, CInt) and b.signed
-        if op == "+":
-            return CInt(x + y, signed)
-        if op == "-":
-            return CInt(x - y, signed)
-        if op == "*":
-            return CInt(x * y, signed)
+        return self.int_binop(op, a, b, frame, node)
+
+    def typed(self, v: Val, t: IntType) -> CInt:
+        """The result ``v`` of an operation in type ``t``, reduced to it (an unsigned type
+        modulo ``2**w``, C11 6.2.5p9; a signed one wraps, as under the kernel's
+        ``-fno-strict-overflow``: :mod:`equiv.zone_device.source.cint`)."""
+        return CInt(v if t[0] >= 64 else bv.c_convert(v, t[0], t[1]), t[1], t[0])
+
+    def int_binop(self, op: str, a: Value, b: Value, frame: Frame | None,
+                  node: Node | None) -> Value:
+        """An operator on two integers: a shift in its promoted left operand's type (C11
+        6.5.7p3), any other in the usual arithmetic conversions' common type (6.3.1.8:
+        ``int < unsigned long`` compares as ``unsigned long``); a comparison is an ``int``
+        0 or 1."""
+        ta, tb = self.int_type_of(a), self.int_type_of(b)
+        if op in ("<<", ">>"):
+            t = cint.promote(ta)
+            x = cint.convert(self.as_int(a), ta, t)
+            y = self.as_int(b)
+            return self.typed(bv.c_shl(x, y), t) if op == "<<" else \
+                CInt(bv.c_shr(x, y, t[1]), t[1], t[0])
+        t = cint.common_type(ta, tb)
+        x, y = cint.convert(self.as_int(a), ta, t), cint.convert(self.as_int(b), tb, t)
+        signed = t[1]
+        if op in ("+", "-", "*"):
+            return self.typed(x + y if op == "+" else x - y if op == "-" else x * y, t)
         if op in ("/", "%"):
-            yc = _const(y)
+            yc = const_of(y)
             if yc == 0:
                 where = f"{frame.at(node)}: " if frame and node else ""
                 raise InterpError(f"{where}division by zero")
             if signed:
                 raise InterpError("signed division not modelled")
             if isinstance(x, CBV) and isinstance(y, CBV):
-                return CInt(CBV(x.value // y.value if op == "/" else x.value % y.value, 64))
+                return CInt(CBV(x.value // y.value if op == "/" else x.value % y.value, 64),
+                            False, t[0])
             xs = x if isinstance(x, z3.BitVecRef) else z3.BitVecVal(int(x), 64)
             ys = y if isinstance(y, z3.BitVecRef) else z3.BitVecVal(int(y), 64)
-            return CInt(z3.UDiv(xs, ys) if op == "/" else z3.URem(xs, ys))
-        if op == "&":
-            return CInt(x & y, signed)
-        if op == "|":
-            return CInt(x | y, signed)
-        if op == "^":
-            return CInt(x ^ y, signed)
-        if op == "<<":
-            return CInt(bv.c_shl(x, y), signed and isinstance(a, CInt) and a.signed)
-        if op == ">>":
-            return CInt(bv.c_shr(x, y, isinstance(a, CInt) and a.signed), isinstance(a, CInt) and a.signed)
+            return CInt(z3.UDiv(xs, ys) if op == "/" else z3.URem(xs, ys), False, t[0])
+        if op in ("&", "|", "^"):  # of two values extended alike: extended alike
+            return CInt(x & y if op == "&" else x | y if op == "|" else x ^ y, signed, t[0])
         if op == "==":
             return CCond(bv.eq(x, y))
         if op == "!=":
@@ -1117,22 +1089,22 @@ class Interp:
         if t == "subscript_expression":
             state, base = self.expr(frame, child(node, "argument"), state)
             state, iv = self.expr(frame, child(node, "index"), state)
-            if not isinstance(base, Ptr) or base.region != "page":
-                raise InterpError(f"{frame.at(node)}: subscript of a "
-                                  "non-memmap pointer")
-            i = _const(self.as_int(iv))
+            if not isinstance(base, Ptr) or base.region not in ("page", "local"):
+                raise InterpError(f"{frame.at(node)}: subscript of a pointer that is not "
+                                  "into the memmap or a struct local")
+            i = const_of(self.as_int(iv))
             if i is None:
                 raise InterpError(f"{frame.at(node)}: symbolic array index")
-            size = _int_size(base.ctype)
-            assert base.idx is not None
-            idx, off = self.norm(base.idx, base.off + i * size)
-            return state, Loc("mem", idx=idx, off=off, size=size, ctype=base.ctype)
+            size = self.elem_size(base.ctype, frame, node)
+            if i >= 1 << 63:
+                i -= 1 << 64  # a negative index (C11 6.5.2.1p2: *(p + i))
+            return state, self.ploc(base, i * size, size, base.ctype)
         if t == "pointer_expression" and node.children[0].type == "*":
             state, p = self.expr(frame, child(node, "argument"), state)
             if not isinstance(p, Ptr) or p.region not in ("page", "local"):
                 raise InterpError(f"{frame.at(node)}: dereference of a "
                                   "non-memmap pointer")
-            return state, self.ploc(p, 0, _int_size(p.ctype), p.ctype)
+            return state, self.ploc(p, 0, self.elem_size(p.ctype, frame, node), p.ctype)
         raise InterpError(f"{frame.at(node)}: lvalue {t} not supported")
 
     def member(self, base: Ptr, fname: str, frame: Frame, node: Node) -> Loc:
@@ -1200,17 +1172,18 @@ class Interp:
         inp, sc = self.inp, self.sc
         if name == "pgmap.type":
             return CInt(bv.c_convert(bv.concat(bv.const_like(inp.pgmap_type, 0, 32), inp.pgmap_type)
-                                     if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True), True)
+                                     if bv.width(inp.pgmap_type) == 32 else inp.pgmap_type, 32, True),
+                        True, 32)
         if name == "pgmap.vmemmap_shift":
-            if not sc.is_class:
-                return CInt(self.c64(sc.order))
+            if not sc.is_class:  # unsigned int vmemmap_shift (include/linux/memremap.h)
+                return CInt(self.c64(sc.order), False, 32)
             # an order class: the symbolic compound order (equiv.memmap.Scenario.order_v),
             # in the symbolic domain only (a class is never replayed concretely)
             if not self.symbolic:
                 raise InterpError("an order class has no concrete vmemmap_shift")
-            return CInt(sc.order_v)
+            return CInt(sc.order_v, False, 32)
         if name == "pgmap.flags":
-            return CInt(bv.ite(inp.altmap_valid, self.c64(1), self.c64(0)))
+            return CInt(bv.ite(inp.altmap_valid, self.c64(1), self.c64(0)), False, 32)
         if name == "altmap.base_pfn":
             return CInt(inp.start_pfn)
         if name == "altmap.reserve":
@@ -1220,7 +1193,7 @@ class Interp:
         if name == "zone.zone_pgdat":
             return Ptr("obj", "struct pglist_data", obj="pgdat", nonnull=True)
         if name == "pgdat.node_id":
-            return CInt(bv.c_convert(inp.nid, 32, True), True)
+            return CInt(bv.c_convert(inp.nid, 32, True), True, 32)
         if name == "pgdat.node_zones":  # the array, as a pointer to its first element
             return Ptr("obj", "struct zone", obj="pgdat.node_zones", idx=self.c64(0))
         raise InterpError(f"input object field {name} not modelled")
@@ -1230,21 +1203,30 @@ class Interp:
             return state.env[loc.name][1]
         if loc.kind == "obj":
             return self.obj_field(loc.name)
-        aggregate = loc.ctype in ("struct list_head", "struct rcu_head") or \
-            loc.ctype.startswith("struct page")
+        aggregate = is_aggregate(loc.ctype)
         if loc.kind == "local":
             if aggregate:
                 return Ptr("local", loc.ctype, obj=loc.name, off=loc.off)
             page = self.slot_bytes(loc.name, state)
+            self._inside(loc, page)
         else:
             assert loc.idx is not None
             if aggregate:
                 return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
             page = state.mem.read(loc.idx, state.pc)
         raw = page.load(loc.off, loc.size)
-        w, signed = 8 * loc.size, loc.ctype in ("int", "atomic_t", "long")
+        w = 8 * loc.size
+        t = cint.int_type(loc.ctype)
+        signed = t[1] if t is not None else loc.ctype in ("int", "atomic_t", "long")
         return CInt(bv.c_convert(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
-                                 signed), signed)
+                                 signed), signed, min(w, 64))
+
+    @staticmethod
+    def _inside(loc: Loc, obj: PageState) -> None:
+        """A struct local's bytes ``loc`` lie inside it (C11 6.5.6p8: nothing past it)."""
+        if loc.off < 0 or loc.off + loc.size > obj.size:
+            raise InterpError(f"access to bytes {loc.off}..{loc.off + loc.size} of struct local "
+                              f"{loc.name} ({obj.size} bytes)")
 
     def store(self, frame: Frame, node: Node, loc: Loc, v: Value, state: State) -> State:
         if loc.kind == "var":
@@ -1255,19 +1237,16 @@ class Interp:
                               f"{loc.name}")
         x = self.as_int(v)
         val = bv.extract(x, 8 * loc.size - 1, 0)
-        step = self.step(frame, node)
+        step = step_text(frame, node)
         if loc.kind == "local":
-            slot = self.slot_bytes(loc.name, state).store(loc.off, loc.size, val, step)
+            obj = self.slot_bytes(loc.name, state)
+            self._inside(loc, obj)
+            slot = obj.store(loc.off, loc.size, val, step)
             return evolve(state, stack={**state.stack, loc.name: slot})
         assert loc.idx is not None
         page = state.mem.read(loc.idx, state.pc)
         return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step),
                                                  state.pc))
-
-    @staticmethod
-    def step(frame: Frame, node: Node) -> str:
-        """A store's provenance: the file, line and text of the statement."""
-        return f"{frame.at(node)}: {' '.join(text(frame.src, node).split())[:70]}"
 
     def slot_bytes(self, slot: str, state: State) -> PageState:
         got = state.stack.get(slot, None)
@@ -1277,12 +1256,58 @@ class Interp:
         return got
 
     def assign(self, frame: Frame, node: Node, state: State) -> tuple[State, Value]:
+        """``E1 = E2`` and ``E1 op= E2`` (C11 6.5.16): the value stored is E2's converted to
+        E1's type, and so is the expression's value; a struct is copied whole
+        (:func:`~equiv.zone_device.source.cstmt.copy_struct`)."""
         op = text(frame.src, child(node, "operator"))
         state, loc = self.lvalue(frame, child(node, "left"), state)
+        if op == "=" and self.is_struct(loc, state):
+            return copy_struct(self, frame, node, loc, child(node, "right"), state)
         state, v = self.expr(frame, child(node, "right"), state)
         if op != "=":
             v = self.arith(op[:-1], self.load(loc, state), v)
-        return self.store(frame, node, loc, v, state), v
+        state = self.store(frame, node, loc, v, state)
+        return state, self.load(loc, state)
+
+    def is_struct(self, loc: Loc, state: State) -> bool:
+        """Does ``loc`` designate a struct object (a struct local, or struct bytes)?"""
+        if loc.kind == "var":
+            return isinstance(state.env[loc.name][1], Slot)
+        return loc.kind in ("mem", "local") and is_aggregate(loc.ctype)
+
+    def loc_size(self, loc: Loc, state: State) -> int:
+        """The size of the object ``loc`` designates."""
+        if loc.kind == "var":
+            v = state.env[loc.name][1]
+            if isinstance(v, Slot):
+                return self.slot_size(v.slot, state)
+            t = cint.int_type(loc.ctype)
+            return 8 if t is None else t[0] // 8
+        return loc.size
+
+    def sizeof_type(self, ctype: str) -> int | None:
+        """``sizeof`` of a type name: struct page and struct folio as the tree lays them
+        out (:mod:`equiv.zone_device.source.src_layout`), the structs of
+        :data:`~equiv.zone_device.source.src_layout.SUBFIELDS`, a pointer (8), an integer
+        type (:mod:`equiv.zone_device.source.cint`); None for any other."""
+        ct = " ".join(w for w in ctype.split() if w not in ("const", "volatile"))
+        if ct.endswith("*"):
+            return 8
+        st = {"struct page": "page", "struct folio": "folio"}.get(ct)
+        if st is not None and st in self.structs:
+            return self.structs[st].size
+        if ct in SUBFIELDS:
+            return max(off + size for _, off, size, _ in SUBFIELDS[ct])
+        t = cint.int_type(ct)
+        return None if t is None else t[0] // 8
+
+    def elem_size(self, ctype: str, frame: Frame, node: Node) -> int:
+        """:meth:`sizeof_type`, or an error naming the expression."""
+        n = self.sizeof_type(ctype)
+        if n is None:
+            raise InterpError(f"{frame.at(node)}: sizeof {ctype} not known "
+                              f"({text(frame.src, node)[:50]!r})")
+        return n
 
     # -- calls --------------------------------------------------------------------------------
 
@@ -1333,8 +1358,8 @@ class Interp:
                 raise InterpError(f"{name} needs a call site")
             d = ev(0)
             src = ev(1)
-            nv = _const(self.as_int(ev(2)))
-            where = self.step(*site)
+            nv = const_of(self.as_int(ev(2)))
+            where = step_text(*site)
             if nv is None:
                 raise InterpError(f"{where}: {name} of a symbolic length")
             if not isinstance(d, Ptr) or (name != "memset" and not isinstance(src, Ptr)):
@@ -1407,7 +1432,7 @@ class Interp:
             from equiv.zone_device.source.slow_v612y import set_pageblock_migratetype_612
             b = bv.lshr(p.idx, self.cfg.PAGEBLOCK_ORDER)
             old = state.mem.read_pb(b, state.pc)
-            if _const(mt) != 1:
+            if const_of(mt) != 1:
                 raise InterpError(f"{name} with a migratetype other than MIGRATE_MOVABLE")
             cell = (set_pageblock_migratetype_612(self.inp, old, 1)
                     if name == "set_pageblock_migratetype"
@@ -1494,13 +1519,6 @@ class Interp:
     def slot_size(self, slot: str, state: State) -> int:
         return self.slot_bytes(slot, state).size
 
-    def _struct_size(self, ctype: str, frame: Frame, node: Node) -> int:
-        st = {"struct page": "page", "struct folio": "folio"}.get(ctype)
-        if st is None or st not in self.structs:
-            raise InterpError(f"{frame.at(node)}: struct local of type "
-                              f"{ctype} not modelled (struct page and struct folio are)")
-        return self.structs[st].size
-
 
 # ---- small C helpers -----------------------------------------------------------------------
 
@@ -1516,14 +1534,6 @@ def _what(v: Value) -> str:
 def _numeral(v: Val) -> bool:
     """A z3 numeral (a constant of the symbolic domain, not yet folded into the terms)."""
     return isinstance(v, z3.BitVecRef) and z3.is_bv_value(v)
-
-
-def _const(v: Val) -> int | None:
-    """The value of a constant (concrete, or a z3 numeral); None if symbolic."""
-    if isinstance(v, CBV):
-        return v.value
-    s = z3.simplify(v)
-    return s.as_long() if z3.is_bv_value(s) else None
 
 
 def join_guards(pcs: list[Cond], oracle: Oracle | None) -> tuple[Cond, list[Cond]]:
@@ -1606,22 +1616,6 @@ def _negate(c: z3.BoolRef) -> z3.BoolRef:
     return c.arg(0) if z3.is_not(c) else z3.Not(c)
 
 
-def _int_type(ct: str) -> tuple[int, bool]:
-    ct = ct.replace("enum ", "")
-    table = {"unsigned long": (64, False), "long": (64, True), "int": (32, True),
-             "unsigned int": (32, False), "unsigned": (32, False), "u32": (32, False),
-             "u64": (64, False), "u8": (8, False), "unsigned char": (8, False),
-             "unsigned short": (16, False), "zone_type": (32, False), "pgoff_t": (64, False),
-             "phys_addr_t": (64, False), "size_t": (64, False)}
-    if ct in table:
-        return table[ct]
-    return 64, False
-
-
-def _int_size(ctype: str) -> int:
-    return _int_type(ctype)[0] // 8 if ctype not in ("atomic_t",) else 4
-
-
 def _param_types(d: Definition) -> list[tuple[str, str]]:
     out = []
     for p in d.parameter_declarations:
@@ -1632,6 +1626,17 @@ def _param_types(d: Definition) -> list[tuple[str, str]]:
         name, ptr = _declarator_name(d.src, dn)
         out.append((name, t + " *" if ptr else t))
     return out
+
+
+def _return_type(d: Definition) -> str | None:
+    """The integer (or ``bool``) type ``d`` returns; None for ``void``, a pointer or any
+    other type (its value is passed back as it is)."""
+    dn = d.node.child_by_field_name("declarator")
+    tn = d.node.child_by_field_name("type")
+    if dn is None or tn is None or dn.type != "function_declarator":
+        return None
+    t = " ".join(text(d.src, tn).split())
+    return t if t in ("bool", "_Bool") or cint.int_type(t) is not None else None
 
 
 def _decl_type(src: bytes, node: Node) -> str:

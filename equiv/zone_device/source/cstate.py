@@ -45,10 +45,18 @@ class InterpError(EquivError):
 
 @frozen(eq=False)
 class CInt:
-    """An integer rvalue: 64-bit value (narrower C types are sign/zero-extended) and sign."""
+    """An integer rvalue of C type ``(bits, signed)``
+    (:mod:`equiv.zone_device.source.cint`), held as a 64-bit value: a narrower type's value
+    sign-extended (signed) or zero-extended (unsigned)."""
 
     v: Val
     signed: bool = False
+    bits: int = 64
+
+    @property
+    def ctype(self) -> tuple[int, bool]:
+        """The C integer type, ``(bits, signed)``."""
+        return self.bits, self.signed
 
 
 @frozen(eq=False)
@@ -514,13 +522,21 @@ class Frame:
 
 
 class Outcome:
-    """States leaving a statement, by how they leave it."""
+    """States leaving a statement, by how they leave it: normally, by ``return`` (with the
+    value), ``break``, ``continue`` or ``goto`` (with the label)."""
 
     def __init__(self) -> None:
         self.normal: list[State] = []
         self.ret: list[tuple[State, Value | None]] = []
         self.brk: list[State] = []
         self.cont: list[State] = []
+        self.goto: list[tuple[str, State]] = []
+
+    def jumps(self, o: Outcome) -> None:
+        """Add the states that leave ``o`` by ``return`` and ``goto`` (which leave every
+        enclosing statement up to the function or the label's block alike)."""
+        self.ret += o.ret
+        self.goto += o.goto
 
 
 __all__ = ["BaseLayer", "CCond", "CInt", "Canon", "Frame", "InterpError", "KeyCanon", "Layer",

@@ -5,10 +5,13 @@ zone_device_page_init_from_template(pfn_to_page(pfn), pfn, &template);`` is, aft
 first :data:`PEEL` iterations are run as written, replaced by a *summary* derived from the
 C itself, as :mod:`equiv.loops` does for the hand-written model:
 
-* **Shape** (:func:`loop_shape`): an unsigned loop variable ``v``, a condition ``v < hi`` or
-  ``v <= hi`` whose right side the body does not change, a constant step (``v++``,
-  ``v += S``, ``v = v + S``), no ``break``, ``return`` or ``goto`` out of the body.  Iteration
-  ``k`` runs with ``v = lo + k * S``; the loop runs ``K`` iterations (from ``lo``, ``hi``, ``S``).
+* **Shape** (:func:`loop_shape`): a ``for``, ``while`` or ``do`` loop over a variable ``v``
+  of any integer type, a condition ``v < hi`` or ``v <= hi`` whose right side the body does
+  not change, a constant step (``v++``, ``v += S``, ``v = v + S``) taken once per iteration:
+  in the ``for`` update, as the body's last statement or in the condition (``++v < hi``);
+  no ``break``, ``return`` or ``goto`` out of the body.  Iteration ``k`` runs with
+  ``v = lo + k * S``; the loop runs ``K`` iterations, counted from ``lo``, ``hi`` and ``S``
+  in the type the condition compares them in (C11 6.3.1.8).
 * **Frame** (derived from the loop variable): iteration ``k`` owns the struct pages
   ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
   struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
@@ -30,8 +33,9 @@ condition and ``k < K``):
 * ``frame-read``: every read the body makes of its entry memory (under the path condition it
   was made on) lies in block ``k``;
 * ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
-* ``no-wrap``: ``q_k + S`` does not wrap (so the loop ends where ``K`` says), and for ``<=``
-  the trip count does not overflow.
+* ``no-wrap``: ``q_k + S`` does not wrap, ``v``'s type holds ``lo + k * S`` and
+  ``lo + (k + 1) * S`` and the comparison sees them rise without wrapping (so the loop
+  ends where ``K`` says), and for ``<=`` the trip count does not overflow.
 
 In the concrete domain (a counterexample's replay) a loop of at most
 :data:`CONCRETE_UNROLL` trips runs as written; a longer one is read through the same
@@ -51,6 +55,7 @@ from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.linux.ktree import Node, text
 from equiv.page_model import PageState, ite_page
+from equiv.zone_device.source.cint import UNSIGNED_LONG, IntType, common_type, convert
 from equiv.zone_device.source.cstate import (
     CCond,
     CInt,
@@ -145,8 +150,37 @@ class Interprets(Protocol):
 
 
 @frozen
+class LoopParts:
+    """A loop statement's parts: ``for (init; cond; update) body``, ``while (cond) body`` or
+    ``do body while (cond);`` (C11 6.8.5)."""
+
+    kind: str  # "for", "while", "do"
+    node: Node
+    init: Node | None
+    cond: Node | None
+    update: Node | None
+    body: Node
+
+
+def loop_parts(node: Node) -> LoopParts:
+    """The parts of a ``for_statement``, ``while_statement`` or ``do_statement``."""
+    kind = {"for_statement": "for", "while_statement": "while", "do_statement": "do"}[node.type]
+    body = node.child_by_field_name("body")
+    if body is None:
+        raise InterpError(f"a {kind} loop without a body")
+    return LoopParts(kind, node, node.child_by_field_name("initializer"),
+                     node.child_by_field_name("condition"),
+                     node.child_by_field_name("update"), body)
+
+
+@frozen
 class LoopShape:
-    """A ``for`` loop the summary can follow."""
+    """A loop the summary can follow: iteration ``k`` runs ``body`` with ``var`` at
+    ``lo + k * step`` while ``var < bound`` (or ``<=``).  The step is taken in one place:
+    the ``for`` update, the last statement of the body (``while (v < n) { ...; v++; }``,
+    run with the body, its effect on ``var`` then replaced by the next iteration's value) or
+    the condition itself (``pre``: ``do ... while (++v < n)``, evaluated once before the
+    summary starts, then before each test)."""
 
     var: str
     op: str  # "<" or "<="
@@ -155,6 +189,8 @@ class LoopShape:
     body: Node
     #: identifiers the body assigns, increments or takes the address of
     assigned: frozenset[str]
+    #: the increment inside the condition (``++v`` of ``++v < n``), if that is the step
+    pre: Node | None = None
 
 
 def _walk(node: Node) -> list[Node]:
@@ -174,65 +210,132 @@ def _text(src: bytes, node: Node | None) -> str:
     return text(src, node) if node is not None else ""
 
 
-def _escapes(node: Node) -> bool:
-    """Does ``node`` hold a ``return``/``goto``, or a ``break`` that leaves the loop?"""
+def _bare(node: Node | None) -> Node | None:
+    while node is not None and node.type == "parenthesized_expression" and node.named_children:
+        node = node.named_children[-1]
+    return node
+
+
+_LOOPS = ("for_statement", "while_statement", "do_statement")
+
+
+def _labels(src: bytes, node: Node) -> set[str]:
+    return {_text(src, n.child_by_field_name("label")) for n in _walk(node)
+            if n.type == "labeled_statement"}
+
+
+def _escapes(src: bytes, node: Node, inner: set[str] | None = None) -> bool:
+    """Does ``node`` (a loop's body) hold a ``return``, a ``goto`` to a label outside it, or
+    a ``break`` that leaves the loop?"""
+    if inner is None:
+        inner = _labels(src, node)
     for c in node.children:
-        if c.type in ("return_statement", "goto_statement"):
+        if c.type == "return_statement":
             return True
-        if c.type == "break_statement":
-            return True
-        if c.type in ("for_statement", "while_statement", "do_statement", "switch_statement"):
-            if any(d.type in ("return_statement", "goto_statement") for d in _walk(c)):
+        if c.type == "goto_statement":
+            if _text(src, c.child_by_field_name("label")) not in inner:
                 return True
             continue
-        if _escapes(c):
+        if c.type == "break_statement":
+            return True
+        if c.type in (*_LOOPS, "switch_statement"):
+            if any(d.type == "return_statement" or (d.type == "goto_statement" and _text(
+                    src, d.child_by_field_name("label")) not in inner) for d in _walk(c)):
+                return True
+            continue
+        if _escapes(src, c, inner):
             return True
     return False
 
 
-def loop_shape(src: bytes, node: Node) -> LoopShape | None:
-    """The loop's shape if the summary can follow it, else None (it is unrolled)."""
-    cond = node.child_by_field_name("condition")
-    update = node.child_by_field_name("update")
-    body = node.child_by_field_name("body")
-    if cond is None or update is None or body is None:
+def _continues(node: Node) -> bool:
+    """Does ``node`` hold a ``continue`` of the loop whose body it is?"""
+    for c in node.children:
+        if c.type == "continue_statement":
+            return True
+        if c.type not in _LOOPS and _continues(c):
+            return True
+    return False
+
+
+def increment(src: bytes, node: Node | None,
+              prefix: bool = False) -> tuple[str, Node | None] | None:
+    """``(v, step)`` if ``node`` adds a step to the variable ``v``: ``v++``, ``++v`` (step
+    None: 1), ``v += S`` or ``v = v + S`` (step ``S``); with ``prefix``, only those whose
+    value is the new one (not ``v++``); else None."""
+    node = _bare(node)
+    if node is None:
         return None
-    while cond.type == "parenthesized_expression" and cond.named_children:
-        cond = cond.named_children[-1]
-    if cond.type != "binary_expression":
+    if node.type == "expression_statement" and node.named_children:
+        node = _bare(node.named_children[0])
+        assert node is not None
+    if node.type == "update_expression":
+        var = _ident(src, node.child_by_field_name("argument"))
+        if var is None or _text(src, node.child_by_field_name("operator")) != "++":
+            return None
+        if prefix and node.children[0].type != "++":
+            return None
+        return var, None
+    if node.type != "assignment_expression":
         return None
+    var = _ident(src, node.child_by_field_name("left"))
+    op = _text(src, node.child_by_field_name("operator"))
+    right = node.child_by_field_name("right")
+    if var is None or right is None:
+        return None
+    if op == "+=":
+        return var, right
+    r = _bare(right)
+    if op == "=" and r is not None and r.type == "binary_expression" and \
+            _text(src, r.child_by_field_name("operator")) == "+" and \
+            _ident(src, r.child_by_field_name("left")) == var:
+        return var, r.child_by_field_name("right")
+    return None
+
+
+def _last_statement(body: Node) -> Node | None:
+    if body.type != "compound_statement":
+        return body
+    kids = [c for c in body.named_children if c.type != "comment"]
+    return kids[-1] if kids else None
+
+
+def loop_shape(src: bytes, loop: LoopParts) -> LoopShape | str:
+    """The loop's shape if the summary can follow it, else why not (it is then unrolled)."""
+    cond = _bare(loop.cond)
+    if cond is None:
+        return "it has no condition"
     op = _text(src, cond.child_by_field_name("operator"))
-    var = _ident(src, cond.child_by_field_name("left"))
-    bound = cond.child_by_field_name("right")
-    if op not in ("<", "<=") or var is None or bound is None:
-        return None
-    step: Node | None
-    if update.type == "update_expression":
-        if _ident(src, update.child_by_field_name("argument")) != var or \
-                _text(src, update.child_by_field_name("operator")) != "++":
-            return None
-        step = None
-    elif update.type == "assignment_expression":
-        if _ident(src, update.child_by_field_name("left")) != var:
-            return None
-        uop = _text(src, update.child_by_field_name("operator"))
-        right = update.child_by_field_name("right")
-        if right is None:
-            return None
-        if uop == "+=":
-            step = right
-        elif uop == "=" and right.type == "binary_expression" and \
-                _text(src, right.child_by_field_name("operator")) == "+" and \
-                _ident(src, right.child_by_field_name("left")) == var:
-            step = right.child_by_field_name("right")
-        else:
-            return None
-    else:
-        return None
-    if _escapes(body):
-        return None
+    if cond.type != "binary_expression" or op not in ("<", "<="):
+        return "its condition is not 'v < bound' or 'v <= bound'"
+    left, bound = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    pre = increment(src, left, prefix=True)
+    var = pre[0] if pre is not None else _ident(src, left)
+    if var is None or bound is None:
+        return "its condition is not 'v < bound' or 'v <= bound'"
+    steps: list[tuple[Node | None, Node | None]] = []  # (step, statement of the body)
+    if pre is not None:
+        steps.append((pre[1], None))
+    if loop.update is not None:
+        up = increment(src, loop.update)
+        if up is None or up[0] != var:
+            return f"its update is not a constant step of {var}"
+        steps.append((up[1], None))
+    last = _last_statement(loop.body)
+    tail = increment(src, last) if last is not None else None
+    if tail is not None and tail[0] == var:
+        steps.append((tail[1], last))
+    if len(steps) != 1:
+        return f"{var} is not stepped exactly once per iteration"
+    step, trailing = steps[0]
+    if _escapes(src, loop.body):
+        return "the body leaves it by break, return or goto"
+    if trailing is not None and _continues(loop.body):
+        return "the body continues past its step"
     assigned: set[str] = set()
-    for n in _walk(body):
+    for n in _walk(loop.body):
+        if trailing is not None and trailing.start_byte <= n.start_byte < trailing.end_byte:
+            continue
         if n.type == "assignment_expression":
             name = _ident(src, n.child_by_field_name("left"))
         elif n.type == "update_expression":
@@ -244,13 +347,14 @@ def loop_shape(src: bytes, node: Node) -> LoopShape | None:
         if name is not None:
             assigned.add(name)
     if var in assigned:
-        return None
+        return f"the body changes {var}"
     for n in [bound, *([step] if step is not None else [])]:
         for m in _walk(n):
             if m.type == "call_expression" or (m.type == "identifier" and
                                                text(src, m) in assigned | {var}):
-                return None
-    return LoopShape(var, op, bound, step, body, frozenset(assigned))
+                return "its bound or step may change in the loop"
+    return LoopShape(var, op, bound, step, loop.body, frozenset(assigned),
+                     _bare(left) if pre is not None else None)
 
 
 #: a carry: carried locals' values and carried struct locals' bytes
@@ -261,13 +365,24 @@ class LoopSummary:
     """One summarised loop, entered in state ``entry`` with the loop variable at ``lo``."""
 
     def __init__(self, it: Interprets, frame: Frame, node: Node, shape: LoopShape, entry: State,
-                 lo: Val, hi: Val, step: int, log2: z3.BitVecRef | None = None) -> None:
+                 lo: Val, hi: Val, step: int, log2: z3.BitVecRef | None = None, *,
+                 index: IntType = UNSIGNED_LONG, bound: IntType = UNSIGNED_LONG) -> None:
         """``step`` is the loop's constant step; or, with ``log2`` (an order class's
         symbolic compound order, :attr:`equiv.memmap.Scenario.order_v`), the step is the
         symbolic power of two ``1 << log2`` (the interpreter proved the loop's step equal to
-        it under the assumptions) and ``step`` is unused."""
+        it under the assumptions) and ``step`` is unused.
+
+        ``index`` is the loop variable's C type (``lo`` a value of it), ``bound`` the type of
+        the condition's right side (``hi``).  The condition compares them in their common
+        type (the usual arithmetic conversions, C11 6.3.1.8: an ``int`` index against an
+        ``unsigned long`` bound is converted to ``unsigned long``); the trip count is taken
+        there, and the no-wrap lemma claims that the index holds ``lo + k * step`` exactly
+        and that the comparison sees that value, for every iteration and the exit test."""
         self.it, self.frame, self.shape, self.entry = it, frame, shape, entry
         self.lo, self.hi, self.s = lo, hi, step
+        self.index, self.cmp = index, common_type(index, bound)
+        #: the index's first value and the bound in the comparison's type
+        self.lo_c, self.hi_c = convert(lo, index, self.cmp), convert(hi, bound, self.cmp)
         self.log2 = log2
         #: the step as a 64-bit value (a term of ``log2`` for a symbolic step)
         self.step_v: Val = it.c64(step) if log2 is None else z3.BitVecVal(1, 64) << log2
@@ -276,10 +391,11 @@ class LoopSummary:
         self.pow2 = log2 is not None or step & (step - 1) == 0
         zero = it.c64(0)
         one = it.c64(1)
+        lo_c, hi_c = self.lo_c, self.hi_c
         if shape.op == "<":
-            self.K = bv.ite(bv.ult(lo, hi), self._div(hi - lo - one) + one, zero)
+            self.K = bv.ite(self._lt(lo_c, hi_c), self._div(hi_c - lo_c - one) + one, zero)
         else:
-            self.K = bv.ite(bv.ule(lo, hi), self._div(hi - lo) + one, zero)
+            self.K = bv.ite(bv.not_(self._lt(hi_c, lo_c)), self._div(hi_c - lo_c) + one, zero)
         self.vtype = entry.env[shape.var][0]
         self.carried = sorted(n for n in shape.assigned if n in entry.env and n != shape.var)
         #: struct locals the body may change: found by the probe below (a slot written on
@@ -310,6 +426,10 @@ class LoopSummary:
         self.probe = probe
 
     # -- arithmetic --
+    def _lt(self, a: Val, b: Val) -> Cond:
+        """``a < b`` in the comparison's type."""
+        return bv.c_slt(a, b) if self.cmp[1] else bv.ult(a, b)
+
     def _div(self, x: Val) -> Val:
         if self.log2 is not None:
             return z3.LShR(x, self.log2)
@@ -393,15 +513,15 @@ class LoopSummary:
         it, e = self.it, self.entry
         track = TrackLayer(e.mem)
         env = dict(e.env)
-        env[self.shape.var] = (self.vtype, CInt(self.v(k)))
+        env[self.shape.var] = (self.vtype, CInt(self.v(k), self.index[1], self.index[0]))
         for n, v in carry[0].items():
             env[n] = (e.env[n][0], v)
         stack = {**e.stack, **carry[1]}
         st = State(pc=bv.and_(e.pc, self.in_range(k)), env=env, mem=e.mem.layered(track),
                    stack=stack)
         out = it.guarded(lambda s2: it.stmt(self.frame, self.shape.body, s2), st)
-        if out.ret or out.brk:
-            raise InterpError(f"{self.where}: the loop is left by break or return (not "
+        if out.ret or out.brk or out.goto:
+            raise InterpError(f"{self.where}: the loop is left by break, return or goto (not "
                               "summarised)")
         ends = out.normal + out.cont
         if not ends:  # an iteration read where none runs (its path condition is infeasible)
@@ -524,8 +644,30 @@ class LoopSummary:
         vk = self.q0 + self._mul(k)
         wrap = [_bool(bv.ule(vk, vk + self.step_v))]
         if self.shape.op == "<=":
-            wrap.append(_bool(bv.ne(self._div(self.hi - self.lo) + it.c64(1), it.c64(0))))
+            wrap.append(_bool(bv.ne(self._div(self.hi_c - self.lo_c) + it.c64(1), it.c64(0))))
+        wrap += self._index_claims(k)
         add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
+
+    def _index_claims(self, k: Val) -> list[z3.BoolRef]:
+        """What makes the trip count exact for the index's type, at iteration ``k`` and at
+        the test after it: the index holds ``lo + j * step`` (no wrap of its type: C11
+        6.2.5p9 for an unsigned one, 6.5p5 for a signed one), the comparison's type holds
+        that value converted (6.3.1.3), and the compared values do not wrap (they rise
+        with ``j``).  Claims that fold to true are left out (an ``unsigned long`` index
+        against an ``unsigned long`` bound adds only the last)."""
+        one = self.it.c64(1)
+        (iw, isg), cw = self.index, self.cmp[0]
+        out: list[z3.BoolRef] = []
+        for j in (k, k + one):
+            x = self.v(j)
+            if iw < 64:
+                out.append(_bool(bv.eq(bv.c_convert(x, iw, isg), x)))
+            if cw < 64:
+                out.append(_bool(bv.eq(convert(x, self.index, self.cmp),
+                                       self.lo_c + self._mul(j))))
+        xk = self.lo_c + self._mul(k)
+        out.append(_bool(bv.not_(self._lt(xk + self.step_v, xk))))
+        return [c for c in out if not z3.is_true(z3.simplify(c))]
 
 
 class SummaryLayer(Layer):
@@ -702,5 +844,5 @@ def _value_eq(it: Interprets, a: Value, b: Value) -> Cond:
     return False
 
 
-__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LoopShape", "LoopSummary",
-           "SummaryLayer", "loop_shape"]
+__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LoopParts", "LoopShape",
+           "LoopSummary", "SummaryLayer", "increment", "loop_parts", "loop_shape"]
