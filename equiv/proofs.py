@@ -13,12 +13,15 @@ Exit codes:
   130  interrupted (Ctrl-C / SIGINT): workers stopped, no report written
   141  the reader of the output went away (``... | head``): nothing more is written, no
        message (the status of a command a closed pipe stops)
+  143  terminated (SIGTERM: ``kill``, a CI job's time limit): workers stopped, no report
+       written, one line on stderr
 """
 
 from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 import tempfile
 import time
@@ -39,6 +42,7 @@ from equiv.engine.verdict import (
     EXIT_CRASH,
     EXIT_INPUT,
     EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
     Verdict,
     exit_code,
 )
@@ -63,7 +67,8 @@ def _parser() -> argparse.ArgumentParser:
                     "'mm: optimize zone-device memmap initialization' leaves every struct page "
                     "and the pageblock bitmap exactly as the slow path does.",
         epilog="exit codes: 0 all proved; 1 a counterexample; 2 unknown or vacuous; 3 bad "
-               "input; 4 internal error; 130 interrupted; 141 the output's reader went away",
+               "input; 4 internal error; 130 interrupted; 141 the output's reader went away; "
+               "143 terminated (SIGTERM)",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     p.add_argument("--version", action="version", version=f"equiv {TOOL_VERSION}")
@@ -419,7 +424,8 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
          err: TextIO | None = None) -> int:
     """Run the command; returns the exit code (see module docstring).
 
-    Bad input is one line and exit 3; Ctrl-C is ``equiv: interrupted`` and exit 130 (the
+    Bad input is one line and exit 3; Ctrl-C is ``equiv: interrupted`` and exit 130
+    (SIGTERM, under :func:`console`, ``equiv: terminated`` and 143; in both the
     workers are stopped, no report is written); a closed ``out`` or ``err`` (``... | head``)
     ends the run quietly with 141; any other exception, here or in a worker, is a bug in
     equiv: one line ``equiv: internal error: ...`` naming the file that holds the
@@ -438,6 +444,9 @@ def main(argv: list[str] | None = None, out: TextIO | None = None,
     except InputError as e:
         err.write(f"equiv: error: {e}\n")
         return EXIT_INPUT
+    except Terminated:
+        err.write("equiv: terminated\n")
+        return EXIT_TERMINATED
     except KeyboardInterrupt:
         err.write("equiv: interrupted\n")
         return EXIT_INTERRUPTED
@@ -554,15 +563,39 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
     return code
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread by :func:`console`'s handler: a
+    :class:`KeyboardInterrupt`, so every place that stops the workers on Ctrl-C stops them
+    on SIGTERM too; :func:`main` then says ``equiv: terminated`` and exits 143."""
+
+
+#: the process :func:`console` runs in (a forked worker inherits the handler, not the role)
+_CONSOLE_PID = os.getpid()
+
+
+def _terminate(signum: int, frame: object) -> None:
+    if os.getpid() != _CONSOLE_PID:  # a worker being stopped: die as SIGTERM's default would
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return
+    raise Terminated
+
+
 def console() -> NoReturn:
     """The console command (``equiv``, ``python -m equiv``, ``python -m equiv.proofs``):
     :func:`main` on ``sys.argv``, exiting with its code.
+
+    SIGTERM raises :class:`Terminated` in the main thread (Python's default would end the
+    process at once, leaving its workers and no word).
 
     SIGPIPE keeps Python's disposition (ignored, a write to a closed pipe raises
     BrokenPipeError): :func:`main` ends quietly when the pipe is its own output, while the
     pipes of the worker pools, written by their threads as the workers are stopped at
     Ctrl-C, stay theirs to handle.
     """
+    global _CONSOLE_PID
+    _CONSOLE_PID = os.getpid()
+    signal.signal(signal.SIGTERM, _terminate)
     sys.exit(main())
 
 

@@ -258,6 +258,26 @@ class TestInterrupt:
         time.sleep(0.5)
         assert not _alive(children)
 
+    @pytest.mark.parametrize("mode", [["--orders", "0-18"], ["--config", "all"]],
+                             ids=["matrix", "config-all"])
+    def test_sigterm_is_143_and_one_line(self, tmp_path: Path, mode: list[str]) -> None:
+        """SIGTERM (``kill``, a CI job's time limit) while workers prove: ``equiv:
+        terminated``, exit 143, no report, no worker left behind (Python's default would end
+        the process at once, without a word, its workers orphaned)."""
+        env = {**os.environ, "PYTHONPATH": str(ROOT)}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "equiv.proofs", *mode, "--no-cache", "--jobs", "2",
+             "--quiet", "--output", str(tmp_path / "report.txt")],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env,
+            start_new_session=True)
+        children = _workers(proc.pid)
+        os.kill(proc.pid, signal.SIGTERM)
+        out, err = proc.communicate(timeout=60)
+        assert (proc.returncode, out, err) == (143, "", "equiv: terminated\n")
+        assert not (tmp_path / "report.txt").exists()
+        time.sleep(0.5)
+        assert not _alive(children)
+
     def test_a_closed_output_pipe_ends_quietly(self) -> None:
         """``equiv ... | head``: the reader gone, the run ends with 141 (as a command a
         closed pipe stops) and writes nothing to stderr, no traceback."""

@@ -46,6 +46,8 @@ EXIT_INTERRUPTED = 130
 #: Exit code of a run whose output's reader went away (``... | head``): 128 + SIGPIPE, the
 #: status shells show for a command killed by a closed pipe; nothing more is written.
 EXIT_CLOSED_OUTPUT = 141
+#: Exit code of a run stopped by SIGTERM (``kill``, a CI job's timeout): 128 + SIGTERM.
+EXIT_TERMINATED = 143
 
 
 def exit_code(verdicts: Iterable[Verdict]) -> int:
@@ -57,5 +59,5 @@ def exit_code(verdicts: Iterable[Verdict]) -> int:
     return EXIT[worst(verdicts)]
 
 
-__all__ = ["EXIT", "EXIT_CLOSED_OUTPUT", "EXIT_CRASH", "EXIT_INPUT", "EXIT_INTERRUPTED", "RANK",
-           "Verdict", "exit_code", "worst"]
+__all__ = ["EXIT", "EXIT_CLOSED_OUTPUT", "EXIT_CRASH", "EXIT_INPUT", "EXIT_INTERRUPTED",
+           "EXIT_TERMINATED", "RANK", "Verdict", "exit_code", "worst"]
