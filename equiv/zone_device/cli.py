@@ -306,7 +306,7 @@ def runs(args: argparse.Namespace, ctx: RunContext) -> list[RunResult]:
             config=cfg, revision=rev.name, mutant=args.mutant, cells=mine,
             wall_seconds=wall, jobs=jobs, layout_note=layout_note(cfg),
             choices=rev.assumptions, budget_args=ctx.budget_args,
-            assumptions=next((c.assumptions for c in mine if c.assumptions), ()),
+            assumptions=tuple(dict.fromkeys(a for c in mine for a in c.assumptions)),
             revision_summary=rev.summary,
             mutant_description=MUTANTS[args.mutant].description if args.mutant else "",
             config_arg=f"--kconfig {args.kconfig}" if args.kconfig else f"--config {cfg.name}",
