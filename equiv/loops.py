@@ -513,28 +513,29 @@ class _SymLoop:
             m_k, c_k = self.at(k)
             with ctx.assuming(self.in_range(k)):
                 if not _is_false(owner.page(n2)[0]):
-                    with ctx.assuming(_bool(mine(n2))):
+                    with ctx.assuming(bv.as_z3_bool(mine(n2))):
                         m_k.load(n2)
                 if not _is_false(owner.pb(b2)[0]):
-                    with ctx.assuming(_bool(mine_pb(b2))):
+                    with ctx.assuming(bv.as_z3_bool(mine_pb(b2))):
                         m_k.read_pb(b2)
             # frame-write: anything the iteration may have written lies in block k
             frame_w = bv.and_(bv.or_(bv.not_(footprint(m_k, tracker, n2)), mine(n2)),
                               bv.or_(bv.not_(footprint(m_k, tracker, b2, pageblock=True)), mine_pb(b2)))
             # frame-read: every read, under the condition it was made, hit block k
             reads = bv.and_(
-                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine(n))) for pc, n in tracker.log),
-                *(z3.Implies(_bool(bv.and_(*pc)), _bool(mine_pb(b))) for pc, b in tracker.log_pb))
+                *(z3.Implies(bv.as_z3_bool(bv.and_(*pc)), bv.as_z3_bool(mine(n))) for pc, n in tracker.log),
+                *(z3.Implies(bv.as_z3_bool(bv.and_(*pc)), bv.as_z3_bool(mine_pb(b)))
+                  for pc, b in tracker.log_pb))
             inner = self.inner
-            ctx.lemmas.append(Lemma(name, "frame-write", premise, _bool(frame_w), k, n2,
+            ctx.lemmas.append(Lemma(name, "frame-write", premise, bv.as_z3_bool(frame_w), k, n2,
                                     inner=inner))
             if owner.bound is not None:
-                ctx.lemmas.append(Lemma(name, "frame-bound", premise, _bool(owner.bound(k)), k,
+                ctx.lemmas.append(Lemma(name, "frame-bound", premise, bv.as_z3_bool(owner.bound(k)), k,
                                         text=owner.bound_text, inner=inner))
-            ctx.lemmas.append(Lemma(name, "frame-read", premise, _bool(reads), k, inner=inner))
+            ctx.lemmas.append(Lemma(name, "frame-read", premise, bv.as_z3_bool(reads), k, inner=inner))
             if self.carry0:
                 step = _carry_eq(c_k, self.run(self.mem, self.carry0, k)[1])
-                ctx.lemmas.append(Lemma(name, "carry-step", premise, _bool(step), inner=inner))
+                ctx.lemmas.append(Lemma(name, "carry-step", premise, bv.as_z3_bool(step), inner=inner))
         finally:
             ctx.pc = saved
 
@@ -553,10 +554,6 @@ def _is_index(kk: Val, k: Val) -> Cond:
 
 def _is_false(c: Cond) -> bool:
     return isinstance(c, bool) and not c
-
-
-def _bool(c: Cond) -> z3.BoolRef:
-    return z3.BoolVal(c) if isinstance(c, bool) else c
 
 
 __all__ = ["Body", "Carry", "ConcreteMemory", "Ctx", "LazyNesting", "Lemma", "Owner", "block_loop",

@@ -357,6 +357,15 @@ def ite(c: Cond, a: Val, b: Val) -> Val:
     return _bv(z3.Z3_mk_ite(_ctx.ref(), c.as_ast(), _z(a, w).as_ast(), _z(b, w).as_ast()))
 
 
+def as_z3_bool(c: Cond) -> z3.BoolRef:
+    """A condition of either domain as a z3 term (``True``/``False`` as z3's constants).
+
+    >>> as_z3_bool(True), as_z3_bool(z3.Bool("c"))
+    (True, c)
+    """
+    return z3.BoolVal(c) if isinstance(c, bool) else c
+
+
 def ite_cond(c: Cond, a: Cond, b: Cond) -> Cond:
     """``c ? a : b`` for conditions, as ``(c && a) || (!c && b)``; folds Python bools.
 

@@ -712,11 +712,6 @@ def class_miss(out: object) -> str:
     return f"not proved for the whole order class ({what}): decided per order"
 
 
-def as_bool(c: bool | z3.BoolRef) -> z3.BoolRef:
-    """A condition of either domain as a z3 term (``True``/``False`` as z3's constants)."""
-    return z3.BoolVal(c) if isinstance(c, bool) else c
-
-
 def words_equal(a: z3.BitVecRef, b: z3.BitVecRef) -> z3.BoolRef:
     """``a == b`` as one equation per 64-bit word (a struct page's words are decided apart)."""
     w = a.size()
@@ -1130,7 +1125,7 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "DECIDE_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN",
            "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates", "HandPath", "Memo",
            "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof", "RoleResult", "Side",
-           "altmap_cases", "as_bool", "check_assumptions", "check_lemmas", "check_role",
+           "altmap_cases", "check_assumptions", "check_lemmas", "check_role",
            "class_miss", "free_first", "merge_found", "model_for", "no_wrap", "order_free",
            "order_not_covered", "prove_roles", "role_result", "run_tree", "side", "side_layout",
            "specialise", "substitute_all", "undisproved", "words_equal"]

@@ -601,7 +601,7 @@ class LoopSummary:
             return
         self.lemmas_done = True
         it, e, k = self.it, self.entry, self.k
-        premise = _bool(bv.and_(e.pc, self.in_range(k)))
+        premise = bv.as_z3_bool(bv.and_(e.pc, self.in_range(k)))
         fin, track = self.run_tracked(k, self.inv(k))
         # any struct page n, named by its offset from the block's first page: n = q_k + x
         # (a bijection of the pages for each k, so the lemmas claim the same), whose block
@@ -616,18 +616,18 @@ class LoopSummary:
             fin.mem.read_pb_any(b2, bv.and_(premise, self.in_block_pb(k, b2)))
         out_n = fin.mem.read_any(n2, False)
         ent_n = e.mem.read_any(n2, False)
-        outside = _bool(bv.not_(self.in_block(k, n2)))
+        outside = bv.as_z3_bool(bv.not_(self.in_block(k, n2)))
         fw = [z3.Implies(outside, out_n.bits == ent_n.bits)]
         # the pages the iteration itself may have written (its footprint above the entry
         # memory): none outside the block implies the bytes there are the entry's
         track.hide = True
         try:
-            written = _bool(fin.mem.footprint(n2))
+            written = bv.as_z3_bool(fin.mem.footprint(n2))
         finally:
             track.hide = False
         out_b = fin.mem.read_pb_any(b2, False)
         ent_b = e.mem.read_pb_any(b2, False)
-        pb_frame = z3.Implies(_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b)
+        pb_frame = z3.Implies(bv.as_z3_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b)
         fw.append(pb_frame)
         fw_strong = z3.And(z3.Implies(outside, z3.Not(written)), pb_frame)
         reads = _read_claims([(pc, self.in_block_pfn(k, n)) for pc, n in track.log] +
@@ -638,13 +638,13 @@ class LoopSummary:
         if self.carried or self.slots:
             assert self.probe is not None
             a, b = self.carry_of(fin), self.carry_of(self.probe)
-            eqs = [_bool(_value_eq(it, a[0][n], b[0][n])) for n in self.carried]
+            eqs = [bv.as_z3_bool(_value_eq(it, a[0][n], b[0][n])) for n in self.carried]
             eqs += [a[1][n].bits == b[1][n].bits for n in self.slots]
             add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True)))
         vk = self.q0 + self._mul(k)
-        wrap = [_bool(bv.ule(vk, vk + self.step_v))]
+        wrap = [bv.as_z3_bool(bv.ule(vk, vk + self.step_v))]
         if self.shape.op == "<=":
-            wrap.append(_bool(bv.ne(self._div(self.hi_c - self.lo_c) + it.c64(1), it.c64(0))))
+            wrap.append(bv.as_z3_bool(bv.ne(self._div(self.hi_c - self.lo_c) + it.c64(1), it.c64(0))))
         wrap += self._index_claims(k)
         add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
 
@@ -661,12 +661,12 @@ class LoopSummary:
         for j in (k, k + one):
             x = self.v(j)
             if iw < 64:
-                out.append(_bool(bv.eq(bv.c_convert(x, iw, isg), x)))
+                out.append(bv.as_z3_bool(bv.eq(bv.c_convert(x, iw, isg), x)))
             if cw < 64:
-                out.append(_bool(bv.eq(convert(x, self.index, self.cmp),
+                out.append(bv.as_z3_bool(bv.eq(convert(x, self.index, self.cmp),
                                        self.lo_c + self._mul(j))))
         xk = self.lo_c + self._mul(k)
-        out.append(_bool(bv.not_(self._lt(xk + self.step_v, xk))))
+        out.append(bv.as_z3_bool(bv.not_(self._lt(xk + self.step_v, xk))))
         return [c for c in out if not z3.is_true(z3.simplify(c))]
 
 
@@ -732,11 +732,11 @@ def _read_claims(log: list[tuple[Cond, Cond]]) -> list[z3.BoolRef]:
     for pc, inside in log:
         if pc is False:
             continue
-        ins = _bool(inside)
+        ins = bv.as_z3_bool(inside)
         ins = z3.simplify(ins)
         if z3.is_true(ins):
             continue
-        p = _scalar_part(_bool(pc))
+        p = _scalar_part(bv.as_z3_bool(pc))
         key = (p.get_id(), ins.get_id())
         if key in seen:
             continue
@@ -805,10 +805,6 @@ def _id(x: object) -> object:
     if isinstance(x, Ptr):
         return ("p", x.region, x.obj, x.off, _id(x.idx) if x.idx is not None else None)
     return id(x)
-
-
-def _bool(c: Cond) -> z3.BoolRef:
-    return z3.BoolVal(c) if isinstance(c, bool) else c
 
 
 def _mentions(term: z3.ExprRef, sym: Val) -> bool:

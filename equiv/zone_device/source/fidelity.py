@@ -94,7 +94,6 @@ from equiv.zone_device.source.common import (
     RoleResult,
     Side,
     altmap_cases,
-    as_bool,
     check_assumptions,
     check_lemmas,
     merge_found,
@@ -316,8 +315,8 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                 # first, whether each side's footprint (the keys it wrote, the blocks of its
                 # summarised loops: scalars only) misses the page and both start from the
                 # same struct page; only if not, the two sides' pages against each other
-                alone = [z3.Not(as_bool(final.mem.footprint(n))),
-                         z3.Not(as_bool(footprint(hand, inp.mem, key))),
+                alone = [z3.Not(bv.as_z3_bool(final.mem.footprint(n))),
+                         z3.Not(bv.as_z3_bool(footprint(hand, inp.mem, key))),
                          pfn_of_key(sc, g, key) == n]
             else:
                 cons = z3.And(in_range, t == fixed) if fixed is not None else \

@@ -33,6 +33,7 @@ import z3
 from attrs import evolve, frozen
 
 from equiv.config import Config
+from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.runner import map_in_workers
@@ -61,7 +62,6 @@ from equiv.zone_device.source.common import (
     RoleResult,
     Side,
     altmap_cases,
-    as_bool,
     check_assumptions,
     merge_found,
     no_wrap,
@@ -254,7 +254,7 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             # outside the range: first, whether each tree's footprint (the keys it wrote,
             # the blocks of its summarised loops: scalars only) misses the page; only if
             # not, the two trees' pages against each other
-            alone = [z3.Not(as_bool(f.mem.footprint(n))) for f in finals] \
+            alone = [z3.Not(bv.as_z3_bool(f.mem.footprint(n))) for f in finals] \
                 if role.name == "outside" else []
             obs.append(RoleClaim(f"{role.name}_equal", cons, words_equal(a.bits, bb.bits), alone))
         return obs
