@@ -63,10 +63,12 @@ class Segment:
     label: str
     #: where it is, e.g. "pfn 0x3" or "pfns 0x4..0x1ff"
     detail: str = ""
-    #: the difference is here
+    #: the segment holds what the strip locates
     marked: bool = False
     #: "in" (inside the range checked), "out" (outside it) or "gap" (a run not drawn)
     kind: str = "in"
+    #: what a marked segment holds, as the reports label it
+    mark: str = "the difference is here"
 
 
 @frozen

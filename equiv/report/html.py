@@ -13,6 +13,9 @@ draw (:meth:`~equiv.engine.results.Presenter.picture`) gets:
   the other tails, the pages from end_pfn on; and the pageblocks), the difference marked;
 * the provenance chains of every differing field, slow beside fast;
 
+one card for the obligations of a cell that one finding refutes (:func:`finding_key`: the same
+inputs and the same differing fields and values, seen on several struct pages), naming them all;
+
 and, for every counterexample, its text (the inputs) and the command that re-runs it.
 
 The page is built with Jinja2 from ``templates/report.html.j2`` with autoescaping on.  It
@@ -29,7 +32,7 @@ from functools import cache
 from typing import Any
 
 import jinja2
-from attrs import frozen
+from attrs import evolve, frozen
 
 from equiv.engine.picture import Box, ObjectBytes, Picture
 from equiv.engine.results import CellResult, ObligationResult, RunResult
@@ -136,6 +139,17 @@ def hexdump(obj: ObjectBytes) -> list[HexRow]:
 
 
 @frozen
+class Also:
+    """An obligation refuted by the finding of another card: its name and anchor, where its
+    difference shows (its picture's one-line summary) and the command that re-runs it."""
+
+    name: str
+    id: str
+    where: str
+    reproduce: str | None
+
+
+@frozen
 class Detail:
     """One obligation not proved, as the page shows it."""
 
@@ -149,20 +163,44 @@ class Detail:
     #: the counterexample in the subject's words (inputs, page, fields), or ()
     lines: tuple[str, ...]
     reproduce: str | None
+    #: the other obligations of the cell refuted by the same finding (:func:`finding_key`)
+    also: tuple[Also, ...] = ()
+
+
+def finding_key(ob: ObligationResult, pic: Picture | None) -> tuple[object, ...] | None:
+    """What makes two refuted obligations of one cell the same finding: the same inputs
+    and the same differing fields with the same slow and fast values (the objects observed,
+    e.g. tail 1 and tail 2 of a compound, may differ).  None (never grouped) without a
+    counterexample or a picture of its differences."""
+    if ob.counterexample is None or pic is None or not pic.changes:
+        return None
+    inputs = ob.counterexample.to_json().get("inputs")
+    return (ob.verdict, repr(inputs),
+            tuple((ch.names[0], ch.offset, ch.size, ch.slow, ch.fast) for ch in pic.changes))
 
 
 def _details(run: RunResult, index: int) -> list[Detail]:
-    out = []
+    out: list[Detail] = []
     for c in run.cells:
+        first: dict[tuple[object, ...], int] = {}
         for ob in c.obligations:
             if ob.verdict is Verdict.PROVED:
                 continue
             pic = run.presenter.picture(run, c, ob) if ob.counterexample is not None else None
+            ident = anchor(index, c.ptype, c.order, ob.name)
+            key = finding_key(ob, pic)
+            if key is not None and key in first:
+                i = first[key]
+                more = Also(ob.name, ident, pic.summary if pic else "", reproduce(run, c, ob))
+                out[i] = evolve(out[i], also=(*out[i].also, more))
+                continue
+            if key is not None:
+                first[key] = len(out)
             obj = pic.bytes if pic is not None else None
             lines = (run.presenter.counterexample_lines(ob.counterexample, WIDTH)
                      if ob.counterexample is not None else [])
             out.append(Detail(
-                anchor(index, c.ptype, c.order, ob.name), ob, c, run.presenter.about(ob), pic,
+                ident, ob, c, run.presenter.about(ob), pic,
                 tuple(diagram(obj)) if obj is not None else (),
                 tuple(hexdump(obj)) if obj is not None else (), tuple(lines),
                 reproduce(run, c, ob)))
@@ -209,4 +247,4 @@ def render_html(runs: Sequence[RunResult], *, times: bool = True) -> str:
         runs=views, verdict=verdict.value, times=times, hex_sides=("initial", "slow", "fast"))
 
 
-__all__ = ["anchor", "diagram", "hexdump", "render_html"]
+__all__ = ["anchor", "diagram", "finding_key", "hexdump", "render_html"]

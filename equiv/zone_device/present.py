@@ -302,8 +302,10 @@ def pageblock_strip(cx: Counterexample, pageblock_order: int) -> Strip:
     lo, hi = start >> po, (end - 1) >> po if end > start else (start >> po) - 1
     init_lo = (first + (1 << po) - 1) >> po  # pageblock_align(first) rounds up
     segs: list[Segment] = []
+    mark = ("the difference is here" if cx.pfn is None
+            else f"the differing struct page's pfn {cx.pfn:#x} is in this pageblock")
     if target < lo:
-        segs.append(Segment(f"pageblock {target:#x}", "below the range", True, "out"))
+        segs.append(Segment(f"pageblock {target:#x}", "below the range", True, "out", mark))
     shown = sorted({b for b in (lo, hi, target - 1, target, target + 1) if lo <= b <= hi})
     prev: int | None = None
     for b in shown:
@@ -312,10 +314,10 @@ def pageblock_strip(cx: Counterexample, pageblock_order: int) -> Strip:
             segs.append(Segment(f"{n} pageblock{'s' * (n > 1)}",
                                 _pfns((prev + 1) << po, (b << po) - 1), False, "gap"))
         segs.append(Segment(f"pageblock {b:#x}", _pfns(b << po, ((b + 1) << po) - 1),
-                            b == target, "in" if b >= init_lo else "out"))
+                            b == target, "in" if b >= init_lo else "out", mark))
         prev = b
     if target > hi:
-        segs.append(Segment(f"pageblock {target:#x}", "above the range", True, "out"))
+        segs.append(Segment(f"pageblock {target:#x}", "above the range", True, "out", mark))
     what = (f"bitmap cell {target:#x} differs" if cx.pfn is None
             else f"pfn {cx.pfn:#x} is in pageblock {target:#x}")
     return Strip(f"pageblocks: {what} (pageblock_order {po}, {1 << po} pfns each)",
