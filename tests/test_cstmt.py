@@ -533,7 +533,7 @@ def _symbolic(tmp: Path, code: str, n_max: int = 1000
     n = z3.BitVec("n", 64)
     assume = [z3.ULE(n, n_max), z3.ULT(z3.BitVec("base", 64), 1 << 40)]
     it = Interp(tree, env, source_structs(tree, env), Scenario(layout, None, 0), inp,
-                Oracle(assume), summarise=True)
+                Oracle(assume, timeout_ms=30_000), summarise=True)
     pages = z3.Array("pages", z3.BitVecSort(64), z3.BitVecSort(8 * PSIZE))
     return it, initial(inp, lambda pfn: PageState(bits=z3.Select(pages, pfn)), it.canon), n, \
         assume

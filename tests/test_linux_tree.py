@@ -307,7 +307,7 @@ class TestJoinGuards:
     def test_the_chain_picks_each_path_and_the_join_is_exact(self) -> None:
         """Under the assumptions, the chain picks path i wherever pc_i holds, and the join's
         path condition is the disjunction of the paths' (with and without the oracle)."""
-        for oracle in (None, Oracle([self.no_third_trip])):
+        for oracle in (None, Oracle([self.no_third_trip], timeout_ms=30_000)):
             pc, sel = join_guards(list(self.exits), oracle)
             for i, pci in enumerate(self.exits):
                 assert _valid(z3.Implies(z3.And(self.no_third_trip, pci), _chain(sel) == i))
@@ -318,7 +318,7 @@ class TestJoinGuards:
         infeasible under the assumptions) it is the path condition before the loop."""
         pc, _ = join_guards(list(self.exits), None)
         assert not pc.eq(self.p)  # type: ignore[union-attr]
-        pc, _ = join_guards(list(self.exits), Oracle([self.no_third_trip]))
+        pc, _ = join_guards(list(self.exits), Oracle([self.no_third_trip], timeout_ms=30_000))
         assert pc.eq(self.p)  # type: ignore[union-attr]
 
 

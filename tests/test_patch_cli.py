@@ -367,6 +367,17 @@ def _patched_mm_init(linux612: Path, tmp: Path, patches: list[str]) -> KernelTre
     return KernelTree.load(prepare(linux612, FILES, [Path(p) for p in patches], tmp).root, FILES)
 
 
+def test_an_exhausted_budget_names_the_option_that_raises_it(linux612: Path) -> None:  # noqa: F811
+    """With ``--timeout-ms 1`` the first query (whether the assumptions can hold) runs out:
+    the UNKNOWN says which budget, its value and the option, not z3's bare "canceled"."""
+    code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
+                         "--orders", "3", "--timeout-ms", "1", "--no-times")
+    assert (2, "") == (code, err), out
+    assert "z3 gave up (its wall-clock limit, --timeout-ms 1, ran out); raise it with" in \
+        " ".join(out.split())
+    assert "canceled" not in out
+
+
 @pytest.mark.slow
 class TestProved:
     def test_series_is_proved_at_orders_0_and_1(self, linux612: Path) -> None:  # noqa: F811

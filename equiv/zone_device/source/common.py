@@ -23,6 +23,7 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
+from equiv.engine.query import z3_gave_up
 from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree, MacroEnv
@@ -618,8 +619,15 @@ def check_assumptions(assume: Sequence[Assumption], timeout_ms: int) -> RoleResu
         return RoleResult("assumptions_satisfiable", Verdict.VACUOUS, dt,
                           reason="the assumptions cannot hold together: " + "; ".join(names))
     return RoleResult("assumptions_satisfiable", Verdict.UNKNOWN, dt,
-                      reason=f"whether the assumptions can hold: solver {s.reason_unknown()} "
-                             "(raise --timeout-ms)")
+                      reason=f"whether the assumptions can hold: {gave_up(s, t0, timeout_ms)}")
+
+
+def gave_up(s: z3.Solver, t0: float, timeout_ms: int) -> str:
+    """Why ``s`` answered unknown in a check begun at ``t0`` (``time.perf_counter()``):
+    the budget that ran out and the option that raises it
+    (:func:`equiv.engine.query.z3_gave_up`; the C path gives z3 no resource limit)."""
+    return z3_gave_up(str(s.reason_unknown()), seconds=time.perf_counter() - t0,
+                      timeout_ms=timeout_ms, rlimit=None)
 
 
 def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult:
@@ -771,6 +779,7 @@ class _Shared:
         self.solver.add(*hyp)
         self._present: z3.CheckSatResult | None = None
         self.reason = ""
+        self.timeout_ms = timeout_ms
         self._context: _Context | None = None
         self.decided: dict[int, tuple[z3.BoolRef, z3.BoolRef]] = {}
         self.models: list[z3.ModelRef] = []
@@ -779,9 +788,10 @@ class _Shared:
     def present(self) -> z3.CheckSatResult:
         """Whether the assertions hold (asked on first use; ``reason`` says why unknown)."""
         if self._present is None:
+            t0 = time.perf_counter()
             self._present = self.solver.check()
             if self._present == z3.unknown:
-                self.reason = self.solver.reason_unknown()
+                self.reason = gave_up(self.solver, t0, self.timeout_ms)
         return self._present
 
     @property
@@ -981,7 +991,7 @@ def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.B
         if r == z3.sat:
             return RenamedModel(s.model(), rename)
         if r != z3.unsat:
-            return f"solver: {s.reason_unknown()}"
+            return gave_up(s, t0, timeout_ms)
     return None
 
 

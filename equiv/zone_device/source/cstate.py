@@ -22,6 +22,7 @@ read through an ``ite`` chain (:meth:`PageStore.read_any`) where any page may be
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 import z3
@@ -30,6 +31,7 @@ from attrs import frozen
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import EquivError
+from equiv.engine.query import z3_gave_up
 from equiv.linux.ktree import Node
 from equiv.page_model import PageState, ite_page
 
@@ -136,15 +138,17 @@ class Oracle:
     solver on the renamed terms (a case's renaming is a bijection of its inputs, so
     feasibility is unchanged)."""
 
-    def __init__(self, assumptions: list[z3.BoolRef], cases: list[Case] | None = None) -> None:
+    def __init__(self, assumptions: list[z3.BoolRef], cases: list[Case] | None = None, *,
+                 timeout_ms: int) -> None:
+        self.timeout_ms = timeout_ms
         self.solver = z3.SolverFor("QF_AUFBV")
-        self.solver.set("timeout", 30_000)
+        self.solver.set("timeout", timeout_ms)
         self.solver.add(*assumptions)
         self.checks = 0
         self.cases: list[tuple[z3.Solver, Renaming]] = []
         for cond, rename in cases or []:
             s = z3.SolverFor("QF_AUFBV")
-            s.set("timeout", 30_000)
+            s.set("timeout", timeout_ms)
             s.add(*(z3.simplify(z3.substitute(a, *rename)) for a in [*assumptions, cond]))
             self.cases.append((s, rename))
 
@@ -180,9 +184,12 @@ class Oracle:
 
     def _check(self, s: z3.Solver, c: z3.BoolRef) -> bool:
         self.checks += 1
+        t0 = time.perf_counter()
         r = s.check(c)
         if r == z3.unknown:
-            raise InterpError(f"feasibility of a path undecided: {s.reason_unknown()}")
+            why = z3_gave_up(str(s.reason_unknown()), seconds=time.perf_counter() - t0,
+                             timeout_ms=self.timeout_ms, rlimit=None)
+            raise InterpError(f"feasibility of a path undecided: {why}")
         return bool(r == z3.sat)
 
 

@@ -96,6 +96,7 @@ from equiv.zone_device.source.common import (
     altmap_cases,
     check_assumptions,
     check_lemmas,
+    gave_up,
     merge_found,
     model_for,
     no_wrap,
@@ -286,7 +287,8 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
     try:
         it, final = run_tree(_side(st), sc, inp,
                              lambda pfn: PageState(bits=z3.Select(pages, pfn)),
-                             lambda blk: z3.Select(pbarr, blk), Oracle(assume, altmap_cases(inp)),
+                             lambda blk: z3.Select(pbarr, blk),
+                             Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms),
                              summarise=True)
     except InterpError as e:
         roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
@@ -418,7 +420,7 @@ def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages:
     slow_mem = st.model.path(ctx, sc, inp)
     try:
         it, state = _interp_run(st, sc, inp, lambda pfn: PageState(bits=z3.Select(pages, pfn)),
-                                Oracle(assume))
+                                Oracle(assume, timeout_ms=timeout_ms))
     except InterpError as e:
         roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
                                 reason=str(e)))
@@ -511,22 +513,24 @@ def _check_role_bounded(groups: list[_Group], assume: list[z3.BoolRef], memo: Me
         s = z3.SolverFor("QF_AUFBV")
         s.set("timeout", timeout_ms)
         s.add(*assume, grp.present)
+        t0 = time.perf_counter()
         r = s.check()
         if r == z3.unsat:
             continue  # no page of this group is in the role: nothing to prove
         if r != z3.sat:
-            return f"role constraint: {s.reason_unknown()}"
+            return f"role constraint: {gave_up(s, t0, timeout_ms)}"
         any_present = True
         entry = memo.get(grp.present.get_id())
         if entry is None:  # the entry holds the term, so its id is not recycled
             entry = memo[grp.present.get_id()] = (grp.present, {})
         diffs = specialise([d for _, d in grp.cases], s, entry[1])
         live = [d for d in diffs if not z3.is_false(d)]
+        t0 = time.perf_counter()
         r = s.check(live[0] if len(live) == 1 else z3.Or(*live)) if live else z3.unsat
         if r == z3.unsat:
             continue
         if r != z3.sat:
-            return str(s.reason_unknown())
+            return gave_up(s, t0, timeout_ms)
         m = s.model()
         for (ix, d), d2 in zip(grp.cases, diffs, strict=True):
             if z3.is_true(m.eval(d2, model_completion=True)) and \

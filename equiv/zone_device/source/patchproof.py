@@ -217,8 +217,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     finals: list[State] = []
     for sd in (base, patched):
         try:
-            it, st = run_tree(sd, sc, inp, initial, initial_pb, Oracle(assume, altmap_cases(inp)),
-                              summarise=summarise)
+            oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
+            it, st = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise)
         except InterpError as e:
             roles.append(RoleResult(f"interpret_{sd.label}", Verdict.UNKNOWN,
                                     time.perf_counter() - t_cell, reason=str(e)))
