@@ -154,6 +154,11 @@ def _parser() -> argparse.ArgumentParser:
     g.add_argument("--against", default=None, metavar="DIR",
                    help="the patched kernel as a second source tree (read only), instead of "
                         "--patch")
+    g.add_argument("--per-patch", action="store_true",
+                   help="with --patch: besides the series against BASE, each patch against "
+                        "the tree before it (NFC: proved equal, or the first patch that makes "
+                        "a difference, with its counterexample); about one more proof per "
+                        "patch that changes a file equiv reads")
     return p
 
 
@@ -195,6 +200,10 @@ def _patched(args: argparse.Namespace) -> None:
     touch, so a patch that does not apply is refused before any proof starts."""
     patches: list[str] = args.patch
     against: str | None = args.against
+    if getattr(args, "per_patch", False) and not patches:
+        raise InputError("--per-patch gives a verdict per --patch file of a series"
+                         + (": --against compares two trees, with no patches between them"
+                            if against is not None else "; give --linux BASE --patch FILE..."))
     if not patches and against is None:
         return
     if patches and against is not None:

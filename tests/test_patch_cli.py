@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import importlib.resources
 import io
+import itertools
 import json
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from attrs import evolve
 from jsonschema import Draft4Validator, Draft202012Validator
 from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
@@ -441,3 +443,128 @@ class TestRefuted:
             (doc["verdict"], doc["patched"]["kind"], doc["patched"]["path"])
         head = next(r for r in doc["cells"][0]["roles"] if r["name"] == "head_equal")
         assert ["memcg_data"] == [n for f in head["fields"] for n in f["names"]]
+
+
+# ---- --per-patch ---------------------------------------------------------------------------
+
+#: a patch of a file equiv does not read: equal to the tree before it without a query
+DOC_ONLY = """\
+--- /dev/null
++++ b/Documentation/mm/equiv-note.rst
+@@ -0,0 +1 @@
++A note that changes no code.
+"""
+
+
+@pytest.fixture
+def refuting_stub(stub: list[dict[str, Any]],
+                  monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The stub, but a proof whose patched tree defines zone_device_page_init_from_template
+    for the first time (the tails-template patch against the tree before it) is REFUTED."""
+    proved = patchproof.run_patch_proof
+
+    def fake(base_root: Path, patched_root: Path, cfg: Config,
+             types: list[MemoryType | None], orders: list[int], *, label: str,
+             timeout_ms: int = 60_000, jobs: int = 1) -> PatchRun:
+        run = proved(base_root, patched_root, cfg, types, orders, label=label,
+                     timeout_ms=timeout_ms, jobs=jobs)
+        if "0003" not in label:
+            return run
+        bad = tuple(evolve(c, verdict=Verdict.REFUTED, roles=(RoleResult(
+            "tail_equal", Verdict.REFUTED, 0.0, (FieldDiff(52, 4, ("_refcount",), 0, 1, (), ()),),
+            (("nid", 0),), (("c", 0), ("t", 3)), 0x3),)) for c in run.cells)
+        return evolve(run, cells=bad)
+
+    monkeypatch.setattr(patchproof, "run_patch_proof", fake)
+    return stub
+
+
+class TestPerPatch:
+    def test_each_patch_against_the_tree_before_it(self, linux612: Path, tmp_path: Path,  # noqa: F811
+                                                   stub: list[dict[str, Any]]) -> None:
+        """One proof for the series against BASE, then one per patch that changes a file
+        equiv reads, each against the tree before it; a patch of other files is equal
+        without a query.  Every format carries the per-patch verdicts."""
+        doc_only = tmp_path / "0005-doc.patch"
+        doc_only.write_text(DOC_ONLY)
+        patches = [*SERIES, str(doc_only)]
+        code, out, err = run("--linux", str(linux612), *(a for p in patches for a in ("--patch", p)),
+                             "--per-patch", "--orders", "0", "--types", "GENERIC", "--jobs", "1",
+                             "--no-times", "--report", f"json={tmp_path / 'r.json'}",
+                             "--report", f"sarif={tmp_path / 'r.sarif'}",
+                             "--report", f"junit={tmp_path / 'r.xml'}")
+        assert (0, "") == (code, err), out
+        assert 1 + len(SERIES) == len(stub)  # the series, then patches 1..4 (not the doc one)
+        assert stub[0]["base"] == linux612 and stub[1]["base"] == linux612
+        for before, after in itertools.pairwise(stub[1:]):
+            assert after["base"] == before["patched"]  # each against the tree before it
+        assert "zone_device_page_init_from_template" not in stub[1]["mm_init"]
+        text = flat(out)
+        assert "per patch (--per-patch), each against the tree before it:" in text
+        assert "1. mm: add set_page_section_from_pfn() helper: NFC: proved equal (1 cell)" in text
+        assert "5. 0005-doc.patch" not in text
+        assert f"5. {doc_only}: NFC: proved equal (changes no file equiv reads)" in text
+        assert "every patch proved equal to the tree before it" in text
+        assert "--per-patch" in text  # in the re-run command
+        doc = json.loads((tmp_path / "r.json").read_text())
+        assert [] == schema_errors(doc)
+        assert (None, "PROVED", 5) == (doc["first_difference"], doc["series_verdict"],
+                                       len(doc["per_patch"]))
+        assert [] == doc["per_patch"][4]["cells"]
+        sarif = json.loads((tmp_path / "r.sarif").read_text())
+        assert [] == sarif_errors(sarif)
+        assert 5 == len(sarif["runs"][0]["properties"]["per_patch"])
+        assert 6 == (tmp_path / "r.xml").read_text().count("<testsuite ")
+
+    def test_the_first_patch_that_makes_a_difference_is_named(
+            self, linux612: Path, tmp_path: Path,  # noqa: F811
+            refuting_stub: list[dict[str, Any]]) -> None:
+        code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
+                             "--per-patch", "--orders", "0", "--types", "GENERIC", "--jobs", "1",
+                             "--no-times", "--report", f"json={tmp_path / 'r.json'}",
+                             "--report", f"sarif={tmp_path / 'r.sarif'}")
+        assert (1, "") == (code, err), out
+        text = flat(out)
+        assert "3. mm/mm_init: init zone-device tails from a template page: REFUTED the first " \
+               "patch that makes a difference" in text
+        assert "tail_equal: REFUTED" in text and "_refcount @52 (4 bytes): base 0x0, patched 0x1" \
+            in text
+        assert "4. mm: copy zone-device templates with memcpy_nontemporal(): NFC: proved" in text
+        assert out.endswith("verdict: REFUTED\n")
+        doc = json.loads((tmp_path / "r.json").read_text())
+        assert [] == schema_errors(doc)
+        assert (3, "REFUTED", "REFUTED") == (doc["first_difference"], doc["verdict"],
+                                            doc["per_patch"][2]["verdict"])
+        sarif = json.loads((tmp_path / "r.sarif").read_text())
+        assert [] == sarif_errors(sarif)
+        # the series' result (the stub refutes it too: its label names every patch), then
+        # the patch's, in the tree after patch 3
+        series, res = sarif["runs"][0]["results"]
+        assert "patch" not in series["properties"]
+        assert res["properties"]["patch"] == 3 and res["message"]["text"].startswith("patch 3. ")
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["--per-patch"], "--per-patch gives a verdict per --patch file"),
+        (["--per-patch", "--against", "."], "--against compares two trees"),
+    ])
+    def test_without_patches_is_refused(self, linux612: Path, argv: list[str],  # noqa: F811
+                                        message: str) -> None:
+        code, out, err = run("--linux", str(linux612), *argv)
+        assert (3, "") == (code, out)
+        assert 1 == len(err.splitlines()) and message in err, err
+
+
+@pytest.mark.slow
+def test_per_patch_names_the_seeded_bug_not_the_series(linux612: Path) -> None:  # noqa: F811
+    """The backport series, then a seeded bug (the tails' set_page_count(page, 0) dropped):
+    the four patches of the series are NFC, the fifth the first that makes a difference
+    (order 2, all types at once: about a minute on 2 cores)."""
+    bug = str(DATA / "bugs" / "04-missing-set-page-count.patch")
+    code, out, err = run("--linux", str(linux612),
+                         *(a for p in [*SERIES, bug] for a in ("--patch", p)),
+                         "--per-patch", "--orders", "2", "--no-times")
+    assert (1, "") == (code, err), out
+    text = flat(out)
+    for k in range(1, 5):
+        assert re.search(rf"\b{k}\. [^:]+(:[^:]+)?: NFC: proved equal \(1 cell\)", text), k
+    assert re.search(r"5\. [^\n]*: REFUTED the first patch that makes a difference", text)

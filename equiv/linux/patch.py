@@ -909,12 +909,37 @@ def prepare(base: Path, files: Sequence[str], patches: Sequence[Path], dest: Pat
         ValueError: ``dest`` lies inside ``base``.
     """
     base, dest = Path(base), Path(dest)
+    _check_dest(base, dest)
+    return _apply_all(base, files, tuple(p for f in patches for p in read_patches(f)), dest)
+
+
+def prepare_steps(base: Path, files: Sequence[str], patches: Sequence[Path],
+                  dest: Path) -> tuple[Applied, ...]:
+    """The trees of a series, one per patch: the ``k``-th (from 0) is ``base`` with the
+    first ``k + 1`` patches applied (as :func:`prepare`, each in its own subdirectory of
+    ``dest``; a file holding several mails gives one tree per mail, its cover letter none).
+
+    Raises:
+        InputError: as :func:`prepare`.
+        ValueError: ``dest`` lies inside ``base``.
+    """
+    base, dest = Path(base), Path(dest)
+    _check_dest(base, dest)
+    parsed = tuple(p for f in patches for p in read_patches(f))
+    return tuple(_apply_all(base, files, parsed[:k + 1], dest / f"step-{k + 1:03d}")
+                 for k in range(len(parsed)))
+
+
+def _check_dest(base: Path, dest: Path) -> None:
     if not base.is_dir():
         raise InputError(f"--linux {str(base)!r} is not a directory; give the root of a kernel "
                          "source tree (the folder holding mm/ and include/)")
     if _inside(dest, base):
         raise ValueError(f"the copy {dest} would be inside the base tree {base}")
-    parsed = tuple(p for f in patches for p in read_patches(f))
+
+
+def _apply_all(base: Path, files: Sequence[str], parsed: tuple[Patch, ...], dest: Path) -> Applied:
+    """``parsed`` applied in order to a copy of ``files`` and what they touch in ``dest``."""
     touched = dict.fromkeys(path for p in parsed for fd in p.files
                             for path in (fd.old_path, fd.new_path) if path is not None)
     dest.mkdir(parents=True, exist_ok=True)
@@ -1141,4 +1166,4 @@ def compare_trees(base: Path, patched: Path, files: Sequence[str]) -> tuple[Touc
 __all__ = ["ADDED", "CHANGED", "FILE_SCOPE", "MODIFIED", "REMOVED", "Applied", "Change",
            "FileChange", "FileDiff", "Hunk", "Patch", "Touched", "apply_hunks", "apply_patch",
            "compare_trees", "diff_trees", "dry_run", "file_change", "parse_patches", "pick_name",
-           "prepare", "read_patches", "touched_functions"]
+           "prepare", "prepare_steps", "read_patches", "touched_functions"]

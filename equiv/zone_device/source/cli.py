@@ -28,6 +28,7 @@ import shlex
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from equiv.config import Config
 from equiv.engine.errors import InputError, parse_ranges
@@ -40,6 +41,9 @@ from equiv.zone_device.source.fidelity import MAX_ORDER, MODELS, model_for, run_
 from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.present import render_linux_json, render_linux_text
 from equiv.zone_device.source.src_layout import compare_with_model
+
+if TYPE_CHECKING:
+    from equiv.zone_device.source.patch_present import PatchStep
 
 
 def _orders(spec: str) -> list[int]:
@@ -141,6 +145,8 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--patch", p]
     if args.against is not None:
         parts += ["--against", str(args.against)]
+    if getattr(args, "per_patch", False):
+        parts.append("--per-patch")
     if getattr(args, "kconfig", None) is not None:
         parts += ["--kconfig", str(args.kconfig)]
     elif getattr(args, "config", "x86_64-default") != "x86_64-default":
@@ -148,6 +154,35 @@ def _command(args: argparse.Namespace) -> str:
     if args.timeout_ms != 60_000:
         parts += ["--timeout-ms", str(args.timeout_ms)]
     return shlex.join(parts)
+
+
+def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[MemoryType | None],
+           orders: list[int], dest: Path, jobs: int) -> tuple[PatchStep, ...]:
+    """``--per-patch``: each patch of the series against the tree before it, on the same
+    cells.  A patch that changes no file equiv reads (:data:`FILES`) leaves the text the
+    proof interprets as it was: it is equal to the tree before it without a query."""
+    from equiv.linux.patch import compare_trees, diff_trees, prepare_steps
+    from equiv.zone_device.source.files import FILES
+    from equiv.zone_device.source.patch_present import PatchStep, TouchedRow
+    from equiv.zone_device.source.patchproof import run_patch_proof
+
+    trees = prepare_steps(base, FILES, [Path(p) for p in args.patch], dest)
+    out: list[PatchStep] = []
+    before = base
+    for k, applied in enumerate(trees, 1):
+        patch = applied.patches[-1]
+        after = applied.root
+        if not diff_trees(before, after, FILES):
+            out.append(PatchStep(number=k, patch=patch, touched=(), run=None))
+        else:
+            run = run_patch_proof(before, after, cfg, types, orders, label=patch.label,
+                                  timeout_ms=args.timeout_ms, jobs=jobs)
+            ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
+            touched = tuple(TouchedRow(t, _status(t, ran))
+                            for t in compare_trees(before, after, FILES))
+            out.append(PatchStep(number=k, patch=patch, touched=touched, run=run))
+        before = after
+    return tuple(out)
 
 
 def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
@@ -190,6 +225,8 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                               label=str(args.against) if args.against is not None
                               else "; ".join(p.label for p in patches),
                               timeout_ms=args.timeout_ms, jobs=jobs)
+        steps = (_steps(args, base, cfg, types, orders, Path(tmp) / "steps", jobs)
+                 if getattr(args, "per_patch", False) else ())
     ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),
@@ -198,8 +235,9 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         orders=tuple(orders), types="all" if args.types == "all" else ",".join(
             t.name for t in types if t is not None),
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
-        files_outside=outside_files, files_read=FILES, run=run, command=_command(args))
-    code = EXIT[run.verdict]
+        files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
+        steps=steps)
+    code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:
         try:

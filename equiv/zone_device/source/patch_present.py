@@ -28,6 +28,13 @@ proof runs here.
 * **JUnit** (:func:`patch_junit`): one test case per role of each cell; each assumption a
   suite property ``assumption:<id>`` (:func:`junit_assumption`).
 
+With ``--per-patch`` (:class:`PatchStep`), every format also gives each patch of the series
+against the tree before it: "NFC: proved equal" or its verdict with the cells not proved, and
+names the first patch that makes a difference (text: a section after the series' cells;
+JSON: ``per_patch``, ``first_difference``, ``series_verdict``; SARIF: the steps' results,
+marked with their patch, and ``properties.per_patch``; JUnit: a test suite per patch).  The
+verdict and the exit code are then the worst of the series' and every patch's.
+
 ``times=False`` drops the volatile fields (timings, the tool version).
 """
 
@@ -43,7 +50,7 @@ from attrs import frozen
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
 from equiv.engine.cache import TOOL_VERSION
-from equiv.engine.verdict import Verdict
+from equiv.engine.verdict import Verdict, worst
 from equiv.linux.patch import Patch, Touched
 from equiv.memmap import MemoryType
 from equiv.report.text import WIDTH, command_lines
@@ -97,6 +104,22 @@ class TouchedRow:
     status: str  # a key of STATUSES
 
 
+@frozen(kw_only=True)
+class PatchStep:
+    """One patch of a series (``--per-patch``) against the tree before it: the definitions
+    it touches and the proof, or None when it changes no file equiv reads (then the two
+    trees' text is the same and they are equal without a query)."""
+
+    number: int  #: 1-based, in the order applied
+    patch: Patch
+    touched: tuple[TouchedRow, ...]
+    run: PatchRun | None
+
+    @property
+    def verdict(self) -> Verdict:
+        return Verdict.PROVED if self.run is None else self.run.verdict
+
+
 @frozen
 class PatchReport:
     """Everything a ``--patch`` / ``--against`` run reports."""
@@ -119,10 +142,19 @@ class PatchReport:
     run: PatchRun
     #: the command that re-runs this comparison, without --types / --orders
     command: str
+    #: with ``--per-patch``: each patch against the tree before it
+    steps: tuple[PatchStep, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
-        return self.run.verdict
+        """The series' verdict against BASE, and with ``--per-patch`` each patch's: a patch
+        that makes a difference is a finding even if a later one undoes it."""
+        return worst([self.run.verdict, *(st.verdict for st in self.steps)])
+
+    @property
+    def first_difference(self) -> PatchStep | None:
+        """The first patch (``--per-patch``) not proved equal to the tree before it."""
+        return next((st for st in self.steps if st.verdict is not Verdict.PROVED), None)
 
     @property
     def outside(self) -> tuple[TouchedRow, ...]:
@@ -276,30 +308,9 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
                     + ", ".join(rep.files_read))
     out += wrap(f"cells ({len(run.cells)}): memmap_init_zone_device() of both trees, "
                 "interpreted from their text on the same symbolic inputs and initial memory:")
-    for c in run.cells:
-        tt = f"  {c.seconds:7.2f}s" if times else ""
-        out.append(f"  {c.ptype:26} order {c.order:<2} {c.verdict.value}{tt}")
-        for r in c.roles:
-            if r.verdict is Verdict.PROVED:
-                continue
-            out += wrap(f"{r.name}: {r.verdict.value}{' - ' + r.reason if r.reason else ''}",
-                        "    ", "      ")
-            if r.diffs:
-                out.append(f"      {_page(r)}")
-                if r.inputs:
-                    out += wrap("inputs: " + ", ".join(f"{k}={_input(k, v)}" for k, v in r.inputs),
-                                "      ", "        ")
-                for d in r.diffs:
-                    out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
-                                f"{d.slow:#x}, patched {d.fast:#x}", "      ", "        ")
-                    out += _chain_lines("        base:    ", d.slow_provenance)
-                    out += _chain_lines("        patched: ", d.fast_provenance)
-                at, _ = locate(rep, r)
-                if at is not None:
-                    out += wrap(f"at (patched tree): {at[0]}:{at[1]}: {at[2]}", "      ",
-                                "        ")
-            out.append("      re-run:")
-            out += command_lines(repro(rep, c), "        ")
+    out += _cell_lines(rep, run, times)
+    if rep.steps:
+        out += _step_lines(rep, times)
     out.append(f"loops summarised, not unrolled ({len(run.summarised)}):")
     out += [f"  {s}" for s in run.summarised]
     lemmas = sum(c.lemmas for c in run.cells)
@@ -310,9 +321,80 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out.append(f"trusted helpers, not interpreted ({len(run.trusted)}):")
     for n in run.trusted:
         out += wrap(f"{n}: {TRUSTED[n].model if n in TRUSTED else '?'}", "  ", "    ")
-    tt = f" in {run.seconds:.1f}s" if times else ""
-    out.append(f"verdict: {run.verdict.value}{tt}")
+    tt = f" in {run.seconds + sum(st.run.seconds for st in rep.steps if st.run):.1f}s" \
+        if times else ""
+    out.append(f"verdict: {rep.verdict.value}{tt}")
     return "\n".join(out) + "\n"
+
+
+def step_title(st: PatchStep) -> str:
+    """``2. SUBJECT`` (or the patch file and mail number) of a ``--per-patch`` step."""
+    p = st.patch
+    mail = f" (mail {p.index} of {p.count})" if p.count > 1 else ""
+    return f"{st.number}. {p.subject or p.name + mail}"
+
+
+def step_verdict(st: PatchStep) -> str:
+    """What a ``--per-patch`` step says: NFC proved, or its verdict."""
+    if st.run is None:
+        return "NFC: proved equal (changes no file equiv reads)"
+    if st.verdict is Verdict.PROVED:
+        return f"NFC: proved equal ({len(st.run.cells)} cell{'s' * (len(st.run.cells) != 1)})"
+    return str(st.verdict.value)
+
+
+def _step_lines(rep: PatchReport, times: bool) -> list[str]:
+    out = wrap("per patch (--per-patch), each against the tree before it:")
+    first = rep.first_difference
+    for st in rep.steps:
+        tt = f" in {st.run.seconds:.1f}s" if times and st.run is not None else ""
+        out += wrap(f"{step_title(st)}: {step_verdict(st)}{tt}", "  ", "     ")
+        if st is first:
+            out += wrap("the first patch that makes a difference"
+                        if st.verdict is Verdict.REFUTED else
+                        "the first patch not proved equal", "     ", "     ")
+        if st.run is not None and st.verdict is not Verdict.PROVED:
+            out += wrap("touched: " + ", ".join(
+                f"{r.touched.name} ({r.touched.file}:{r.touched.line})" for r in st.touched),
+                "     ", "       ")
+            out += _cell_lines(rep, st.run, times, proved=False, ind="   ")
+    if first is None:
+        out += wrap("every patch proved equal to the tree before it", "  ", "    ")
+    return out
+
+
+def _cell_lines(rep: PatchReport, run: PatchRun, times: bool, *, proved: bool = True,
+                ind: str = "") -> list[str]:
+    """One line per cell (``proved=False``: the cells not proved only) and the details of
+    every role not proved, each line indented by ``ind`` more."""
+    i2, i4, i6, i8 = (ind + " " * n for n in (2, 4, 6, 8))
+    out: list[str] = []
+    for c in run.cells:
+        if not proved and c.verdict is Verdict.PROVED:
+            continue
+        tt = f"  {c.seconds:7.2f}s" if times else ""
+        out.append(f"{i2}{c.ptype:26} order {c.order:<2} {c.verdict.value}{tt}")
+        for r in c.roles:
+            if r.verdict is Verdict.PROVED:
+                continue
+            out += wrap(f"{r.name}: {r.verdict.value}{' - ' + r.reason if r.reason else ''}",
+                        i4, i6)
+            if r.diffs:
+                out.append(f"{i6}{_page(r)}")
+                if r.inputs:
+                    out += wrap("inputs: " + ", ".join(f"{k}={_input(k, v)}" for k, v in r.inputs),
+                                i6, i8)
+                for d in r.diffs:
+                    out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
+                                f"{d.slow:#x}, patched {d.fast:#x}", i6, i8)
+                    out += _chain_lines(f"{i8}base:    ", d.slow_provenance)
+                    out += _chain_lines(f"{i8}patched: ", d.fast_provenance)
+                at, _ = locate(rep, r)
+                if at is not None:
+                    out += wrap(f"at (patched tree): {at[0]}:{at[1]}: {at[2]}", i6, i8)
+            out.append(f"{i6}re-run:")
+            out += command_lines(repro(rep, c), i8)
+    return out
 
 
 # ---- JSON -------------------------------------------------------------------------------
@@ -341,7 +423,7 @@ def patch_json(rep: PatchReport, *, times: bool = True,
     run = rep.run
     doc: dict[str, Any] = {
         "schema": PATCH_SCHEMA,
-        "verdict": run.verdict.value,
+        "verdict": rep.verdict.value,
         "base": {"path": rep.base, "version": rep.base_version},
         "patched": {"kind": "against" if rep.against is not None else "patch",
                     "path": rep.against, "version": rep.patched_version,
@@ -355,12 +437,7 @@ def patch_json(rep: PatchReport, *, times: bool = True,
         "outside_call_graph": [r.touched.name for r in rep.outside],
         "files_outside": list(rep.files_outside),
         "files_read": list(rep.files_read),
-        "cells": [{"type": c.ptype, "order": c.order, "verdict": c.verdict.value,
-                   **({"seconds": round(c.seconds, 3)} if times else {}),
-                   "lemmas": c.lemmas,
-                   "assumptions": [a.key for a in c.assumptions],
-                   "reproduce": repro(rep, c),
-                   "roles": [_role_json(r, times) for r in c.roles]} for c in run.cells],
+        "cells": _cells_json(rep, run, times),
         "summarised": list(run.summarised),
         "lemmas": sum(c.lemmas for c in run.cells),
         "assumptions": [a.as_json() for a in run.assumptions],
@@ -369,12 +446,35 @@ def patch_json(rep: PatchReport, *, times: bool = True,
         "trusted": [{"name": n, "model": TRUSTED[n].model if n in TRUSTED else None}
                     for n in run.trusted],
     }
+    if rep.steps:
+        first = rep.first_difference
+        doc["series_verdict"] = run.verdict.value
+        doc["first_difference"] = None if first is None else first.number
+        doc["per_patch"] = [
+            {"number": st.number, "file": st.patch.name, "subject": st.patch.subject,
+             "label": st.patch.label, "verdict": st.verdict.value,
+             "says": step_verdict(st),
+             **({"seconds": round(st.run.seconds, 3)} if times and st.run else {}),
+             "touched": [{"file": r.touched.file, "name": r.touched.name,
+                          "what": r.touched.what, "kind": r.touched.kind,
+                          "line": r.touched.line, "status": r.status} for r in st.touched],
+             "cells": _cells_json(rep, st.run, times) if st.run else []}
+            for st in rep.steps]
     if times:
         doc["tool_version"] = TOOL_VERSION
-        doc["seconds"] = round(run.seconds, 3)
+        doc["seconds"] = round(run.seconds + sum(st.run.seconds for st in rep.steps if st.run), 3)
     if exit_code is not None:
         doc["exit_code"] = exit_code
     return doc
+
+
+def _cells_json(rep: PatchReport, run: PatchRun, times: bool) -> list[dict[str, Any]]:
+    return [{"type": c.ptype, "order": c.order, "verdict": c.verdict.value,
+             **({"seconds": round(c.seconds, 3)} if times else {}),
+             "lemmas": c.lemmas,
+             "assumptions": [a.key for a in c.assumptions],
+             "reproduce": repro(rep, c),
+             "roles": [_role_json(r, times) for r in c.roles]} for c in run.cells]
 
 
 def render_patch_json(rep: PatchReport, *, times: bool = True,
@@ -479,13 +579,12 @@ def _sarif_message(rep: PatchReport, c: PatchCell, r: RoleResult) -> str:
     return f"{head}{body} Reproduce: {repro(rep, c)}"
 
 
-def patch_sarif(rep: PatchReport, *, times: bool = True,
-                exit_code: int | None = None) -> dict[str, Any]:
-    """The SARIF 2.1.0 log (a dict): one run, a result per role not proved."""
-    rules = _rules()
-    index = {r["id"]: i for i, r in enumerate(rules)}
-    results = []
-    for c in rep.run.cells:
+def _sarif_results(rep: PatchReport, run: PatchRun, step: PatchStep | None,
+                   rules: list[dict[str, Any]], index: dict[str, int]) -> list[dict[str, Any]]:
+    """A result per role not proved of ``run`` (the series, or ``step``'s patch against the
+    tree before it), adding the rules it needs to ``rules``."""
+    results: list[dict[str, Any]] = []
+    for c in run.cells:
         for r in c.roles:
             if r.verdict is Verdict.PROVED:
                 continue
@@ -494,26 +593,45 @@ def patch_sarif(rep: PatchReport, *, times: bool = True,
                 rules.append({"id": rid, "shortDescription": {"text": r.name}})
                 index[rid] = len(rules) - 1
             primary, related = sarif_locations(rep, r)
+            text = _sarif_message(rep, c, r)
+            if step is not None:
+                text = (f"patch {step_title(step)} against the tree before it (line numbers "
+                        f"of the tree after patch {step.number}): {text}")
             res: dict[str, Any] = {
                 "ruleId": rid, "ruleIndex": index[rid],
                 "level": "error" if r.verdict is Verdict.REFUTED else "warning",
-                "message": {"text": _sarif_message(rep, c, r)},
+                "message": {"text": text},
                 "locations": [primary] if primary is not None else [],
                 "partialFingerprints": {"equivPatch/v1": "/".join(
-                    [rep.config, c.ptype, str(c.order), r.name])},
+                    [rep.config, c.ptype, str(c.order), r.name,
+                     *((f"patch{step.number}",) if step is not None else ())])},
                 "properties": {"verdict": r.verdict.value, "pgmap_type": c.ptype,
                                "order": c.order, "role": r.name,
                                "fields": [_fields(d) for d in r.diffs],
-                               "reproduce": repro(rep, c)},
+                               "reproduce": repro(rep, c),
+                               **({"patch": step.number} if step is not None else {})},
             }
             if related:
                 res["relatedLocations"] = related
             results.append(res)
+    return results
+
+def patch_sarif(rep: PatchReport, *, times: bool = True,
+                exit_code: int | None = None) -> dict[str, Any]:
+    """The SARIF 2.1.0 log (a dict): one run, a result per role not proved."""
+    rules = _rules()
+    index = {r["id"]: i for i, r in enumerate(rules)}
+    results = []
+    runs: list[tuple[PatchRun, PatchStep | None]] = [(rep.run, None)]
+    runs += [(st.run, st) for st in rep.steps if st.run is not None]
+    for run, step in runs:
+        results += _sarif_results(rep, run, step, rules, index)
     driver: dict[str, Any] = {"name": "equiv", "rules": rules}
     if times:
         driver["version"] = TOOL_VERSION
     invocation: dict[str, Any] = {"executionSuccessful": all(
-        r.verdict in (Verdict.PROVED, Verdict.REFUTED) for c in rep.run.cells for r in c.roles)}
+        r.verdict in (Verdict.PROVED, Verdict.REFUTED) for run, _ in runs for c in run.cells
+        for r in c.roles)}
     if exit_code is not None:
         invocation["exitCode"] = exit_code
     patched_desc = (f"root of the --against tree {rep.against}" if rep.against is not None
@@ -531,7 +649,11 @@ def patch_sarif(rep: PatchReport, *, times: bool = True,
                        "base_version": rep.base_version,
                        "patches": [p.label for p in rep.patches], "against": rep.against,
                        "outside_call_graph": [r.touched.name for r in rep.outside],
-                       "assumptions": [a.as_json() for a in rep.run.assumptions]},
+                       "assumptions": [a.as_json() for a in rep.run.assumptions],
+                       **({"per_patch": [{"number": st.number, "label": st.patch.label,
+                                          "verdict": st.verdict.value,
+                                          "says": step_verdict(st)} for st in rep.steps],
+                           "series_verdict": rep.run.verdict.value} if rep.steps else {})},
     }]}
 
 
@@ -594,8 +716,46 @@ def render_patch_junit(rep: PatchReport, *, times: bool = True) -> str:
     if times:
         suite.time = root.time = round(rep.run.seconds, 3)
     root.append(suite)
+    for st in rep.steps:
+        step = _step_suite(rep, st, times)
+        root.append(step)
+        root.tests += step.tests
+        root.failures += step.failures
+        root.errors += step.errors
     raw = root.tostring()
     return xml.dom.minidom.parseString(raw).toprettyxml(indent="  ", encoding="UTF-8").decode()
+
+
+def _step_suite(rep: PatchReport, st: PatchStep, times: bool) -> TestSuite:
+    """``--per-patch``: one ``<testsuite>`` per patch against the tree before it, a
+    ``<testcase>`` per role of each cell (one passing case ``unchanged`` when the patch
+    changes no file equiv reads)."""
+    suite = TestSuite(f"equiv patch {rep.config}: {step_title(st)}")
+    suite.add_property("patch", st.patch.label)
+    suite.add_property("verdict", st.verdict.value)
+    if st.run is None:
+        suite.append(TestCase("unchanged", f"equiv.patch.step{st.number}", 0.0 if times else None))
+        suite.tests, suite.failures, suite.errors, suite.skipped = 1, 0, 0, 0
+        return suite
+    n = failures = errors = 0
+    for c in st.run.cells:
+        cls = ".".join(["equiv", "patch", f"step{st.number}", rep.config.replace(".", "_"),
+                        c.ptype, f"order{c.order}"])
+        for r in c.roles:
+            n += 1
+            case = TestCase(r.name, cls, round(r.seconds, 4) if times else None)
+            if r.verdict is Verdict.REFUTED:
+                failures += 1
+                case.result = [Failure(_sarif_message(rep, c, r), "REFUTED")]
+            elif r.verdict is not Verdict.PROVED:
+                errors += 1
+                case.result = [Error(f"{r.name} {r.verdict.value.lower()}: {r.reason}",
+                                     r.verdict.value)]
+            suite.append(case)
+    suite.tests, suite.failures, suite.errors, suite.skipped = n, failures, errors, 0
+    if times:
+        suite.time = round(st.run.seconds, 3)
+    return suite
 
 
 def render_patch(fmt: str, rep: PatchReport, *, times: bool = True,
