@@ -546,7 +546,7 @@ def _run(parser: argparse.ArgumentParser, args: argparse.Namespace, out: TextIO,
         _emit(args, fit("\n".join(render_selftest(st) for st in results)) + "\n", out)
         return 0 if all(st.ok for st in results) else 1
     for s in subjects:
-        code = s.special(args, out, lambda text: _emit(args, text, out))
+        code = s.special(args, err, lambda text: _emit(args, text, out))
         if code is not None:
             return code
     set_unknown_dir(args.dump_smt or (None if cache is None else str(cache.root / "unknown")))

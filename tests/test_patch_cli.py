@@ -22,6 +22,7 @@ import io
 import itertools
 import json
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -278,7 +279,7 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
 
     def fake(base_root: Path, patched_root: Path, cfg: Config,
              types: list[MemoryType | None], orders: list[int], *, label: str,
-             timeout_ms: int = 60_000, jobs: int = 1) -> PatchRun:
+             timeout_ms: int = 60_000, jobs: int = 1, **_: Any) -> PatchRun:
         calls.append({"base": base_root, "patched": patched_root, "types": types,
                       "orders": orders, "label": label, "timeout_ms": timeout_ms, "jobs": jobs,
                       "mm_init": (patched_root / "mm/mm_init.c").read_text()})
@@ -465,7 +466,7 @@ def refuting_stub(stub: list[dict[str, Any]],
 
     def fake(base_root: Path, patched_root: Path, cfg: Config,
              types: list[MemoryType | None], orders: list[int], *, label: str,
-             timeout_ms: int = 60_000, jobs: int = 1) -> PatchRun:
+             timeout_ms: int = 60_000, jobs: int = 1, **_: Any) -> PatchRun:
         run = proved(base_root, patched_root, cfg, types, orders, label=label,
                      timeout_ms=timeout_ms, jobs=jobs)
         if "0003" not in label:
@@ -568,3 +569,48 @@ def test_per_patch_names_the_seeded_bug_not_the_series(linux612: Path) -> None: 
     for k in range(1, 5):
         assert re.search(rf"\b{k}\. [^:]+(:[^:]+)?: NFC: proved equal \(1 cell\)", text), k
     assert re.search(r"5\. [^\n]*: REFUTED the first patch that makes a difference", text)
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.fixture
+def slow_stub(stub: list[dict[str, Any]], monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+    """The stub, taking 0.6 s per cell and saying so through ``on_done``."""
+    proved = patchproof.run_patch_proof
+
+    def fake(*args: Any, on_done: Any = None, **kw: Any) -> PatchRun:
+        run = proved(*args, **kw)
+        for _ in run.cells:
+            time.sleep(0.6)
+            if on_done is not None:
+                on_done(1)
+        return run
+
+    monkeypatch.setattr(patchproof, "run_patch_proof", fake)
+    return stub
+
+
+class TestProgress:
+    def test_a_bar_with_an_estimate_on_a_terminal(self, linux612: Path,  # noqa: F811
+                                                  slow_stub: list[dict[str, Any]]) -> None:
+        """Cells done of the series' and every patch's (--per-patch), with tqdm's time
+        left, on a terminal's error stream; erased at the end; the report unchanged."""
+        argv = ["--linux", str(linux612), *(a for p in SERIES[:2] for a in ("--patch", p)),
+                "--per-patch", "--orders", "0-1", "--types", "GENERIC", "--no-times"]
+        err = _Terminal()
+        out = io.StringIO()
+        assert 0 == main(argv, out=out, err=err)
+        shown = err.getvalue()
+        assert "proving:" in shown and "/6" in shown and "<" in shown  # elapsed<left
+        assert shown.endswith("\r")
+
+    def test_nothing_in_a_pipe_or_with_quiet(self, linux612: Path,  # noqa: F811
+                                             slow_stub: list[dict[str, Any]]) -> None:
+        argv = ["--linux", str(linux612), "--patch", SERIES[0], "--orders", "0-1",
+                "--types", "GENERIC", "--no-times"]
+        for err, more in ((io.StringIO(), []), (_Terminal(), ["--quiet"])):
+            assert 0 == main([*argv, *more], out=io.StringIO(), err=err)
+            assert "" == err.getvalue()

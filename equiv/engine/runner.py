@@ -175,9 +175,11 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
 
 
 def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs: int,
-                   order: Sequence[int] | None = None) -> list[R]:
+                   order: Sequence[int] | None = None,
+                   on_done: Callable[[int], None] | None = None) -> list[R]:
     """``fn(*args)`` for every ``args`` of ``calls`` in up to ``jobs`` forked worker processes
-    (started in ``order``, default as given); the results in the order of ``calls``.
+    (started in ``order``, default as given); the results in the order of ``calls``;
+    ``on_done(1)`` as each result is collected (in ``order``).
 
     Ctrl-C reaches only this process, which stops the workers and re-raises
     ``KeyboardInterrupt``; an exception in a worker stops the others and is raised here
@@ -195,6 +197,8 @@ def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs:
         try:
             for i, fut in futures.items():
                 results[i] = fut.result()
+                if on_done is not None:
+                    on_done(1)
         except BaseException:
             for fut in futures.values():
                 fut.cancel()

@@ -50,7 +50,8 @@ class Subject:
     self_test: Callable[[int | None], SelfTestResult]
     #: lines for ``--list``
     list_lines: Callable[[], list[str]]
-    #: modes that are not a proof matrix: run one and return its exit code, or None
+    #: modes that are not a proof matrix: run one and return its exit code, or None; called
+    #: with the options, the error stream (for progress) and the report's writer
     special: Callable[[argparse.Namespace, TextIO, Callable[[str], None]], int | None]
     #: the subject's own options with their defaults (refused for other subjects, whatever
     #: the value given)

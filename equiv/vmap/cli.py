@@ -100,7 +100,7 @@ def list_lines() -> list[str]:
     return out
 
 
-def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) -> int | None:
+def special(args: argparse.Namespace, err: TextIO, emit: Callable[[str], None]) -> int | None:
     """No modes besides the proof matrix."""
     return None
 

@@ -181,7 +181,7 @@ def _one(configs: list[Config], option: str) -> Config:
     return configs[0]
 
 
-def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) -> int | None:
+def special(args: argparse.Namespace, err: TextIO, emit: Callable[[str], None]) -> int | None:
     """The modes that are not a proof matrix (--live, --linux, --btf, --copy-primitive,
     --explain): run one and return its exit code, or None when none was asked for."""
     if args.live is not None or args.live_from is not None or args.live_out is not None:
@@ -191,7 +191,7 @@ def special(args: argparse.Namespace, out: TextIO, emit: Callable[[str], None]) 
     if args.linux is not None:
         from equiv.zone_device.source.cli import run_linux
 
-        return run_linux(args, _one(_configs(args), "--linux"), emit)
+        return run_linux(args, _one(_configs(args), "--linux"), emit, err)
     if args.btf is not None:
         from equiv.linux.btf import Btf
         from equiv.page_model import Layout

@@ -25,10 +25,11 @@ from __future__ import annotations
 import argparse
 import os
 import shlex
+import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TextIO
 
 from equiv.config import Config
 from equiv.engine.errors import InputError, parse_ranges
@@ -36,6 +37,7 @@ from equiv.engine.verdict import EXIT, Verdict
 from equiv.linux.patch import FILE_SCOPE, Patch, Touched
 from equiv.memmap import MemoryType, parse_types
 from equiv.page_model import Layout
+from equiv.report.progress import progress
 from equiv.zone_device.source.drift import drift_report
 from equiv.zone_device.source.fidelity import MAX_ORDER, MODELS, model_for, run_fidelity, setup
 from equiv.zone_device.source.files import load_tree
@@ -65,11 +67,13 @@ def _types(spec: str) -> list[MemoryType | None]:
     return [None] if spec == "all" else types
 
 
-def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
+def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
+              err: TextIO | None = None) -> int:
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
-    the standard output: the command line's writer).  Returns the exit code."""
+    the standard output: the command line's writer), ``err`` shows the progress (on a
+    terminal, unless ``--quiet``).  Returns the exit code."""
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
-        return run_patch(args, cfg, emit)
+        return run_patch(args, cfg, emit, err)
     if args.format not in ("text", "json"):
         raise InputError(f"--linux reports in text or json, not --format {args.format!r}; "
                          "valid: text, json")
@@ -157,7 +161,8 @@ def _command(args: argparse.Namespace) -> str:
 
 
 def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[MemoryType | None],
-           orders: list[int], dest: Path, jobs: int) -> tuple[PatchStep, ...]:
+           orders: list[int], dest: Path, jobs: int,
+           advance: Callable[[int], None]) -> tuple[PatchStep, ...]:
     """``--per-patch``: each patch of the series against the tree before it, on the same
     cells.  A patch that changes no file equiv reads (:data:`FILES`) leaves the text the
     proof interprets as it was: it is equal to the tree before it without a query."""
@@ -174,9 +179,10 @@ def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[Memory
         after = applied.root
         if not diff_trees(before, after, FILES):
             out.append(PatchStep(number=k, patch=patch, touched=(), run=None))
+            advance(len(types) * len(orders))
         else:
             run = run_patch_proof(before, after, cfg, types, orders, label=patch.label,
-                                  timeout_ms=args.timeout_ms, jobs=jobs)
+                                  timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
             ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
             touched = tuple(TouchedRow(t, _status(t, ran))
                             for t in compare_trees(before, after, FILES))
@@ -185,9 +191,12 @@ def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[Memory
     return tuple(out)
 
 
-def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]) -> int:
+def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
+              err: TextIO | None = None) -> int:
     """``--linux BASE --patch FILE...`` or ``--linux BASE --against PATCHED``: prove the
-    patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code."""
+    patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code.
+    On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
+    ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
     from equiv.linux.patch import compare_trees, prepare, touched_functions
     from equiv.zone_device.source.files import FILES
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow, render_patch
@@ -221,12 +230,16 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
             touched = touched_functions(base_tree, load_tree(root), applied)
             outside_files = tuple(f for f in applied.paths if f not in FILES)
         patched_tree = load_tree(root)
-        run = run_patch_proof(base, root, cfg, types, orders,
-                              label=str(args.against) if args.against is not None
-                              else "; ".join(p.label for p in patches),
-                              timeout_ms=args.timeout_ms, jobs=jobs)
-        steps = (_steps(args, base, cfg, types, orders, Path(tmp) / "steps", jobs)
-                 if getattr(args, "per_patch", False) else ())
+        per = bool(getattr(args, "per_patch", False))
+        total = len(types) * len(orders) * (1 + (len(patches) if per else 0))
+        with progress(total, err if err is not None else sys.stderr,
+                      enabled=err is not None and not getattr(args, "quiet", False)) as advance:
+            run = run_patch_proof(base, root, cfg, types, orders,
+                                  label=str(args.against) if args.against is not None
+                                  else "; ".join(p.label for p in patches),
+                                  timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
+            steps = (_steps(args, base, cfg, types, orders, Path(tmp) / "steps", jobs, advance)
+                     if per else ())
     ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),

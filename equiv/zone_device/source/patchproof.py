@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import z3
@@ -303,11 +304,13 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
                     types: list[MemoryType | None], orders: list[int], *, label: str,
-                    timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False) -> PatchRun:
+                    timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False,
+                    on_done: Callable[[int], None] | None = None) -> PatchRun:
     """Every (type, order) cell; with ``jobs`` > 1 in that many worker processes (largest
-    order first; the result order does not depend on it).  ``classes``: each order class
-    first tried with one probe, as :func:`equiv.zone_device.source.fidelity.run_fidelity` does (off by
-    default, for the same measured reason)."""
+    order first; the result order does not depend on it); ``on_done(1)`` as each cell ends.
+    ``classes``: each order class first tried with one probe, as
+    :func:`equiv.zone_device.source.fidelity.run_fidelity` does (off by default, for the
+    same measured reason)."""
     t0 = time.perf_counter()
     base_tree, patched_tree = load_tree(base_root), load_tree(patched_root)
     sides: list[Side] = []
@@ -317,13 +320,19 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
             if not sides:
                 sides.extend((side("base", base_tree, cfg), side("patched", patched_tree, cfg)))
             base, patched = sides
-            return [check_patch_cell(base, patched, cfg, ty, o, timeout_ms=timeout_ms,
-                                     order_hi=hi) for ty, o, hi in todo]
+            out = []
+            for ty, o, hi in todo:
+                out.append(check_patch_cell(base, patched, cfg, ty, o, timeout_ms=timeout_ms,
+                                            order_hi=hi))
+                if on_done is not None:
+                    on_done(1)
+            return out
         return list(map_in_workers(
             _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms, hi)
                            for ty, o, hi in todo], jobs,
             order=sorted(range(len(todo)),
-                         key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1]))))
+                         key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1])),
+            on_done=on_done))
 
     cuts = order_classes(side_layout(side("base", base_tree, cfg), cfg), orders) if classes else []
     in_class = {o for lo, hi in cuts for o in range(lo, hi + 1)}
