@@ -202,6 +202,24 @@ class TestFormats:
         loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
         assert 1056 == loc["region"]["startLine"]
 
+    def test_located_at_the_changed_line_the_chain_passes(self) -> None:
+        """A chain that ends in a helper the patch did not change (string.h's memcpy()
+        reached from memcpy_nontemporal()) is located at the last step on a changed line (the
+        call in mm/mm_init.c), in the text and in SARIF; the helper's line is related."""
+        chain = ("mm/mm_init.c:1065: memcpy_nontemporal(page, template, sizeof(*page))",
+                 "include/linux/string.h:292: memcpy(dst, src, len)")
+        rep = evolve(_report(fast=(chain,)), changed=(("mm/mm_init.c", (range(1050, 1070),)),))
+        at, other = locate(rep, rep.run.cells[0].roles[1])
+        assert at is not None and ("mm/mm_init.c", 1065) == at[:2]
+        assert [("include/linux/string.h", 292)] == [o[:2] for o in other]
+        assert "at (patched tree): mm/mm_init.c:1065:" in flat(render_patch_text(rep))
+        log = patch_sarif(rep)
+        assert [] == sarif_errors(log)
+        loc = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]
+        assert ("mm/mm_init.c", 1065) == (loc["artifactLocation"]["uri"], loc["region"]["startLine"])
+        bare = _report(fast=(chain,))  # no changed line on the chain: its last step
+        assert ("include/linux/string.h", 292) == locate(bare, bare.run.cells[0].roles[1])[0][:2]
+
     def test_unknown_is_a_warning_and_proved_has_no_result(self) -> None:
         log = patch_sarif(_report(verdict=Verdict.UNKNOWN))
         assert [] == sarif_errors(log)

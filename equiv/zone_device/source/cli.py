@@ -177,7 +177,8 @@ def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[Memory
     for k, applied in enumerate(trees, 1):
         patch = applied.patches[-1]
         after = applied.root
-        if not diff_trees(before, after, FILES):
+        diffs = diff_trees(before, after, FILES)
+        if not diffs:
             out.append(PatchStep(number=k, patch=patch, touched=(), run=None))
             advance(len(types) * len(orders))
         else:
@@ -186,7 +187,8 @@ def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[Memory
             ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
             touched = tuple(TouchedRow(t, _status(t, ran))
                             for t in compare_trees(before, after, FILES))
-            out.append(PatchStep(number=k, patch=patch, touched=touched, run=run))
+            out.append(PatchStep(number=k, patch=patch, touched=touched, run=run,
+                                 changed=tuple((f.path, f.patched_lines) for f in diffs)))
         before = after
     return tuple(out)
 
@@ -197,7 +199,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code.
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
     ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
-    from equiv.linux.patch import compare_trees, prepare, touched_functions
+    from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
     from equiv.zone_device.source.files import FILES
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow, render_patch
     from equiv.zone_device.source.patchproof import run_patch_proof
@@ -224,11 +226,13 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
             patches: tuple[Patch, ...] = ()
             touched = compare_trees(base, root, FILES)
             outside_files: tuple[str, ...] = ()
+            changes = diff_trees(base, root, FILES)
         else:
             applied = prepare(base, FILES, [Path(p) for p in args.patch], Path(tmp) / "tree")
             root, patches = applied.root, applied.patches
             touched = touched_functions(base_tree, load_tree(root), applied)
             outside_files = tuple(f for f in applied.paths if f not in FILES)
+            changes = applied.files
         patched_tree = load_tree(root)
         per = bool(getattr(args, "per_patch", False))
         total = len(types) * len(orders) * (1 + (len(patches) if per else 0))
@@ -249,7 +253,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
             t.name for t in types if t is not None),
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
         files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
-        steps=steps)
+        steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes))
     code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:

@@ -114,6 +114,8 @@ class PatchStep:
     patch: Patch
     touched: tuple[TouchedRow, ...]
     run: PatchRun | None
+    #: the lines it changes: (file, line ranges of the tree after it)
+    changed: tuple[tuple[str, tuple[range, ...]], ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -144,6 +146,9 @@ class PatchReport:
     command: str
     #: with ``--per-patch``: each patch against the tree before it
     steps: tuple[PatchStep, ...] = ()
+    #: the lines the patches (or the other tree) change: (file, line ranges of the patched
+    #: tree), where a difference is located when its patched chain passes through one
+    changed: tuple[tuple[str, tuple[range, ...]], ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -357,14 +362,15 @@ def _step_lines(rep: PatchReport, times: bool) -> list[str]:
             out += wrap("touched: " + ", ".join(
                 f"{r.touched.name} ({r.touched.file}:{r.touched.line})" for r in st.touched),
                 "     ", "       ")
-            out += _cell_lines(rep, st.run, times, proved=False, ind="   ")
+            out += _cell_lines(rep, st.run, times, proved=False, ind="   ", changed=st.changed)
     if first is None:
         out += wrap("every patch proved equal to the tree before it", "  ", "    ")
     return out
 
 
 def _cell_lines(rep: PatchReport, run: PatchRun, times: bool, *, proved: bool = True,
-                ind: str = "") -> list[str]:
+                ind: str = "", changed: tuple[tuple[str, tuple[range, ...]], ...] | None = None,
+                ) -> list[str]:
     """One line per cell (``proved=False``: the cells not proved only) and the details of
     every role not proved, each line indented by ``ind`` more."""
     i2, i4, i6, i8 = (ind + " " * n for n in (2, 4, 6, 8))
@@ -389,7 +395,7 @@ def _cell_lines(rep: PatchReport, run: PatchRun, times: bool, *, proved: bool = 
                                 f"{d.slow:#x}, patched {d.fast:#x}", i6, i8)
                     out += _chain_lines(f"{i8}base:    ", d.slow_provenance)
                     out += _chain_lines(f"{i8}patched: ", d.fast_provenance)
-                at, _ = locate(rep, r)
+                at, _ = locate(rep, r, changed)
                 if at is not None:
                     out += wrap(f"at (patched tree): {at[0]}:{at[1]}: {at[2]}", i6, i8)
             out.append(f"{i6}re-run:")
@@ -525,17 +531,30 @@ def first_touched(rep: PatchReport) -> tuple[str, int] | None:
     return None
 
 
-def locate(rep: PatchReport, role: RoleResult) -> tuple[tuple[str, int, str] | None,
-                                                      list[tuple[str, int, str]]]:
-    """Where a role's difference is, in the patched tree: the last step of the patched
-    side's provenance of the first differing field that side wrote, and that chain's earlier
-    steps; if the patched tree wrote none of the differing bytes (it left the initial memory),
-    the first touched definition it runs, with a note saying so.  Each as (file, line, what)."""
+def on_changed_line(step: tuple[str, int, str],
+                    changed: tuple[tuple[str, tuple[range, ...]], ...]) -> bool:
+    """Whether a provenance step lies on a line the patches changed."""
+    return any(f == step[0] and any(step[1] in r for r in rs) for f, rs in changed)
+
+
+def locate(rep: PatchReport, role: RoleResult,
+           changed: tuple[tuple[str, tuple[range, ...]], ...] | None = None,
+           ) -> tuple[tuple[str, int, str] | None, list[tuple[str, int, str]]]:
+    """Where a role's difference is, in the patched tree: in the patched side's provenance
+    of the first differing field that side wrote, the last step on a line the patches
+    change (``changed``, default the report's: the call in mm/mm_init.c rather than the line
+    of string.h's memcpy() it reaches), else the chain's last step; and the chain's other
+    steps.  If the patched tree wrote none of the differing bytes (it left the initial
+    memory), the first touched definition it runs, with a note saying so.  Each as (file,
+    line, what)."""
+    lines = rep.changed if changed is None else changed
     for d in role.diffs:
         for ch in d.fast_provenance:
             steps = [s for s in (parse_step(x) for x in ch) if s is not None]
             if steps:
-                return steps[-1], steps[:-1]
+                hit = [i for i, st in enumerate(steps) if on_changed_line(st, lines)]
+                k = hit[-1] if hit else len(steps) - 1
+                return steps[k], steps[:k] + steps[k + 1:]
     where = first_touched(rep)
     if where is None:
         return None, []
@@ -545,13 +564,14 @@ def locate(rep: PatchReport, role: RoleResult) -> tuple[tuple[str, int, str] | N
     return (where[0], where[1], what), []
 
 
-def sarif_locations(rep: PatchReport, role: RoleResult) -> tuple[dict[str, Any] | None,
-                                                                list[dict[str, Any]]]:
+def sarif_locations(rep: PatchReport, role: RoleResult,
+                    changed: tuple[tuple[str, tuple[range, ...]], ...] | None = None,
+                    ) -> tuple[dict[str, Any] | None, list[dict[str, Any]]]:
     """The primary location of a role's result (in the patched tree, :func:`locate`) and
-    the related ones: the patched chain's earlier steps, the base side's steps (``BASE``)."""
-    at, earlier = locate(rep, role)
+    the related ones: the patched chain's other steps, the base side's steps (``BASE``)."""
+    at, earlier = locate(rep, role, changed)
     primary = None if at is None else _loc(at[0], "PATCHED", at[1], f"patched tree: {at[2]}")
-    related = [_loc(f, "PATCHED", ln, f"patched tree, earlier step: {stmt}")
+    related = [_loc(f, "PATCHED", ln, f"patched tree, another step: {stmt}")
                for f, ln, stmt in earlier]
     seen: set[tuple[str, int]] = set()
     for d in role.diffs[:1]:
@@ -592,7 +612,7 @@ def _sarif_results(rep: PatchReport, run: PatchRun, step: PatchStep | None,
             if rid not in index:
                 rules.append({"id": rid, "shortDescription": {"text": r.name}})
                 index[rid] = len(rules) - 1
-            primary, related = sarif_locations(rep, r)
+            primary, related = sarif_locations(rep, r, None if step is None else step.changed)
             text = _sarif_message(rep, c, r)
             if step is not None:
                 text = (f"patch {step_title(step)} against the tree before it (line numbers "
