@@ -416,7 +416,7 @@ def test_the_linux_run_gets_the_options(base: Path, tmp_path: Path,
     (args.patch a list, [] by default; args.against None by default)."""
     seen: list[tuple[list[str], str | None]] = []
 
-    def run_linux(args: object, cfg: object, emit: object) -> int:
+    def run_linux(args: object, cfg: object, emit: object, err: object) -> int:
         seen.append((getattr(args, "patch"), getattr(args, "against")))  # noqa: B009
         return 0
 

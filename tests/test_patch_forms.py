@@ -373,7 +373,7 @@ def _cli(argv: list[str], monkeypatch: pytest.MonkeyPatch) -> tuple[int, str]:
     """``main`` with the proof replaced: the patches read and applied (the option check's
     dry run) are all that runs."""
     fake = types.ModuleType("equiv.zone_device.source.cli")
-    fake.run_linux = lambda args, cfg, emit: 0  # type: ignore[attr-defined]
+    fake.run_linux = lambda args, cfg, emit, err: 0  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "equiv.zone_device.source.cli", fake)
     err = io.StringIO()
     return main(argv, io.StringIO(), err), err.getvalue()
