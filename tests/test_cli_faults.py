@@ -724,7 +724,7 @@ def test_the_patch_report_names_the_pgmap_type() -> None:
 
     rep = _report()
     cell = rep.run.cells[0]
-    head = evolve(cell.roles[1], inputs=(("nid", 0), ("pgmap_type", 4)))
+    head = evolve(cell.roles[1], inputs=(("nid", 0), ("pgmap_type", 4)), irrelevant=())
     rep = evolve(rep, run=evolve(rep.run, cells=(evolve(cell, roles=(
         cell.roles[0], head, cell.roles[2])),)))
     text = render_patch_text(rep, times=False)

@@ -40,7 +40,8 @@ from equiv.linux.patch import Patch, Touched, prepare
 from equiv.memmap import MemoryType, Scenario, input_assumptions, symbolic_inputs
 from equiv.page_model import Layout
 from equiv.proofs import main
-from equiv.zone_device.counterexample import FieldDiff
+from equiv.zone_device.counterexample import FieldDiff, Observed
+from equiv.zone_device.present import page_boxes
 from equiv.zone_device.source.assumed import locate as locate_assumptions
 from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.common import RoleResult
@@ -101,14 +102,22 @@ CHAIN = ("mm/mm_init.c:1057: memcpy(&template, page, sizeof(*page))",
          "mm/mm_init.c:1065: memcpy_nontemporal(page, template, sizeof(*page))")
 
 
+#: the observed head: arbitrary initial bytes, memcg_data 0 in the base, 2 in the patched tree
+OBSERVED = Observed(bytes(range(0x40, 0x80)), bytes(64), bytes(56) + b"\x02" + bytes(7))
+LAYOUT_612 = Layout.from_config(PRESETS["x86_64-default"]).named_for("6.12")
+
+
 def _report(fast: tuple[tuple[str, ...], ...] = (CHAIN,), verdict: Verdict = Verdict.REFUTED,
             against: str | None = None) -> PatchReport:
     d = FieldDiff(56, 8, ("memcg_data",), 0, 2, (("include/linux/mm.h:171: _pp[7] = 0",),), fast)
     roles = (RoleResult("loop_summary_lemmas", Verdict.PROVED, 1.0),
              RoleResult("head_equal", verdict, 2.0,
                         (d,) if verdict is Verdict.REFUTED else (),
-                        (("altmap_valid", False), ("nid", 0)), (("c", 1), ("t", 0)), 0x11,
-                        "" if verdict is not Verdict.UNKNOWN else "solver: canceled"),
+                        (("altmap_free", 7), ("altmap_valid", False), ("nid", 0),
+                         ("nr_pages", 2), ("start_pfn", 0x10)), (("c", 1), ("t", 0)), 0x11,
+                        "" if verdict is not Verdict.UNKNOWN else "solver: canceled",
+                        observed=OBSERVED if verdict is Verdict.REFUTED else None,
+                        irrelevant=("nid",), boxes=page_boxes(LAYOUT_612, 0)),
              RoleResult("pageblock_equal", Verdict.PROVED, 0.5))
     cell = PatchCell("MEMORY_DEVICE_GENERIC", 0, verdict, 3.5, roles, 13,
                      ("base: mm/mm_init.c:1103 memmap_init_zone_device",
@@ -268,6 +277,42 @@ class TestFormats:
         assert all(f"assumption:{k}" in got for k in keys)
         assert "__add_pages()" in got["assumption:altmap-in-range"]
 
+    def test_inputs_marked_irrelevant_and_the_initial_bytes_said_arbitrary(self) -> None:
+        """The text report marks an input whose value does not matter, leaves out the
+        altmap's counts when there is no altmap, and shows the observed bytes with the
+        initial column said to be the solver's pick of arbitrary memory."""
+        text = flat(render_patch_text(_report(), times=False))
+        assert ("inputs (*: any other value gives the same difference): altmap_valid=false, "
+                "nid=0x0*, nr_pages=0x2, start_pfn=0x10") in text
+        assert "altmap_free" not in text
+        assert ("initial: the initial memory is arbitrary (any contents); shown are the bytes "
+                "the solver picked for this example") in text
+        assert "off initial base patched 0x00 4041 4243 4445 4647 0000 0000 0000 0000" in text
+        assert "0x38 7879 7a7b 7c7d 7e7f 0000 0000 0000 0000 0200 0000 0000 0000 ^^" in text
+        doc = patch_json(_report())["cells"][0]["roles"][1]
+        assert (["nid"], "0" * 128) == (doc["irrelevant_inputs"], doc["observed"]["base"])
+
+    def test_html_draws_the_struct_page_the_strips_and_both_trees(self) -> None:
+        """--format html: the model's page with the base and the patched tree as its sides,
+        6.12's names in the diagram, the compound strip, and the cell's re-run command."""
+        import html.parser
+
+        from equiv.zone_device.source.patch_html import render
+
+        page = render("html", _report(), times=False)
+        parser = html.parser.HTMLParser()
+        parser.feed(page)
+        for want in ("<th>field</th><th>base</th><th>patched</th>",
+                     'class="side">base</th>', 'class="side">patched</th>',
+                     "the bytes in which the base and the patched tree differ",
+                     "arbitrary memory: the bytes the solver picked",
+                     "memcg_data: base 0x0, patched 0x2", "compound_head",
+                     "from end_pfn on", "the difference is here",
+                     "python -m equiv.proofs --linux /b --patch x.patch --types GENERIC "
+                     "--orders 0"):
+            assert want in page, want
+        assert "compound_info" not in page and "slow" not in page.lower().replace("slowly", "")
+
     def test_parse_step(self) -> None:
         assert ("mm/mm_init.c", 1065, "memcpy_nontemporal(page, template, sizeof(*page))") == \
             parse_step(CHAIN[1])
@@ -360,7 +405,7 @@ class TestCommand:
     @pytest.mark.parametrize(("argv", "message"), [
         (["--orders", "19"], "order 19 out of range; valid: 0..18"),
         (["--orders", "0-20"], "order 19 out of range; valid: 0..18"),
-        (["--format", "markdown"], "reports in text, json, sarif, junit"),
+        (["--format", "markdown"], "reports in text, json, sarif, junit, html"),
         (["--compare", "v6.12"], "--compare picks a hand-written model"),
     ])
     def test_bad_input_is_one_line_exit_3(self, linux612: Path, stub: list[dict[str, Any]],  # noqa: F811
@@ -374,8 +419,10 @@ class TestCommand:
                                                   stub: list[dict[str, Any]]) -> None:
         code, out, _ = run("--linux", str(linux612), "--patch", SERIES[0], "--orders", "0",
                            "--format", "sarif", "--report", f"junit={tmp_path / 'r.xml'}",
-                           "--report", f"json={tmp_path / 'r.json'}")
+                           "--report", f"json={tmp_path / 'r.json'}",
+                           "--report", f"html={tmp_path / 'r.html'}")
         assert 0 == code and 1 == len(stub)
+        assert "<!DOCTYPE html>" in (tmp_path / "r.html").read_text()
         assert [] == sarif_errors(json.loads(out))
         assert [] == schema_errors(json.loads((tmp_path / "r.json").read_text()))
         assert "<testsuites" in (tmp_path / "r.xml").read_text()

@@ -231,6 +231,16 @@ class Presenter:
     kernel_file: str = ""
     #: the kernel function of each matrix column, for SARIF locations
     column_functions: tuple[tuple[str, str], ...] = ()
+    #: what the two sides compared are called in the pictures (the HTML hexdump, the
+    #: provenance table), and both in words
+    sides: tuple[str, str] = ("slow", "fast")
+    sides_what: str = "the slow and the fast path"
+
+    def reproduce_command(self, run: RunResult, cell: CellResult,
+                          ob: ObligationResult) -> str | None:
+        """The command that re-runs a non-proved obligation, when the subject writes its
+        own (None: :func:`equiv.report.machine.reproduce` builds it from the run)."""
+        return None
 
     def column_name(self, column: str) -> str:
         """A column as the matrix, JUnit and reproduce commands print it."""

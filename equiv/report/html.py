@@ -244,7 +244,7 @@ def render_html(runs: Sequence[RunResult], *, times: bool = True) -> str:
                             default=None)})
     verdict = worst([r.verdict for r in runs]) if runs else Verdict.PROVED
     return _environment().get_template("report.html.j2").render(
-        runs=views, verdict=verdict.value, times=times, hex_sides=("initial", "slow", "fast"))
+        runs=views, verdict=verdict.value, times=times)
 
 
 __all__ = ["anchor", "diagram", "finding_key", "hexdump", "render_html"]

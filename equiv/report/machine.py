@@ -45,6 +45,9 @@ def reproduce(run: RunResult, cell: CellResult, ob: ObligationResult) -> str | N
     obligation alone (with the lemmas it rests on), a loop lemma with its whole cell."""
     if ob.verdict is Verdict.PROVED:
         return None
+    own = run.presenter.reproduce_command(run, cell, ob)
+    if own is not None:
+        return own
     one = run.presenter.repro_alone(ob)
     return repro_command(run, cell, ob.name) if one else repro_command(run, cell)
 

@@ -256,11 +256,13 @@ def obligation_lines(run: RunResult, ob: ObligationResult, times: bool,
     return out
 
 
-def hexdump_lines(obj: ObjectBytes, width: int = WIDTH) -> list[str]:
+def hexdump_lines(obj: ObjectBytes, width: int = WIDTH,
+                  names: tuple[str, str, str] = ("initial", "slow", "fast")) -> list[str]:
     """The initial, slow and fast bytes of ``obj`` side by side, in memory order, two bytes
     to a group, with a line of ``^`` under every byte in which slow and fast differ (after
     each row that has one).  Rows of :attr:`ObjectBytes.row` bytes, halved until a row fits
-    in ``width`` columns (8 bytes take 67).
+    in ``width`` columns (8 bytes take 67).  ``names``: the three columns' headings (a
+    ``--patch`` report's are initial, base and patched).
 
     >>> from equiv.engine.picture import ObjectBytes
     >>> print("\\n".join(hexdump_lines(ObjectBytes("cell 0x2", b"\\x00\\x07", b"\\x01\\x07",
@@ -279,14 +281,13 @@ def hexdump_lines(obj: ObjectBytes, width: int = WIDTH) -> list[str]:
         return 2 * n + (n - 1) // 2
 
     def block_of(n: int) -> int:  # a side's column: its bytes, at least its name
-        return max(cols(min(n, obj.size)), len("initial"))
+        return max(cols(min(n, obj.size)), *map(len, names))
 
     while per > 1 and off_w + 3 * (2 + block_of(per)) > width:
         per //= 2
     block = block_of(per)
     out = wrap(f"{obj.title}, {obj.size} byte{'s' * (obj.size != 1)} in memory order; ^ "
-               "under each byte in which slow and fast differ", width=width)
-    names = ("initial", "slow", "fast")
+               f"under each byte in which {names[1]} and {names[2]} differ", width=width)
     out.append(("off".ljust(off_w) + "".join("  " + n.ljust(block) for n in names)).rstrip())
     for lo in range(0, obj.size, per):
         hi = min(lo + per, obj.size)

@@ -328,8 +328,8 @@ def pageblock_strip(cx: Counterexample, pageblock_order: int) -> Strip:
 def page_boxes(L: Layout, page_index: int | None) -> tuple[Box, ...]:
     """Every name of the bytes of struct page ``page_index`` of a compound (0 head; 1, 2
     with the folio overlays of page[1] and page[2]; None any other), and the padding."""
-    boxes = [Box(v.name, v.offset, v.size) for v in L.views if v.page is None]
-    boxes += [Box(f"folio.{v.name}", v.offset, v.size) for v in L.views
+    boxes = [Box(v.shown, v.offset, v.size) for v in L.views if v.page is None]
+    boxes += [Box(f"folio.{v.shown}", v.offset, v.size) for v in L.views
               if v.page is not None and v.page == page_index]
     boxes += [Box("<padding>", a.offset, a.size) for a in L.atoms if not a.views]
     return tuple(sorted(boxes, key=lambda b: (b.offset, -b.size)))

@@ -23,6 +23,7 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
+from equiv.engine.picture import Box
 from equiv.engine.query import z3_gave_up
 from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict
@@ -31,7 +32,7 @@ from equiv.loops import Ctx, Lemma
 from equiv.memmap import Assumption, Inputs, Scenario, assumptions
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
-from equiv.zone_device.counterexample import FieldDiff
+from equiv.zone_device.counterexample import FieldDiff, Observed
 from equiv.zone_device.source.cinterp import Interp, initial_state
 from equiv.zone_device.source.cstate import Case, CInt, InterpError, Oracle, Ptr, Renaming, State
 from equiv.zone_device.source.csummary import CLemma, has_select
@@ -598,6 +599,15 @@ class RoleResult:
     index: tuple[tuple[str, int], ...] = ()
     pfn: int | None = None
     reason: str = ""
+    #: the observed struct page (or bitmap cell) as bytes in memory order: the initial
+    #: contents the solver picked (arbitrary memory), and what each side left there
+    observed: Observed | None = None
+    #: scalar inputs whose value does not matter: with every other input and the role's
+    #: index as shown, every value the assumptions allow (and any initial memory) gives a
+    #: difference (:func:`irrelevant_inputs`)
+    irrelevant: tuple[str, ...] = ()
+    #: every name of the observed bytes in the layout the proof used (the HTML diagram)
+    boxes: tuple[Box, ...] = ()
 
 
 def check_assumptions(assume: Sequence[Assumption], timeout_ms: int) -> RoleResult | None:
@@ -1059,6 +1069,8 @@ class RoleProof:
     #: a role's difference is looked for again on a range of at most two compounds, and
     #: that one kept if there is one (fewer struct pages to replay)
     steer: bool = False
+    #: a replayed difference gets its irrelevant inputs marked (:func:`irrelevant_inputs`)
+    explain: bool = False
 
 
 def _steered(p: RoleProof, o: RoleClaim, found: RenamedModel) -> RenamedModel:
@@ -1070,6 +1082,47 @@ def _steered(p: RoleProof, o: RoleClaim, found: RenamedModel) -> RenamedModel:
     again = check_role(o.name, o.cons, o.same, small, p.c, p.t, p.inp, sc.orders[-1],
                        p.timeout_ms, split=p.split)
     return again if isinstance(again, RenamedModel) else found
+
+
+#: the z3 budget of each query of :func:`irrelevant_inputs` (ms): a query not decided in
+#: it marks nothing (the input is shown as it is, not as irrelevant)
+IRRELEVANT_MS = 2_000
+
+
+def irrelevant_inputs(p: RoleProof, o: RoleClaim, r: RoleResult) -> tuple[str, ...]:
+    """The scalar inputs of a replayed difference ``r`` of role ``o`` whose value does not
+    matter: with every other scalar input and the role's index pinned to the values shown,
+    no value the assumptions allow for it, with any initial memory, makes the two sides
+    equal there (the query ``assumptions and constraint and same`` is UNSAT).
+
+    Why it can never turn a verdict: it runs after the difference was replayed, and it
+    only adds marks to it; a query not decided (:data:`IRRELEVANT_MS`) marks nothing.
+    Stronger than the model path's check (:func:`equiv.zone_device.minimise.minimise`, which
+    keeps the memory): an input marked here is irrelevant for every initial memory too."""
+    vals = dict(r.inputs)
+    pins: dict[str, z3.BoolRef] = {}
+    for k, v in vals.items():
+        term = getattr(p.inp, k)
+        pins[k] = term == (z3.BoolVal(v) if isinstance(v, bool) else
+                           z3.BitVecVal(v, term.size()))
+    index = {"c": p.c, "t": p.t, "b": z3.BitVec("pageblock.b", 64)}
+    fixed = [index[k] == z3.BitVecVal(v, 64) for k, v in r.index if k in index]
+    out: list[str] = []
+    for k in vals:
+        others = [t for n, t in pins.items() if n != k]
+        s = z3.SolverFor("QF_AUFBV")
+        s.set("timeout", min(IRRELEVANT_MS, p.timeout_ms))
+        s.add(*p.assume, o.cons, o.same, *fixed, *others)
+        if s.check() != z3.unsat:
+            continue
+        # and another value is allowed at all (an input the assumptions fix, such as the
+        # cell's pgmap type, is not "irrelevant")
+        s = z3.SolverFor("QF_AUFBV")
+        s.set("timeout", min(IRRELEVANT_MS, p.timeout_ms))
+        s.add(*p.assume, o.cons, *fixed, *others, z3.Not(pins[k]))
+        if s.check() == z3.sat:
+            out.append(k)
+    return tuple(out)
 
 
 def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
@@ -1125,17 +1178,19 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
                              split=p.split, contexts=contexts, free=free)
             if p.steer and isinstance(out, RenamedModel) and not sc.is_class:
                 out = _steered(p, o, out)
-        roles.append(role_result(o.name, out, time.perf_counter() - t0, lemma_ok, sc.is_class,
-                                 p.refute))
+        res = role_result(o.name, out, time.perf_counter() - t0, lemma_ok, sc.is_class, p.refute)
+        if p.explain and res.verdict is Verdict.REFUTED and res.inputs:
+            res = evolve(res, irrelevant=irrelevant_inputs(p, o, res))
+        roles.append(res)
         if sc.is_class and out is not Verdict.PROVED:
             return f"{o.name}: {roles[-1].reason}"
     return why
 
 
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "DECIDE_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN",
-           "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates", "HandPath", "Memo",
-           "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof", "RoleResult", "Side",
-           "altmap_cases", "check_assumptions", "check_lemmas", "check_role",
-           "class_miss", "free_first", "merge_found", "model_for", "no_wrap", "order_free",
-           "order_not_covered", "prove_roles", "role_result", "run_tree", "side", "side_layout",
-           "specialise", "substitute_all", "undisproved", "words_equal"]
+           "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates",
+           "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof",
+           "RoleResult", "Side", "altmap_cases", "check_assumptions", "check_lemmas", "check_role",
+           "class_miss", "free_first", "irrelevant_inputs", "merge_found", "model_for", "no_wrap",
+           "order_free", "order_not_covered", "prove_roles", "role_result", "run_tree", "side",
+           "side_layout", "specialise", "substitute_all", "undisproved", "words_equal"]

@@ -50,10 +50,11 @@ from attrs import frozen
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
 from equiv.engine.cache import TOOL_VERSION
+from equiv.engine.picture import ObjectBytes
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.patch import Patch, Touched
 from equiv.memmap import MemoryType
-from equiv.report.text import WIDTH, command_lines
+from equiv.report.text import WIDTH, command_lines, hexdump_lines
 from equiv.zone_device.counterexample import FieldDiff
 from equiv.zone_device.source.assumed import Located
 from equiv.zone_device.source.cinterp import TRUSTED
@@ -225,6 +226,62 @@ def _input(name: str, v: int | bool) -> str:
     return _val(v)
 
 
+def shown_inputs(r: RoleResult) -> list[tuple[str, int | bool]]:
+    """The inputs of a replayed difference a report shows: all but the altmap's counts
+    when there is no altmap (the slow path does not read them then)."""
+    vals = dict(r.inputs)
+    return [(k, v) for k, v in r.inputs
+            if not (k in ("altmap_reserve", "altmap_free") and vals.get("altmap_valid") is False)]
+
+
+def inputs_text(r: RoleResult) -> str:
+    """``inputs: k=v, ...`` of a replayed difference, an input marked ``*`` when its value
+    does not matter (:func:`~equiv.zone_device.source.common.irrelevant_inputs`)."""
+    marked = ", ".join(f"{k}={_input(k, v)}{'*' * (k in r.irrelevant)}"
+                       for k, v in shown_inputs(r))
+    note = " (*: any other value gives the same difference)" if r.irrelevant else ""
+    return f"inputs{note}: {marked}"
+
+
+def observed_object(r: RoleResult) -> ObjectBytes | None:
+    """The struct page (or bitmap cell) a replayed difference observes, as the reports'
+    pictures take it: initial (the arbitrary memory, the values the solver picked), base
+    and patched (in the slow and fast slots of :class:`ObjectBytes`)."""
+    if r.observed is None:
+        return None
+    return ObjectBytes(_page(r), r.observed.initial, r.observed.slow, r.observed.fast, ())
+
+
+#: the three columns of a ``--patch`` hexdump
+HEX_SIDES: tuple[str, str, str] = ("initial", "base", "patched")
+
+
+def observed_lines(r: RoleResult, width: int) -> list[str]:
+    """The hexdump of the observed bytes (:func:`observed_object`), its initial column
+    said to be the solver's pick of arbitrary memory."""
+    obj = observed_object(r)
+    if obj is None:
+        return []
+    return [*textwrap.wrap("initial: the initial memory is arbitrary (any contents); shown "
+                           "are the bytes the solver picked for this example", width),
+            *hexdump_lines(obj, width, HEX_SIDES)]
+
+
+def role_lines(r: RoleResult, ind: str = "") -> list[str]:
+    """A replayed difference as text lines indented by ``ind``: the page, the inputs, and
+    each differing field with both values and the chains of steps behind them."""
+    i2 = ind + "  "
+    out = [f"{ind}{_page(r)}"]
+    if r.inputs:
+        out += wrap(inputs_text(r), ind, i2)
+    for d in r.diffs:
+        out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
+                    f"{d.slow:#x}, patched {d.fast:#x}", ind, i2)
+        out += _chain_lines(f"{i2}base:    ", d.slow_provenance)
+        out += _chain_lines(f"{i2}patched: ", d.fast_provenance)
+    return out
+
+
 def _page(role: RoleResult) -> str:
     idx = dict(role.index)
     if "b" in idx:
@@ -386,18 +443,11 @@ def _cell_lines(rep: PatchReport, run: PatchRun, times: bool, *, proved: bool = 
             out += wrap(f"{r.name}: {r.verdict.value}{' - ' + r.reason if r.reason else ''}",
                         i4, i6)
             if r.diffs:
-                out.append(f"{i6}{_page(r)}")
-                if r.inputs:
-                    out += wrap("inputs: " + ", ".join(f"{k}={_input(k, v)}" for k, v in r.inputs),
-                                i6, i8)
-                for d in r.diffs:
-                    out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
-                                f"{d.slow:#x}, patched {d.fast:#x}", i6, i8)
-                    out += _chain_lines(f"{i8}base:    ", d.slow_provenance)
-                    out += _chain_lines(f"{i8}patched: ", d.fast_provenance)
+                out += role_lines(r, i6)
                 at, _ = locate(rep, r, changed)
                 if at is not None:
                     out += wrap(f"at (patched tree): {at[0]}:{at[1]}: {at[2]}", i6, i8)
+                out += [i4 + line for line in observed_lines(r, WIDTH - len(i4))]
             out.append(f"{i6}re-run:")
             out += command_lines(repro(rep, c), i8)
     return out
@@ -413,13 +463,18 @@ def _field_json(d: FieldDiff) -> dict[str, Any]:
             "patched_provenance": [list(ch) for ch in d.fast_provenance]}
 
 
-def _role_json(r: RoleResult, times: bool) -> dict[str, Any]:
+def role_json(r: RoleResult, times: bool) -> dict[str, Any]:
     return {"name": r.name, "verdict": r.verdict.value,
             **({"seconds": round(r.seconds, 3)} if times else {}),
             "reason": r.reason or None,
             "index": dict(r.index) or None,
             "pfn": hex(r.pfn) if r.pfn is not None else None,
             "inputs": {k: (v if isinstance(v, bool) else hex(v)) for k, v in r.inputs} or None,
+            "irrelevant_inputs": list(r.irrelevant),
+            "observed": None if r.observed is None else {
+                "initial": r.observed.initial.hex(), "base": r.observed.slow.hex(),
+                "patched": r.observed.fast.hex(),
+                "initial_is": "arbitrary memory: the bytes the solver picked"},
             "fields": [_field_json(d) for d in r.diffs]}
 
 
@@ -480,7 +535,7 @@ def _cells_json(rep: PatchReport, run: PatchRun, times: bool) -> list[dict[str, 
              "lemmas": c.lemmas,
              "assumptions": [a.key for a in c.assumptions],
              "reproduce": repro(rep, c),
-             "roles": [_role_json(r, times) for r in c.roles]} for c in run.cells]
+             "roles": [role_json(r, times) for r in c.roles]} for c in run.cells]
 
 
 def render_patch_json(rep: PatchReport, *, times: bool = True,
@@ -780,18 +835,21 @@ def _step_suite(rep: PatchReport, st: PatchStep, times: bool) -> TestSuite:
 
 def render_patch(fmt: str, rep: PatchReport, *, times: bool = True,
                  exit_code: int | None = None) -> str:
-    """The report in ``fmt`` (:data:`PATCH_FORMATS`)."""
+    """The report in ``fmt`` (:data:`PATCH_FORMATS` but html, which
+    :func:`equiv.zone_device.source.patch_html.render` adds)."""
     if fmt == "json":
         return render_patch_json(rep, times=times, exit_code=exit_code)
     if fmt == "sarif":
         return render_patch_sarif(rep, times=times, exit_code=exit_code)
     if fmt == "junit":
         return render_patch_junit(rep, times=times)
+    if fmt == "html":  # pragma: no cover - the html page is patch_html's (it imports this)
+        raise ValueError("--format html of a --patch report: equiv.zone_device.source.patch_html.render")
     return render_patch_text(rep, times=times)
 
 
 #: The formats of a --patch / --against report.
-PATCH_FORMATS = ("text", "json", "sarif", "junit")
+PATCH_FORMATS = ("text", "json", "sarif", "junit", "html")
 
 
 # ---- --list: what the C interpreter reads ---------------------------------------------------
@@ -844,8 +902,9 @@ def interpreter_support() -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["C_CONSTRUCTS", "PATCH_FORMATS", "PATCH_SCHEMA", "STATUSES", "PatchReport",
-           "TouchedRow", "first_touched", "interpreter_support", "junit_assumption", "locate",
-           "parse_step", "patch_json", "patch_sarif", "render_patch", "render_patch_json",
-           "render_patch_junit", "render_patch_sarif", "render_patch_text", "repro", "rule_name",
-           "sarif_locations"]
+__all__ = ["C_CONSTRUCTS", "HEX_SIDES", "PATCH_FORMATS", "PATCH_SCHEMA", "STATUSES", "PatchReport",
+           "TouchedRow", "first_touched", "inputs_text", "interpreter_support", "junit_assumption",
+           "locate", "observed_lines", "observed_object", "parse_step", "patch_json", "patch_sarif",
+           "render_patch", "render_patch_json", "render_patch_junit", "render_patch_sarif",
+           "render_patch_text", "repro", "role_json", "role_lines", "rule_name", "sarif_locations",
+           "shown_inputs"]

@@ -1,0 +1,187 @@
+"""``--format html`` of a ``--linux BASE --patch ...`` / ``--against`` run: the page the model's
+runs get (:mod:`equiv.report.html`: the matrix, one card per finding, the struct page
+diagram, the hexdump, the compound and pageblock strips, the provenance of every differing
+field), with the base tree in place of the slow path and the patched tree in place of the
+fast one.
+
+Nothing here decides anything: a :class:`~equiv.zone_device.source.patch_present.PatchReport`
+is read into the reports' data (:class:`~equiv.engine.results.RunResult`: the series' run
+first, then with ``--per-patch`` one run per patch that changes a file equiv reads) and
+:func:`~equiv.report.html.render_html` draws it.  The struct page's boxes are the names of
+the tree's layout the proof used (recorded with each difference), the strips those of the
+model's reports (:func:`equiv.zone_device.present.compound_strip`,
+:func:`~equiv.zone_device.present.pageblock_strip`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from attrs import evolve, frozen
+
+from equiv.engine.picture import Change, ObjectBytes, Picture
+from equiv.engine.results import (
+    CellResult,
+    ObligationResult,
+    RunResult,
+    SubjectConfig,
+)
+from equiv.engine.results import Counterexample as AnyCounterexample
+from equiv.report.html import render_html
+from equiv.zone_device.counterexample import Counterexample, InitialMemory
+from equiv.zone_device.present import SUBJECT, ZoneDevicePresenter, compound_strip, pageblock_strip
+from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.patch_present import (
+    PatchReport,
+    inputs_text,
+    observed_object,
+    render_patch,
+    repro,
+    role_json,
+    role_lines,
+)
+from equiv.zone_device.source.patchproof import PatchCell, PatchRun
+
+#: pageblock_order of every preset the C path runs (4K pages: order 9)
+PAGEBLOCK_ORDER = 9
+
+
+@frozen
+class PatchFinding:
+    """A replayed difference of a ``--patch`` run as the reports' counterexample."""
+
+    role: RoleResult
+
+    def to_json(self) -> dict[str, Any]:
+        return role_json(self.role, times=False)
+
+    def to_cache(self) -> dict[str, Any]:
+        return self.to_json()
+
+
+def _model_cx(r: RoleResult) -> Counterexample:
+    """The role's difference in the shape the model's strips read (inputs, index, pfn)."""
+    return Counterexample(role=r.name.removesuffix("_equal"), inputs=dict(r.inputs),
+                          index=dict(r.index), pfn=r.pfn, early_sections={}, diffs=r.diffs,
+                          memory=InitialMemory((), None, (), None), irrelevant=r.irrelevant)
+
+
+def _where(r: RoleResult) -> str:
+    idx = dict(r.index)
+    if r.pfn is None:
+        return f"pageblock bitmap cell {idx.get('b', 0):#x}"
+    t = idx.get("t", 0)
+    return f"compound {idx.get('c', 0)}, {'head' if t == 0 else f'tail {t}'} (pfn {r.pfn:#x})"
+
+
+class PatchPresenter(ZoneDevicePresenter):
+    """The zone-device presenter with the two trees' words (base, patched) and the
+    ``--patch`` run's own re-run commands and pictures."""
+
+    sides = ("base", "patched")
+    sides_what = "the base and the patched tree"
+
+    def __init__(self, rep: PatchReport, cells: dict[tuple[str, int], PatchCell]) -> None:
+        self.rep, self.cells = rep, cells
+
+    def title(self, run: RunResult) -> str:
+        return run.title
+
+    def counterexample_lines(self, cx: AnyCounterexample, width: int) -> list[str]:
+        assert isinstance(cx, PatchFinding)
+        return role_lines(cx.role)
+
+    def one_line(self, cx: AnyCounterexample) -> str:
+        assert isinstance(cx, PatchFinding)
+        return f"{_where(cx.role)}: {inputs_text(cx.role)}"
+
+    def reproduce_command(self, run: RunResult, cell: CellResult,
+                          ob: ObligationResult) -> str | None:
+        pc = self.cells.get((cell.ptype, cell.order))
+        return None if pc is None else repro(self.rep, pc)
+
+    def picture(self, run: RunResult, cell: CellResult, ob: ObligationResult) -> Picture | None:
+        cx = ob.counterexample
+        if not isinstance(cx, PatchFinding) or not cx.role.diffs:
+            return None
+        r = cx.role
+        mcx = _model_cx(r)
+        strips = ((pageblock_strip(mcx, PAGEBLOCK_ORDER),) if r.pfn is None else
+                  (compound_strip(mcx, cell.order), pageblock_strip(mcx, PAGEBLOCK_ORDER)))
+        changes = tuple(Change(d.names, d.offset, d.size, f"{d.slow:#0{2 + 2 * max(1, d.size)}x}",
+                               f"{d.fast:#0{2 + 2 * max(1, d.size)}x}", d.slow_provenance,
+                               d.fast_provenance) for d in r.diffs)
+        obj = observed_object(r)
+        if obj is not None:
+            obj = ObjectBytes(_where(r), obj.initial, obj.slow, obj.fast, r.boxes,
+                              tuple(d.names[0] for d in r.diffs if d.size))
+        summary = f"{_where(r)}: " + "; ".join(
+            f"{d.names[0]}: base {d.slow:#x}, patched {d.fast:#x}" for d in r.diffs)
+        return Picture(summary, obj, strips, changes)
+
+
+def _cells(run: PatchRun) -> tuple[CellResult, ...]:
+    out = []
+    for c in run.cells:
+        obs = tuple(ObligationResult(
+            name=r.name, kind="page" if r.name.endswith("_equal") else "cell",
+            role=r.name.removesuffix("_equal"), verdict=r.verdict, seconds=r.seconds,
+            counterexample=PatchFinding(r) if r.diffs else None, reason=r.reason)
+            for r in c.roles)
+        out.append(CellResult(config="", revision="", ptype=c.ptype, order=c.order,
+                              verdict=c.verdict, seconds=c.seconds, obligations=obs,
+                              assumptions=(), choices=(), hypothetical=False,
+                              all_types=c.ptype == "all"))
+    return tuple(out)
+
+
+def _run(rep: PatchReport, run: PatchRun, title: str) -> RunResult:
+    cells = _cells(run)
+    cfg = SubjectConfig(name=rep.config, hypothetical=rep.hypothetical,
+                        description=f"trees: {run.base} and {run.patched}")
+    presenter = PatchPresenter(rep, {(c.ptype, c.order): c for c in run.cells})
+    return RunResult(
+        subject=SUBJECT, presenter=presenter, config=cfg, revision=run.patched, mutant=None,
+        cells=tuple(evolve(c, config=rep.config, revision=run.patched,
+                           hypothetical=rep.hypothetical) for c in cells),
+        wall_seconds=run.seconds, jobs=1,
+        layout_note=f"struct page laid out as the base tree's text and {rep.config} lay it out",
+        choices=tuple(f"trusted, not interpreted: {t}" for t in _trusted(run)),
+        assumptions=tuple(f"{a.text} [{a.kind_label}]" for a in run.assumptions),
+        title=title, column_label="pgmap type", row_label="order", column_option="--types",
+        row_option="--orders", config_arg=f"--config {rep.config}", solver="z3",
+        kernel_base=rep.base)
+
+
+def _trusted(run: PatchRun) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(t for c in run.cells for t in c.trusted))
+
+
+def patch_runs(rep: PatchReport) -> list[RunResult]:
+    """The report as the reports' runs: the series against the base, then each patch of
+    ``--per-patch`` that changes a file equiv reads against the tree before it."""
+    what = (f"--against {rep.against}" if rep.against is not None
+            else rep.patched_label())
+    runs = [_run(rep, rep.run, f"memmap_init_zone_device(): {rep.base} (Linux "
+                 f"{rep.base_version}) vs {what}")]
+    for st in rep.steps:
+        if st.run is not None:
+            runs.append(_run(rep, st.run, f"patch {st.number}: {st.patch.label}, against the "
+                             "tree before it"))
+    return runs
+
+
+def render_patch_html(rep: PatchReport, *, times: bool = True) -> str:
+    """One self-contained HTML page for a ``--patch``/``--against`` report."""
+    return render_html(patch_runs(rep), times=times)
+
+
+def render(fmt: str, rep: PatchReport, *, times: bool = True, exit_code: int | None = None) -> str:
+    """The report in any of :data:`~equiv.zone_device.source.patch_present.PATCH_FORMATS`:
+    html here, the others by :func:`~equiv.zone_device.source.patch_present.render_patch`."""
+    if fmt == "html":
+        return render_patch_html(rep, times=times)
+    return render_patch(fmt, rep, times=times, exit_code=exit_code)
+
+
+__all__ = ["PatchFinding", "PatchPresenter", "patch_runs", "render", "render_patch_html"]
