@@ -276,7 +276,7 @@ class TestPictures:
         obj = ObjectBytes("o", bytes(8), bytes(8), bytes(7) + b"\x01", ())
         lines = hexdump_lines(obj, 40)
         assert max(map(len, lines)) <= 40
-        assert lines[3:] == [
+        assert lines[-3:] == [
             "0x00  0000 0000  0000 0000  0000 0000",
             "0x04  0000 0000  0000 0000  0000 0001",
             "                        ^^         ^^"]

@@ -285,8 +285,8 @@ class TestFormats:
         assert ("inputs (*: any other value gives the same difference): altmap_valid=false, "
                 "nid=0x0*, nr_pages=0x2, start_pfn=0x10") in text
         assert "altmap_free" not in text
-        assert ("initial: the initial memory is arbitrary (any contents); shown are the bytes "
-                "the solver picked for this example") in text
+        assert ("in which base and patched differ; initial: arbitrary memory (any contents), "
+                "the bytes the solver picked") in text
         assert "off initial base patched 0x00 4041 4243 4445 4647 0000 0000 0000 0000" in text
         assert "0x38 7879 7a7b 7c7d 7e7f 0000 0000 0000 0000 0200 0000 0000 0000 ^^" in text
         doc = patch_json(_report())["cells"][0]["roles"][1]

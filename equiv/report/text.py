@@ -227,7 +227,8 @@ def render_text(run: RunResult, *, times: bool = True, verbose: bool = False) ->
             if ob.verdict is Verdict.REFUTED:
                 pic = run.presenter.picture(run, c, ob)
                 if pic is not None and pic.bytes is not None and pic.bytes.diff_offsets:
-                    out += ["    " + line for line in hexdump_lines(pic.bytes, WIDTH - 4)]
+                    sides = ("initial", *run.presenter.sides)
+                    out += ["    " + line for line in hexdump_lines(pic.bytes, WIDTH - 4, sides)]
             if ob.verdict is not Verdict.PROVED and run.presenter.repro_alone(ob):
                 out.append("    reproduce:")
                 out += command_lines(repro_command(run, c, ob.name), "      ")
@@ -268,7 +269,8 @@ def hexdump_lines(obj: ObjectBytes, width: int = WIDTH,
     >>> print("\\n".join(hexdump_lines(ObjectBytes("cell 0x2", b"\\x00\\x07", b"\\x01\\x07",
     ...                                                 b"\\x02\\x07", ()))))
     cell 0x2, 2 bytes in memory order; ^ under each byte in which slow and
-      fast differ
+      fast differ; initial: arbitrary memory (any contents), the bytes the
+      solver picked
     off   initial  slow     fast
     0x00  0007     0107     0207
                    ^^       ^^
@@ -287,7 +289,8 @@ def hexdump_lines(obj: ObjectBytes, width: int = WIDTH,
         per //= 2
     block = block_of(per)
     out = wrap(f"{obj.title}, {obj.size} byte{'s' * (obj.size != 1)} in memory order; ^ "
-               f"under each byte in which {names[1]} and {names[2]} differ", width=width)
+               f"under each byte in which {names[1]} and {names[2]} differ; {names[0]}: "
+               "arbitrary memory (any contents), the bytes the solver picked", width=width)
     out.append(("off".ljust(off_w) + "".join("  " + n.ljust(block) for n in names)).rstrip())
     for lo in range(0, obj.size, per):
         hi = min(lo + per, obj.size)

@@ -258,13 +258,11 @@ HEX_SIDES: tuple[str, str, str] = ("initial", "base", "patched")
 
 def observed_lines(r: RoleResult, width: int) -> list[str]:
     """The hexdump of the observed bytes (:func:`observed_object`), its initial column
-    said to be the solver's pick of arbitrary memory."""
+    said to be the solver's pick of arbitrary memory (:func:`~equiv.report.text.hexdump_lines`)."""
     obj = observed_object(r)
     if obj is None:
         return []
-    return [*textwrap.wrap("initial: the initial memory is arbitrary (any contents); shown "
-                           "are the bytes the solver picked for this example", width),
-            *hexdump_lines(obj, width, HEX_SIDES)]
+    return hexdump_lines(obj, width, HEX_SIDES)
 
 
 def role_lines(r: RoleResult, ind: str = "") -> list[str]:
