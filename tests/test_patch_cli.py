@@ -679,3 +679,15 @@ class TestProgress:
         for err, more in ((io.StringIO(), []), (_Terminal(), ["--quiet"])):
             assert 0 == main([*argv, *more], out=io.StringIO(), err=err)
             assert "" == err.getvalue()
+
+
+def test_a_touched_definition_is_interpreted_only_by_its_own_file() -> None:
+    """x86's memcpy_nontemporal() (arch/x86/include/asm/string_64.h, a file equiv does not
+    read) is not "run" because include/linux/string.h's macro of the same name was."""
+    from equiv.zone_device.source.cli import _ran, _status
+
+    ran = _ran((("patched: memcpy_nontemporal", "include/linux/string.h:292"),))
+    x86 = Touched(file="arch/x86/include/asm/string_64.h", name="memcpy_nontemporal", line=9,
+                  kind="added")
+    generic = evolve(x86, file="include/linux/string.h", line=292)
+    assert ("outside", "interpreted") == (_status(x86, ran), _status(generic, ran))

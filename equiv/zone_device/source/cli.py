@@ -127,12 +127,21 @@ def _patch_orders(spec: str) -> list[int]:
                         " with --patch/--against (the PUD order with 4K pages)", words=("all",))
 
 
-def _status(t: Touched, ran: set[str]) -> str:
-    """What the proof did with a touched definition (a key of patch_present.STATUSES)."""
+def _ran(interpreted: tuple[tuple[str, str], ...]) -> set[tuple[str, str]]:
+    """The definitions a run interpreted as (name, file): from its ``("side: name",
+    "file:line")`` pairs."""
+    return {(n.split(": ", 1)[-1], w.rsplit(":", 1)[0]) for n, w in interpreted}
+
+
+def _status(t: Touched, ran: set[tuple[str, str]]) -> str:
+    """What the proof did with a touched definition (a key of patch_present.STATUSES): a
+    function or macro is interpreted only if the run ran that definition, by name and file
+    (``memcpy_nontemporal`` of arch/x86/include/asm/string_64.h is not the one of
+    include/linux/string.h)."""
     if t.name == FILE_SCOPE:
         return "file-scope"
     if t.what in ("function", "macro"):
-        return "interpreted" if t.name in ran else "outside"
+        return "interpreted" if (t.name, t.file) in ran else "outside"
     return "type-read" if t.name in TYPES_READ else "type-unread"
 
 
@@ -184,7 +193,7 @@ def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[Memory
         else:
             run = run_patch_proof(before, after, cfg, types, orders, label=patch.label,
                                   timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
-            ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
+            ran = _ran(run.interpreted)
             touched = tuple(TouchedRow(t, _status(t, ran))
                             for t in compare_trees(before, after, FILES))
             out.append(PatchStep(number=k, patch=patch, touched=touched, run=run,
@@ -245,7 +254,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                                   timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
             steps = (_steps(args, base, cfg, types, orders, Path(tmp) / "steps", jobs, advance)
                      if per else ())
-    ran = {n.split(": ", 1)[-1] for n, _ in run.interpreted}
+    ran = _ran(run.interpreted)
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),
         against=None if args.against is None else str(args.against),
