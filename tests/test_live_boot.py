@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from equiv.engine.errors import InputError
-from equiv.zone_device.live import boot, dump, packages
+from equiv.zone_device.live import boot, dump, host, packages
 
 PAGE = 64  # sizeof(struct page) on 6.12 x86_64
 
@@ -199,7 +199,7 @@ def test_the_guest_script(tmp_path: Path) -> None:
 def test_the_vng_command(tmp_path: Path) -> None:
     files = packages.KernelFiles(tmp_path / "root")
     cmd = boot.vng_command(files, tmp_path, "3G", "memmap=512M!4G", False, tmp_path / "g.sh")
-    assert cmd[:2] == ["vng", "--disable-kvm"]
+    assert cmd[:2] == [host.command(host.VNG), "--disable-kvm"]
     assert cmd[cmd.index("--append") + 1] == "memmap=512M!4G"
     assert cmd[cmd.index("--run") + 1] == str(files.image)
     assert cmd[cmd.index("--rwdir") + 1] == str(tmp_path)
@@ -209,7 +209,7 @@ def test_the_vng_command(tmp_path: Path) -> None:
 
 def _fake_boot(monkeypatch: pytest.MonkeyPatch, guest: str | None, marker: bool) -> list[Any]:
     calls: list[Any] = []
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}")
     monkeypatch.setenv("EQUIV_LIVE_KVM", "0")
 
     def run(cmd: list[str], log: Path, timeout: float) -> tuple[int | None, float]:
@@ -278,7 +278,7 @@ def test_depmod_runs_once_after_unpacking(monkeypatch: pytest.MonkeyPatch, tmp_p
         return subprocess.CompletedProcess(args, 0, "", "")
 
     monkeypatch.setattr(subprocess, "run", run)
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/sbin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/sbin/{c}")
     packages.run_depmod(files)
     packages.run_depmod(files)
     assert calls == [["depmod", "-b", str(files.root), packages.RELEASE]]
@@ -288,10 +288,10 @@ def test_a_failed_depmod_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Pat
     files = packages.KernelFiles(tmp_path / "root")
     monkeypatch.setattr(subprocess, "run", lambda args, **kw: subprocess.CompletedProcess(
         args, 1, "", "depmod: ERROR: could not open directory"))
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/sbin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/sbin/{c}")
     with pytest.raises(InputError, match=r"depmod -b .* failed \(depmod: ERROR"):
         packages.run_depmod(files)
-    monkeypatch.setattr(shutil, "which", lambda c: None)
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
     with pytest.raises(InputError, match=r"needs depmod \(kmod\)"):
         packages.run_depmod(files)
 

@@ -68,7 +68,7 @@ def test_a_makefile_of_another_layout_is_an_input_error(tmp_path: Path) -> None:
 
 def test_missing_host_tools_name_the_install_command(monkeypatch: pytest.MonkeyPatch) -> None:
     present = {"qemu-system-x86_64", "cpio"}
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}" if c in present else None)
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}" if c in present else None)
     gone = host.missing(host.BOOT_TOOLS)
     assert [t.command for t in gone] == ["ndctl", "daxctl", "busybox", "vng"]
     assert host.install_command(gone) == ("apt-get install -y ndctl daxctl busybox-static && "
@@ -81,7 +81,7 @@ def test_missing_host_tools_name_the_install_command(monkeypatch: pytest.MonkeyP
 
 
 def test_nothing_missing_is_no_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}")
     assert host.missing(host.BUILD_TOOLS) == []
     assert host.install_command([]) == ""
     host.require(host.BUILD_TOOLS, "building")
@@ -92,13 +92,13 @@ def test_a_missing_dpkg_deb_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: 
     debs.mkdir()
     for p in packages.PACKAGES:
         (debs / packages.deb_name(p)).write_bytes(b"")
-    monkeypatch.setattr(shutil, "which", lambda c: None if c == "dpkg-deb" else f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None if c == "dpkg-deb" else f"/usr/bin/{c}")
     with pytest.raises(InputError, match=r"needs dpkg-deb \(dpkg\).*apt-get install -y dpkg$"):
         packages.fetch(tmp_path)
 
 
 def test_a_missing_compiler_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(shutil, "which", lambda c: None if "gcc" in c else f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None if "gcc" in c else f"/usr/bin/{c}")
     with pytest.raises(InputError, match=r"x86_64-linux-gnu-gcc-12 \(gcc-12\).*install -y gcc-12"):
         build.build_module(packages.KernelFiles(tmp_path / "root"), tmp_path)
 
@@ -132,7 +132,7 @@ def test_a_version_the_archive_dropped_is_an_input_error(monkeypatch: pytest.Mon
         raise AssertionError(args)
 
     monkeypatch.setattr(subprocess, "run", run)
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}")
     with pytest.raises(InputError) as e:
         packages.fetch(tmp_path)
     msg = str(e.value)
@@ -148,13 +148,13 @@ def test_a_package_apt_does_not_know_says_apt_get_update(monkeypatch: pytest.Mon
                                                          tmp_path: Path) -> None:
     monkeypatch.setattr(subprocess, "run", lambda args, **kw: _completed(
         args, 100 if args[0] == "apt-get" else 0, out=""))
-    monkeypatch.setattr(shutil, "which", lambda c: f"/usr/bin/{c}")
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}")
     with pytest.raises(InputError, match="apt knows no version of it \\(run apt-get update"):
         packages.fetch(tmp_path)
 
 
 def test_a_missing_apt_get_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(shutil, "which", lambda c: None)
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
     with pytest.raises(InputError, match=r"needs apt-get \(apt\)"):
         packages.fetch(tmp_path)
 
@@ -283,3 +283,64 @@ class TestSourceTarball:
         monkeypatch.setattr(ctext.subprocess, "run", lambda argv, **kw: subprocess.CompletedProcess(
             argv, 100, "", "E: no such version"))
         assert ctext.TARBALL == ctext.tarball(tmp_path)
+
+
+# --- --live-setup -----------------------------------------------------------------------------
+
+def test_live_lists_every_missing_tool_at_once_with_the_setup_command(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a bare machine --live names all its missing tools in one line, and the one command
+    that installs them (--live-setup) with what it runs."""
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
+    with pytest.raises(InputError) as e:
+        host.require_all()
+    msg = str(e.value)
+    assert "\n" not in msg
+    for t in host.LIVE_TOOLS:
+        assert f"{t.command} ({t.package})" in msg
+    assert "python -m equiv.proofs --live-setup" in msg
+
+
+def test_vng_is_found_in_this_environment_without_path(monkeypatch: pytest.MonkeyPatch,
+                                                       tmp_path: Path) -> None:
+    """A vng that pip put in this Python's scripts directory is found with PATH empty."""
+    vng = tmp_path / "vng"
+    vng.write_text("#!/bin/sh\n")
+    vng.chmod(0o755)
+    monkeypatch.setenv("PATH", "")
+    monkeypatch.setattr(host, "_env_dirs", lambda: [str(tmp_path)])
+    assert str(vng) == host.which(host.VNG) == host.command(host.VNG)
+    assert host.missing([host.VNG]) == []
+    assert str(tmp_path) in host.tool_path().split(os.pathsep)
+
+
+def test_setup_as_root_runs_apt_then_pip_and_checks_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    present: set[str] = {"apt-get", "dpkg-deb", "make"}
+    monkeypatch.setattr(shutil, "which",
+                        lambda c, path=None: f"/usr/bin/{c}" if c in present else None)
+    ran: list[list[str]] = []
+
+    def run(cmd: list[str]) -> int:
+        ran.append(cmd)
+        present.update(t.command for t in host.LIVE_TOOLS)  # the installs worked
+        return 0
+
+    said: list[str] = []
+    assert 0 == host.setup(say=said.append, run=run, root=True)
+    assert ["apt-get", "update", "-qq"] == ran[0]
+    assert ran[1][:4] == ["apt-get", "install", "-y", "-qq"] and "dwarves" in ran[1]
+    assert ran[2][-1] == f"virtme-ng=={host.VIRTME_NG_VERSION}" and "pip" in ran[2]
+    assert said[-1].startswith("equiv: every tool --live needs is installed")
+
+
+def test_setup_not_root_prints_the_commands_exit_3(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
+    said: list[str] = []
+    assert 3 == host.setup(say=said.append, run=lambda c: pytest.fail("ran"), root=False)
+    assert "needs root" in said[0] and said[2].startswith("  apt-get install -y -qq apt dpkg make")
+
+
+def test_setup_reports_a_failed_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
+    said: list[str] = []
+    assert 1 == host.setup(say=said.append, run=lambda c: 100, root=True)

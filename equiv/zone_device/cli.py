@@ -38,7 +38,7 @@ if TYPE_CHECKING:
 OWN_OPTIONS: dict[str, object] = {
     "config": "x86_64-default", "kconfig": None, "compare": None, "observe_events": False,
     "copy_primitive": False, "btf": None, "linux": None, "types": "all", "orders": "all",
-    "explain": None, "live": None, "live_from": None, "live_out": None}
+    "explain": None, "live": None, "live_from": None, "live_out": None, "live_setup": False}
 #: the --solver choices, the default first (every query can go to any of them: equiv.engine.solvers)
 SOLVERS = (*solvers.SOLVERS, "all")
 
@@ -97,6 +97,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with --map dev and mem, fsdax 2M dev and mem, coherent 2M dev and "
                         "mem), dump their struct pages and pageblocks and compare every byte "
                         "with the model's prediction; exit 1 on a difference")
+    g.add_argument("--live-setup", action="store_true",
+                   help="install every host tool --live needs (apt-get packages, and "
+                        "virtme-ng pinned by this Python's pip), as root; otherwise print "
+                        "the commands to run as root; exit 0 when all are present")
     g.add_argument("--live-from", default=None, metavar="DIR",
                    help="compare the dumps a previous --live run recorded in DIR (no boot)")
     g.add_argument("--live-out", default=None, metavar="DIR",
@@ -184,6 +188,14 @@ def _one(configs: list[Config], option: str) -> Config:
 def special(args: argparse.Namespace, err: TextIO, emit: Callable[[str], None]) -> int | None:
     """The modes that are not a proof matrix (--live, --linux, --btf, --copy-primitive,
     --explain): run one and return its exit code, or None when none was asked for."""
+    if args.live_setup:
+        from equiv.engine.options import given
+        from equiv.zone_device.live import host
+
+        extra = sorted(given(args) - {"live_setup", "subject", "quiet"})
+        if extra:
+            raise InputError(f"--live-setup takes no other option, got --{extra[0].replace('_', '-')}")
+        return host.setup(say=lambda line: print(line, file=err, flush=True))
     if args.live is not None or args.live_from is not None or args.live_out is not None:
         from equiv.zone_device.live.cli import run_live_cli
 

@@ -294,7 +294,7 @@ def vng_command(files: KernelFiles, outdir: Path, memory: str, append: str, kvm:
                 script: Path) -> list[str]:
     """The ``vng`` command line: boot ``files.image`` (vng finds the modules beside it), one
     CPU, ``outdir`` shared read-write, run ``script``."""
-    cmd = ["vng", "--verbose", "--run", str(files.image), "--cpus", "1", "--memory", memory,
+    cmd = [host.command(host.VNG), "--verbose", "--run", str(files.image), "--cpus", "1", "--memory", memory,
            "--rwdir", str(outdir), "--exec", f"sh {shlex.quote(str(script))}"]
     if append:
         cmd[-2:-2] = ["--append", append]
@@ -310,7 +310,8 @@ def _run(cmd: list[str], log: Path, timeout: float) -> tuple[int | None, float]:
     t0 = time.monotonic()
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+                                stderr=subprocess.STDOUT, start_new_session=True,
+                                env={**os.environ, "PATH": host.tool_path()})
         try:
             rc: int | None = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:

@@ -67,6 +67,7 @@ def check_live_options(args: argparse.Namespace) -> None:
 
 def run_live_cli(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
     """Run ``--live`` or ``--live-from``, write the reports, return the exit code."""
+    from equiv.zone_device.live import host
     from equiv.zone_device.live.present import render_live
     from equiv.zone_device.live.run import load_recorded, parse_namespaces, run_live
 
@@ -79,6 +80,7 @@ def run_live_cli(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
 
     if args.live is not None:
         parse_namespaces(args.live)  # bad names fail before any download
+        host.require_all()  # every missing tool at once, with --live-setup
         run = run_live(args.live, Path(args.live_out) if args.live_out else None, progress)
     else:
         run = load_recorded(Path(args.live_from), progress)
