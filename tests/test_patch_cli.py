@@ -297,7 +297,7 @@ class TestFormats:
         6.12's names in the diagram, the compound strip, and the cell's re-run command."""
         import html.parser
 
-        from equiv.zone_device.source.patch_html import render
+        from equiv.zone_device.source.patch_views import render
 
         page = render("html", _report(), times=False)
         parser = html.parser.HTMLParser()
@@ -312,6 +312,18 @@ class TestFormats:
                      "--orders 0"):
             assert want in page, want
         assert "compound_info" not in page and "slow" not in page.lower().replace("slowly", "")
+
+    def test_markdown_lists_the_finding_and_every_assumption_with_its_source(self) -> None:
+        from equiv.zone_device.source.patch_views import render
+
+        md = render("markdown", _report(), times=False)
+        assert md.startswith("## equiv REFUTED: config `x86_64-default`")
+        assert "| order | GENERIC |" in md and "<code>head_equal</code>" in md
+        assert "memcg_data @56 (8 bytes): base 0x0, patched 0x2" in md
+        assert ("python -m equiv.proofs --linux /b --patch x.patch --types GENERIC --orders 0"
+                in md)
+        assert "__add_pages()" in md and "mm/memory_hotplug.c:405" in md
+        assert len(ASSUMED) <= md.split("- assumptions:")[1].count("\n  - ")
 
     def test_parse_step(self) -> None:
         assert ("mm/mm_init.c", 1065, "memcpy_nontemporal(page, template, sizeof(*page))") == \
@@ -405,7 +417,7 @@ class TestCommand:
     @pytest.mark.parametrize(("argv", "message"), [
         (["--orders", "19"], "order 19 out of range; valid: 0..18"),
         (["--orders", "0-20"], "order 19 out of range; valid: 0..18"),
-        (["--format", "markdown"], "reports in text, json, sarif, junit, html"),
+        (["--format", "xml"], "unknown --format 'xml'"),
         (["--compare", "v6.12"], "--compare picks a hand-written model"),
     ])
     def test_bad_input_is_one_line_exit_3(self, linux612: Path, stub: list[dict[str, Any]],  # noqa: F811

@@ -8,7 +8,7 @@ patched tree changes are listed (:func:`equiv.linux.patch.touched_functions`) an
 trees' ``memmap_init_zone_device()`` are proved equal from their text for every ``--types``
 and ``--orders`` cell (:func:`equiv.zone_device.source.patchproof.run_patch_proof`; orders 0..18 by
 default), reported by :mod:`equiv.zone_device.source.patch_present` in ``--format`` text, json, sarif,
-junit or html (and any ``--report FORMAT=FILE``).  Exit codes: 0 proved, 1 refuted, 2 unknown or
+junit, html or markdown (and any ``--report FORMAT=FILE``).  Exit codes: 0 proved, 1 refuted, 2 unknown or
 vacuous, 3 bad input.  A touched function neither tree runs is listed, not a verdict.
 
 Without them, it prints, in this order: the drift report (every modelled function, struct and enum located in
@@ -210,8 +210,8 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
     from equiv.zone_device.source.files import FILES
-    from equiv.zone_device.source.patch_html import render as render_patch
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
+    from equiv.zone_device.source.patch_views import render as render_patch
     from equiv.zone_device.source.patchproof import run_patch_proof
 
     if args.format not in PATCH_FORMATS:

@@ -833,21 +833,22 @@ def _step_suite(rep: PatchReport, st: PatchStep, times: bool) -> TestSuite:
 
 def render_patch(fmt: str, rep: PatchReport, *, times: bool = True,
                  exit_code: int | None = None) -> str:
-    """The report in ``fmt`` (:data:`PATCH_FORMATS` but html, which
-    :func:`equiv.zone_device.source.patch_html.render` adds)."""
+    """The report in ``fmt`` (:data:`PATCH_FORMATS` but html and markdown, which
+    :func:`equiv.zone_device.source.patch_views.render` adds)."""
     if fmt == "json":
         return render_patch_json(rep, times=times, exit_code=exit_code)
     if fmt == "sarif":
         return render_patch_sarif(rep, times=times, exit_code=exit_code)
     if fmt == "junit":
         return render_patch_junit(rep, times=times)
-    if fmt == "html":  # pragma: no cover - the html page is patch_html's (it imports this)
-        raise ValueError("--format html of a --patch report: equiv.zone_device.source.patch_html.render")
+    if fmt in ("html", "markdown"):  # patch_views' (which imports this module)
+        raise ValueError(f"--format {fmt} of a --patch report: "
+                         "equiv.zone_device.source.patch_views.render")
     return render_patch_text(rep, times=times)
 
 
 #: The formats of a --patch / --against report.
-PATCH_FORMATS = ("text", "json", "sarif", "junit", "html")
+PATCH_FORMATS = ("text", "json", "sarif", "junit", "html", "markdown")
 
 
 # ---- --list: what the C interpreter reads ---------------------------------------------------

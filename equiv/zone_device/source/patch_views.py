@@ -1,16 +1,19 @@
-"""``--format html`` of a ``--linux BASE --patch ...`` / ``--against`` run: the page the model's
-runs get (:mod:`equiv.report.html`: the matrix, one card per finding, the struct page
-diagram, the hexdump, the compound and pageblock strips, the provenance of every differing
-field), with the base tree in place of the slow path and the patched tree in place of the
-fast one.
+"""``--format html`` and ``--format markdown`` of a ``--linux BASE --patch ...`` /
+``--against`` run: the model's reports (:mod:`equiv.report.html`: the matrix, one card per
+finding, the struct page diagram, the hexdump, the compound and pageblock strips, the
+provenance of every differing field; :mod:`equiv.report.markdown`: the matrix, the
+assumptions and a collapsible block per finding, for a pull-request comment), with the base
+tree in place of the slow path and the patched tree in place of the fast one.
 
 Nothing here decides anything: a :class:`~equiv.zone_device.source.patch_present.PatchReport`
 is read into the reports' data (:class:`~equiv.engine.results.RunResult`: the series' run
-first, then with ``--per-patch`` one run per patch that changes a file equiv reads) and
-:func:`~equiv.report.html.render_html` draws it.  The struct page's boxes are the names of
-the tree's layout the proof used (recorded with each difference), the strips those of the
-model's reports (:func:`equiv.zone_device.present.compound_strip`,
-:func:`~equiv.zone_device.present.pageblock_strip`).
+first, then with ``--per-patch`` one run per patch that changes a file equiv reads) and the
+report modules draw it.  The struct page's boxes are the names of the tree's layout the
+proof used (recorded with each difference), the strips those of the model's reports
+(:func:`equiv.zone_device.present.compound_strip`,
+:func:`~equiv.zone_device.present.pageblock_strip`); each assumption is given whole, with its
+source and the lines that rely on it and guarantee it
+(:func:`~equiv.zone_device.source.patch_present.junit_assumption`).
 """
 
 from __future__ import annotations
@@ -28,12 +31,14 @@ from equiv.engine.results import (
 )
 from equiv.engine.results import Counterexample as AnyCounterexample
 from equiv.report.html import render_html
+from equiv.report.markdown import render_markdown_many
 from equiv.zone_device.counterexample import Counterexample, InitialMemory
 from equiv.zone_device.present import SUBJECT, ZoneDevicePresenter, compound_strip, pageblock_strip
 from equiv.zone_device.source.common import RoleResult
 from equiv.zone_device.source.patch_present import (
     PatchReport,
     inputs_text,
+    junit_assumption,
     observed_object,
     render_patch,
     repro,
@@ -147,7 +152,7 @@ def _run(rep: PatchReport, run: PatchRun, title: str) -> RunResult:
         wall_seconds=run.seconds, jobs=1,
         layout_note=f"struct page laid out as the base tree's text and {rep.config} lay it out",
         choices=tuple(f"trusted, not interpreted: {t}" for t in _trusted(run)),
-        assumptions=tuple(f"{a.text} [{a.kind_label}]" for a in run.assumptions),
+        assumptions=tuple(junit_assumption(a) for a in run.assumptions),
         title=title, column_label="pgmap type", row_label="order", column_option="--types",
         row_option="--orders", config_arg=f"--config {rep.config}", solver="z3",
         kernel_base=rep.base)
@@ -178,9 +183,11 @@ def render_patch_html(rep: PatchReport, *, times: bool = True) -> str:
 
 def render(fmt: str, rep: PatchReport, *, times: bool = True, exit_code: int | None = None) -> str:
     """The report in any of :data:`~equiv.zone_device.source.patch_present.PATCH_FORMATS`:
-    html here, the others by :func:`~equiv.zone_device.source.patch_present.render_patch`."""
+    html and markdown here, the others by :func:`~equiv.zone_device.source.patch_present.render_patch`."""
     if fmt == "html":
         return render_patch_html(rep, times=times)
+    if fmt == "markdown":
+        return render_markdown_many(patch_runs(rep), times=times)
     return render_patch(fmt, rep, times=times, exit_code=exit_code)
 
 
