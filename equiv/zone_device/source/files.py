@@ -123,6 +123,7 @@ def kconfig_symbols(cfg: Config) -> dict[str, str]:
         "CONFIG_SMP": "y", "CONFIG_NR_CPUS": str(cfg.NR_CPUS), "CONFIG_NUMA": _yn(cfg.NUMA),
         "CONFIG_NUMA_BALANCING": _yn(cfg.NUMA_BALANCING),
         "CONFIG_SPARSEMEM": "y", "CONFIG_SPARSEMEM_VMEMMAP": _yn(cfg.SPARSEMEM_VMEMMAP),
+        "CONFIG_SPARSEMEM_CLASSIC": _yn(not cfg.SPARSEMEM_VMEMMAP),
         "CONFIG_KASAN": _yn(cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS),
         "CONFIG_KASAN_SW_TAGS": _yn(cfg.KASAN_SW_TAGS),
         "CONFIG_KASAN_HW_TAGS": _yn(cfg.KASAN_HW_TAGS), "CONFIG_KMSAN": _yn(cfg.KMSAN),
