@@ -62,7 +62,8 @@ class FakeMake:
             config.write_text("CONFIG_X86=y\nCONFIG_B=y\n# CONFIG_A is not set\n")
         elif target == "olddefconfig":  # B is selected, C is no symbol of this tree
             v = kconfig.values(config.read_text())
-            config.write_text(f"CONFIG_X86=y\nCONFIG_B=y\n{kconfig.line('CONFIG_A', v.get('CONFIG_A', 'n'))}\n")
+            a = kconfig.line("CONFIG_A", v.get("CONFIG_A", "n"))
+            config.write_text(f"CONFIG_X86=y\nCONFIG_B=y\n{a}\n")
         elif target == kbuild.PREPARE:
             time.sleep(self.delay)
             for g in kbuild.GENERATED:
@@ -187,7 +188,7 @@ def test_the_lock_lets_one_process_build(tmp_path: Path, tools: None) -> None:
 def test_a_tree_configured_in_place_is_refused(tmp_path: Path, tools: None) -> None:
     tree = fake_tree(tmp_path / "linux")
     (tree / ".config").write_text("CONFIG_A=y\n")
-    with pytest.raises(InputError, match="configured in place.*make mrproper"):
+    with pytest.raises(InputError, match=r"configured in place.*make mrproper"):
         kbuild.prepare_headers(tree, {}, tmp_path / "cache", runner=FakeMake())
 
 
@@ -208,7 +209,7 @@ def test_a_files_only_tree_takes_its_tarball(tmp_path: Path) -> None:
 
 def test_an_unknown_arch_and_a_bad_symbol(tmp_path: Path) -> None:
     tree = fake_tree(tmp_path / "linux")
-    with pytest.raises(InputError, match="arch 'riscv'.*valid: x86_64, arm64"):
+    with pytest.raises(InputError, match=r"arch 'riscv'.*valid: x86_64, arm64"):
         kbuild.request(tree, {}, tmp_path, arch="riscv")
     with pytest.raises(InputError, match="not Kconfig symbols: NUMA"):
         kbuild.request(tree, {"NUMA": "y"}, tmp_path)
