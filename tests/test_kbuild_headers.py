@@ -215,6 +215,13 @@ def test_an_unknown_arch_and_a_bad_symbol(tmp_path: Path) -> None:
         kbuild.request(tree, {"NUMA": "y"}, tmp_path)
 
 
+def test_ci_installs_the_tools() -> None:
+    """.ci/run's apt-get line installs every package a preparation needs."""
+    run = (Path(__file__).resolve().parent.parent / ".ci" / "run").read_text()
+    line = next(ln for ln in run.splitlines() if "apt-get install" in ln)
+    assert set(kbuild.APT_PACKAGES) <= set(line.split("apt-get install", 1)[1].split())
+
+
 # ---- the preset's symbols ------------------------------------------------------------------
 
 
