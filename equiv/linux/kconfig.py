@@ -143,15 +143,15 @@ def edit(text: str, changes: Mapping[str, str]) -> str:
     return "\n".join(kept + [line(n, v) for n, v in changes.items()]) + "\n"
 
 
-def unmet(asked: Mapping[str, str], text: str) -> list[tuple[str, str, str]]:
+def unmet(asked: Mapping[str, str], text: str | Mapping[str, str]) -> list[tuple[str, str, str]]:
     """``(name, asked, got)`` for every symbol of ``asked`` whose value in the ``.config``
-    ``text`` is another; a symbol absent from ``text`` is ``"n"`` (Kconfig writes no line
-    for a symbol whose dependencies are not met).
+    ``text`` (or its :func:`values`) is another; a symbol absent from it is ``"n"`` (Kconfig
+    writes no line for a symbol whose dependencies are not met).
 
     >>> unmet({"CONFIG_A": "y", "CONFIG_B": "n", "CONFIG_C": "4"}, "CONFIG_A=m\\n")
     [('CONFIG_A', 'y', 'm'), ('CONFIG_C', '4', 'n')]
     """
-    got = values(text)
+    got = values(text) if isinstance(text, str) else text
     return [(n, v, got.get(n, "n")) for n, v in asked.items() if got.get(n, "n") != v]
 
 

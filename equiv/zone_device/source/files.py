@@ -105,34 +105,28 @@ X86_NR_CPUS_ONSTACK = 512
 
 def kconfig_symbols(cfg: Config) -> dict[str, str]:
     """The ``CONFIG_*`` symbols the preset ``cfg`` decides, as a ``.config`` would set them
-    (``y``, ``n`` or a number): those of :func:`macro_env` that are Kconfig symbols, the
-    numbers (``NR_CPUS``, ``NODES_SHIFT``), the arm64 page size, and the user-visible options
-    that the invisible ones follow (``HUGETLBFS`` for ``HUGETLB_PAGE``,
-    ``IDLE_PAGE_TRACKING`` for ``PAGE_IDLE_FLAG``, ``KASAN`` for its modes, ``MAXSMP`` and
-    ``DEBUG_KERNEL`` for an x86_64 ``NR_CPUS`` past 512, ``DEBUG_KERNEL`` for KMSAN and
-    ``DEBUG_PAGE_REF``; ``X86_PAT`` (under ``EXPERT``, 6.12's arch/x86/Kconfig) and
-    ``ARM64_MTE`` off, which select the ``PG_arch_2``/``PG_arch_3`` page flags no preset
-    has: every preset models ``ARCH_USES_PG_ARCH_2`` off, which a 6.12 x86_64 kernel is
-    only without PAT).  Symbols of later kernels (``CONFIG_MM_ID``,
-    ``CONFIG_PAGE_MAPCOUNT``) are asked too: a tree whose Kconfig lacks them leaves them out
+    (``y``, ``n`` or a number): those of :func:`macro_env` that are Kconfig symbols (its
+    fields, and the choices the model fixes for every preset: ``DEVICE_PRIVATE`` and
+    ``PCI_P2PDMA`` on, ``DEFERRED_STRUCT_PAGE_INIT`` and the ``PG_arch_2``/``PG_arch_3``
+    flags off, ...), the numbers (``NR_CPUS``, ``NODES_SHIFT``) and the arm64 page size.
+    Symbols of later kernels (``CONFIG_MM_ID``, ``CONFIG_PAGE_MAPCOUNT``) are decided too: a
+    tree whose Kconfig lacks them leaves them out
     (:func:`equiv.linux.kbuild.prepare_headers`).  Not here: the hypothetical presets'
     forcings (``WANT_PAGE_VIRTUAL``, the section or cpupid moved by hand), which no
-    ``.config`` sets."""
+    ``.config`` sets, and the options that only lead there (:func:`kconfig_requests`)."""
     s: dict[str, str] = {
         "CONFIG_64BIT": _yn(cfg.BITS_PER_LONG == 64), "CONFIG_MMU": _yn(cfg.MMU),
         "CONFIG_SMP": "y", "CONFIG_NR_CPUS": str(cfg.NR_CPUS), "CONFIG_NUMA": _yn(cfg.NUMA),
         "CONFIG_NUMA_BALANCING": _yn(cfg.NUMA_BALANCING),
         "CONFIG_SPARSEMEM": "y", "CONFIG_SPARSEMEM_VMEMMAP": _yn(cfg.SPARSEMEM_VMEMMAP),
         "CONFIG_SPARSEMEM_CLASSIC": _yn(not cfg.SPARSEMEM_VMEMMAP),
-        "CONFIG_KASAN": _yn(cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS),
         "CONFIG_KASAN_SW_TAGS": _yn(cfg.KASAN_SW_TAGS),
         "CONFIG_KASAN_HW_TAGS": _yn(cfg.KASAN_HW_TAGS), "CONFIG_KMSAN": _yn(cfg.KMSAN),
         "CONFIG_MEMCG": _yn(cfg.MEMCG), "CONFIG_SLAB_OBJ_EXT": _yn(cfg.SLAB_OBJ_EXT),
         "CONFIG_LRU_GEN": _yn(cfg.LRU_GEN), "CONFIG_MEMORY_FAILURE": _yn(cfg.MEMORY_FAILURE),
-        "CONFIG_IDLE_PAGE_TRACKING": _yn(cfg.PAGE_IDLE_FLAG),
         "CONFIG_PAGE_IDLE_FLAG": _yn(cfg.PAGE_IDLE_FLAG),
         "CONFIG_PAGE_MAPCOUNT": _yn(cfg.PAGE_MAPCOUNT), "CONFIG_MM_ID": _yn(cfg.MM_ID),
-        "CONFIG_HUGETLBFS": "y", "CONFIG_HUGETLB_PAGE": "y",
+        "CONFIG_HUGETLB_PAGE": "y",
         "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP": _yn(cfg.HUGETLB_PAGE_OPTIMIZE_VMEMMAP),
         "CONFIG_ARCH_WANT_OPTIMIZE_DAX_VMEMMAP": _yn(cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP),
         "CONFIG_HAVE_ALIGNED_STRUCT_PAGE": _yn(cfg.HAVE_ALIGNED_STRUCT_PAGE),
@@ -147,18 +141,39 @@ def kconfig_symbols(cfg: Config) -> dict[str, str]:
     }
     if cfg.NUMA:
         s["CONFIG_NODES_SHIFT"] = str(cfg.NODES_SHIFT)
+    if cfg.arch == "arm64":
+        for size, shift in (("4K", 12), ("16K", 14), ("64K", 16)):
+            s[f"CONFIG_ARM64_{size}_PAGES"] = _yn(cfg.PAGE_SHIFT == shift)
+    return s
+
+
+def kconfig_requests(cfg: Config) -> dict[str, str]:
+    """What ``make olddefconfig`` is given to build ``cfg``: :func:`kconfig_symbols` and
+    the user-visible options that the invisible ones follow in 6.12's Kconfig:
+    ``HUGETLBFS`` for ``HUGETLB_PAGE``; ``IDLE_PAGE_TRACKING`` for ``PAGE_IDLE_FLAG`` (and
+    DAMON's address-space monitors off when it is off: they select it too); ``KASAN`` for
+    its tag modes; ``MAXSMP`` and ``DEBUG_KERNEL`` for an x86_64 ``NR_CPUS`` past 512
+    (``NR_CPUS_RANGE_END``); ``DEBUG_KERNEL`` for KMSAN and ``DEBUG_PAGE_REF``; ``X86_PAT``
+    off under ``EXPERT`` and ``ARM64_MTE`` off, which select ``PG_arch_2``/``PG_arch_3``:
+    every preset models those flags off, which a 6.12 x86_64 kernel is only without PAT.
+    Each must hold after ``olddefconfig`` as the decided symbols must."""
+    s = kconfig_symbols(cfg)
+    s["CONFIG_HUGETLBFS"] = "y"
+    s["CONFIG_IDLE_PAGE_TRACKING"] = _yn(cfg.PAGE_IDLE_FLAG)
+    if not cfg.PAGE_IDLE_FLAG:
+        s["CONFIG_DAMON_VADDR"] = "n"
+        s["CONFIG_DAMON_PADDR"] = "n"
+    s["CONFIG_KASAN"] = _yn(cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS)
     if cfg.KMSAN or cfg.DEBUG_PAGE_REF:
         s["CONFIG_DEBUG_KERNEL"] = "y"
     if cfg.arch == "x86_64" and cfg.NR_CPUS > X86_NR_CPUS_ONSTACK:
         s["CONFIG_DEBUG_KERNEL"] = "y"
         s["CONFIG_MAXSMP"] = "y"
-    if cfg.arch == "x86_64":  # PAT selects PG_arch_2; it can be turned off under EXPERT only
+    if cfg.arch == "x86_64":
         s["CONFIG_EXPERT"] = "y"
         s["CONFIG_X86_PAT"] = "n"
-    if cfg.arch == "arm64":  # MTE selects PG_arch_2 and PG_arch_3 (arch/arm64/Kconfig)
+    if cfg.arch == "arm64":
         s["CONFIG_ARM64_MTE"] = "n"
-        for size, shift in (("4K", 12), ("16K", 14), ("64K", 16)):
-            s[f"CONFIG_ARM64_{size}_PAGES"] = _yn(cfg.PAGE_SHIFT == shift)
     return s
 
 
@@ -190,10 +205,11 @@ def debian_headers(source: Path, cfg: Config, usr_src: Path | None = None) -> He
             # a symbol the .config has no line for may be one this kernel lacks (MM_ID): it
             # matches when absent means what the preset asks ("n"), else it must be absent
             # from the tree's Kconfig too
-            wrong = [n for n, a, _ in kconfig.unmet(asked, text) if n in known or a != "n"]
-            unknown = kconfig.defined(build.parent / f"linux-headers-{abi}-common", wrong) \
-                if wrong else set()
-            if all(n not in known and n not in unknown for n in wrong):
+            wrong = [n for n, a, _ in kconfig.unmet(asked, known) if n in known or a != "n"]
+            if any(n in known for n in wrong):
+                continue
+            common = build.parent / f"linux-headers-{abi}-common"
+            if not (wrong and kconfig.defined(common, wrong)):
                 return Headers.debian(usr_src, abi, word)
     return None
 
@@ -217,9 +233,10 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     found = debian_headers(source, cfg)
     if found is not None:
         return found
-    return kbuild.prepare_headers(source, kconfig_symbols(cfg), cache or _user_cache() / "kbuild",
+    return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or _user_cache() / "kbuild",
                                   arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
                                   what=f"config {cfg.name}")
 
 
-__all__ = ["FILES", "debian_headers", "headers_for", "kconfig_symbols", "load_tree", "macro_env"]
+__all__ = ["FILES", "debian_headers", "headers_for", "kconfig_requests", "kconfig_symbols",
+           "load_tree", "macro_env"]
