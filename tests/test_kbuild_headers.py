@@ -289,13 +289,13 @@ def _need(*tools: str) -> None:
 
 
 X86_BUILDABLE = ("x86_64-default", "x86_64-maxsmp", "x86_64-lru-gen", "x86_64-no-memcg",
-                 "x86_64-debug-page-ref")
+                 "x86_64-debug-page-ref", "x86_64-kmsan")
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("name", X86_BUILDABLE)
 def test_x86_preset_prepared_and_mm_init_parsed(name: str) -> None:
-    _need("make", "gcc", "flex", "bison", "bc")
+    _need("make", "gcc", "flex", "bison", "bc", *(["clang"] if PRESETS[name].KMSAN else []))
     source, cfg = _source(), PRESETS[name]
     h = files.headers_for(source, cfg, _cache())
     rec = kbuild.record(h)
@@ -309,6 +309,20 @@ def test_x86_preset_prepared_and_mm_init_parsed(name: str) -> None:
 ARM64_REASON = ("linux 6.12's arch/arm64/Kconfig selects HAVE_ALIGNED_STRUCT_PAGE, which the "
                 "arm64 presets model off, and selects neither ARCH_WANT_OPTIMIZE_DAX_VMEMMAP "
                 "nor (so) HUGETLB_PAGE_OPTIMIZE_VMEMMAP, which they model on")
+
+
+@pytest.mark.slow
+def test_x86_preset_refused_naming_the_symbol() -> None:
+    """6.12 has HUGETLB_PAGE_OPTIMIZE_VMEMMAP follow HUGETLB_PAGE (fs/Kconfig): the preset
+    that models it off with hugetlb pages on cannot be built, and the line says why."""
+    _need("make", "gcc", "flex", "bison", "bc")
+    with pytest.raises(InputError) as e:
+        files.headers_for(_source(), PRESETS["x86_64-compound-info-head"], _cache())
+    assert "\n" not in str(e.value)
+    assert ("config x86_64-compound-info-head cannot be built as modelled on linux 6.12."
+            in str(e.value))
+    assert "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP: asked n, y after make olddefconfig (Kconfig: " \
+        "fs/Kconfig:" in str(e.value)
 
 
 @pytest.mark.slow
