@@ -200,7 +200,7 @@ def test_a_files_only_tree_takes_its_tarball(tmp_path: Path) -> None:
     (few / "mm").mkdir(parents=True)
     (few / "Makefile").write_text(MAKEFILE)
     got = kbuild.full_tree(few, tmp_path / "cache", "x86", tarball)
-    assert got == tmp_path / "cache" / "src" / "linux-source-6.12"
+    assert got.parent == tmp_path / "cache" / "src" and got.name.startswith("linux-source-6.12-")
     assert kbuild.has_build_system(got, "x86") and (got / ".equiv-tarball").is_file()
     (few / "Makefile").write_text(MAKEFILE.replace("117", "118"))
     with pytest.raises(InputError, match=r"is linux 6\.12\.118 .* is linux 6\.12\.117"):

@@ -13,7 +13,8 @@ them for its own kernel (``linux-headers-<abi>-<flavour>``:
    ``O=`` on a tree configured in place); else the tarball it was unpacked from (its
    ``.equiv-tarball`` stamp, written by :func:`equiv.zone_device.live.ctext.source_tree`, or
    Debian's ``/usr/src/linux-source-6.12.tar.xz``), unpacked whole once under
-   ``<cache>/src/`` (about 1.7 GB), and it must be the same kernel version;
+   ``<cache>/src/<top>-<hash of the tarball's stamp>`` (about 1.7 GB), and it must be the
+   same kernel version;
 2. ``make -C <tree> O=<dir> ARCH=<arch> [CROSS_COMPILE=...] [CC=clang] defconfig``; the
    asked symbols written over it (:func:`equiv.linux.kconfig.edit`); ``make olddefconfig``;
 3. every asked symbol must hold afterwards (:func:`equiv.linux.kconfig.unmet`): a symbol
@@ -201,10 +202,12 @@ def full_tree(source: Path, cache: Path, srcarch: str, tarball: Path | None = No
         raise InputError(f"{source} lacks the kernel's build system and {tarball} is missing "
                          "(apt-get install linux-source-6.12, or give a whole kernel tree)")
     top = tarball.name.removesuffix(".xz").removesuffix(".tar")
-    root = cache / "src" / top
+    # one directory per tarball (by its path, size and date): two packages' trees side by side
+    stamp_text = _stamp_of(tarball)
+    root = cache / "src" / f"{top}-{hashlib.sha256(stamp_text.encode()).hexdigest()[:8]}"
     with locked(cache / "src.lock"):
         made = root / STAMP
-        if not (made.is_file() and made.read_text().strip() == _stamp_of(tarball)):
+        if not (made.is_file() and made.read_text().strip() == stamp_text):
             _unpack(tarball, root)
     want, got = tree_version(source), tree_version(root)
     if want != got:
