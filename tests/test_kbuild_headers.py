@@ -271,14 +271,22 @@ def test_debian_headers_only_for_their_own_configuration(tmp_path: Path) -> None
 
 
 def _source() -> Path:
-    tree = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv" / "linux-source-6.12"
-    if not (tree / "mm" / "mm_init.c").is_file():
-        pytest.skip(f"{tree} is not unpacked (equiv.zone_device.live.ctext.source_tree)")
-    return tree
+    """The files of linux-source-6.12 the readers need, as tests/test_linux_tree.py's
+    ``linux612`` has them (the whole tree behind them is unpacked by the kbuild recipe)."""
+    from host_lock import host_lock
+
+    from equiv.zone_device.live.ctext import source_tree
+
+    with host_lock():  # one process unpacks, the others wait: tests/host_lock.py
+        root, why = source_tree(Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv")
+    if root is None:
+        pytest.skip(f"no linux-source-6.12 tree: {why}")
+    return root
 
 
 def _cache() -> Path:
-    return Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv" / "kbuild"
+    """The user's kbuild cache, kept across sessions (not a result: conftest.py)."""
+    return Path(os.environ["EQUIV_KBUILD_CACHE"])
 
 
 def _need(*tools: str) -> None:

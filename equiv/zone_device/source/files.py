@@ -15,6 +15,7 @@ olddefconfig prepare0`` (:func:`equiv.linux.kbuild.prepare_headers`, cached).
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -181,6 +182,17 @@ def _user_cache() -> Path:
     return Path(platformdirs.user_cache_dir("equiv"))
 
 
+#: the environment variable naming the kbuild cache (default ``<user cache>/equiv/kbuild``)
+KBUILD_CACHE_ENV = "EQUIV_KBUILD_CACHE"
+
+
+def kbuild_cache() -> Path:
+    """Where :func:`headers_for` keeps the prepared headers and the unpacked tree:
+    ``$EQUIV_KBUILD_CACHE``, else ``<user cache>/equiv/kbuild``."""
+    env = os.environ.get(KBUILD_CACHE_ENV)
+    return Path(env) if env else _user_cache() / "kbuild"
+
+
 def debian_headers(source: Path, cfg: Config, usr_src: Path | None = None) -> Headers | None:
     """Debian's packaged headers (``linux-headers-<abi>-common`` and ``-<flavour>``, as
     :func:`equiv.zone_device.live.packages.fetch` unpacks them under
@@ -219,7 +231,7 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     under the preset ``cfg``: Debian's packaged ones where they configure exactly what
     ``cfg`` decides (:func:`debian_headers`), else the tree's own build system's
     (:func:`equiv.linux.kbuild.prepare_headers` under ``cache``, default
-    ``<user cache>/equiv/kbuild``), with clang as the kernel's compiler for KMSAN
+    :func:`kbuild_cache`), with clang as the kernel's compiler for KMSAN
     (``CC_IS_CLANG``).
 
     Raises:
@@ -233,10 +245,10 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     found = debian_headers(source, cfg)
     if found is not None:
         return found
-    return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or _user_cache() / "kbuild",
+    return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
                                   arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
                                   what=f"config {cfg.name}")
 
 
-__all__ = ["FILES", "debian_headers", "headers_for", "kconfig_requests", "kconfig_symbols",
-           "load_tree", "macro_env"]
+__all__ = ["FILES", "debian_headers", "headers_for", "kbuild_cache", "kconfig_requests",
+           "kconfig_symbols", "load_tree", "macro_env"]
