@@ -202,6 +202,11 @@ def test_a_files_only_tree_takes_its_tarball(tmp_path: Path) -> None:
     got = kbuild.full_tree(few, tmp_path / "cache", "x86", tarball)
     assert got.parent == tmp_path / "cache" / "src" and got.name.startswith("linux-source-6.12-")
     assert kbuild.has_build_system(got, "x86") and (got / ".equiv-tarball").is_file()
+    # a copy of a few files without a stamp (a patched tree) takes the tree unpacked before
+    copy = tmp_path / "patched"
+    (copy / "mm").mkdir(parents=True)
+    (copy / "Makefile").write_text(MAKEFILE)
+    assert kbuild.full_tree(copy, tmp_path / "cache", "x86") == got
     (few / "Makefile").write_text(MAKEFILE.replace("117", "118"))
     with pytest.raises(InputError, match=r"is linux 6\.12\.118 .* is linux 6\.12\.117"):
         kbuild.full_tree(few, tmp_path / "cache", "x86", tarball)

@@ -11,8 +11,10 @@ them for its own kernel (``linux-headers-<abi>-<flavour>``:
 1. the tree: the kernel tree given when it has the build system (``Makefile``, ``Kconfig``,
    ``scripts/``, ``arch/<arch>/Makefile``) and is clean (no ``.config``: Kbuild refuses
    ``O=`` on a tree configured in place); else the tarball it was unpacked from (its
-   ``.equiv-tarball`` stamp, written by :func:`equiv.zone_device.live.ctext.source_tree`, or
-   Debian's ``/usr/src/linux-source-6.12.tar.xz``), unpacked whole once under
+   ``.equiv-tarball`` stamp, written by :func:`equiv.zone_device.live.ctext.source_tree`;
+   without one, as for a copy of a few files such as a patched tree, a tree of the same
+   version unpacked before, else Debian's ``/usr/src/linux-source-6.12.tar.xz``), unpacked
+   whole once under
    ``<cache>/src/<top>-<hash of the tarball's stamp>`` (about 1.7 GB), and it must be the
    same kernel version;
 2. ``make -C <tree> O=<dir> ARCH=<arch> [CROSS_COMPILE=...] [CC=clang] defconfig``; the
@@ -197,6 +199,10 @@ def full_tree(source: Path, cache: Path, srcarch: str, tarball: Path | None = No
     stamp = source / STAMP
     if tarball is None and stamp.is_file() and stamp.read_text().split():
         tarball = Path(stamp.read_text().split()[0])
+    if tarball is None:  # a copy of a few files (a patched tree): a tree unpacked before
+        same = _unpacked_of(cache, tree_version(source), srcarch)
+        if same is not None:
+            return same
     tarball = tarball or TARBALL
     if not tarball.is_file():
         raise InputError(f"{source} lacks the kernel's build system and {tarball} is missing "
@@ -214,6 +220,20 @@ def full_tree(source: Path, cache: Path, srcarch: str, tarball: Path | None = No
         raise InputError(f"{source} is linux {want} and lacks the build system; {tarball} is "
                          f"linux {got}: give a whole {want} tree")
     return root
+
+
+def _unpacked(cache: Path) -> list[Path]:
+    """The trees unpacked under ``<cache>/src`` (stamped), newest first."""
+    found = [d for d in (cache / "src").glob("*") if (d / STAMP).is_file()]
+    return sorted(found, key=lambda d: (d / STAMP).stat().st_mtime_ns, reverse=True)
+
+
+def _unpacked_of(cache: Path, version: str, srcarch: str) -> Path | None:
+    """A tree unpacked under ``<cache>/src`` of kernel ``version`` with the build system."""
+    for d in _unpacked(cache):
+        if has_build_system(d, srcarch) and tree_version(d) == version:
+            return d
+    return None
 
 
 def _unpack(tarball: Path, root: Path) -> None:
