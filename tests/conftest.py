@@ -35,6 +35,10 @@ def pytest_configure(config: pytest.Config) -> None:
     # linux-source-6.12 files (tests/test_linux_tree.py's linux612), extracted once
     user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     os.environ.setdefault("EQUIV_TEST_USER_CACHE", user)
+    # and a configuration's generated headers (equiv/linux/kbuild.py: a whole kernel tree
+    # unpacked once, 1.7 GB, and 12-35 s of make per configuration)
+    os.environ.setdefault("EQUIV_KBUILD_CACHE", os.path.join(os.environ["EQUIV_TEST_USER_CACHE"],
+                                                             "equiv", "kbuild"))
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="equiv-test-cache-")
 
 

@@ -137,7 +137,9 @@ def clang_args(tree: Path, file: str, headers: Headers) -> list[str]:
     The include directories are those of the top Makefile's ``LINUXINCLUDE`` (which ends
     with ``USERINCLUDE``), each ``$(srctree)`` directory first from ``tree`` then from
     ``headers.source``, each ``$(objtree)`` one from ``headers.build``, then the file's own
-    directory (Kbuild's ``-I $(srctree)/$(src)``); only directories that exist are named.
+    directory (Kbuild's ``-I $(srctree)/$(src)``), then that directory of ``headers.source``
+    when it is another tree (the whole tree behind a tree of a few files); only directories
+    that exist are named.
 
     Raises:
         InputError: ``headers.build`` has no ``include/generated/autoconf.h`` (not the
@@ -170,7 +172,11 @@ def clang_args(tree: Path, file: str, headers: Headers) -> list[str]:
         out += ["-include", str(found[0])]
     stem = file.removesuffix(".c")
     base = Path(stem).name
-    out += [f"-I{(tree / file).parent}", f'-DKBUILD_MODFILE="{stem}"', f'-DKBUILD_BASENAME="{base}"',
+    # the file's directory, then the same directory of the headers' tree (a tree of the
+    # files a reader needs lacks mm/vma.h, which mm/internal.h includes as "vma.h")
+    local = [str((s / file).parent) for s in srcs if (s / file).parent.is_dir()]
+    out += [f"-I{d}" for d in dict.fromkeys([str((tree / file).parent), *local])]
+    out += [f'-DKBUILD_MODFILE="{stem}"', f'-DKBUILD_BASENAME="{base}"',
             f'-DKBUILD_MODNAME="{base}"', f"-D__KBUILD_MODNAME=kmod_{base}"]
     return out
 

@@ -13,8 +13,9 @@ from __future__ import annotations
 import bz2
 import gzip
 import lzma
+import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 
 from equiv.engine.errors import InputError
@@ -100,4 +101,110 @@ def read(path: str) -> dict[str, str]:
     return parse(read_text(path))
 
 
-__all__ = ["COMPRESSIONS", "parse", "read", "read_text"]
+# ---- editing a .config and checking it after olddefconfig -------------------------------
+
+_SET = re.compile(r"^(CONFIG_\w+)=(.*)$")
+_NOT_SET = re.compile(r"^# (CONFIG_\w+) is not set$")
+
+
+def values(text: str) -> dict[str, str]:
+    """A ``.config``'s symbols by whole name with their values as written; ``# CONFIG_X is
+    not set`` is ``"n"``.
+
+    >>> values('CONFIG_A=y\\n# CONFIG_B is not set\\nCONFIG_C="x"\\n# comment\\n')
+    {'CONFIG_A': 'y', 'CONFIG_B': 'n', 'CONFIG_C': '"x"'}
+    """
+    out: dict[str, str] = {}
+    for line in text.splitlines():
+        if m := _SET.match(line):
+            out[m.group(1)] = m.group(2)
+        elif m := _NOT_SET.match(line):
+            out[m.group(1)] = "n"
+    return out
+
+
+def line(name: str, value: str) -> str:
+    """The ``.config`` line that sets ``name`` to ``value`` (``"n"``: not set).
+
+    >>> line("CONFIG_X", "n"), line("CONFIG_Y", "8192")
+    ('# CONFIG_X is not set', 'CONFIG_Y=8192')
+    """
+    return f"# {name} is not set" if value == "n" else f"{name}={value}"
+
+
+def edit(text: str, changes: Mapping[str, str]) -> str:
+    """``text`` with every line of a changed symbol removed and the changes appended in order.
+
+    >>> edit("CONFIG_A=y\\nCONFIG_B=m\\n", {"CONFIG_A": "n", "CONFIG_Z": "4"})
+    'CONFIG_B=m\\n# CONFIG_A is not set\\nCONFIG_Z=4\\n'
+    """
+    kept = [ln for ln in text.splitlines()
+            if not ((m := _SET.match(ln) or _NOT_SET.match(ln)) and m.group(1) in changes)]
+    return "\n".join(kept + [line(n, v) for n, v in changes.items()]) + "\n"
+
+
+def unmet(asked: Mapping[str, str], text: str | Mapping[str, str]) -> list[tuple[str, str, str]]:
+    """``(name, asked, got)`` for every symbol of ``asked`` whose value in the ``.config``
+    ``text`` (or its :func:`values`) is another; a symbol absent from it is ``"n"`` (Kconfig
+    writes no line for a symbol whose dependencies are not met).
+
+    >>> unmet({"CONFIG_A": "y", "CONFIG_B": "n", "CONFIG_C": "4"}, "CONFIG_A=m\\n")
+    [('CONFIG_A', 'y', 'm'), ('CONFIG_C', '4', 'n')]
+    """
+    got = values(text) if isinstance(text, str) else text
+    return [(n, v, got.get(n, "n")) for n, v in asked.items() if got.get(n, "n") != v]
+
+
+def kconfig_files(tree: Path) -> Iterable[Path]:
+    """The Kconfig files of ``tree`` (``Kconfig`` and ``Kconfig.*`` anywhere but in
+    ``Documentation/`` and ``tools/``), in a stable order."""
+    for top, dirs, files in os.walk(tree):
+        dirs[:] = sorted(d for d in dirs if not (top == str(tree) and d in ("Documentation", "tools"))
+                         and not d.startswith("."))
+        for f in sorted(files):
+            if f == "Kconfig" or f.startswith("Kconfig."):
+                yield Path(top) / f
+
+
+_ENTRY = re.compile(r"^\s*(?:menu)?config\s+(\w+)\s*$")
+
+
+def defined(tree: Path, names: Iterable[str]) -> set[str]:
+    """The symbols of ``names`` (whole names) that some Kconfig file of ``tree`` defines
+    (a ``config X`` or ``menuconfig X`` entry)."""
+    want = {n.removeprefix("CONFIG_") for n in names}
+    found: set[str] = set()
+    for f in kconfig_files(tree):
+        for ln in f.read_text(errors="replace").splitlines():
+            if (m := _ENTRY.match(ln)) and m.group(1) in want:
+                found.add(m.group(1))
+    return {f"CONFIG_{n}" for n in found}
+
+
+def explain(tree: Path, name: str, srcarch: str | None = None, limit: int = 4) -> str:
+    """Where ``tree``'s Kconfig decides ``name`` (a whole name): the ``depends on`` and
+    ``def_bool``/``default`` lines of its entries and the ``select`` lines naming it, each as
+    ``file:line: text`` (of ``arch/<srcarch>/`` only, among the arches, when given); at most
+    ``limit`` of them, ``""`` when there are none."""
+    sym = name.removeprefix("CONFIG_")
+    select = re.compile(rf"^\s*select\s+{sym}\b")
+    out: list[str] = []
+    for f in kconfig_files(tree):
+        rel = f.relative_to(tree)
+        if srcarch and rel.parts[0] == "arch" and rel.parts[1] != srcarch:
+            continue
+        inside = False
+        for i, ln in enumerate(f.read_text(errors="replace").splitlines(), 1):
+            if m := _ENTRY.match(ln):
+                inside = m.group(1) == sym
+            elif re.match(r"^\s*(?:choice|endchoice|menu|endmenu|if|endif|comment|source)\b", ln):
+                inside = False
+            text = ln.strip()
+            if (inside and re.match(r"(?:depends on|def_bool|def_tristate|default)\b", text)) \
+                    or select.match(ln):
+                out.append(f"{rel}:{i}: {text}")
+    return "; ".join(out[:limit]) + (" ..." if len(out) > limit else "")
+
+
+__all__ = ["COMPRESSIONS", "defined", "edit", "explain", "kconfig_files", "line", "parse", "read",
+           "read_text", "unmet", "values"]

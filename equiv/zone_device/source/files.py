@@ -5,13 +5,26 @@
 environment of one zone-device :class:`~equiv.config.Config` (its ``CONFIG_*`` symbols, the
 arch macros and the derived macros of page-flags-layout.h / mm.h), against which the
 reader resolves ``#if``/``#ifdef`` chains.
+
+:func:`kconfig_symbols` is the same configuration as Kconfig symbols to build, and
+:func:`headers_for` the generated headers the C front end (:mod:`equiv.linux.cfront`)
+preprocesses ``mm/mm_init.c`` with: Debian's packaged ones when they configure exactly what
+the preset decides, else the tree's own ``make defconfig``, the symbols, ``make
+olddefconfig prepare0`` (:func:`equiv.linux.kbuild.prepare_headers`, cached).
 """
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
+import platformdirs
+
 from equiv.config import Config
+from equiv.engine.errors import InputError
+from equiv.linux import kbuild, kconfig
+from equiv.linux.cfront import DEBIAN_ARCHES, Headers
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.page_model import FlagsLayout
 
@@ -82,4 +95,160 @@ def macro_env(cfg: Config) -> MacroEnv:
     return MacroEnv(values=values, known=frozenset(flags) | {"BITS_PER_LONG", "MAX_NR_ZONES"})
 
 
-__all__ = ["FILES", "load_tree", "macro_env"]
+def _yn(on: bool) -> str:
+    return "y" if on else "n"
+
+
+#: the x86_64 NR_CPUS past which Kconfig needs CPUMASK_OFFSTACK, which MAXSMP selects
+#: (arch/x86/Kconfig: ``NR_CPUS_RANGE_END``)
+X86_NR_CPUS_ONSTACK = 512
+
+
+def kconfig_symbols(cfg: Config) -> dict[str, str]:
+    """The ``CONFIG_*`` symbols the preset ``cfg`` decides, as a ``.config`` would set them
+    (``y``, ``n`` or a number): those of :func:`macro_env` that are Kconfig symbols (its
+    fields, and the choices the model fixes for every preset: ``DEVICE_PRIVATE`` and
+    ``PCI_P2PDMA`` on, ``DEFERRED_STRUCT_PAGE_INIT`` and the ``PG_arch_2``/``PG_arch_3``
+    flags off, ...), the numbers (``NR_CPUS``, ``NODES_SHIFT``) and the arm64 page size.
+    Symbols of later kernels (``CONFIG_MM_ID``, ``CONFIG_PAGE_MAPCOUNT``) are decided too: a
+    tree whose Kconfig lacks them leaves them out
+    (:func:`equiv.linux.kbuild.prepare_headers`).  Not here: the hypothetical presets'
+    forcings (``WANT_PAGE_VIRTUAL``, the section or cpupid moved by hand), which no
+    ``.config`` sets, and the options that only lead there (:func:`kconfig_requests`)."""
+    s: dict[str, str] = {
+        "CONFIG_64BIT": _yn(cfg.BITS_PER_LONG == 64), "CONFIG_MMU": _yn(cfg.MMU),
+        "CONFIG_SMP": "y", "CONFIG_NR_CPUS": str(cfg.NR_CPUS), "CONFIG_NUMA": _yn(cfg.NUMA),
+        "CONFIG_NUMA_BALANCING": _yn(cfg.NUMA_BALANCING),
+        "CONFIG_SPARSEMEM": "y", "CONFIG_SPARSEMEM_VMEMMAP": _yn(cfg.SPARSEMEM_VMEMMAP),
+        "CONFIG_SPARSEMEM_CLASSIC": _yn(not cfg.SPARSEMEM_VMEMMAP),
+        "CONFIG_KASAN_SW_TAGS": _yn(cfg.KASAN_SW_TAGS),
+        "CONFIG_KASAN_HW_TAGS": _yn(cfg.KASAN_HW_TAGS), "CONFIG_KMSAN": _yn(cfg.KMSAN),
+        "CONFIG_MEMCG": _yn(cfg.MEMCG), "CONFIG_SLAB_OBJ_EXT": _yn(cfg.SLAB_OBJ_EXT),
+        "CONFIG_LRU_GEN": _yn(cfg.LRU_GEN), "CONFIG_MEMORY_FAILURE": _yn(cfg.MEMORY_FAILURE),
+        "CONFIG_PAGE_IDLE_FLAG": _yn(cfg.PAGE_IDLE_FLAG),
+        "CONFIG_PAGE_MAPCOUNT": _yn(cfg.PAGE_MAPCOUNT), "CONFIG_MM_ID": _yn(cfg.MM_ID),
+        "CONFIG_HUGETLB_PAGE": "y",
+        "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP": _yn(cfg.HUGETLB_PAGE_OPTIMIZE_VMEMMAP),
+        "CONFIG_ARCH_WANT_OPTIMIZE_DAX_VMEMMAP": _yn(cfg.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP),
+        "CONFIG_HAVE_ALIGNED_STRUCT_PAGE": _yn(cfg.HAVE_ALIGNED_STRUCT_PAGE),
+        "CONFIG_DEBUG_PAGE_REF": _yn(cfg.DEBUG_PAGE_REF),
+        "CONFIG_ZONE_DMA": _yn(cfg.ZONE_DMA), "CONFIG_ZONE_DMA32": _yn(cfg.ZONE_DMA32),
+        "CONFIG_ZONE_DEVICE": _yn(cfg.ZONE_DEVICE), "CONFIG_MEMORY_HOTPLUG": "y",
+        "CONFIG_MEMORY_HOTREMOVE": "y", "CONFIG_DEVICE_PRIVATE": "y", "CONFIG_PCI_P2PDMA": "y",
+        "CONFIG_FS_DAX": "y", "CONFIG_TRANSPARENT_HUGEPAGE": "y", "CONFIG_HIGHMEM": "n",
+        "CONFIG_DEBUG_VM": "n", "CONFIG_DEBUG_VM_PGFLAGS": "n",
+        "CONFIG_DEFERRED_STRUCT_PAGE_INIT": "n", "CONFIG_ARCH_USES_PG_ARCH_2": "n",
+        "CONFIG_ARCH_USES_PG_ARCH_3": "n", "CONFIG_ARCH_USES_PG_UNCACHED": "n",
+    }
+    if cfg.NUMA:
+        s["CONFIG_NODES_SHIFT"] = str(cfg.NODES_SHIFT)
+    if cfg.arch == "arm64":
+        for size, shift in (("4K", 12), ("16K", 14), ("64K", 16)):
+            s[f"CONFIG_ARM64_{size}_PAGES"] = _yn(cfg.PAGE_SHIFT == shift)
+    return s
+
+
+def kconfig_requests(cfg: Config) -> dict[str, str]:
+    """What ``make olddefconfig`` is given to build ``cfg``: :func:`kconfig_symbols` and
+    the user-visible options that the invisible ones follow in 6.12's Kconfig:
+    ``HUGETLBFS`` for ``HUGETLB_PAGE``; ``IDLE_PAGE_TRACKING`` for ``PAGE_IDLE_FLAG`` (and
+    DAMON's address-space monitors off when it is off: they select it too); ``KASAN`` for
+    its tag modes; ``MAXSMP`` and ``DEBUG_KERNEL`` for an x86_64 ``NR_CPUS`` past 512
+    (``NR_CPUS_RANGE_END``); ``DEBUG_KERNEL`` for KMSAN and ``DEBUG_PAGE_REF``; ``X86_PAT``
+    off under ``EXPERT`` and ``ARM64_MTE`` off, which select ``PG_arch_2``/``PG_arch_3``:
+    every preset models those flags off, which a 6.12 x86_64 kernel is only without PAT.
+    Each must hold after ``olddefconfig`` as the decided symbols must."""
+    s = kconfig_symbols(cfg)
+    s["CONFIG_HUGETLBFS"] = "y"
+    s["CONFIG_IDLE_PAGE_TRACKING"] = _yn(cfg.PAGE_IDLE_FLAG)
+    if not cfg.PAGE_IDLE_FLAG:
+        s["CONFIG_DAMON_VADDR"] = "n"
+        s["CONFIG_DAMON_PADDR"] = "n"
+    s["CONFIG_KASAN"] = _yn(cfg.KASAN_SW_TAGS or cfg.KASAN_HW_TAGS)
+    if cfg.KMSAN or cfg.DEBUG_PAGE_REF:
+        s["CONFIG_DEBUG_KERNEL"] = "y"
+    if cfg.arch == "x86_64" and cfg.NR_CPUS > X86_NR_CPUS_ONSTACK:
+        s["CONFIG_DEBUG_KERNEL"] = "y"
+        s["CONFIG_MAXSMP"] = "y"
+    if cfg.arch == "x86_64":
+        s["CONFIG_EXPERT"] = "y"
+        s["CONFIG_X86_PAT"] = "n"
+    if cfg.arch == "arm64":
+        s["CONFIG_ARM64_MTE"] = "n"
+    return s
+
+
+def _user_cache() -> Path:
+    return Path(platformdirs.user_cache_dir("equiv"))
+
+
+#: the environment variable naming the kbuild cache (default ``<user cache>/equiv/kbuild``)
+KBUILD_CACHE_ENV = "EQUIV_KBUILD_CACHE"
+
+
+def kbuild_cache() -> Path:
+    """Where :func:`headers_for` keeps the prepared headers and the unpacked tree:
+    ``$EQUIV_KBUILD_CACHE``, else ``<user cache>/equiv/kbuild``."""
+    env = os.environ.get(KBUILD_CACHE_ENV)
+    return Path(env) if env else _user_cache() / "kbuild"
+
+
+def debian_headers(source: Path, cfg: Config, usr_src: Path | None = None) -> Headers | None:
+    """Debian's packaged headers (``linux-headers-<abi>-common`` and ``-<flavour>``, as
+    :func:`equiv.zone_device.live.packages.fetch` unpacks them under
+    ``<user cache>/equiv/live/root/usr/src``) when there are some of ``source``'s kernel
+    version for ``cfg``'s arch whose ``.config`` sets every symbol of
+    :func:`kconfig_symbols` that it knows as ``cfg`` decides it; else None."""
+    usr_src = usr_src or _user_cache() / "live" / "root" / "usr" / "src"
+    version = kbuild.tree_version(source)
+    words = [w for w, (_, target) in DEBIAN_ARCHES.items()
+             if target == kbuild.ARCHES[cfg.arch][1]]
+    asked = kconfig_symbols(cfg)
+    for word in words:
+        for build in sorted(usr_src.glob(f"linux-headers-{version}+*-{word}")):
+            abi = build.name.removeprefix("linux-headers-").removesuffix(f"-{word}")
+            if not re.fullmatch(rf"{re.escape(version)}\+\w+", abi):
+                continue
+            config = build / ".config"
+            if not (config.is_file() and (build / "include/generated/autoconf.h").is_file()):
+                continue
+            text = config.read_text(errors="replace")
+            known = kconfig.values(text)
+            # a symbol the .config has no line for may be one this kernel lacks (MM_ID): it
+            # matches when absent means what the preset asks ("n"), else it must be absent
+            # from the tree's Kconfig too
+            wrong = [n for n, a, _ in kconfig.unmet(asked, known) if n in known or a != "n"]
+            if any(n in known for n in wrong):
+                continue
+            common = build.parent / f"linux-headers-{abi}-common"
+            if not (wrong and kconfig.defined(common, wrong)):
+                return Headers.debian(usr_src, abi, word)
+    return None
+
+
+def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers:
+    """The generated headers ``mm/mm_init.c`` of the tree ``source`` is preprocessed with
+    under the preset ``cfg``: Debian's packaged ones where they configure exactly what
+    ``cfg`` decides (:func:`debian_headers`), else the tree's own build system's
+    (:func:`equiv.linux.kbuild.prepare_headers` under ``cache``, default
+    :func:`kbuild_cache`), with clang as the kernel's compiler for KMSAN
+    (``CC_IS_CLANG``).
+
+    Raises:
+        InputError: a hypothetical preset (no ``.config`` builds it), a preset the tree's
+            Kconfig cannot build as modelled (naming the symbol), or a missing host tool.
+    """
+    if cfg.hypothetical:
+        raise InputError(f"config {cfg.name} is hypothetical ({cfg.hypothetical_note}): no "
+                         ".config builds it, so there are no generated headers to "
+                         "preprocess the kernel's C with")
+    found = debian_headers(source, cfg)
+    if found is not None:
+        return found
+    return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
+                                  arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
+                                  what=f"config {cfg.name}")
+
+
+__all__ = ["FILES", "debian_headers", "headers_for", "kbuild_cache", "kconfig_requests",
+           "kconfig_symbols", "load_tree", "macro_env"]
