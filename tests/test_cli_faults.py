@@ -394,7 +394,8 @@ OWN_VALUES = {
     "copy_primitive": ["--copy-primitive"], "btf": ["--btf", "/sys/kernel/btf/vmlinux"],
     "linux": ["--linux", "/usr/src"], "types": ["--types", "all"], "orders": ["--orders", "all"],
     "explain": ["--explain", "_refcount"], "live": ["--live"], "live_from": ["--live-from", "/"],
-    "live_out": ["--live-out", "/tmp"], "live_setup": ["--live-setup"], "paths": ["--paths", "all"], "bounds": ["--bounds", "1"],
+    "live_out": ["--live-out", "/tmp"], "live_setup": ["--live-setup"],
+    "paths": ["--paths", "all"], "bounds": ["--bounds", "1"],
     "trylock": ["--trylock", "succeeds"]}
 
 
