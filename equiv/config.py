@@ -44,6 +44,10 @@ class Config:
     MMU: bool = True
     MEMORY_FAILURE: bool = True
     PAGE_IDLE_FLAG: bool = False
+    #: PG_arch_2 / PG_arch_3 in ``enum pageflags`` (include/linux/page-flags.h): selected by
+    #: x86's X86_PAT (default y, arch/x86/Kconfig) and arm64's ARM64_MTE (default y, both)
+    ARCH_USES_PG_ARCH_2: bool = True
+    ARCH_USES_PG_ARCH_3: bool = False
     PAGE_MAPCOUNT: bool = True
     MM_ID: bool = True
     HUGETLB_PAGE_OPTIMIZE_VMEMMAP: bool = True
@@ -150,6 +154,7 @@ DEFAULT = Config(name="x86_64-default", assumed=X86_ASSUMED,
                              "(NODES_SHIFT 6), NUMA_BALANCING with NR_CPUS 64, MEMCG")
 ARM64_4K = Config(name="arm64-4k", arch="arm64", NODES_SHIFT=4, NR_CPUS=512,
                   HAVE_ALIGNED_STRUCT_PAGE=False, MAX_PHYSMEM_BITS=48, assumed=ARM64_ASSUMED,
+                  ARCH_USES_PG_ARCH_3=True,
                   description="arm64, 4K pages, NODES_SHIFT 4, NR_CPUS 512")
 
 
@@ -176,8 +181,9 @@ PRESETS: dict[str, Config] = {c.name: c for c in (
        "WANT_PAGE_VIRTUAL: a pfn-dependent `virtual` word (80 bytes)", WANT_PAGE_VIRTUAL=True,
        hypothetical=True),
     _v(DEFAULT, "x86_64-section-in-flags",
-       "section number in page->flags (SPARSEMEM without VMEMMAP)",
-       SECTION_IN_PAGE_FLAGS_FORCED=True, hypothetical=True),
+       "section number in page->flags (SPARSEMEM without VMEMMAP); X86_PAT off (no PG_arch_2), "
+       "so the cpupid fits page->flags in 6.12 and v7.3 alike",
+       SECTION_IN_PAGE_FLAGS_FORCED=True, ARCH_USES_PG_ARCH_2=False, hypothetical=True),
     _v(DEFAULT, "x86_64-debug-page-ref",
        "DEBUG_PAGE_REF: the page_ref_set tracepoint exists and may be enabled at run time; "
        "its events are an observable beside memory", DEBUG_PAGE_REF=True),
@@ -216,6 +222,7 @@ def preset(name: str) -> Config:
 KCONFIG_BOOLS = (
     "SPARSEMEM_VMEMMAP", "NUMA", "NUMA_BALANCING", "KASAN_SW_TAGS", "KASAN_HW_TAGS", "KMSAN",
     "MEMCG", "SLAB_OBJ_EXT", "LRU_GEN", "MMU", "MEMORY_FAILURE", "PAGE_IDLE_FLAG",
+    "ARCH_USES_PG_ARCH_2", "ARCH_USES_PG_ARCH_3",
     "PAGE_MAPCOUNT", "MM_ID", "HUGETLB_PAGE_OPTIMIZE_VMEMMAP", "ARCH_WANT_OPTIMIZE_DAX_VMEMMAP",
     "HAVE_ALIGNED_STRUCT_PAGE", "DEBUG_PAGE_REF", "ZONE_DMA", "ZONE_DMA32", "ZONE_DEVICE",
 )

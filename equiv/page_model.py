@@ -48,6 +48,9 @@ PG_workingset = 9  # second-page alias PG_large_rmappable
 
 #: ``enum pageflags`` up to PG_dropbehind (always present), bit numbers 0..19.
 _ALWAYS_PAGEFLAGS = 20
+#: the always-present page flags of an older release, where it has fewer: 6.12's end at
+#: PG_unevictable (include/linux/page-flags.h of 6.12; PG_dropbehind came in 6.14)
+OLDER_ALWAYS_PAGEFLAGS: dict[str, int] = {"6.12": 19}
 
 
 @frozen
@@ -95,16 +98,18 @@ class FlagsLayout:
         return (1 << self.last_cpupid_shift) - 1
 
     @classmethod
-    def from_config(cls, cfg: Config) -> FlagsLayout:
-        """Compute the layout with the kernel's formulas.
+    def from_config(cls, cfg: Config, always: int = _ALWAYS_PAGEFLAGS) -> FlagsLayout:
+        """Compute the layout with the kernel's formulas (``always``: the page flags every
+        configuration has, :data:`OLDER_ALWAYS_PAGEFLAGS` for an older release).
 
         Raises:
             ConfigError: NODES do not fit into page->flags under SPARSEMEM_VMEMMAP, which is an
                 ``#error`` in page-flags-layout.h.
         """
         bpl = cfg.BITS_PER_LONG
-        nr = _ALWAYS_PAGEFLAGS + int(cfg.MMU) + int(cfg.MEMORY_FAILURE)
+        nr = always + int(cfg.MMU) + int(cfg.MEMORY_FAILURE)
         nr += 2 * int(cfg.PAGE_IDLE_FLAG and bpl == 64)
+        nr += int(cfg.ARCH_USES_PG_ARCH_2) + int(cfg.ARCH_USES_PG_ARCH_3)
         zones = cfg.MAX_NR_ZONES
         zones_shift = 0 if zones < 2 else 1 if zones <= 2 else 2 if zones <= 4 else 3
         sections_shift = cfg.MAX_PHYSMEM_BITS - cfg.SECTION_SIZE_BITS
@@ -249,10 +254,19 @@ class Layout:
     def named_for(self, release: str) -> Layout:
         """This layout with its views under the names the kernel ``release`` (e.g. "6.12")
         gives them, where they differ from the model's (:data:`OLDER_NAMES`): what a run
-        about that kernel prints.  The paths still write the views by the model's names."""
+        about that kernel prints.  The paths still write the views by the model's names.
+        The page flags are counted as that release has them (:data:`OLDER_ALWAYS_PAGEFLAGS`:
+        ``NR_PAGEFLAGS``, and the widths that depend on the room it leaves)."""
         names = OLDER_NAMES.get(release, {})
         views = tuple(evolve(v, kernel=names.get(v.name, "")) for v in self.views)
-        return evolve(self, views=views, atoms=atoms_of(views, self.size))
+        flags = self.flags
+        if release in OLDER_ALWAYS_PAGEFLAGS:
+            flags = FlagsLayout.from_config(self.config, OLDER_ALWAYS_PAGEFLAGS[release])
+            if flags.last_cpupid_not_in_page_flags != self.flags.last_cpupid_not_in_page_flags:
+                raise ConfigError(f"config {self.config.name}: the cpupid fits page->flags in "
+                                  f"one of {release} and the model but not in the other (a "
+                                  "struct page with another layout): not modelled")
+        return evolve(self, views=views, atoms=atoms_of(views, self.size), flags=flags)
 
     @classmethod
     def from_config(cls, cfg: Config) -> Layout:

@@ -235,7 +235,8 @@ def test_kconfig_symbols_of_the_presets() -> None:
     assert d["CONFIG_NR_CPUS"] == "64" and d["CONFIG_NODES_SHIFT"] == "6"
     assert d["CONFIG_ZONE_DEVICE"] == "y" and d["CONFIG_KMSAN"] == "n"
     r = files.kconfig_requests(PRESETS["x86_64-default"])
-    assert "CONFIG_MAXSMP" not in r and (r["CONFIG_X86_PAT"], r["CONFIG_EXPERT"]) == ("n", "y")
+    assert "CONFIG_MAXSMP" not in r and r["CONFIG_X86_PAT"] == "y" and "CONFIG_EXPERT" not in r
+    assert d["CONFIG_ARCH_USES_PG_ARCH_2"] == "y" and d["CONFIG_ARCH_USES_PG_ARCH_3"] == "n"
     assert set(d) < set(r) and "CONFIG_X86_PAT" not in d
     m = files.kconfig_requests(PRESETS["x86_64-maxsmp"])
     assert m["CONFIG_MAXSMP"] == "y" and m["CONFIG_NR_CPUS"] == "8192"

@@ -12,9 +12,10 @@ from equiv.page_model import FlagsLayout, Layout
 
 class TestFlagsLayout:
     def test_worked_example(self) -> None:
-        """The reference's worked example: NODES 6, cpupid 14 (NR_CPUS 64), LRU_GEN, 22 flags."""
+        """The reference's worked example: NODES 6, cpupid 14 (NR_CPUS 64), LRU_GEN, 22 flags
+        (without PG_arch_2: x86_64 with X86_PAT off)."""
         cfg = evolve(DEFAULT, NODES_SHIFT=6, NR_CPUS=64, NUMA_BALANCING=True, LRU_GEN=True,
-                     MEMORY_FAILURE=True, PAGE_IDLE_FLAG=False)
+                     MEMORY_FAILURE=True, PAGE_IDLE_FLAG=False, ARCH_USES_PG_ARCH_2=False)
         fl = FlagsLayout.from_config(cfg)
         got = {f.name: (f.width, f.pgshift) for f in fl.fields}
         assert fl.nr_pageflags == 22
@@ -24,10 +25,11 @@ class TestFlagsLayout:
         assert not fl.last_cpupid_not_in_page_flags
 
     def test_maxsmp_cpupid_still_fits(self) -> None:
-        """MAXSMP (NODES 10, NR_CPUS 8192 -> cpupid 21) fits even with 24 page flags."""
+        """MAXSMP (NODES 10, NR_CPUS 8192 -> cpupid 21) fits even with 25 page flags (PG_arch_2
+        of X86_PAT, and the two of PAGE_IDLE_FLAG)."""
         cfg = evolve(DEFAULT, NODES_SHIFT=10, NR_CPUS=8192, PAGE_IDLE_FLAG=True)
         fl = FlagsLayout.from_config(cfg)
-        assert fl.nr_pageflags == 24
+        assert fl.nr_pageflags == 25
         assert fl.get("LAST_CPUPID").width == 21
         assert fl.get("NODES").pgshift == 54
 

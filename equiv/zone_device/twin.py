@@ -6,7 +6,7 @@ so it can be used for differential testing.  It works on plain ints and bytearra
 struct page is a little-endian ``bytearray`` of ``cfg.size`` bytes, every pageblock bitmap cell an 8-bit int.
 
 Only x86_64-like configurations are covered: ``ZONES_SHIFT`` 3 (five zones, ``ZONE_DEVICE`` = 4),
-``NR_PAGEFLAGS`` 22, no LRU_GEN, no KASAN tags, no section bits in ``page->flags`` (SPARSEMEM_VMEMMAP,
+``NR_PAGEFLAGS`` 23, no LRU_GEN, no KASAN tags, no section bits in ``page->flags`` (SPARSEMEM_VMEMMAP,
 §5), and the cpupid inside ``page->flags``.
 """
 
@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 ZONE_DEVICE = 4
 ZONES_WIDTH = 3
-NR_PAGEFLAGS = 22
+NR_PAGEFLAGS = 23  # v7.3: 20 always, PG_mlocked, PG_hwpoison, PG_arch_2 (X86_PAT)
 PG_HEAD = 6
 PG_RESERVED = 13
 MEMORY_DEVICE_GENERIC = 4

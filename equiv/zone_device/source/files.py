@@ -82,8 +82,10 @@ def macro_env(cfg: Config) -> MacroEnv:
         "LAST_CPUPID_NOT_IN_PAGE_FLAGS": fl.last_cpupid_not_in_page_flags,
         "NODE_NOT_IN_PAGE_FLAGS": fl.node_not_in_page_flags,
         "CONFIG_DEBUG_VM": False, "CONFIG_DEBUG_VM_PGFLAGS": False,
-        "CONFIG_TRANSPARENT_HUGEPAGE": True, "CONFIG_ARCH_USES_PG_ARCH_2": False,
-        "CONFIG_ARCH_USES_PG_ARCH_3": False, "CONFIG_ARCH_USES_PG_UNCACHED": False,
+        "CONFIG_TRANSPARENT_HUGEPAGE": True,
+        "CONFIG_ARCH_USES_PG_ARCH_2": cfg.ARCH_USES_PG_ARCH_2,
+        "CONFIG_ARCH_USES_PG_ARCH_3": cfg.ARCH_USES_PG_ARCH_3,
+        "CONFIG_ARCH_USES_PG_UNCACHED": False,
         "CONFIG_DEFERRED_STRUCT_PAGE_INIT": False, "CONFIG_HUGETLB_PAGE": True,
         "CONFIG_MEMORY_HOTREMOVE": True, "CONFIG_DEVICE_PRIVATE": True,
         "CONFIG_PCI_P2PDMA": True, "CONFIG_FS_DAX": True,
@@ -137,8 +139,10 @@ def kconfig_symbols(cfg: Config) -> dict[str, str]:
         "CONFIG_MEMORY_HOTREMOVE": "y", "CONFIG_DEVICE_PRIVATE": "y", "CONFIG_PCI_P2PDMA": "y",
         "CONFIG_FS_DAX": "y", "CONFIG_TRANSPARENT_HUGEPAGE": "y", "CONFIG_HIGHMEM": "n",
         "CONFIG_DEBUG_VM": "n", "CONFIG_DEBUG_VM_PGFLAGS": "n",
-        "CONFIG_DEFERRED_STRUCT_PAGE_INIT": "n", "CONFIG_ARCH_USES_PG_ARCH_2": "n",
-        "CONFIG_ARCH_USES_PG_ARCH_3": "n", "CONFIG_ARCH_USES_PG_UNCACHED": "n",
+        "CONFIG_DEFERRED_STRUCT_PAGE_INIT": "n",
+        "CONFIG_ARCH_USES_PG_ARCH_2": _yn(cfg.ARCH_USES_PG_ARCH_2),
+        "CONFIG_ARCH_USES_PG_ARCH_3": _yn(cfg.ARCH_USES_PG_ARCH_3),
+        "CONFIG_ARCH_USES_PG_UNCACHED": "n",
     }
     if cfg.NUMA:
         s["CONFIG_NODES_SHIFT"] = str(cfg.NODES_SHIFT)
@@ -155,9 +159,9 @@ def kconfig_requests(cfg: Config) -> dict[str, str]:
     DAMON's address-space monitors off when it is off: they select it too); ``KASAN`` for
     its tag modes; ``MAXSMP`` and ``DEBUG_KERNEL`` for an x86_64 ``NR_CPUS`` past 512
     (``NR_CPUS_RANGE_END``); ``DEBUG_KERNEL`` for KMSAN and ``DEBUG_PAGE_REF``; ``X86_PAT``
-    off under ``EXPERT`` and ``ARM64_MTE`` off, which select ``PG_arch_2``/``PG_arch_3``:
-    every preset models those flags off, which a 6.12 x86_64 kernel is only without PAT.
-    Each must hold after ``olddefconfig`` as the decided symbols must."""
+    and ``ARM64_MTE``, which select ``PG_arch_2``/``PG_arch_3`` (on in every preset, as in
+    the arches' defaults).  Each must hold after ``olddefconfig`` as the decided symbols
+    must."""
     s = kconfig_symbols(cfg)
     s["CONFIG_HUGETLBFS"] = "y"
     s["CONFIG_IDLE_PAGE_TRACKING"] = _yn(cfg.PAGE_IDLE_FLAG)
@@ -171,10 +175,9 @@ def kconfig_requests(cfg: Config) -> dict[str, str]:
         s["CONFIG_DEBUG_KERNEL"] = "y"
         s["CONFIG_MAXSMP"] = "y"
     if cfg.arch == "x86_64":
-        s["CONFIG_EXPERT"] = "y"
-        s["CONFIG_X86_PAT"] = "n"
+        s["CONFIG_X86_PAT"] = _yn(cfg.ARCH_USES_PG_ARCH_2)
     if cfg.arch == "arm64":
-        s["CONFIG_ARM64_MTE"] = "n"
+        s["CONFIG_ARM64_MTE"] = _yn(cfg.ARCH_USES_PG_ARCH_2 and cfg.ARCH_USES_PG_ARCH_3)
     return s
 
 
