@@ -16,7 +16,10 @@ C itself, as :mod:`equiv.loops` does for the hand-written model:
   ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
   struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
   over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
-  first pfn lies in that block (none if the body writes no cell).
+  first pfn lies in that block (none if the body writes no cell).  "First" is the least page
+  the body writes anywhere (:func:`written_keys`): also below a store made after an inner
+  summarised loop (v7.3-rc1's ``prep_compound_head()`` after ``memmap_init_compound()``'s
+  tail loop), and the first page of that inner loop's own frame.
 * **Carry**: the locals the body assigns or takes the address of, and the struct locals
   (``struct page template``) alive at the loop: the carry entering iteration ``k`` is the seed
   for ``k = 0`` and one step from the seed at ``k - 1`` otherwise.
@@ -482,10 +485,13 @@ class LoopSummary:
         return self.in_block_pfn(k, self._pfn_of_block(b)) if self.writes_pb else False
 
     def _delta(self, probe: State) -> Val:
-        """Offset of the first page the body writes from the loop variable (0 if none)."""
+        """Offset of the first page the body writes from the loop variable (0 if none):
+        the least of every page it writes anywhere (:func:`written_keys`: in the layer on
+        top, below a store made after an inner summarised loop, the first page of each inner
+        loop's frame, and on every joined path), not only of those written last."""
         vk = self.v(self.k)
         best: tuple[int, int, Val] | None = None
-        for key, _ in probe.mem.pages:
+        for key in written_keys(probe.mem):
             d = key - vk
             if self.symbolic:
                 d = z3.simplify(d)
@@ -793,6 +799,33 @@ def _writes(store: PageStore, pb: bool) -> bool:
     return False
 
 
+def written_keys(store: PageStore) -> list[Val]:
+    """The struct pages an iteration's store writes, as pfn terms, down to its loop's
+    read-logging layer: the keys of every layer (a store made after an inner summarised loop
+    sits above that loop's layer, and the stores before it below), for an inner summarised
+    loop that writes struct pages the first page of its frame (``q0``: every page it writes
+    lies at or above it), and the keys of every path of a join.  The frame of the iteration
+    starts at the least of them (:meth:`LoopSummary._delta`); the frame-write lemma then
+    claims that nothing is written outside it."""
+    out: list[Val] = []
+    todo: list[PageStore] = [store]
+    seen: set[int] = set()
+    while todo:
+        st = todo.pop()
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        out += [k for k, _ in st.pages]
+        below = st.below
+        if isinstance(below, SummaryLayer):
+            if below.summary.writes_pages:
+                out.append(below.summary.q0)
+            todo.append(below.summary.entry.mem)
+        elif isinstance(below, MergeLayer):
+            todo.extend(below.stores)
+    return out
+
+
 def _id(x: object) -> object:
     if isinstance(x, CBV):
         return ("c", x.value)
@@ -841,4 +874,5 @@ def _value_eq(it: Interprets, a: Value, b: Value) -> Cond:
 
 
 __all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LoopParts", "LoopShape",
-           "LoopSummary", "SummaryLayer", "increment", "loop_parts", "loop_shape"]
+           "LoopSummary", "SummaryLayer", "increment", "loop_parts", "loop_shape",
+           "written_keys"]
