@@ -178,12 +178,14 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
 
 
 def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
-                 sc: Scenario | None = None, free: list[z3.BoolRef] | None = None
-                 ) -> LemmaOutcome:
+                 sc: Scenario | None = None, free: list[z3.BoolRef] | None = None, *,
+                 atoms: Sequence[tuple[int, int, str]] | None = None) -> LemmaOutcome:
     """Prove the loop lemmas; ``why`` "" if all hold, else which one did not and why, with
     the failed conjunct's counterexample
     (:func:`~equiv.zone_device.source.csummary.lemma_counterexample`: the iteration, the
-    struct page and the fields; the solver's model, not replayed) when the solver found one.
+    struct page and the fields; the solver's model, not replayed) when the solver found one
+    (``atoms``: the struct page's byte ranges ``(offset, size, name)`` that name its fields;
+    by default ``sc``'s layout's).
 
     Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
     assumptions and the premise (the same claim: a conjunction is valid iff each conjunct
@@ -301,7 +303,8 @@ def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
                 return r
         return z3.unsat
 
-    atoms = [(a.offset, a.size, a.name) for a in sc.layout.atoms] if sc is not None else []
+    if atoms is None:  # the struct page's members, to name a counterexample's bytes
+        atoms = [(a.offset, a.size, a.name) for a in sc.layout.atoms] if sc is not None else []
     for j, lm in enumerate(lemmas):
         s.push()
         s.add(lm.premise)

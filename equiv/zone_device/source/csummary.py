@@ -228,7 +228,7 @@ def lemma_counterexample(lm: CLemma, part: int, model: z3.ModelRef,
             else:
                 for off, size, name in atoms:
                     mask = (1 << (8 * size)) - 1
-                    if (a >> (8 * off)) & mask != (b >> (8 * off)) & mask:
+                    if (a >> (8 * off)) & mask != (b >> (8 * off)) & mask and name not in fields:
                         fields.append(name)
                 if not fields:
                     fields = [f"bytes {x}" for x in range(max(a.bit_length(), b.bit_length()) // 8 + 1)
