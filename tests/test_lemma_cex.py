@@ -3,19 +3,25 @@ struct page relative to the iteration's block and the fields it changed there, r
 the solver's model (:func:`equiv.zone_device.source.common.prove_lemmas`,
 :func:`equiv.zone_device.source.csummary.lemma_counterexample`) and shown in every
 ``--patch`` report format, marked as the solver's model, not replayed.  Quick: hand-built
-lemmas and a hand-built report; the real C's lemmas are tests/test_patch_v73_shape.py's.
+lemmas and a hand-built report.  Slow: the real C's (bugs/01, whose extra copy lands on
+the next block); lemmas that hold are tests/test_patch_v73_shape.py's.
 """
 
 from __future__ import annotations
 
 import json
 import xml.dom.minidom
+from pathlib import Path
 
+import pytest
 import z3
 from attrs import evolve
+from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 from test_patch_cli import _report, schema_errors
+from test_patch_proof import DATA, SERIES, _cell
 
 from equiv.engine.verdict import Verdict
+from equiv.linux.patch import prepare
 from equiv.zone_device.source.common import RoleResult, check_lemmas, prove_lemmas
 from equiv.zone_device.source.csummary import (
     CLemma,
@@ -24,6 +30,7 @@ from equiv.zone_device.source.csummary import (
     WitnessPart,
     lemma_counterexample,
 )
+from equiv.zone_device.source.files import FILES
 from equiv.zone_device.source.patch_present import (
     patch_json,
     patch_sarif,
@@ -140,3 +147,21 @@ def test_every_format_shows_the_counterexample() -> None:
     errs = [e for e in junit.getElementsByTagName("error")
             if "loop_summary_lemmas" in e.getAttribute("message")]
     assert len(errs) == 1 and f"counterexample: {line}" in errs[0].firstChild.data  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_the_tail_loop_one_past_end_shows_its_write(linux612: Path, tmp_path: Path) -> None:  # noqa: F811
+    """bugs/01 (the tail loop one past its end) at order 1: the heads loop's frame-write
+    lemma fails, and its counterexample is an iteration writing the first page of the next
+    block (the next head, head_pfn + 2), a real write outside its frame."""
+    root = prepare(linux612, FILES, [*SERIES, DATA / "bugs/01-tail-loop-one-past-end.patch"],
+                   tmp_path / "t").root
+    cell = _cell(linux612, root, "x86_64-default", 1)
+    lemmas = {r.name: r for r in cell.roles}["loop_summary_lemmas"]
+    assert lemmas.verdict is Verdict.UNKNOWN and "frame-write" in lemmas.reason
+    cex = lemmas.lemma_cex
+    assert cex is not None and cex.kind == "frame-write" and cex.what == "write", cex
+    assert "memmap_init_zone_device" in cex.loop
+    assert cex.iteration is not None and cex.pfn is not None
+    assert cex.where == "the first page of block k+1", cex
+    assert cex.fields and "(the solver's model, not replayed)" in cex.text()
