@@ -97,6 +97,21 @@ def test_places_relative_to_the_block() -> None:
         cex = lemma_counterexample(lm, 0, s.model(), ATOMS)
         assert cex.iteration == 3 and cex.where == where, (off, cex)
         assert cex.fields == ()
+    s = z3.Solver()
+    s.add(k == 1, x == -12)  # block k-3 = block -2: named by its number
+    assert s.check() == z3.sat
+    cex = lemma_counterexample(lm, 0, s.model(), ATOMS)
+    assert cex.where == "the first page of block -2 (before the first summarised block)"
+
+
+def test_a_carry_step_names_the_local() -> None:
+    k = z3.BitVec("k", 64)
+    w = LemmaWitness(k, 100 + k, z3.BitVecVal(1, 64), (WitnessPart("carry nr"),))
+    lm = CLemma("mm/x.c:10 f", "carry-step", z3.ULT(k, 8), z3.And(k != 5), witness=w)
+    cex = prove_lemmas([lm], [], 10_000).cex
+    assert cex is not None and cex.iteration == 5
+    assert cex.text() == ("carry-step of mm/x.c:10 f: iteration k=5: nr after it is not what "
+                          "one step from the seed gives (the solver's model, not replayed)")
 
 
 def test_a_lemma_without_witness_gives_none() -> None:

@@ -170,18 +170,24 @@ class LemmaCex:
         where = f", {self.where}" if self.where else ""
         fields = f": {', '.join(self.fields)}" if self.fields else ""
         tail = " (the solver's model, not replayed)"
+        if self.what.startswith("carry "):
+            return (f"{head}{it}: {self.what.removeprefix('carry ')} after it is not what "
+                    f"one step from the seed gives{tail}")
         if verb == "breaks it at":
             return f"{head}{it}{tail}"
         return f"{head}{it} {verb}{obj}{where}{fields}{tail}"
 
 
-def _block_place(off: int, step: int) -> str:
+def _block_place(off: int, step: int, k: int | None = None) -> str:
     """Where a page ``off`` struct pages from the first of block ``k`` lies (``step``
-    pages per block)."""
+    pages per block): relative to ``k`` (``block k-1``) when near it, else the block's
+    own number (``block -3``: before the first summarised iteration's)."""
     if step <= 0:
         return f"offset {off} from the first page of block k"
     j, r = divmod(off, step)
     blk = "block k" if j == 0 else f"block k{j:+d}"
+    if k is not None and abs(j) > 2:
+        blk = f"block {k + j}" + (" (before the first summarised block)" if k + j < 0 else "")
     if j != 0 and r == step - 1:
         return f"the last page of {blk}"
     if r == 0:
@@ -218,7 +224,7 @@ def lemma_counterexample(lm: CLemma, part: int, model: z3.ModelRef,
     where = ""
     q, step = val(w.q), val(w.step)
     if pfn is not None and q is not None and step is not None:
-        where = _block_place(_signed((pfn - q) % (1 << 64)), step)
+        where = _block_place(_signed((pfn - q) % (1 << 64)), step, k)
     fields: list[str] = []
     if wp.after is not None and wp.before is not None:
         a, b = val(wp.after), val(wp.before)
