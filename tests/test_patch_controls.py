@@ -165,6 +165,10 @@ def test_control(linux612: Path, tmp_path: Path, name: str) -> None:  # noqa: F8
     if control.lemma is not None:
         assert lemmas.verdict is Verdict.UNKNOWN, _roles(cell)
         _check_lemma_reason(lemmas.reason, *control.lemma)
+        # the failed lemma's counterexample: its kind, an iteration (the solver's model)
+        cex = lemmas.lemma_cex
+        assert cex is not None and cex.kind == control.lemma[0], lemmas
+        assert cex.iteration is not None and "not replayed" in cex.text(), cex
     else:
         assert lemmas.verdict is Verdict.PROVED, _roles(cell)
     if control.role is None:

@@ -35,7 +35,7 @@ from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import FieldDiff, Observed
 from equiv.zone_device.source.cinterp import Interp, initial_state
 from equiv.zone_device.source.cstate import Case, CInt, InterpError, Oracle, Ptr, Renaming, State
-from equiv.zone_device.source.csummary import CLemma, has_select
+from equiv.zone_device.source.csummary import CLemma, LemmaCex, has_select, lemma_counterexample
 from equiv.zone_device.source.files import macro_env
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
@@ -161,9 +161,32 @@ def free_first(tag: tuple[str, ...], key: tuple[int, ...], terms: list[z3.ExprRe
 ALONE_RLIMIT = 20_000
 
 
+@frozen
+class LemmaOutcome:
+    """The loop lemmas of a cell (:func:`prove_lemmas`): ``why`` is "" if all hold, else
+    which one did not and why; ``cex`` the counterexample of the first that did not, when
+    the solver gave a model (sat) and the lemma says where to read it
+    (:attr:`~equiv.zone_device.source.csummary.CLemma.witness`)."""
+
+    why: str
+    cex: LemmaCex | None = None
+
+
 def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
                  sc: Scenario | None = None, free: list[z3.BoolRef] | None = None) -> str:
-    """Prove the hand path's loop lemmas; "" if all hold, else which one did not and why.
+    """:func:`prove_lemmas`' ``why``: "" if every lemma holds, else which one did not."""
+    return prove_lemmas(lemmas, assume, timeout_ms, sc, free).why
+
+
+def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], timeout_ms: int,
+                 sc: Scenario | None = None, free: list[z3.BoolRef] | None = None, *,
+                 atoms: Sequence[tuple[int, int, str]] | None = None) -> LemmaOutcome:
+    """Prove the loop lemmas; ``why`` "" if all hold, else which one did not and why, with
+    the failed conjunct's counterexample
+    (:func:`~equiv.zone_device.source.csummary.lemma_counterexample`: the iteration, the
+    struct page and the fields; the solver's model, not replayed) when the solver found one
+    (``atoms``: the struct page's byte ranges ``(offset, size, name)`` that name its fields;
+    by default ``sc``'s layout's).
 
     Each lemma is ``premise -> c1 && c2 && ...``; every conjunct is its own query under the
     assumptions and the premise (the same claim: a conjunction is valid iff each conjunct
@@ -223,11 +246,17 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         FREE_FAILED.add(tag)
         return False
 
+    #: the model of the last conjunct found not valid: (model, substitutions made in it)
+    found: list[tuple[z3.ModelRef, list[tuple[z3.ExprRef, z3.ExprRef]]]] = []
+
     def one(part: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
         if valid_alone(part) or (not split and valid_free(part, premise, tag)):
             return z3.unsat
         if not split:
-            return s.check(z3.Not(part))
+            r = s.check(z3.Not(part))
+            if r == z3.sat:
+                found.append((s.model(), []))
+            return r
         assert sc is not None
         s.set("timeout", min(timeout_ms, CLASS_LEMMA_MS))
         t0 = time.perf_counter()
@@ -238,6 +267,8 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         log.debug("lemma conjunct over orders %s: %s %.1fs", sc.order_label, r,
                   time.perf_counter() - t0)
         if r != z3.unknown:
+            if r == z3.sat:
+                found.append((s.model(), []))
             return r
         for k in sc.orders:
             sub = (sc.order_v, z3.BitVecVal(k, 64))
@@ -247,6 +278,8 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
             slv.push()  # asserted, not assumed: z3 preprocesses it with the assumptions
             slv.add(q)
             r = slv.check()
+            if r == z3.sat:
+                found.append((slv.model(), [sub]))
             slv.pop()
             log.debug("  at order %d: %s %.1fs", k, r, time.perf_counter() - t0)
             if r != z3.unsat:
@@ -261,13 +294,18 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         q.add(z3.Not(part))
         return bool(q.check() == z3.unsat)
 
+    failed: list[int] = []  # the conjunct of the claim that is not valid
+
     def valid(claim: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
         for i, part in enumerate(claim.children() if z3.is_and(claim) else [claim]):
             r = one(part, premise, (*tag, str(i)))
             if r != z3.unsat:
+                failed.append(i)
                 return r
         return z3.unsat
 
+    if atoms is None:  # the struct page's members, to name a counterexample's bytes
+        atoms = [(a.offset, a.size, a.name) for a in sc.layout.atoms] if sc is not None else []
     for j, lm in enumerate(lemmas):
         s.push()
         s.add(lm.premise)
@@ -276,13 +314,20 @@ def check_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
             stronger = getattr(lm, "stronger", None)
             tag = (str(j), lm.loop, lm.kind)
             if stronger is None or valid(stronger, lm.premise, (*tag, "stronger")) != z3.unsat:
+                failed.clear()
+                found.clear()
                 r = valid(lm.claim, lm.premise, tag)
             else:
                 r = z3.unsat
+        cex: LemmaCex | None = None
+        if r == z3.sat and failed and found and isinstance(lm, CLemma) and \
+                lm.witness is not None:
+            model, sub = found[-1]
+            cex = lemma_counterexample(lm, failed[-1], model, atoms, sub)
         s.pop()
         if r != z3.unsat:
-            return f"loop lemma {lm.kind} of {lm.loop}: {r}"
-    return ""
+            return LemmaOutcome(f"loop lemma {lm.kind} of {lm.loop}: {r}", cex)
+    return LemmaOutcome("")
 
 
 #: models of one context :func:`specialise` keeps to spare queries (each condition is
@@ -608,6 +653,9 @@ class RoleResult:
     irrelevant: tuple[str, ...] = ()
     #: every name of the observed bytes in the layout the proof used (the HTML diagram)
     boxes: tuple[Box, ...] = ()
+    #: a loop_summary_lemmas obligation not proved: the failed lemma's counterexample (the
+    #: solver's model, not replayed), if the solver gave one
+    lemma_cex: LemmaCex | None = None
 
 
 def check_assumptions(assume: Sequence[Assumption], timeout_ms: int) -> RoleResult | None:
@@ -1156,10 +1204,11 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
             return why
     t0 = time.perf_counter()
     free = order_free(sc, inp, assume)
-    why = check_lemmas(p.lemmas(), assume, p.timeout_ms, sc, free)
+    lo = prove_lemmas(p.lemmas(), assume, p.timeout_ms, sc, free)
+    why = lo.why
     lemma_ok = not why
     roles.append(RoleResult("loop_summary_lemmas", Verdict.PROVED if lemma_ok else Verdict.UNKNOWN,
-                            time.perf_counter() - t0, reason=why))
+                            time.perf_counter() - t0, reason=why, lemma_cex=lo.cex))
     if sc.is_class and not lemma_ok:
         return why
     # the tail index's width in the queries: the order (the highest of a class)
@@ -1189,8 +1238,9 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
 
 __all__ = ["ALONE_RLIMIT", "CLASS_LEMMA_MS", "DECIDE_MS", "FREE_FAILED", "FREE_PROVED", "FREE_SEEN",
            "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates",
-           "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof",
-           "RoleResult", "Side", "altmap_cases", "check_assumptions", "check_lemmas", "check_role",
-           "class_miss", "free_first", "irrelevant_inputs", "merge_found", "model_for", "no_wrap",
-           "order_free", "order_not_covered", "prove_roles", "role_result", "run_tree", "side",
+           "HandPath", "LemmaOutcome", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim",
+           "RoleProof", "RoleResult", "Side", "altmap_cases", "check_assumptions", "check_lemmas",
+           "check_role", "class_miss", "free_first", "irrelevant_inputs", "merge_found",
+           "model_for", "no_wrap", "order_free", "order_not_covered", "prove_lemmas",
+           "prove_roles", "role_result", "run_tree", "side",
            "side_layout", "specialise", "substitute_all", "undisproved", "words_equal"]

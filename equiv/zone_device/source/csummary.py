@@ -16,7 +16,10 @@ C itself, as :mod:`equiv.loops` does for the hand-written model:
   ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
   struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
   over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
-  first pfn lies in that block (none if the body writes no cell).
+  first pfn lies in that block (none if the body writes no cell).  "First" is the least page
+  the body writes anywhere (:func:`written_keys`): also below a store made after an inner
+  summarised loop (v7.3-rc1's ``prep_compound_head()`` after ``memmap_init_compound()``'s
+  tail loop), and the first page of that inner loop's own frame.
 * **Carry**: the locals the body assigns or takes the address of, and the struct locals
   (``struct page template``) alive at the loop: the carry entering iteration ``k`` is the seed
   for ``k = 0`` and one step from the seed at ``k - 1`` otherwise.
@@ -44,7 +47,7 @@ summary, each page computed by its own iteration (the lemmas having been proved)
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Protocol
 
 import z3
@@ -83,6 +86,31 @@ CONCRETE_UNROLL = 4096
 
 
 @frozen(eq=False)
+class WitnessPart:
+    """What one conjunct of a lemma's claim is about, for its counterexample: a struct page
+    (``pfn``; for frame-write its bytes after the iteration and at its entry), a pageblock
+    cell (``block``; the same), or neither (only the iteration is shown)."""
+
+    what: str  # "write", "pageblock write", "read", or the lemma's kind
+    pfn: z3.ExprRef | None = None
+    block: z3.ExprRef | None = None
+    after: z3.ExprRef | None = None
+    before: z3.ExprRef | None = None
+
+
+@frozen(eq=False)
+class LemmaWitness:
+    """The terms a failed lemma's model is read at (:func:`lemma_counterexample`): the
+    iteration ``k``, the first struct page of its block ``q`` (``q_k``), the step ``S``, and
+    per conjunct of the claim (in the order of ``claim``'s children) what it is about."""
+
+    k: z3.ExprRef
+    q: z3.ExprRef
+    step: z3.ExprRef
+    parts: tuple[WitnessPart, ...]
+
+
+@frozen(eq=False)
 class CLemma:
     """A loop-summary lemma of the C text: ``premise -> claim`` must be valid under the
     assumptions."""
@@ -95,10 +123,123 @@ class CLemma:
     #: frame-write: no page outside the block is in the iteration's footprint, a question
     #: over scalars; the pages' bytes are compared only if that fails)
     stronger: z3.BoolRef | None = None
+    #: the terms a counterexample of the claim is read at (None: none is shown)
+    witness: LemmaWitness | None = None
 
     @property
     def formula(self) -> z3.BoolRef:
         return z3.Implies(self.premise, self.claim)
+
+
+@frozen
+class LemmaCex:
+    """A failed loop-summary lemma's counterexample, read from the solver's model of the
+    negated conjunct under the assumptions and the premise: the solver's model, not replayed
+    (the model may be one of inputs no caller passes if an assumption is missing, or of a
+    summary too weak to follow the loop; a reader tells a real out-of-frame write from a
+    weak summary by the page and the fields).
+
+    ``iteration`` is ``k`` (counted from the first summarised iteration); ``pfn`` the struct
+    page (or ``block`` the pageblock cell) the conjunct is about; ``where`` that page's place
+    relative to the iteration's block (``"the last page of block k-1"``); ``fields`` the
+    struct page members whose bytes the iteration changed there (frame-write), by their
+    first kernel name."""
+
+    loop: str
+    kind: str
+    what: str
+    iteration: int | None = None
+    pfn: int | None = None
+    block: int | None = None
+    where: str = ""
+    fields: tuple[str, ...] = ()
+
+    def text(self) -> str:
+        """One line: ``frame-write of mm/mm_init.c:1161 memmap_init_zone_device: iteration
+        k=1 writes pfn 0x40007, the last page of block k-1: flags, private (the solver's
+        model, not replayed)``."""
+        head = f"{self.kind} of {self.loop}: "
+        it = f"iteration k={self.iteration}" if self.iteration is not None else "an iteration"
+        verb = {"write": "writes", "pageblock write": "writes", "read": "reads"}.get(
+            self.what, "breaks it at")
+        obj = ""
+        if self.pfn is not None:
+            obj = f" struct page pfn {self.pfn:#x}"
+        elif self.block is not None:
+            obj = f" pageblock cell {self.block:#x}"
+        where = f", {self.where}" if self.where else ""
+        fields = f": {', '.join(self.fields)}" if self.fields else ""
+        tail = " (the solver's model, not replayed)"
+        if self.what.startswith("carry "):
+            return (f"{head}{it}: {self.what.removeprefix('carry ')} after it is not what "
+                    f"one step from the seed gives{tail}")
+        if verb == "breaks it at":
+            return f"{head}{it}{tail}"
+        return f"{head}{it} {verb}{obj}{where}{fields}{tail}"
+
+
+def _block_place(off: int, step: int, k: int | None = None) -> str:
+    """Where a page ``off`` struct pages from the first of block ``k`` lies (``step``
+    pages per block): relative to ``k`` (``block k-1``) when near it, else the block's
+    own number (``block -3``: before the first summarised iteration's)."""
+    if step <= 0:
+        return f"offset {off} from the first page of block k"
+    j, r = divmod(off, step)
+    blk = "block k" if j == 0 else f"block k{j:+d}"
+    if k is not None and abs(j) > 2:
+        blk = f"block {k + j}" + (" (before the first summarised block)" if k + j < 0 else "")
+    if j != 0 and r == step - 1:
+        return f"the last page of {blk}"
+    if r == 0:
+        return f"the first page of {blk}"
+    return f"page {r} of {blk}"
+
+
+def _signed(v: int) -> int:
+    return v - (1 << 64) if v >= 1 << 63 else v
+
+
+def lemma_counterexample(lm: CLemma, part: int, model: z3.ModelRef,
+                         atoms: Sequence[tuple[int, int, str]] = (),
+                         sub: Sequence[tuple[z3.ExprRef, z3.ExprRef]] = ()) -> LemmaCex:
+    """What ``model`` (one of the assumptions, ``lm``'s premise and the negation of its
+    conjunct ``part``) says: the iteration, the struct page or pageblock cell and, for a
+    frame-write conjunct, the members whose bytes differ from the entry's (``atoms``: the
+    struct page's byte ranges as ``(offset, size, name)``).  ``sub``: substitutions made
+    in the query the model is of (an order class's order, proved order by order)."""
+    w = lm.witness
+    if w is None:
+        return LemmaCex(lm.loop, lm.kind, lm.kind)
+
+    def val(t: z3.ExprRef) -> int | None:
+        if sub:
+            t = z3.substitute(t, *sub)
+        v = model.eval(t, model_completion=True)
+        return v.as_long() if z3.is_bv_value(v) else None
+
+    wp = w.parts[part] if 0 <= part < len(w.parts) else WitnessPart(lm.kind)
+    k = val(w.k)
+    pfn = val(wp.pfn) if wp.pfn is not None else None
+    block = val(wp.block) if wp.block is not None else None
+    where = ""
+    q, step = val(w.q), val(w.step)
+    if pfn is not None and q is not None and step is not None:
+        where = _block_place(_signed((pfn - q) % (1 << 64)), step, k)
+    fields: list[str] = []
+    if wp.after is not None and wp.before is not None:
+        a, b = val(wp.after), val(wp.before)
+        if a is not None and b is not None and a != b:
+            if wp.pfn is None:
+                fields = ["migratetype bits"]
+            else:
+                for off, size, name in atoms:
+                    mask = (1 << (8 * size)) - 1
+                    if (a >> (8 * off)) & mask != (b >> (8 * off)) & mask and name not in fields:
+                        fields.append(name)
+                if not fields:
+                    fields = [f"bytes {x}" for x in range(max(a.bit_length(), b.bit_length()) // 8 + 1)
+                              if (a >> (8 * x)) & 0xFF != (b >> (8 * x)) & 0xFF][:8]
+    return LemmaCex(lm.loop, lm.kind, wp.what, k, pfn, block, where, tuple(fields))
 
 
 class Interprets(Protocol):
@@ -482,10 +623,13 @@ class LoopSummary:
         return self.in_block_pfn(k, self._pfn_of_block(b)) if self.writes_pb else False
 
     def _delta(self, probe: State) -> Val:
-        """Offset of the first page the body writes from the loop variable (0 if none)."""
+        """Offset of the first page the body writes from the loop variable (0 if none):
+        the least of every page it writes anywhere (:func:`written_keys`: in the layer on
+        top, below a store made after an inner summarised loop, the first page of each inner
+        loop's frame, and on every joined path), not only of those written last."""
         vk = self.v(self.k)
         best: tuple[int, int, Val] | None = None
-        for key, _ in probe.mem.pages:
+        for key in written_keys(probe.mem):
             d = key - vk
             if self.symbolic:
                 d = z3.simplify(d)
@@ -630,23 +774,36 @@ class LoopSummary:
         pb_frame = z3.Implies(bv.as_z3_bool(bv.not_(self.in_block_pb(k, b2))), out_b == ent_b)
         fw.append(pb_frame)
         fw_strong = z3.And(z3.Implies(outside, z3.Not(written)), pb_frame)
-        reads = _read_claims([(pc, self.in_block_pfn(k, n)) for pc, n in track.log] +
-                             [(pc, self.in_block_pb(k, b)) for pc, b in track.log_pb])
+        reads, read_parts = _read_claims(
+            [(pc, self.in_block_pfn(k, n), WitnessPart("read", pfn=_z(n))) for pc, n in track.log] +
+            [(pc, self.in_block_pb(k, b), WitnessPart("read", block=_z(b)))
+             for pc, b in track.log_pb])
         add = it.lemmas.append
-        add(CLemma(self.where, "frame-write", premise, z3.And(*fw), fw_strong))
-        add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True)))
+
+        def witness(*parts: WitnessPart) -> LemmaWitness:
+            return LemmaWitness(_z(k), _z(self.q0 + self._mul(k)), _z(self.step_v), parts)
+
+        add(CLemma(self.where, "frame-write", premise, z3.And(*fw), fw_strong,
+                   witness(WitnessPart("write", pfn=_z(n2), after=_z(out_n.bits),
+                                       before=_z(ent_n.bits)),
+                           WitnessPart("pageblock write", block=_z(b2), after=_z(out_b),
+                                       before=_z(ent_b)))))
+        add(CLemma(self.where, "frame-read", premise, z3.And(*reads) if reads else z3.BoolVal(True),
+                   witness=witness(*read_parts)))
         if self.carried or self.slots:
             assert self.probe is not None
             a, b = self.carry_of(fin), self.carry_of(self.probe)
             eqs = [bv.as_z3_bool(_value_eq(it, a[0][n], b[0][n])) for n in self.carried]
             eqs += [a[1][n].bits == b[1][n].bits for n in self.slots]
-            add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True)))
+            add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True),
+                       witness=witness(*(WitnessPart(f"carry {n}") for n in
+                                         [*self.carried, *self.slots]))))
         vk = self.q0 + self._mul(k)
         wrap = [bv.as_z3_bool(bv.ule(vk, vk + self.step_v))]
         if self.shape.op == "<=":
             wrap.append(bv.as_z3_bool(bv.ne(self._div(self.hi_c - self.lo_c) + it.c64(1), it.c64(0))))
         wrap += self._index_claims(k)
-        add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap)))
+        add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap), witness=witness()))
 
     def _index_claims(self, k: Val) -> list[z3.BoolRef]:
         """What makes the trip count exact for the index's type, at iteration ``k`` and at
@@ -721,15 +878,26 @@ class SummaryLayer(Layer):
         return out
 
 
-def _read_claims(log: list[tuple[Cond, Cond]]) -> list[z3.BoolRef]:
+def _z(x: Val) -> z3.ExprRef:
+    """A 64-bit (or page-wide) value as a z3 term (a counterexample's witness)."""
+    if isinstance(x, CBV):
+        return z3.BitVecVal(x.value, x.width)
+    assert isinstance(x, z3.ExprRef)
+    return x
+
+
+def _read_claims(log: list[tuple[Cond, Cond, WitnessPart]]
+                 ) -> tuple[list[z3.BoolRef], list[WitnessPart]]:
     """``pc -> inside`` for each logged read, leaving out those whose ``inside`` folds to
     true (a read of the iteration's own struct page) or whose ``pc`` is false, and
-    duplicates.  Of ``pc`` only the conjuncts over scalars are kept (those that read no
-    struct page or bitmap cell): a weaker premise, so a stronger claim, and one the solver
-    decides without the pages' 512-bit terms."""
+    duplicates; with each claim, the read it is about (its counterexample's page).  Of
+    ``pc`` only the conjuncts over scalars are kept (those that read no struct page or
+    bitmap cell): a weaker premise, so a stronger claim, and one the solver decides without
+    the pages' 512-bit terms."""
     out: list[z3.BoolRef] = []
+    parts: list[WitnessPart] = []
     seen: set[tuple[int, int]] = set()
-    for pc, inside in log:
+    for pc, inside, part in log:
         if pc is False:
             continue
         ins = bv.as_z3_bool(inside)
@@ -742,7 +910,8 @@ def _read_claims(log: list[tuple[Cond, Cond]]) -> list[z3.BoolRef]:
             continue
         seen.add(key)
         out.append(z3.Implies(p, ins))
-    return out
+        parts.append(part)
+    return out, parts
 
 
 def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
@@ -793,6 +962,33 @@ def _writes(store: PageStore, pb: bool) -> bool:
     return False
 
 
+def written_keys(store: PageStore) -> list[Val]:
+    """The struct pages an iteration's store writes, as pfn terms, down to its loop's
+    read-logging layer: the keys of every layer (a store made after an inner summarised loop
+    sits above that loop's layer, and the stores before it below), for an inner summarised
+    loop that writes struct pages the first page of its frame (``q0``: every page it writes
+    lies at or above it), and the keys of every path of a join.  The frame of the iteration
+    starts at the least of them (:meth:`LoopSummary._delta`); the frame-write lemma then
+    claims that nothing is written outside it."""
+    out: list[Val] = []
+    todo: list[PageStore] = [store]
+    seen: set[int] = set()
+    while todo:
+        st = todo.pop()
+        if id(st) in seen:
+            continue
+        seen.add(id(st))
+        out += [k for k, _ in st.pages]
+        below = st.below
+        if isinstance(below, SummaryLayer):
+            if below.summary.writes_pages:
+                out.append(below.summary.q0)
+            todo.append(below.summary.entry.mem)
+        elif isinstance(below, MergeLayer):
+            todo.extend(below.stores)
+    return out
+
+
 def _id(x: object) -> object:
     if isinstance(x, CBV):
         return ("c", x.value)
@@ -840,5 +1036,6 @@ def _value_eq(it: Interprets, a: Value, b: Value) -> Cond:
     return False
 
 
-__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LoopParts", "LoopShape",
-           "LoopSummary", "SummaryLayer", "increment", "loop_parts", "loop_shape"]
+__all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LemmaCex", "LemmaWitness",
+           "LoopParts", "LoopShape", "LoopSummary", "SummaryLayer", "WitnessPart", "increment",
+           "lemma_counterexample", "loop_parts", "loop_shape", "written_keys"]

@@ -59,6 +59,7 @@ from equiv.zone_device.counterexample import FieldDiff
 from equiv.zone_device.source.assumed import Located
 from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.csummary import LemmaCex
 from equiv.zone_device.source.patchproof import PatchCell, PatchRun
 from equiv.zone_device.source.present import assumption_lines
 
@@ -440,6 +441,8 @@ def _cell_lines(rep: PatchReport, run: PatchRun, times: bool, *, proved: bool = 
                 continue
             out += wrap(f"{r.name}: {r.verdict.value}{' - ' + r.reason if r.reason else ''}",
                         i4, i6)
+            if r.lemma_cex is not None:
+                out += wrap(f"counterexample: {r.lemma_cex.text()}", i6, i8)
             if r.diffs:
                 out += role_lines(r, i6)
                 at, _ = locate(rep, r, changed)
@@ -473,7 +476,19 @@ def role_json(r: RoleResult, times: bool) -> dict[str, Any]:
                 "initial": r.observed.initial.hex(), "base": r.observed.slow.hex(),
                 "patched": r.observed.fast.hex(),
                 "initial_is": "arbitrary memory: the bytes the solver picked"},
-            "fields": [_field_json(d) for d in r.diffs]}
+            "fields": [_field_json(d) for d in r.diffs],
+            **({"lemma_counterexample": lemma_cex_json(r.lemma_cex)}
+               if r.lemma_cex is not None else {})}
+
+
+def lemma_cex_json(x: LemmaCex) -> dict[str, Any]:
+    """A failed loop lemma's counterexample as data (``lemma_counterexample`` of a role;
+    SARIF's result property of the same name)."""
+    return {"loop": x.loop, "lemma": x.kind, "what": x.what, "iteration": x.iteration,
+            "pfn": hex(x.pfn) if x.pfn is not None else None,
+            "pageblock": hex(x.block) if x.block is not None else None,
+            "where": x.where or None, "fields": list(x.fields),
+            "source": "the solver's model, not replayed", "text": x.text()}
 
 
 def patch_json(rep: PatchReport, *, times: bool = True,
@@ -649,6 +664,8 @@ def _sarif_message(rep: PatchReport, c: PatchCell, r: RoleResult) -> str:
         body = f": {_page(r)} differs: {fields}."
     else:
         body = f": {r.reason}." if r.reason else "."
+    if r.lemma_cex is not None:
+        body += f" Counterexample: {r.lemma_cex.text()}."
     return f"{head}{body} Reproduce: {repro(rep, c)}"
 
 
@@ -682,6 +699,8 @@ def _sarif_results(rep: PatchReport, run: PatchRun, step: PatchStep | None,
                                "order": c.order, "role": r.name,
                                "fields": [_fields(d) for d in r.diffs],
                                "reproduce": repro(rep, c),
+                               **({"lemma_counterexample": lemma_cex_json(r.lemma_cex)}
+                                  if r.lemma_cex is not None else {}),
                                **({"patch": step.number} if step is not None else {})},
             }
             if related:
@@ -780,7 +799,9 @@ def render_patch_junit(rep: PatchReport, *, times: bool = True) -> str:
             elif r.verdict is not Verdict.PROVED:
                 errors += 1
                 res = Error(f"{r.name} {r.verdict.value.lower()}: {r.reason}", r.verdict.value)
-                res.text = f"reproduce: {repro(rep, c)}\n"
+                res.text = "".join(
+                    [*((f"counterexample: {r.lemma_cex.text()}\n",) if r.lemma_cex else ()),
+                     f"reproduce: {repro(rep, c)}\n"])
                 case.result = [res]
             suite.append(case)
     suite.tests, suite.failures, suite.errors, suite.skipped = n, failures, errors, 0
@@ -822,8 +843,10 @@ def _step_suite(rep: PatchReport, st: PatchStep, times: bool) -> TestSuite:
                 case.result = [Failure(_sarif_message(rep, c, r), "REFUTED")]
             elif r.verdict is not Verdict.PROVED:
                 errors += 1
-                case.result = [Error(f"{r.name} {r.verdict.value.lower()}: {r.reason}",
-                                     r.verdict.value)]
+                err = Error(f"{r.name} {r.verdict.value.lower()}: {r.reason}", r.verdict.value)
+                if r.lemma_cex is not None:
+                    err.text = f"counterexample: {r.lemma_cex.text()}\n"
+                case.result = [err]
             suite.append(case)
     suite.tests, suite.failures, suite.errors, suite.skipped = n, failures, errors, 0
     if times:
@@ -903,7 +926,7 @@ def interpreter_support() -> str:
 
 __all__ = ["C_CONSTRUCTS", "HEX_SIDES", "PATCH_FORMATS", "PATCH_SCHEMA", "STATUSES", "PatchReport",
            "TouchedRow", "first_touched", "inputs_text", "interpreter_support", "junit_assumption",
-           "locate", "observed_lines", "observed_object", "parse_step", "patch_json", "patch_sarif",
-           "render_patch", "render_patch_json", "render_patch_junit", "render_patch_sarif",
-           "render_patch_text", "repro", "role_json", "role_lines", "rule_name", "sarif_locations",
-           "shown_inputs"]
+           "lemma_cex_json", "locate", "observed_lines", "observed_object", "parse_step",
+           "patch_json", "patch_sarif", "render_patch", "render_patch_json", "render_patch_junit",
+           "render_patch_sarif", "render_patch_text", "repro", "role_json", "role_lines",
+           "rule_name", "sarif_locations", "shown_inputs"]

@@ -125,13 +125,21 @@ class PatchPresenter(ZoneDevicePresenter):
         return Picture(summary, obj, strips, changes)
 
 
+def _reason(r: RoleResult) -> str:
+    """Why an obligation is not proved, with a failed loop lemma's counterexample."""
+    if r.lemma_cex is None:
+        return r.reason
+    return (f"{r.reason}; counterexample (the solver's model, not replayed): "
+            f"{r.lemma_cex.text()}")
+
+
 def _cells(run: PatchRun) -> tuple[CellResult, ...]:
     out = []
     for c in run.cells:
         obs = tuple(ObligationResult(
             name=r.name, kind="page" if r.name.endswith("_equal") else "cell",
             role=r.name.removesuffix("_equal"), verdict=r.verdict, seconds=r.seconds,
-            counterexample=PatchFinding(r) if r.diffs else None, reason=r.reason)
+            counterexample=PatchFinding(r) if r.diffs else None, reason=_reason(r))
             for r in c.roles)
         out.append(CellResult(config="", revision="", ptype=c.ptype, order=c.order,
                               verdict=c.verdict, seconds=c.seconds, obligations=obs,

@@ -66,6 +66,8 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
             if rr.verdict.value == "PROVED":
                 continue
             out.append(f"    {rr.name}: {rr.verdict.value}{' - ' + rr.reason if rr.reason else ''}")
+            if rr.lemma_cex is not None:
+                out.append(f"      counterexample: {rr.lemma_cex.text()}")
             if rr.diffs:
                 idx = ", ".join(f"{k}={v}" for k, v in rr.index)
                 pfn = f", pfn {rr.pfn:#x}" if rr.pfn is not None else ""
