@@ -39,7 +39,7 @@ from equiv.engine.bv import CBV, Cond, Val
 from equiv.linux.ktree import Node, child, text
 from equiv.memmap import Scenario
 from equiv.page_model import PageState
-from equiv.zone_device.source.cint import INT, common_type, convert, int_type
+from equiv.zone_device.source.cint import INT, IntType, common_type, convert
 from equiv.zone_device.source.cstate import (
     CCond,
     CInt,
@@ -118,6 +118,10 @@ class Host(Interprets, Protocol):
 
     def sizeof_type(self, ctype: str) -> int | None:
         """``sizeof`` of a type name; None if not known."""
+        ...
+
+    def int_type(self, ctype: str) -> IntType | None:
+        """The width and signedness of an integer type name (clang's); None for another."""
         ...
 
     def slot_size(self, slot: str, state: State) -> int:
@@ -230,7 +234,7 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     if shape.pre is not None:  # the condition's increment, before its first comparison
         cur, _ = it.expr(frame, shape.pre, cur)
     v = cur.env.get(shape.var)
-    index = int_type(v[0]) if v is not None else None
+    index = it.int_type(v[0]) if v is not None else None
     if v is None or not isinstance(v[1], CInt) or index is None:
         raise InterpError(f"{where}: loop variable {shape.var} is not of an integer type "
                           "(the summary needs one)")

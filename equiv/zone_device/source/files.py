@@ -12,6 +12,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from equiv.config import Config
+from equiv.engine.errors import InputError
+from equiv.linux.cfront import Headers
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.page_model import FlagsLayout
 
@@ -42,6 +44,44 @@ def load_tree(root: str | Path) -> KernelTree:
         InputError: ``root`` is not a directory or holds none of :data:`FILES`.
     """
     return KernelTree.load(root, FILES)
+
+
+#: a tree of the whole 6.12 source (``mm/``, ``include/``, ``arch/``) in the user cache,
+#: where one is unpacked: the provisional headers' ``$(srctree)``
+_FULL_TREES = ("kbuild-src/linux-source-6.12", "cfront/linux-source-6.12")
+
+
+def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers:
+    """The generated headers clang parses ``source``'s ``mm/mm_init.c`` with for ``cfg``
+    (:func:`equiv.linux.cfront.clang_args`).
+
+    PROVISIONAL (to be replaced by headers prepared per preset): every preset gets Debian's
+    6.12.117 amd64 headers (``linux-headers-6.12.117+deb12-amd64`` as
+    :func:`equiv.zone_device.live.packages.fetch` unpacks it under ``<cache>/live/root/usr/src``),
+    so a preset whose configuration differs from Debian's is typed as Debian's.  Their
+    ``$(srctree)`` is a whole 6.12 tree of the user cache where one is unpacked (it holds
+    ``mm/``, whose headers a tree of the mirrored files alone lacks), else Debian's
+    ``-common`` package.  ``cache`` is the ``equiv`` directory of a user cache (default:
+    this user's).
+
+    Raises:
+        InputError: the headers are not unpacked (one line saying how to get them).
+    """
+    from equiv.zone_device.live import packages
+
+    del source, cfg
+    root = cache if cache is not None else packages.cache_dir().parent
+    usr_src = root / "live" / "root" / "usr" / "src"
+    h = Headers.debian(usr_src, packages.ABI, packages.FLAVOUR)
+    if not (h.build / "include" / "generated" / "autoconf.h").is_file():
+        raise InputError(f"no generated kernel headers to type the C with: {h.build} is missing "
+                         f"(run python -c 'from equiv.zone_device.live import packages; "
+                         f"packages.fetch()' once: Debian's {packages.ABI} headers)")
+    for sub in _FULL_TREES:
+        full = root / sub
+        if (full / "mm" / "vma.h").is_file() and (full / "include" / "linux" / "mm.h").is_file():
+            return Headers(full, h.build, h.arch, h.target)
+    return h
 
 
 def macro_env(cfg: Config) -> MacroEnv:
@@ -82,4 +122,4 @@ def macro_env(cfg: Config) -> MacroEnv:
     return MacroEnv(values=values, known=frozenset(flags) | {"BITS_PER_LONG", "MAX_NR_ZONES"})
 
 
-__all__ = ["FILES", "load_tree", "macro_env"]
+__all__ = ["FILES", "headers_for", "load_tree", "macro_env"]
