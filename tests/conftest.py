@@ -35,6 +35,8 @@ def pytest_configure(config: pytest.Config) -> None:
     # linux-source-6.12 files (tests/test_linux_tree.py's linux612), extracted once
     user = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     os.environ.setdefault("EQUIV_TEST_USER_CACHE", user)
+    # and so do the kernel headers clang types the C with (equiv.zone_device.source.files)
+    os.environ.setdefault("EQUIV_HEADERS_CACHE", os.path.join(user, "equiv"))
     os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="equiv-test-cache-")
 
 

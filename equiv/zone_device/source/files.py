@@ -9,6 +9,7 @@ reader resolves ``#if``/``#ifdef`` chains.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from equiv.config import Config
@@ -46,6 +47,8 @@ def load_tree(root: str | Path) -> KernelTree:
     return KernelTree.load(root, FILES)
 
 
+#: the environment variable naming the cache :func:`headers_for` reads by default
+HEADERS_ENV = "EQUIV_HEADERS_CACHE"
 #: a tree of the whole 6.12 source (``mm/``, ``include/``, ``arch/``) in the user cache,
 #: where one is unpacked: the provisional headers' ``$(srctree)``
 _FULL_TREES = ("kbuild-src/linux-source-6.12", "cfront/linux-source-6.12")
@@ -62,7 +65,8 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     ``$(srctree)`` is a whole 6.12 tree of the user cache where one is unpacked (it holds
     ``mm/``, whose headers a tree of the mirrored files alone lacks), else Debian's
     ``-common`` package.  ``cache`` is the ``equiv`` directory of a user cache (default:
-    this user's).
+    ``$EQUIV_HEADERS_CACHE`` if set, else this user's: the tests keep their result cache
+    apart and read the headers from the user's).
 
     Raises:
         InputError: the headers are not unpacked (one line saying how to get them).
@@ -70,7 +74,8 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     from equiv.zone_device.live import packages
 
     del source, cfg
-    root = cache if cache is not None else packages.cache_dir().parent
+    env = os.environ.get(HEADERS_ENV)
+    root = cache if cache is not None else Path(env) if env else packages.cache_dir().parent
     usr_src = root / "live" / "root" / "usr" / "src"
     h = Headers.debian(usr_src, packages.ABI, packages.FLAVOUR)
     if not (h.build / "include" / "generated" / "autoconf.h").is_file():
@@ -122,4 +127,4 @@ def macro_env(cfg: Config) -> MacroEnv:
     return MacroEnv(values=values, known=frozenset(flags) | {"BITS_PER_LONG", "MAX_NR_ZONES"})
 
 
-__all__ = ["FILES", "headers_for", "load_tree", "macro_env"]
+__all__ = ["FILES", "HEADERS_ENV", "headers_for", "load_tree", "macro_env"]
