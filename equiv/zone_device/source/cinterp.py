@@ -3,8 +3,8 @@
 It runs kernel functions from a tree's own text (:mod:`equiv.linux.ktree`) over the model's
 :class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.engine.bv` (z3 terms for
 proofs, plain integers for replaying a counterexample).  Supported C: declarations,
-assignments (``=`` and the compound ``op=``) to locals and to struct fields through the
-tree's own struct layout (:mod:`equiv.zone_device.source.src_layout`), calls to other interpreted
+assignments (``=`` and the compound ``op=``) to locals and to struct fields through
+clang's layout of the tree's structs, calls to other interpreted
 functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
 ``for``, ``while`` and ``do ... while`` loops, ``goto`` to a later label, ``return`` /
@@ -18,7 +18,7 @@ every feasible path, else the run is refused), integers of their C types with C'
 promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint`), casts
 (``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
-expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
+expression (clang's value for the ``sizeof`` written there), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
 pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees, any helper may build one), struct assignment and struct
@@ -42,6 +42,13 @@ headers (:data:`equiv.zone_device.source.files.FILES`) rather than trusted: ``IN
 (include/linux/align.h, include/uapi/linux/const.h), ``pageblock_align``
 (include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
 (include/linux/mmzone.h).
+
+Types: every size, member offset, union view, integer width and signedness, the declared
+type of every parameter and local of a function clang typed, and the type a binary operator
+computes in are clang's (:class:`~equiv.zone_device.source.ctyped.TypedTree`: the tree's
+``mm/mm_init.c`` parsed on one configuration's headers), never read from the declarations
+here; a ``sizeof`` clang did not evaluate where it is written stops the run.  What the text
+still gives: which function or macro runs, the statements and the expressions' values.
 
 Memory: struct pages are addressed by pfn (``pfn_to_page(pfn)``, SPARSEMEM_VMEMMAP); a page
 pointer is ``(pfn, byte offset)``, so ``&folio->_deferred_list`` lands in page ``pfn + 2``.

@@ -74,6 +74,10 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "index": ("index", "__folio_index"),
     "folio.pgmap": ("pgmap",),
     "flags": ("flags", "flags.f"),
+    # ``#define rcu_head callback_head`` (include/linux/types.h): clang names the member
+    # as the preprocessor leaves it
+    "rcu_head.next": ("rcu_head.next", "callback_head.next"),
+    "rcu_head.func": ("rcu_head.func", "callback_head.func"),
 }
 
 
