@@ -19,7 +19,8 @@ promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint
 (``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
 expression (clang's value for the ``sizeof`` written there),
-``&``/``*``/``->``/``.``/``[]``, pointer differences (struct pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
+``&``/``*``/``->``/``.``/``[]``, pointer differences (struct pages; ``zone_idx``'s into
+``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees, any helper may build one), struct assignment and struct
 arguments by value (copies of every byte), ``memcpy``/``memset`` (trusted, byte by byte
