@@ -1003,23 +1003,29 @@ class Interp:
     def common_type(self, ta: IntType, tb: IntType, frame: Frame | None, node: Node | None,
                     op: str) -> IntType:
         """The type operator ``op`` at ``node`` computes in: clang's, after its implicit
-        conversions (:meth:`TypedTree.binary`), where clang typed the operator there (in a
-        function's own text); else C's usual arithmetic conversions of the operands' types
+        conversions (:meth:`operator_type`), where clang typed the operator there; else C's
+        usual arithmetic conversions of the operands' types
         (:func:`~equiv.zone_device.source.cint.common_type`)."""
-        t = cint.common_type(ta, tb)
-        if frame is None or node is None or frame.first_line != 1 or frame.fold:
-            return t
+        t = self.operator_type(frame, node) if frame is not None and node is not None else None
+        return cint.common_type(ta, tb) if t is None else t
+
+    def operator_type(self, frame: Frame, node: Node) -> IntType | None:
+        """The integer type clang converts both operands of the binary expression ``node``
+        to (:meth:`TypedTree.binary`: ``i < nr_pages`` with an ``int i`` and an ``unsigned
+        long nr_pages`` is ``unsigned long``); None where clang has no such operator (a
+        macro's body) or its operands are not integers of one type (a shift)."""
+        if frame.first_line != 1 or frame.fold or node.type != "binary_expression":
+            return None
         lhs, rhs = node.child_by_field_name("left"), node.child_by_field_name("right")
-        if lhs is None or rhs is None:
-            return t
-        b = self.clang.binary(frame.fn, frame.at(node), op, text(frame.src, lhs),
-                              text(frame.src, rhs))
+        op = node.child_by_field_name("operator")
+        if lhs is None or rhs is None or op is None:
+            return None
+        b = self.clang.binary(frame.fn, frame.at(node), text(frame.src, op),
+                              text(frame.src, lhs), text(frame.src, rhs))
         if b is None:
-            return t
+            return None
         lt, rt = self.int_type(b.lhs.type), self.int_type(b.rhs.type)
-        if lt is None or lt != rt:
-            return t
-        return lt
+        return lt if lt is not None and lt == rt else None
 
     def typed(self, v: Val, t: IntType) -> CInt:
         """The result ``v`` of an operation in type ``t``, reduced to it (an unsigned type

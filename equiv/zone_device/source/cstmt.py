@@ -124,6 +124,10 @@ class Host(Interprets, Protocol):
         """The width and signedness of an integer type name (clang's); None for another."""
         ...
 
+    def operator_type(self, frame: Frame, node: Node) -> IntType | None:
+        """The type clang computes binary expression ``node`` in; None if not known."""
+        ...
+
     def slot_size(self, slot: str, state: State) -> int:
         """The size of the struct local in stack slot ``slot``."""
         ...
@@ -243,6 +247,10 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     if not isinstance(hv, CInt | CCond):
         raise InterpError(f"{where}: the bound of loop variable {shape.var} is not an integer")
     bound = hv.ctype if isinstance(hv, CInt) else INT
+    cmp_clang = it.operator_type(frame, shape.bound.parent) if shape.bound.parent else None
+    if cmp_clang is not None and cmp_clang != common_type(index, bound):
+        raise InterpError(f"{where}: clang compares {shape.var} with its bound as {cmp_clang}, "
+                          f"the summary as {common_type(index, bound)}")
     hi = it.as_int(hv)
     log2: z3.BitVecRef | None = None
     if shape.step is None:
