@@ -535,6 +535,7 @@ class TraitExpr:
     operand: str  #: the operand as written, without the operator
     operand_type: str | None
     value: int | None
+    type: str = ""  #: the expression's own type (``unsigned long``: ``size_t``)
 
 
 @frozen
@@ -692,7 +693,8 @@ def _trait(unit: Unit, c: cindex.Cursor) -> TraitExpr:
     kids = [k for k in c.get_children() if k.kind.is_expression()]
     spelled = unit.where(tokens[0].location if tokens else c.location)
     return TraitExpr(where=unit.where(c.location), spelled=spelled, operator=word, operand=operand,
-                     operand_type=str(kids[0].type.spelling) if kids else None, value=evaluate(c))
+                     operand_type=str(kids[0].type.spelling) if kids else None, value=evaluate(c),
+                     type=str(c.type.get_canonical().spelling))
 
 
 def _written(c: cindex.Cursor) -> cindex.Cursor:

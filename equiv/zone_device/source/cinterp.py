@@ -831,7 +831,8 @@ class Interp:
             state, v = self.expr(frame, child(node, "value"), state)
             return state, self.cast(frame, node, tn, v)
         if t == "sizeof_expression":
-            return state, CInt(self.c64(self.sizeof_at(frame, node)), False, 64)
+            n, st_ = self.sizeof_at(frame, node)
+            return state, CInt(self.c64(n), st_[1], st_[0])
         if t == "conditional_expression":
             state, cv = self.expr(frame, child(node, "condition"), state)
             yes, no = self.split(state, self.as_cond(cv))
@@ -1357,12 +1358,12 @@ class Interp:
             return self.int_type(rec.fields[0].type)
         return None
 
-    def sizeof_at(self, frame: Frame, node: Node) -> int:
-        """The value clang gives the ``sizeof`` expression ``node``, found by where it is
-        written (:meth:`TypedTree.sizeof_at`): in a function, that function's; in a
+    def sizeof_at(self, frame: Frame, node: Node) -> tuple[int, IntType]:
+        """The value and type clang gives the ``sizeof`` expression ``node``, found by where
+        it is written (:meth:`TypedTree.sizeof_at`): in a function, that function's; in a
         macro's body, every expansion clang made in the functions run so far (which must
         agree).  A ``sizeof`` of a type name clang has not evaluated there is clang's
-        ``sizeof`` of that type.
+        ``sizeof`` of that type, of clang's ``size_t``.
 
         Raises:
             InterpError: clang has no such ``sizeof`` (never a size computed here).
@@ -1375,14 +1376,16 @@ class Interp:
             n = self.clang.sizeof_at(fns, frame.at(node), operand)
         except InputError as e:
             raise InterpError(str(e)) from None
-        if n is not None:
-            return n
+        t = self.clang.sizeof_type_at(fns, frame.at(node), operand) if n is not None else \
+            self.int_type("size_t")
+        if n is not None and t is not None:
+            return n, t
         type_node = node.child_by_field_name("type")
-        if type_node is not None:
+        if type_node is not None and t is not None:
             name = " ".join(text(src, type_node).split())
             size = self.sizeof_type(name)
             if size is not None:
-                return size
+                return size, t
         raise InterpError(f"{frame.at(node)}: {whole!r}: clang evaluated no such sizeof there")
 
     def elem_size(self, ctype: str, frame: Frame, node: Node) -> int:

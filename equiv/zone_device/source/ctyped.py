@@ -266,20 +266,30 @@ class TypedTree:
         """
         want = "".join(operand.split())
         values: set[int | None] = set()
-        for fn in functions:
-            ft = self.function(fn)
-            if ft is None:
-                continue
-            for t in ft.traits:
-                if t.operator == "sizeof" and t.spelled == where and \
-                        "".join(t.operand.split()) == want:
-                    values.add(t.value)
+        for t in self._traits(functions, where, want):
+            values.add(t.value)
         if not values:
             return None
         if len(values) > 1 or None in values:
             raise InputError(f"{where}: sizeof{operand} has {len(values)} values in clang's "
                              f"expansions ({', '.join(sorted(map(str, values)))})")
         return values.pop()
+
+    def sizeof_type_at(self, functions: Iterable[str], where: str, operand: str) -> IntType | None:
+        """The integer type clang gives the ``sizeof`` of :meth:`sizeof_at` (``size_t``:
+        ``unsigned long``), None if it has no such one or its expansions differ in type."""
+        types = {t.type for t in self._traits(functions, where, "".join(operand.split()))}
+        return self.int_type(types.pop()) if len(types) == 1 else None
+
+    def _traits(self, functions: Iterable[str], where: str, want: str) -> list[cfront.TraitExpr]:
+        out = []
+        for fn in functions:
+            ft = self.function(fn)
+            if ft is None:
+                continue
+            out += [t for t in ft.traits if t.operator == "sizeof" and t.spelled == where
+                    and "".join(t.operand.split()) == want]
+        return out
 
     def binary(self, fn: str, where: str, operator: str, lhs: str, rhs: str) -> BinaryOp | None:
         """clang's typing of the binary operator ``lhs operator rhs`` written at ``where``
