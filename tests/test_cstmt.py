@@ -27,14 +27,16 @@ from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, Inter
 from equiv.zone_device.source.cinterp import initial_state as initial
 from equiv.zone_device.source.common import check_lemmas
 from equiv.zone_device.source.cstmt import STRUCT_COPY
+from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.fidelity import MODELS, setup
 from equiv.zone_device.source.files import FILES, macro_env
-from equiv.zone_device.source.src_layout import source_structs
 
 CFG = PRESETS["x86_64-default"]
 PSIZE = 64
 
 PRELUDE = """
+typedef struct { int counter; } atomic_t;
+typedef _Bool bool;
 struct list_head {
 	struct list_head *next, *prev;
 };
@@ -84,7 +86,7 @@ def _run(tmp: Path, code: str) -> tuple[Interp, State]:
     env = macro_env(CFG)
     layout = Layout.from_config(CFG)
     inp = concrete_inputs(layout, start_pfn=0x1000, nr_pages=64)
-    it = Interp(tree, env, source_structs(tree, env), Scenario(layout, None, 0), inp, None)
+    it = Interp(tree, env, TypedTree.standalone(tmp, "t.h"), Scenario(layout, None, 0), inp, None)
     assert it.psize == PSIZE
     return it, initial(inp, lambda pfn: PageState(bits=CBV(_pattern(int(pfn)), 8 * PSIZE),
                                                   origin=((),) * PSIZE), it.canon)
@@ -532,7 +534,7 @@ def _symbolic(tmp: Path, code: str, n_max: int = 1000
     inp, _ = symbolic_inputs(layout)
     n = z3.BitVec("n", 64)
     assume = [z3.ULE(n, n_max), z3.ULT(z3.BitVec("base", 64), 1 << 40)]
-    it = Interp(tree, env, source_structs(tree, env), Scenario(layout, None, 0), inp,
+    it = Interp(tree, env, TypedTree.standalone(tmp, "t.h"), Scenario(layout, None, 0), inp,
                 Oracle(assume, timeout_ms=30_000), summarise=True)
     pages = z3.Array("pages", z3.BitVecSort(64), z3.BitVecSort(8 * PSIZE))
     return it, initial(inp, lambda pfn: PageState(bits=z3.Select(pages, pfn)), it.canon), n, \
@@ -641,7 +643,7 @@ def test_init_single_page_on_the_stack(linux612: Path, tree612: KernelTree,  # n
     stp = setup(tree612, CFG, MODELS["v6.12.y"])
     layout = stp.model.layout(Layout.from_config(CFG))
     inp = concrete_inputs(layout, start_pfn=0x1000, nr_pages=64)
-    it = Interp(tree, stp.env, stp.structs, Scenario(layout, None, 0), inp, None)
+    it = Interp(tree, stp.env, stp.typed, Scenario(layout, None, 0), inp, None)
     size = it.psize
     st = initial(inp, lambda pfn: PageState(bits=CBV(_pattern(int(pfn)) % (1 << 8 * size),
                                                      8 * size), origin=((),) * size),

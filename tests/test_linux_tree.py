@@ -37,6 +37,7 @@ from equiv.zone_device.source.cinterp import (
     initial_state,
     join_guards,
 )
+from equiv.zone_device.source.ctyped import typed_for
 from equiv.zone_device.source.drift import drift_report
 from equiv.zone_device.source.fidelity import (
     MODELS,
@@ -173,7 +174,7 @@ def _concrete(tree: KernelTree, structs_from: KernelTree) -> tuple[Interp, State
     st = setup(structs_from, CFG, MODELS["v6.12.y"])
     layout = st.model.layout(Layout.from_config(CFG))
     inp = concrete_inputs(layout, start_pfn=0x1000, nr_pages=64)
-    it = Interp(tree, st.env, st.structs, Scenario(layout, None, 0), inp, None)
+    it = Interp(tree, st.env, st.typed, Scenario(layout, None, 0), inp, None)
     zero = PageState(bits=CBV(0, 8 * layout.size), origin=((),) * layout.size)
     return it, initial_state(inp, lambda pfn: zero, it.canon)
 
@@ -257,14 +258,14 @@ class TestHelpersFromText:
 
 class TestLayoutFromSource:
     def test_612_layout_matches_the_612_model(self, tree612: KernelTree) -> None:
-        """struct page / folio offsets computed from mm_types.h equal the 6.12 model's."""
-        structs = source_structs(tree612, macro_env(CFG))
+        """struct page / folio offsets as clang lays them out equal the 6.12 model's."""
+        structs = source_structs(typed_for(tree612, CFG))
         rep = compare_with_model(MODELS["v6.12.y"].layout(Layout.from_config(CFG)), structs)
         assert rep.ok
 
     def test_2026_folio_differs_from_612(self, tree612: KernelTree) -> None:
         """The 2026 model's folio page[1] (_nr_pages_mapped @20, MM_ID fields) is not 6.12's."""
-        structs = source_structs(tree612, macro_env(CFG))
+        structs = source_structs(typed_for(tree612, CFG))
         rep = compare_with_model(Layout.from_config(CFG), structs)
         bad = {r.view for r in rep.rows if r.verdict != "matches"}
         assert {"_nr_pages_mapped", "_entire_mapcount", "_mm_ids"} <= bad

@@ -4,7 +4,8 @@
 Each control is a patch applied on top of the backport series.  Three make one loop-summary
 lemma kind of :mod:`equiv.zone_device.source.csummary` fail on its own (frame-read, carry-step, no-wrap),
 one breaks the pageblock role, one copies the tail template to the wrong struct page, one
-copies ``sizeof`` of the template pointer (8 bytes) instead of the struct page.  Every
+copies ``sizeof`` of the template pointer (8 bytes) instead of the struct page, one copies
+the head template without its last member (``sizeof(template) - sizeof(template.memcg_data)``).  Every
 obligation must be able to fail: a checker whose lemmas or roles cannot fail proves nothing.
 
 Fast: every control applies, without fuzz, on top of ``series/0001..0004`` and changes
@@ -86,11 +87,16 @@ CONTROLS = {
                                             "folio._entire_mapcount", "mapping",
                                             "folio._nr_pages_mapped", "folio._pincount",
                                             "index", "folio._folio_nr_pages"})),
-    # 8 bytes copied instead of 64: until the C path takes its types from clang
-    # (equiv/linux/cfront.py) and can say REFUTED, it must refuse the sizeof, never take
-    # the pointed-to struct's size (which proved this patch)
+    # 8 bytes copied instead of 64: clang's sizeof at that line (equiv/zone_device/source/
+    # ctyped.py); the interpreter once took the pointed-to struct's size and PROVED it
     "sizeof-pointer": Control("controls/06-sizeof-of-the-template-pointer.patch", 0,
-                              Verdict.UNKNOWN, stops="sizeof 'sizeof(template)' not modelled"),
+                              Verdict.REFUTED, role="head_equal",
+                              fields=frozenset({"compound_head", "lru.next", "pgmap",
+                                                "_mapcount", "page_type"})),
+    # the head template copied without its last member: memcg_data, by clang's sizes
+    "memcg-copy": Control("controls/07-template-copy-without-memcg-data.patch", 0,
+                          Verdict.REFUTED, role="head_equal",
+                          fields=frozenset({"memcg_data"})),
 }
 
 

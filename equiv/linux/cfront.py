@@ -53,7 +53,7 @@ type differs from the child's.
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -344,13 +344,17 @@ def _relative(roots: tuple[Path, ...], path: str) -> str:
 
 
 def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
-          extra: str = "") -> Unit:
+          extra: str = "", files: Mapping[str, str] | None = None,
+          include: Sequence[Path] = ()) -> Unit:
     """``file`` of ``tree`` (relative, e.g. ``mm/mm_init.c``) parsed and typed by clang with
     :func:`clang_args`.
 
     ``text`` replaces the file's own text (a patched file) and ``extra`` is appended to it
     (code typed in the file's scope, e.g. a function written by a test); both reach clang as
     an unsaved file under the file's own name, so its ``#include "..."`` still resolve.
+    ``files`` replaces the text of other files of the tree (relative paths: a patched
+    header) the same way; ``include`` adds directories searched after all others (the
+    file's own directory in a tree that holds the rest of it).
 
     Raises:
         InputError: a missing tree, file or headers; an error clang reports (the first one,
@@ -361,10 +365,11 @@ def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
     path = tree / file
     if text is None and not path.is_file():
         raise InputError(f"{path}: no such file in the kernel tree {tree}")
-    args = clang_args(tree, file, headers)
-    unsaved: list[tuple[str, str]] = []
+    args = clang_args(tree, file, headers) + [f"-idirafter{d}" for d in include]
+    unsaved: list[tuple[str, str]] = [(str(tree / f), t) for f, t in (files or {}).items()
+                                      if f != file]
     if text is not None or extra:
-        unsaved = [(str(path), (path.read_text() if text is None else text) + extra)]
+        unsaved.append((str(path), (path.read_text() if text is None else text) + extra))
     try:
         tu = _index().parse(str(path), args=args, unsaved_files=unsaved)
     except cindex.TranslationUnitLoadError as e:
@@ -536,6 +541,7 @@ class TraitExpr:
     operand: str  #: the operand as written, without the operator
     operand_type: str | None
     value: int | None
+    type: str = ""  #: the expression's own type (``unsigned long``: ``size_t``)
 
 
 @frozen
@@ -693,7 +699,8 @@ def _trait(unit: Unit, c: cindex.Cursor) -> TraitExpr:
     kids = [k for k in c.get_children() if k.kind.is_expression()]
     spelled = unit.where(tokens[0].location if tokens else c.location)
     return TraitExpr(where=unit.where(c.location), spelled=spelled, operator=word, operand=operand,
-                     operand_type=str(kids[0].type.spelling) if kids else None, value=evaluate(c))
+                     operand_type=str(kids[0].type.spelling) if kids else None, value=evaluate(c),
+                     type=str(c.type.get_canonical().spelling))
 
 
 def _written(c: cindex.Cursor) -> cindex.Cursor:

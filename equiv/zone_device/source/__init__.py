@@ -5,7 +5,9 @@ on the card's model (the top-level modules) and on the readers in :mod:`equiv.li
 
     cli            the options of ``--linux``, ``--patch``, ``--against``, and what they run
     files          the files and macros of a tree the tooling reads
-    src_layout     struct page / struct folio layout computed from a tree's mm_types.h
+    ctyped         the types of a tree's mm/mm_init.c as clang gives them (sizes, layouts,
+                   integer types, conversions, sizeof by position)
+    src_layout     struct page / struct folio layout as clang lays them out, against the model
     drift          the drift report: does a tree still do what the model mirrors?
     drift_tables   the effects each hand-written model mirrors, per modelled function
     cstate         the C interpreter's values and state: values, memory layers, frames

@@ -1,6 +1,9 @@
-"""C's integer types as the C interpreter (:mod:`equiv.zone_device.source.cinterp`) applies
-them: the width and signedness of a type name, the type of an integer constant, the integer
-promotions, the usual arithmetic conversions and the conversion of a value between types.
+"""C's integer rules as the C interpreter (:mod:`equiv.zone_device.source.cinterp`) applies
+them: the type of an integer constant, the integer promotions, the usual arithmetic
+conversions and the conversion of a value between types.  The width and signedness of a
+type *name* are clang's (:class:`equiv.zone_device.source.ctyped.TypedTree`), as is the type
+a binary operator of a function's text computes in; the rules here serve operations clang
+did not type where the interpreter evaluates them (a macro's body).
 
 The kernel's data model is LP64 on every architecture the configurations name (x86_64,
 arm64): ``char`` 8 bits, ``short`` 16, ``int`` 32, ``long`` and ``long long`` 64.  ``char``
@@ -25,45 +28,6 @@ IntType = tuple[int, bool]
 INT: IntType = (32, True)
 UNSIGNED_LONG: IntType = (64, False)
 LONG: IntType = (64, True)
-
-#: integer type names (after ``const``/``volatile`` and ``enum`` are dropped) and the kernel's
-#: typedefs of them (include/linux/types.h, include/uapi/asm-generic/int-ll64.h), LP64
-_TYPES: dict[str, IntType] = {
-    "char": (8, False), "signed char": (8, True), "unsigned char": (8, False),
-    "short": (16, True), "short int": (16, True), "signed short": (16, True),
-    "unsigned short": (16, False), "unsigned short int": (16, False),
-    "int": (32, True), "signed": (32, True), "signed int": (32, True),
-    "unsigned": (32, False), "unsigned int": (32, False),
-    "long": (64, True), "long int": (64, True), "signed long": (64, True),
-    "unsigned long": (64, False), "unsigned long int": (64, False),
-    "long long": (64, True), "long long int": (64, True), "signed long long": (64, True),
-    "unsigned long long": (64, False), "unsigned long long int": (64, False),
-    "u8": (8, False), "u16": (16, False), "u32": (32, False), "u64": (64, False),
-    "s8": (8, True), "s16": (16, True), "s32": (32, True), "s64": (64, True),
-    "__u8": (8, False), "__u16": (16, False), "__u32": (32, False), "__u64": (64, False),
-    "__s8": (8, True), "__s16": (16, True), "__s32": (32, True), "__s64": (64, True),
-    "uint8_t": (8, False), "uint16_t": (16, False), "uint32_t": (32, False),
-    "uint64_t": (64, False), "int8_t": (8, True), "int16_t": (16, True),
-    "int32_t": (32, True), "int64_t": (64, True),
-    "size_t": (64, False), "ssize_t": (64, True), "ptrdiff_t": (64, True),
-    "uintptr_t": (64, False), "intptr_t": (64, True), "phys_addr_t": (64, False),
-    "pgoff_t": (64, False), "atomic_t": (32, True),
-    # enum zone_type: its constants are small and none negative, so GCC gives it
-    # unsigned int (C11 6.7.2.2p4 leaves the choice to the implementation)
-    "zone_type": (32, False),
-}
-
-
-def int_type(ctype: str) -> IntType | None:
-    """The integer type a type name denotes, None if it is not one this table knows
-    (qualifiers ``const`` and ``volatile`` are dropped).
-
-    >>> int_type("unsigned long"), int_type("const int"), int_type("struct page")
-    ((64, False), (32, True), None)
-    """
-    words = [w for w in ctype.split() if w not in ("const", "volatile", "enum")]
-    return _TYPES.get(" ".join(words))
-
 
 def promote(t: IntType) -> IntType:
     """The integer promotions (C11 6.3.1.1p2): a type narrower than ``int`` becomes ``int``
@@ -154,5 +118,4 @@ def literal(text: str) -> tuple[int, IntType]:
     raise ValueError(f"integer constant {text!r} does not fit 64 bits")
 
 
-__all__ = ["INT", "LONG", "UNSIGNED_LONG", "IntType", "common_type", "convert", "int_type",
-           "literal", "promote"]
+__all__ = ["INT", "LONG", "UNSIGNED_LONG", "IntType", "common_type", "convert", "literal", "promote"]

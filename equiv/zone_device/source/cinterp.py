@@ -3,8 +3,8 @@
 It runs kernel functions from a tree's own text (:mod:`equiv.linux.ktree`) over the model's
 :class:`~equiv.page_model.PageState` bytes, in either domain of :mod:`equiv.engine.bv` (z3 terms for
 proofs, plain integers for replaying a counterexample).  Supported C: declarations,
-assignments (``=`` and the compound ``op=``) to locals and to struct fields through the
-tree's own struct layout (:mod:`equiv.zone_device.source.src_layout`), calls to other interpreted
+assignments (``=`` and the compound ``op=``) to locals and to struct fields through
+clang's layout of the tree's structs, calls to other interpreted
 functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
 ``for``, ``while`` and ``do ... while`` loops, ``goto`` to a later label, ``return`` /
@@ -18,8 +18,9 @@ every feasible path, else the run is refused), integers of their C types with C'
 promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint`), casts
 (``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
-expression (``sizeof(*page)``), ``&``/``*``/``->``/``.``/``[]``, pointer differences (struct
-pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
+expression (clang's value for the ``sizeof`` written there),
+``&``/``*``/``->``/``.``/``[]``, pointer differences (struct pages; ``zone_idx``'s into
+``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees, any helper may build one), struct assignment and struct
 arguments by value (copies of every byte), ``memcpy``/``memset`` (trusted, byte by byte
@@ -43,6 +44,13 @@ headers (:data:`equiv.zone_device.source.files.FILES`) rather than trusted: ``IN
 (include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
 (include/linux/mmzone.h).
 
+Types: every size, member offset, union view, integer width and signedness, the declared
+type of every parameter and local of a function clang typed, and the type a binary operator
+computes in are clang's (:class:`~equiv.zone_device.source.ctyped.TypedTree`: the tree's
+``mm/mm_init.c`` parsed on one configuration's headers), never read from the declarations
+here; a ``sizeof`` clang did not evaluate where it is written stops the run.  What the text
+still gives: which function or macro runs, the statements and the expressions' values.
+
 Memory: struct pages are addressed by pfn (``pfn_to_page(pfn)``, SPARSEMEM_VMEMMAP); a page
 pointer is ``(pfn, byte offset)``, so ``&folio->_deferred_list`` lands in page ``pfn + 2``.
 Its numeric value (stored by ``INIT_LIST_HEAD`` or ``set_compound_head``) is
@@ -62,6 +70,7 @@ from attrs import evolve, frozen
 
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.errors import InputError
 from equiv.linux.ktree import (
     Definition,
     KernelTree,
@@ -112,7 +121,8 @@ from equiv.zone_device.source.cstmt import (
     unresolved,
 )
 from equiv.zone_device.source.csummary import CLemma
-from equiv.zone_device.source.src_layout import SUBFIELDS, SrcStruct
+from equiv.zone_device.source.ctyped import TypedTree
+from equiv.zone_device.source.src_layout import source_structs
 
 #: Deepest call nesting.
 MAX_DEPTH = 24
@@ -189,12 +199,16 @@ TRUSTED: dict[str, Trusted] = dict((
 class Interp:
     """Runs functions of one kernel tree for one scenario and one set of inputs."""
 
-    def __init__(self, tree: KernelTree, env: MacroEnv, structs: dict[str, SrcStruct],
+    def __init__(self, tree: KernelTree, env: MacroEnv, typed: TypedTree,
                  sc: Scenario, inp: Inputs, oracle: Oracle | None,
                  interpret: frozenset[str] | None = None, *, summarise: bool = False,
                  label: str = "c",
                  stack_init: Callable[[str, int], PageState] | None = None) -> None:
-        self.tree, self.menv, self.structs, self.sc, self.inp = tree, env, structs, sc, inp
+        self.tree, self.menv, self.sc, self.inp = tree, env, sc, inp
+        #: clang's types of the tree: every size, offset, integer type and conversion
+        self.clang = typed
+        structs = source_structs(typed)
+        self.structs = structs
         self.oracle = oracle
         self.symbolic = bv.is_sym(inp.start_pfn)
         self.cfg = sc.layout.config
@@ -317,10 +331,9 @@ class Interp:
         x = self.as_int(v)
         if ct in ("bool", "_Bool"):
             return CCond(bv.ne(x, self.c64(0)))
-        to = cint.int_type(ct)
+        to = self.int_type(ct)
         if to is None:
-            raise InterpError(f"conversion to {ctype}: not an integer type this interpreter "
-                              "knows")
+            raise InterpError(f"conversion to {ctype}: not an integer type clang knows here")
         return CInt(cint.convert(x, self.int_type_of(v), to), to[1], to[0])
 
     def int_type_of(self, v: Value) -> IntType:
@@ -372,7 +385,7 @@ class Interp:
         if self.depth > MAX_DEPTH:
             raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
         self.interpreted.setdefault(d.name, d.where)
-        params = _param_types(d)
+        params = self.param_types(d)
         if len(params) != len(args):
             raise InterpError(f"{d.name} at {d.where} takes {len(params)} arguments, "
                               f"called with {len(args)}")
@@ -398,7 +411,7 @@ class Interp:
         if not finals:
             raise InterpError(f"no path through {d.name} is feasible")
         st2, ret = self.merge_returns(finals)
-        rt = _return_type(d)
+        rt = self.return_type(d)
         if ret is not None and rt is not None:  # as if assigned (C11 6.8.6.4p3)
             ret = self.convert(rt, ret)
         return evolve(st2, env=caller_env), ret
@@ -631,10 +644,8 @@ class Interp:
             out.normal.append(state)
             return out
         if t == "declaration":
-            ctype = _decl_type(frame.src, node)
             for d in node.children_by_field_name("declarator"):
-                name, ptr = _declarator_name(frame.src, d)
-                full = ctype + " *" if ptr else ctype
+                name, full, ctype, ptr = self.declared(frame, node, d)
                 init = d.child_by_field_name("value") if d.type == "init_declarator" else None
                 if name in state.env:
                     raise InterpError(f"{frame.at(d)}: {name} declared where another "
@@ -820,24 +831,8 @@ class Interp:
             state, v = self.expr(frame, child(node, "value"), state)
             return state, self.cast(frame, node, tn, v)
         if t == "sizeof_expression":
-            type_node = node.child_by_field_name("type")
-            if type_node is None:  # sizeof expr: the type of the expression (not evaluated)
-                _, ev = self.expr(frame, child(node, "value"), state)
-                if isinstance(ev, Slot):
-                    return state, CInt(self.c64(self.slot_size(ev.slot, state)))
-                if isinstance(ev, Ptr) and _dereferences(child(node, "value"), src):
-                    # sizeof(*p), sizeof *p: the struct p points to.  A pointer value is a
-                    # Ptr too (sizeof(p), sizeof(&x)): not a struct, never its size
-                    st_ = {"struct page": "page", "struct folio": "folio"}.get(ev.ctype)
-                    if st_ is not None:
-                        return state, CInt(self.c64(self.structs[st_].size))
-                raise InterpError(f"{frame.at(node)}: sizeof "
-                                  f"{text(src, node)!r} not modelled")
-            name = " ".join(text(src, type_node).split())
-            size = self.sizeof_type(name) if name != "atomic_t" else 4
-            if size is None:
-                raise InterpError(f"{frame.at(node)}: sizeof {name}")
-            return state, CInt(self.c64(size))
+            n, st_ = self.sizeof_at(frame, node)
+            return state, CInt(self.c64(n), st_[1], st_[0])
         if t == "conditional_expression":
             state, cv = self.expr(frame, child(node, "condition"), state)
             yes, no = self.split(state, self.as_cond(cv))
@@ -1006,6 +1001,33 @@ class Interp:
             return CInt(a.idx - b.idx, True)
         return self.int_binop(op, a, b, frame, node)
 
+    def common_type(self, ta: IntType, tb: IntType, frame: Frame | None, node: Node | None,
+                    op: str) -> IntType:
+        """The type operator ``op`` at ``node`` computes in: clang's, after its implicit
+        conversions (:meth:`operator_type`), where clang typed the operator there; else C's
+        usual arithmetic conversions of the operands' types
+        (:func:`~equiv.zone_device.source.cint.common_type`)."""
+        t = self.operator_type(frame, node) if frame is not None and node is not None else None
+        return cint.common_type(ta, tb) if t is None else t
+
+    def operator_type(self, frame: Frame, node: Node) -> IntType | None:
+        """The integer type clang converts both operands of the binary expression ``node``
+        to (:meth:`TypedTree.binary`: ``i < nr_pages`` with an ``int i`` and an ``unsigned
+        long nr_pages`` is ``unsigned long``); None where clang has no such operator (a
+        macro's body) or its operands are not integers of one type (a shift)."""
+        if frame.first_line != 1 or frame.fold or node.type != "binary_expression":
+            return None
+        lhs, rhs = node.child_by_field_name("left"), node.child_by_field_name("right")
+        op = node.child_by_field_name("operator")
+        if lhs is None or rhs is None or op is None:
+            return None
+        b = self.clang.binary(frame.fn, frame.at(node), text(frame.src, op),
+                              text(frame.src, lhs), text(frame.src, rhs))
+        if b is None:
+            return None
+        lt, rt = self.int_type(b.lhs.type), self.int_type(b.rhs.type)
+        return lt if lt is not None and lt == rt else None
+
     def typed(self, v: Val, t: IntType) -> CInt:
         """The result ``v`` of an operation in type ``t``, reduced to it (an unsigned type
         modulo ``2**w``, C11 6.2.5p9; a signed one wraps, as under the kernel's
@@ -1025,7 +1047,7 @@ class Interp:
             y = self.as_int(b)
             return self.typed(bv.c_shl(x, y), t) if op == "<<" else \
                 CInt(bv.c_shr(x, y, t[1]), t[1], t[0])
-        t = cint.common_type(ta, tb)
+        t = self.common_type(ta, tb, frame, node, op)
         x, y = cint.convert(self.as_int(a), ta, t), cint.convert(self.as_int(b), tb, t)
         signed = t[1]
         if op in ("+", "-", "*"):
@@ -1113,22 +1135,15 @@ class Interp:
             return Loc("obj", name=f"{base.obj}.{fname}")
         if base.region not in ("page", "local"):
             raise InterpError(f"{frame.at(node)}: -> on NULL")
-        st = {"struct page": "page", "struct folio": "folio"}.get(base.ctype)
-        if st is not None:
-            m = self.structs[st].member(fname)
-            if m is None:
-                raise InterpError(f"{frame.at(node)}: struct {st} has no "
-                                  f"member {fname} in this tree")
-            off, size, ctype = m.offset, m.size, m.ctype
-        elif base.ctype in SUBFIELDS:
-            hit = [s for s in SUBFIELDS[base.ctype] if s[0] == fname]
-            if not hit:
-                raise InterpError(f"{base.ctype} has no member {fname}")
-            _, off, size, ctype = hit[0]
-        else:
+        rec = self.clang.record(base.ctype)  # clang's layout of the struct
+        if rec is None:
             raise InterpError(f"{frame.at(node)}: member {fname} of "
-                              f"{base.ctype} not modelled")
-        return self.ploc(base, off, size, ctype)
+                              f"{base.ctype}, not a struct clang knows here")
+        hit = [f for f in rec.fields if f.path == fname]
+        if not hit:
+            raise InterpError(f"{frame.at(node)}: {base.ctype} has no "
+                              f"member {fname} in this tree")
+        return self.ploc(base, hit[0].offset, hit[0].size, hit[0].type)
 
     def ploc(self, p: Ptr, off: int, size: int, ctype: str) -> Loc:
         """The lvalue ``size`` bytes at ``off`` past pointer ``p`` (memmap or struct local)."""
@@ -1216,8 +1231,8 @@ class Interp:
             page = state.mem.read(loc.idx, state.pc)
         raw = page.load(loc.off, loc.size)
         w = 8 * loc.size
-        t = cint.int_type(loc.ctype)
-        signed = t[1] if t is not None else loc.ctype in ("int", "atomic_t", "long")
+        t = self.scalar_type(loc.ctype)
+        signed = t[1] if t is not None else False
         return CInt(bv.c_convert(bv.concat(bv.const_like(raw, 0, 64 - w), raw) if w < 64 else raw, w,
                                  signed), signed, min(w, 64))
 
@@ -1281,25 +1296,97 @@ class Interp:
             v = state.env[loc.name][1]
             if isinstance(v, Slot):
                 return self.slot_size(v.slot, state)
-            t = cint.int_type(loc.ctype)
-            return 8 if t is None else t[0] // 8
+            n = self.sizeof_type(loc.ctype)
+            if n is None:
+                raise InterpError(f"sizeof {loc.ctype} ({loc.name}) is not known to clang")
+            return n
         return loc.size
 
+    def declared(self, frame: Frame, decl: Node, d: Node) -> tuple[str, str, str, bool]:
+        """A local's ``(name, type, pointee or own type, is a pointer)``: the type clang
+        declares it with (:meth:`TypedTree.variable`), where clang has the local (in a
+        function's text); the declaration as written in a macro's body."""
+        name, ptr = _declarator_name(frame.src, d)
+        var = None
+        if frame.first_line == 1 and not frame.fold:
+            var = self.clang.variable(frame.fn, name, d.start_point[0] + 1)
+        if var is None:
+            ctype = _decl_type(frame.src, decl)
+            return name, ctype + " *" if ptr else ctype, ctype, ptr
+        full = " ".join(w for w in var.type.split() if w not in ("const", "volatile"))
+        ptr = var.kind == "POINTER"
+        return name, full, full[:-1].strip() if ptr else full, ptr
+
+    def param_types(self, d: Definition) -> list[tuple[str, str]]:
+        """A function's parameters and the types clang declares them with (as written for a
+        function clang does not have)."""
+        params = _param_types(d)
+        ft = self.clang.function(d.name)
+        if ft is None:
+            return params
+        typed = [(v.name, v.type) for v in ft.variables if v.parameter]
+        if [n for n, _ in typed] != [n for n, _ in params]:
+            raise InterpError(f"{d.name} at {d.where}: clang's parameters "
+                              f"{[n for n, _ in typed]} are not the text's {[n for n, _ in params]}")
+        return typed
+
+    def return_type(self, d: Definition) -> str | None:
+        """The integer (or ``bool``) type clang says ``d`` returns; None for ``void``, a
+        pointer or any other type (its value is passed back as it is)."""
+        ft = self.clang.function(d.name)
+        rt = ft.result if ft is not None else _return_type(d)
+        return rt if rt is not None and self.int_type(rt) is not None else None
+
     def sizeof_type(self, ctype: str) -> int | None:
-        """``sizeof`` of a type name: struct page and struct folio as the tree lays them
-        out (:mod:`equiv.zone_device.source.src_layout`), the structs of
-        :data:`~equiv.zone_device.source.src_layout.SUBFIELDS`, a pointer (8), an integer
-        type (:mod:`equiv.zone_device.source.cint`); None for any other."""
-        ct = " ".join(w for w in ctype.split() if w not in ("const", "volatile"))
-        if ct.endswith("*"):
-            return 8
-        st = {"struct page": "page", "struct folio": "folio"}.get(ct)
-        if st is not None and st in self.structs:
-            return self.structs[st].size
-        if ct in SUBFIELDS:
-            return max(off + size for _, off, size, _ in SUBFIELDS[ct])
-        t = cint.int_type(ct)
-        return None if t is None else t[0] // 8
+        """``sizeof`` of a type name, clang's (:meth:`TypedTree.sizeof_type`); None for a
+        type clang does not know here."""
+        return self.clang.sizeof_type(ctype)
+
+    def int_type(self, ctype: str) -> IntType | None:
+        """The width and signedness clang gives the integer type ``ctype``; None for any
+        other type."""
+        return self.clang.int_type(ctype)
+
+    def scalar_type(self, ctype: str) -> IntType | None:
+        """:meth:`int_type`, or for a struct of one integer member that fills it
+        (``atomic_t``: ``int counter``) that member's type, as clang lays it out."""
+        t = self.int_type(ctype)
+        if t is not None:
+            return t
+        rec = self.clang.record(ctype)
+        if rec is not None and len(rec.fields) == 1 and rec.fields[0].size == rec.size:
+            return self.int_type(rec.fields[0].type)
+        return None
+
+    def sizeof_at(self, frame: Frame, node: Node) -> tuple[int, IntType]:
+        """The value and type clang gives the ``sizeof`` expression ``node``, found by where
+        it is written (:meth:`TypedTree.sizeof_at`): in a function, that function's; in a
+        macro's body, every expansion clang made in the functions run so far (which must
+        agree).  A ``sizeof`` of a type name clang has not evaluated there is clang's
+        ``sizeof`` of that type, of clang's ``size_t``.
+
+        Raises:
+            InterpError: clang has no such ``sizeof`` (never a size computed here).
+        """
+        src = frame.src
+        whole = text(src, node)
+        operand = whole[whole.index("sizeof") + len("sizeof"):]
+        fns = [frame.fn] if frame.first_line == 1 and not frame.fold else list(self.interpreted)
+        try:
+            n = self.clang.sizeof_at(fns, frame.at(node), operand)
+        except InputError as e:
+            raise InterpError(str(e)) from None
+        t = self.clang.sizeof_type_at(fns, frame.at(node), operand) if n is not None else \
+            self.int_type("size_t")
+        if n is not None and t is not None:
+            return n, t
+        type_node = node.child_by_field_name("type")
+        if type_node is not None and t is not None:
+            name = " ".join(text(src, type_node).split())
+            size = self.sizeof_type(name)
+            if size is not None:
+                return size, t
+        raise InterpError(f"{frame.at(node)}: {whole!r}: clang evaluated no such sizeof there")
 
     def elem_size(self, ctype: str, frame: Frame, node: Node) -> int:
         """:meth:`sizeof_type`, or an error naming the expression."""
@@ -1635,8 +1722,7 @@ def _return_type(d: Definition) -> str | None:
     tn = d.node.child_by_field_name("type")
     if dn is None or tn is None or dn.type != "function_declarator":
         return None
-    t = " ".join(text(d.src, tn).split())
-    return t if t in ("bool", "_Bool") or cint.int_type(t) is not None else None
+    return " ".join(text(d.src, tn).split())
 
 
 def _decl_type(src: bytes, node: Node) -> str:
@@ -1692,18 +1778,6 @@ def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCa
     """The state before the first statement: nothing written."""
     base = BaseLayer(initial, initial_pb if initial_pb is not None else inp.mem.read_pb)
     return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
-
-
-def _dereferences(node: Node, src: bytes) -> bool:
-    """``node``, inside any parentheses, is ``*operand``: an aggregate lvalue, whose
-    ``sizeof`` is that of the struct it designates.  Anything else that evaluates to a
-    pointer (a pointer variable, ``&x``, ``p + 1``) has a pointer's size."""
-    while node.type == "parenthesized_expression" and node.named_child_count == 1:
-        node = node.named_children[0]
-    if node.type != "pointer_expression":
-        return False
-    op = node.child_by_field_name("operator")
-    return op is not None and text(src, op) == "*"
 
 
 __all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",

@@ -145,8 +145,8 @@ def _status(t: Touched, ran: set[tuple[str, str]]) -> str:
     return "type-read" if t.name in TYPES_READ else "type-unread"
 
 
-#: struct and enum definitions the source tooling reads from the text: struct page and
-#: folio (the layout, equiv.zone_device.source.src_layout), enum memory_type and pageflags (values)
+#: struct and enum definitions the source tooling reads: struct page and folio (the layout,
+#: clang's: equiv.zone_device.source.ctyped), enum memory_type and pageflags (values, from the text)
 TYPES_READ = frozenset({"struct page", "struct folio", "enum memory_type", "enum pageflags"})
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Protocol
 
 import z3
@@ -36,6 +37,7 @@ from equiv.zone_device.counterexample import FieldDiff, Observed
 from equiv.zone_device.source.cinterp import Interp, initial_state
 from equiv.zone_device.source.cstate import Case, CInt, InterpError, Oracle, Ptr, Renaming, State
 from equiv.zone_device.source.csummary import CLemma, LemmaCex, has_select, lemma_counterexample
+from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.files import macro_env
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
@@ -715,12 +717,21 @@ class Side:
     tree: KernelTree
     env: MacroEnv
     structs: dict[str, SrcStruct]
+    #: clang's types of the tree (:mod:`equiv.zone_device.source.ctyped`)
+    typed: TypedTree
 
 
-def side(label: str, tree: KernelTree, cfg: Config) -> Side:
-    """The tree ``tree`` read for the configuration ``cfg``."""
+def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) -> Side:
+    """The tree ``tree`` read for the configuration ``cfg``, typed by clang
+    (:func:`~equiv.zone_device.source.ctyped.typed_for`; ``full``: the whole tree a patched
+    copy of the mirrored files was made from).
+
+    Raises:
+        InputError: no headers for ``cfg``, or clang cannot type the tree.
+    """
     env = macro_env(cfg)
-    return Side(label, tree, env, source_structs(tree, env))
+    typed = typed_for(tree, cfg, full)
+    return Side(label, tree, env, source_structs(typed), typed)
 
 
 def side_layout(sd: Side, cfg: Config) -> Layout:
@@ -741,7 +752,7 @@ def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageS
     ``summarise`` its loops summarised (:mod:`equiv.zone_device.source.csummary`), else run
     as written.  The interpreter (what it read, trusted and summarised, the lemmas it needs)
     and the final state."""
-    it = Interp(sd.tree, sd.env, sd.structs, sc, inp, oracle, summarise=summarise,
+    it = Interp(sd.tree, sd.env, sd.typed, sc, inp, oracle, summarise=summarise,
                 label=sd.label, stack_init=stack_init)
     state = initial_state(inp, initial, it.canon, initial_pb)
     zone = Ptr("obj", "struct zone", obj="zone", nonnull=True)

@@ -39,7 +39,7 @@ from equiv.engine.bv import CBV, Cond, Val
 from equiv.linux.ktree import Node, child, text
 from equiv.memmap import Scenario
 from equiv.page_model import PageState
-from equiv.zone_device.source.cint import INT, common_type, convert, int_type
+from equiv.zone_device.source.cint import INT, IntType, common_type, convert
 from equiv.zone_device.source.cstate import (
     CCond,
     CInt,
@@ -118,6 +118,14 @@ class Host(Interprets, Protocol):
 
     def sizeof_type(self, ctype: str) -> int | None:
         """``sizeof`` of a type name; None if not known."""
+        ...
+
+    def int_type(self, ctype: str) -> IntType | None:
+        """The width and signedness of an integer type name (clang's); None for another."""
+        ...
+
+    def operator_type(self, frame: Frame, node: Node) -> IntType | None:
+        """The type clang computes binary expression ``node`` in; None if not known."""
         ...
 
     def slot_size(self, slot: str, state: State) -> int:
@@ -230,7 +238,7 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     if shape.pre is not None:  # the condition's increment, before its first comparison
         cur, _ = it.expr(frame, shape.pre, cur)
     v = cur.env.get(shape.var)
-    index = int_type(v[0]) if v is not None else None
+    index = it.int_type(v[0]) if v is not None else None
     if v is None or not isinstance(v[1], CInt) or index is None:
         raise InterpError(f"{where}: loop variable {shape.var} is not of an integer type "
                           "(the summary needs one)")
@@ -239,6 +247,10 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     if not isinstance(hv, CInt | CCond):
         raise InterpError(f"{where}: the bound of loop variable {shape.var} is not an integer")
     bound = hv.ctype if isinstance(hv, CInt) else INT
+    cmp_clang = it.operator_type(frame, shape.bound.parent) if shape.bound.parent else None
+    if cmp_clang is not None and cmp_clang != common_type(index, bound):
+        raise InterpError(f"{where}: clang compares {shape.var} with its bound as {cmp_clang}, "
+                          f"the summary as {common_type(index, bound)}")
     hi = it.as_int(hv)
     log2: z3.BitVecRef | None = None
     if shape.step is None:

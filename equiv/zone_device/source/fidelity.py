@@ -106,6 +106,7 @@ from equiv.zone_device.source.common import (
     undisproved,
     words_equal,
 )
+from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.files import load_tree, macro_env
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
@@ -156,12 +157,14 @@ class Setup:
     env: MacroEnv
     structs: dict[str, SrcStruct]
     model: Model
+    typed: TypedTree  #: clang's types of the tree
 
 
 def setup(tree: KernelTree, cfg: Config, model: Model) -> Setup:
-    """Parse the structs once and resolve the macros for ``cfg``."""
+    """Type the tree with clang once (its structs with it) and resolve the macros for ``cfg``."""
     env = macro_env(cfg)
-    return Setup(tree, cfg, env, source_structs(tree, env), model)
+    typed = typed_for(tree, cfg)
+    return Setup(tree, cfg, env, source_structs(typed), model, typed)
 
 
 def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.ArrayRef]:
@@ -180,7 +183,7 @@ def _interp_run(st: Setup, sc: Scenario, inp: Inputs, initial: Callable[[Val], P
                 oracle: Oracle | None) -> tuple[Interp, State]:
     """The tree's run in the bounded search and its replay: loops as written, the pageblock
     cells the inputs' own."""
-    return run_tree(Side("c", st.tree, st.env, st.structs), sc, inp, initial, None, oracle,
+    return run_tree(Side("c", st.tree, st.env, st.structs, st.typed), sc, inp, initial, None, oracle,
                     summarise=False)
 
 
@@ -269,7 +272,7 @@ def aliased(sc: Scenario, inp: Inputs, g: Geometry, c: Val, t: Val) -> Cond:
 
 
 def _side(st: Setup) -> Side:
-    return Side("tree", st.tree, st.env, st.structs)
+    return Side("tree", st.tree, st.env, st.structs, st.typed)
 
 
 def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,

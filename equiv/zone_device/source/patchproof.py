@@ -330,7 +330,8 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
     def run(todo: list[tuple[MemoryType | None, int, int | None]]) -> list[PatchCell]:
         if jobs <= 1 or len(todo) <= 1:
             if not sides:
-                sides.extend((side("base", base_tree, cfg), side("patched", patched_tree, cfg)))
+                sides.extend((side("base", base_tree, cfg),
+                              side("patched", patched_tree, cfg, _full(patched_root, base_root))))
             base, patched = sides
             out = []
             for ty, o, hi in todo:
@@ -370,11 +371,18 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
                            [("base", base_tree), ("patched", patched_tree)]))
 
 
+def _full(root: Path, base: Path) -> Path | None:
+    """The whole tree clang types a patched copy in: ``base`` when the copy holds only the
+    mirrored files and ``base`` holds ``mm/`` whole (its other headers), else none."""
+    return base if not (root / "mm" / "vma.h").is_file() and (base / "mm" / "vma.h").is_file() \
+        else None
+
+
 def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryType | None,
                  order: int, timeout_ms: int, order_hi: int | None = None) -> PatchCell:
     """One cell in a worker process (tree-sitter trees do not cross processes)."""
     b = side("base", load_tree(base_root), cfg)
-    p = side("patched", load_tree(patched_root), cfg)
+    p = side("patched", load_tree(patched_root), cfg, _full(Path(patched_root), Path(base_root)))
     return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
 
 

@@ -1,5 +1,5 @@
 """Rendering of the zone-device source tooling, as text or JSON: ``--linux`` (the drift
-report, the layout from the text and the source-derived proof; the drift report always comes
+report, the layout from clang and the source-derived proof; the drift report always comes
 first, so a tree that moved away from the model says so before any proof result) and
 ``--btf`` (the layout check against a kernel's BTF, :mod:`equiv.zone_device.source.layout_check`)."""
 
@@ -45,7 +45,7 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
         out.append("macros assumed undefined (not decided by the config model): "
                    + ", ".join(drift.assumed_undefined))
     nbad = sum(r.verdict != "matches" for r in layout.rows)
-    out.append(f"layout from the text ({layout.where[0]}, {layout.where[1]}): sizeof(struct page) "
+    out.append(f"layout from clang ({layout.where[0]}, {layout.where[1]}): sizeof(struct page) "
                f"model {layout.page_size[0]}, tree {layout.page_size[1]}; "
                f"{len(layout.rows) - nbad} of {len(layout.rows)} model views match")
     for lr in layout.rows:

@@ -1,0 +1,341 @@
+"""The types of a kernel tree's ``mm/mm_init.c`` as clang gives them, for the C interpreter.
+
+:class:`TypedTree` parses the tree's ``mm/mm_init.c`` (with the patched texts of the files a
+``--patch`` run changed) through :mod:`equiv.linux.cfront` (libclang, on the headers of one
+configuration: :func:`equiv.zone_device.source.files.headers_for`) and answers every
+question about a type that the interpreter (:mod:`equiv.zone_device.source.cinterp`) asks:
+
+* the layout of ``struct page``, ``struct folio`` and of every struct or typedef'd struct
+  the interpreter reaches (``struct list_head``, ``atomic_t``): offsets, sizes and the union
+  views, all from clang's record layout (:func:`equiv.linux.cfront.struct_layout`);
+* the value of every ``sizeof`` *by where it is written* (clang's constant evaluator,
+  ``clang_Cursor_Evaluate``): ``sizeof(template)`` of a ``struct page *`` is 8, never the
+  struct's size;
+* the width and signedness of an integer type named anywhere (``int``, ``unsigned long``,
+  the kernel's typedefs ``u64``, ``pgoff_t``, ``enum zone_type``), and ``sizeof`` of any
+  type name: a name of the kernel's is looked up among the file's own typedefs and tags,
+  any other (``unsigned long int``, ``struct page *``) in a one-line file clang parses for
+  the same target;
+* the declared type of every parameter and local of a function, and the types in which a
+  binary operator computes after clang's implicit conversions (an ``int`` index compared
+  with an ``unsigned long`` bound compares as ``unsigned long``).
+
+Nothing here computes a size, an offset or a conversion from a declaration: every number is
+clang's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from functools import cache
+from pathlib import Path
+
+from attrs import frozen
+from clang import cindex
+
+from equiv.config import Config
+from equiv.engine.errors import InputError
+from equiv.linux import cfront
+from equiv.linux.cfront import BinaryOp, FunctionTypes, Headers, StructLayout, Unit, Variable
+from equiv.linux.ktree import KernelTree
+
+#: the file the interpreter runs, relative to the tree
+FILE = "mm/mm_init.c"
+
+#: an integer type: (width in bits, signed)
+IntType = tuple[int, bool]
+
+_K = cindex.CursorKind
+_T = cindex.TypeKind
+_RECORDS = frozenset({_K.STRUCT_DECL, _K.UNION_DECL})
+
+
+@frozen
+class TypeInfo:
+    """What clang says about one type name."""
+
+    spelling: str  #: as asked (qualifiers dropped)
+    canonical: str  #: typedefs resolved
+    size: int | None  #: ``sizeof``; None for an incomplete type or ``void``
+    int_type: IntType | None  #: for an integer type (``_Bool`` and enums included)
+    record: str | None  #: for a struct or union: the name :meth:`TypedTree.layout` takes
+    pointer: bool
+
+
+def _words(ctype: str) -> str:
+    return " ".join(w for w in ctype.replace("*", " * ").split()
+                    if w not in ("const", "volatile")).replace(" *", "*").replace("*", " *").strip()
+
+
+def _info(spelling: str, t: cindex.Type, record: str | None) -> TypeInfo:
+    c = t.get_canonical()
+    size = int(c.get_size())
+    signed = cfront.signedness(c)
+    width = size * 8 if signed is not None and size > 0 else None
+    return TypeInfo(spelling=spelling, canonical=str(c.spelling),
+                    size=size if size >= 0 else None,
+                    int_type=None if width is None or signed is None else (width, signed),
+                    record=record, pointer=c.kind == _T.POINTER)
+
+
+@cache
+def _probe_index() -> cindex.Index:
+    return cindex.Index.create()
+
+
+class TypedTree:
+    """One configuration's clang view of one tree's ``mm/mm_init.c`` (see the module's
+    docstring).  Parsed once; answers are memoised."""
+
+    def __init__(self, unit: Unit, headers: Headers) -> None:
+        self.unit, self.headers = unit, headers
+        self._layouts: dict[str, StructLayout] = {}
+        self._functions: dict[str, FunctionTypes | None] = {}
+        self._types: dict[str, TypeInfo | None] = {}
+        self._names: dict[str, cindex.Cursor] | None = None
+
+    @classmethod
+    def parse(cls, root: Path, sources: Mapping[str, bytes], headers: Headers,
+              full: Path | None = None) -> TypedTree:
+        """``mm/mm_init.c`` of the tree at ``root`` whose files (relative paths) have the
+        texts ``sources`` (a patched tree's; the others as on disk), typed with
+        ``headers``.  ``full`` is a whole tree to parse in when ``root`` holds only the
+        mirrored files (a patched copy): ``sources`` then replace its texts.  Where neither
+        holds ``mm/``'s other headers, those of ``headers.source`` are read.
+
+        Raises:
+            InputError: no ``mm/mm_init.c``; a clang error (one line).
+        """
+        tree = root if full is None else full
+        texts = {f: t.decode("utf-8", "replace") for f, t in sources.items()}
+        if FILE not in texts and not (tree / FILE).is_file():
+            raise InputError(f"{root}: no {FILE} to type with clang")
+        include = [headers.source / "mm"] if (headers.source / "mm").is_dir() else []
+        unit = cfront.parse(tree, FILE, headers, text=texts.get(FILE), files=texts,
+                            include=include)
+        return cls(unit, headers)
+
+    @classmethod
+    def standalone(cls, root: Path, file: str, target: str = "x86_64-linux-gnu") -> TypedTree:
+        """``file`` of ``root`` typed on its own (no kernel headers: a test's small C file
+        that declares the types it uses), for clang's ``target``.  Such a file may call
+        what it does not declare and hold code clang rejects on purpose (what the
+        interpreter must refuse): clang's errors are not raised, and an expression clang
+        could not type has no answer here (the interpreter then stops, never guesses)."""
+        path = root / file
+        args = ["-x", "c", f"--target={target}", "-nostdinc", *cfront.TYPE_FLAGS]
+        tu = _probe_index().parse(str(path), args=args)
+        return cls(Unit(tu, file, (root,)), Headers(root, root, target=target))
+
+    # -- structs --------------------------------------------------------------------------
+
+    def layout(self, name: str) -> StructLayout:
+        """clang's layout of ``struct name`` (or ``union name``) of the file's scope.
+
+        Raises:
+            InputError: no such struct.
+        """
+        if name not in self._layouts:
+            self._layouts[name] = cfront.struct_layout(self.unit, name)
+        return self._layouts[name]
+
+    def _index(self) -> dict[str, cindex.Cursor]:
+        """Type names of the file's scope: ``struct x``/``union x``/``enum x`` of each
+        definition and each typedef's name, to their declarations."""
+        if self._names is None:
+            names: dict[str, cindex.Cursor] = {}
+            for c in self.unit.tu.cursor.get_children():
+                if c.kind == _K.TYPEDEF_DECL:
+                    names.setdefault(str(c.spelling), c)
+                elif c.kind in (*_RECORDS, _K.ENUM_DECL) and c.spelling and c.is_definition():
+                    word = {_K.STRUCT_DECL: "struct", _K.UNION_DECL: "union"}.get(c.kind, "enum")
+                    names.setdefault(f"{word} {c.spelling}", c)
+            self._names = names
+        return self._names
+
+    def type_info(self, ctype: str) -> TypeInfo | None:
+        """clang's answer for the type name ``ctype`` (qualifiers ignored), or None when it
+        names no type of the file or of C."""
+        key = _words(ctype)
+        if key not in self._types:
+            self._types[key] = self._lookup(key)
+        return self._types[key]
+
+    def _lookup(self, key: str) -> TypeInfo | None:
+        decl = self._index().get(key)
+        if decl is not None:
+            t = decl.underlying_typedef_type if decl.kind == _K.TYPEDEF_DECL else decl.type
+            rec = t.get_canonical().get_declaration()
+            record = None
+            if rec.kind in _RECORDS:
+                record = str(rec.spelling) if rec.spelling and not _anonymous(rec) else key
+            return _info(key, t, record)
+        if key.endswith("*"):
+            pointee = key[:-1].strip()
+            if self.type_info(pointee) is None and pointee != "void":
+                return None
+            # a pointer's size does not depend on what it points to on the kernel's
+            # targets; clang says how big one is for this target
+            return self._probe(key if pointee.split()[0] in _C_WORDS else "void *", key)
+        return self._probe(key, key) if key.split()[0] in _C_WORDS else None
+
+    def _probe(self, ctype: str, spelling: str) -> TypeInfo | None:
+        """A type of C itself (no kernel name in it), typed by clang in a one-line file
+        for the configuration's target with the kernel's type flags."""
+        src = f"{'struct ' + ctype.split()[1] + ';' if ctype.startswith(('struct ', 'union ')) else ''}" \
+              f"typedef {ctype} __equiv_t;\n"
+        args = [f"--target={self.headers.target}", "-nostdinc", *cfront.TYPE_FLAGS]
+        tu = _probe_index().parse("equiv_type.c", args=args, unsaved_files=[("equiv_type.c", src)])
+        if any(d.severity >= cindex.Diagnostic.Error for d in tu.diagnostics):
+            return None
+        for c in tu.cursor.get_children():
+            if c.kind == _K.TYPEDEF_DECL and c.spelling == "__equiv_t":
+                return _info(spelling, c.underlying_typedef_type, None)
+        return None
+
+    def int_type(self, ctype: str) -> IntType | None:
+        """``(bits, signed)`` of an integer type name (``bool``, enums and the kernel's
+        typedefs included), None for any other type."""
+        info = self.type_info(ctype)
+        return None if info is None else info.int_type
+
+    def sizeof_type(self, ctype: str) -> int | None:
+        """``sizeof`` of a type name; None when clang knows no such complete type."""
+        info = self.type_info(ctype)
+        return None if info is None else info.size
+
+    def record(self, ctype: str) -> StructLayout | None:
+        """The layout of the struct or union ``ctype`` names (``struct page``, ``atomic_t``),
+        None for any other type."""
+        info = self.type_info(ctype)
+        if info is None or info.record is None:
+            return None
+        if info.record == _words(ctype) and not ctype.startswith(("struct ", "union ")):
+            return self._typedef_layout(info.record)
+        return self.layout(info.record)
+
+    def _typedef_layout(self, name: str) -> StructLayout:
+        """The layout of a typedef of an unnamed struct (``atomic_t``)."""
+        if name not in self._layouts:
+            decl = self._index()[name]
+            rec = decl.underlying_typedef_type.get_canonical().get_declaration()
+            out: list[cfront.Field] = []
+            cfront._fields(rec, 0, "", False, out)
+            t = rec.type
+            self._layouts[name] = StructLayout(name, self.unit.where(rec.location),
+                                               int(t.get_size()), int(t.get_align()), tuple(out))
+        return self._layouts[name]
+
+    # -- functions -------------------------------------------------------------------------
+
+    def function(self, name: str) -> FunctionTypes | None:
+        """clang's types in the definition of function ``name`` (None: the file defines no
+        such function, e.g. a macro)."""
+        if name not in self._functions:
+            try:
+                self._functions[name] = cfront.function_types(self.unit, name)
+            except InputError:
+                self._functions[name] = None
+        return self._functions[name]
+
+    def variable(self, fn: str, name: str, line: int | None = None) -> Variable | None:
+        """The parameter (``line`` None) or local ``name`` of function ``fn`` declared on
+        ``line`` of its file, as clang types it; None if clang has no such one."""
+        ft = self.function(fn)
+        if ft is None:
+            return None
+        for v in ft.variables:
+            if v.name != name:
+                continue
+            if line is None and v.parameter:
+                return v
+            if line is not None and not v.parameter and v.where.rsplit(":", 1)[-1] == str(line):
+                return v
+        return None
+
+    def sizeof_at(self, functions: Iterable[str], where: str, operand: str) -> int | None:
+        """The value clang gives the ``sizeof`` written at ``where`` (``file:line``) with
+        ``operand`` (as written, parentheses included; whitespace ignored), in any of
+        ``functions`` (for one in a macro's body: every expansion clang made in them).
+
+        Returns None when clang evaluated no such ``sizeof`` there.
+
+        Raises:
+            InputError: two evaluations of it disagree (a macro's ``sizeof`` of one of its
+                arguments, expanded with operands of two sizes).
+        """
+        want = "".join(operand.split())
+        values: set[int | None] = set()
+        for t in self._traits(functions, where, want):
+            values.add(t.value)
+        if not values:
+            return None
+        if len(values) > 1 or None in values:
+            raise InputError(f"{where}: sizeof{operand} has {len(values)} values in clang's "
+                             f"expansions ({', '.join(sorted(map(str, values)))})")
+        return values.pop()
+
+    def sizeof_type_at(self, functions: Iterable[str], where: str, operand: str) -> IntType | None:
+        """The integer type clang gives the ``sizeof`` of :meth:`sizeof_at` (``size_t``:
+        ``unsigned long``), None if it has no such one or its expansions differ in type."""
+        types = {t.type for t in self._traits(functions, where, "".join(operand.split()))}
+        return self.int_type(types.pop()) if len(types) == 1 else None
+
+    def _traits(self, functions: Iterable[str], where: str, want: str) -> list[cfront.TraitExpr]:
+        out = []
+        for fn in functions:
+            ft = self.function(fn)
+            if ft is None:
+                continue
+            out += [t for t in ft.traits if t.operator == "sizeof" and t.spelled == where
+                    and "".join(t.operand.split()) == want]
+        return out
+
+    def binary(self, fn: str, where: str, operator: str, lhs: str, rhs: str) -> BinaryOp | None:
+        """clang's typing of the binary operator ``lhs operator rhs`` written at ``where``
+        in function ``fn`` (operands as written; whitespace ignored); None if none, or if
+        more than one such operator there is typed differently."""
+        ft = self.function(fn)
+        if ft is None:
+            return None
+        wl, wr = "".join(lhs.split()), "".join(rhs.split())
+        hits = {(b.lhs.type, b.rhs.type, b.type): b for b in ft.operators
+                if b.spelled == where and b.operator == operator
+                and "".join(b.lhs.text.split()) == wl and "".join(b.rhs.text.split()) == wr}
+        return next(iter(hits.values())) if len(hits) == 1 else None
+
+
+_TYPED: dict[tuple[str, str, Headers, int], TypedTree] = {}
+
+
+def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
+              cache: Path | None = None) -> TypedTree:
+    """``tree`` (its texts, patched ones included) typed by clang for ``cfg``, on the headers
+    :func:`equiv.zone_device.source.files.headers_for` gives; ``full`` as in
+    :meth:`TypedTree.parse` (default: ``tree``'s root when it holds ``mm/`` whole, else
+    none).  Memoised per process on the texts.
+
+    Raises:
+        InputError: no headers for ``cfg``; a clang error.
+    """
+    from equiv.zone_device.source.files import headers_for
+
+    headers = headers_for(tree.root if full is None else full, cfg, cache)
+    key = (str(tree.root), str(full), headers,
+           hash(tuple(sorted((f, hash(t)) for f, t in tree.sources.items()))))
+    if key not in _TYPED:
+        _TYPED[key] = TypedTree.parse(tree.root, tree.sources, headers, full)
+    return _TYPED[key]
+
+
+#: the words a type of C itself starts with
+_C_WORDS = frozenset({"void", "char", "short", "int", "long", "signed", "unsigned", "_Bool",
+                      "float", "double", "struct", "union", "enum", "__int128"})
+
+
+def _anonymous(rec: cindex.Cursor) -> bool:
+    return bool(cfront._lib().clang_Cursor_isAnonymousRecordDecl(rec)) or not rec.spelling \
+        or "(unnamed" in str(rec.spelling) or "(anonymous" in str(rec.spelling)
+
+
+__all__ = ["FILE", "IntType", "TypeInfo", "TypedTree", "typed_for"]
