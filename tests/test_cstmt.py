@@ -25,7 +25,7 @@ from equiv.memmap import Scenario, concrete_inputs, symbolic_inputs
 from equiv.page_model import Layout, PageState
 from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, InterpError, Oracle, Ptr, State
 from equiv.zone_device.source.cinterp import initial_state as initial
-from equiv.zone_device.source.common import check_lemmas
+from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.cstmt import STRUCT_COPY
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.fidelity import MODELS, setup

@@ -1,6 +1,6 @@
 """A failed loop-summary lemma's counterexample (issue 31, point 4): the iteration, the
 struct page relative to the iteration's block and the fields it changed there, read from
-the solver's model (:func:`equiv.zone_device.source.common.prove_lemmas`,
+the solver's model (:func:`equiv.zone_device.source.clemmas.prove_lemmas`,
 :func:`equiv.zone_device.source.csummary.lemma_counterexample`) and shown in every
 ``--patch`` report format, marked as the solver's model, not replayed.  Quick: hand-built
 lemmas and a hand-built report.  Slow: the real C's (bugs/01, whose extra copy lands on
@@ -22,7 +22,8 @@ from test_patch_proof import DATA, SERIES, _cell
 
 from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
-from equiv.zone_device.source.common import RoleResult, check_lemmas, prove_lemmas
+from equiv.zone_device.source.clemmas import check_lemmas, prove_lemmas
+from equiv.zone_device.source.common import RoleResult
 from equiv.zone_device.source.csummary import (
     CLemma,
     LemmaCex,

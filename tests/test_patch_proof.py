@@ -32,9 +32,9 @@ from equiv.linux.patch import prepare
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
 from equiv.zone_device.source import cstmt
+from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.common import run_tree, side, side_layout
 from equiv.zone_device.source.csummary import CLemma
-from equiv.zone_device.source.fidelity import check_lemmas
 from equiv.zone_device.source.files import FILES, load_tree
 from equiv.zone_device.source.patchproof import check_patch_cell
 

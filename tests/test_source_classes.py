@@ -20,8 +20,9 @@ from equiv.engine.verdict import Verdict
 from equiv.linux.ktree import KernelTree
 from equiv.memmap import Scenario, assumptions, symbolic_inputs
 from equiv.page_model import Layout
-from equiv.zone_device.source import common
-from equiv.zone_device.source.common import check_lemmas, order_not_covered
+from equiv.zone_device.source import clemmas
+from equiv.zone_device.source.clemmas import check_lemmas
+from equiv.zone_device.source.common import order_not_covered
 from equiv.zone_device.source.csummary import CLemma
 from equiv.zone_device.source.fidelity import MODELS, check_fidelity_cell, run_fidelity, setup
 from equiv.zone_device.source.files import load_tree
@@ -47,12 +48,12 @@ def test_each_order_of_a_class_is_covered_or_named() -> None:
     assert why == "order 4: a role's constraint cannot hold"
 
 
-@pytest.mark.parametrize("budget", [common.CLASS_LEMMA_MS, 1])
+@pytest.mark.parametrize("budget", [clemmas.CLASS_LEMMA_MS, 1])
 def test_class_lemmas_hold_at_every_order_or_fail(monkeypatch: pytest.MonkeyPatch,
                                                   budget: int) -> None:
     """check_lemmas over a class: a conjunct is proved over the whole class, or order by
     order (the budget of 1 ms sends it there); one false at a single order fails."""
-    monkeypatch.setattr(common, "CLASS_LEMMA_MS", budget)
+    monkeypatch.setattr(clemmas, "CLASS_LEMMA_MS", budget)
     sc, assume = _class(2, 7)
     shift = sc.order_v
     assert isinstance(shift, z3.BitVecRef)

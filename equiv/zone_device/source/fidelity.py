@@ -83,6 +83,7 @@ from equiv.zone_device.counterexample import ConcreteRun, page_diffs
 from equiv.zone_device.obligations import roles_for
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
+from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.common import (
     MODELS,
     Memo,
@@ -95,7 +96,6 @@ from equiv.zone_device.source.common import (
     Side,
     altmap_cases,
     check_assumptions,
-    check_lemmas,
     gave_up,
     merge_found,
     model_for,
