@@ -75,7 +75,7 @@ from equiv.linux.ktree import (
 )
 from equiv.memmap import Inputs, Scenario
 from equiv.page_model import PageState, extend_chain, ite_page, splice
-from equiv.zone_device.source import cint
+from equiv.zone_device.source import cexpr, cint
 from equiv.zone_device.source.cint import INT, IntType
 from equiv.zone_device.source.cstate import (
     BaseLayer,
@@ -157,6 +157,10 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
                             "--copy-primitive's)"),
     _t("memset", "every byte the fill value"),
+    _t(cexpr.AGGREGATE_INIT, "the bytes an initialiser list or compound literal does not "
+       "name are zero, padding included (C11 6.7.9p10/p21 zero the members; GCC clears the "
+       "whole object)"),
+    _t(cexpr.ATOMIC_INIT, "{ (i) }: the counter i (include/linux/types.h, not read)"),
     _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
        "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
     _t("early_section", "the symbolic input early_section(section number)"),
@@ -217,6 +221,8 @@ class Interp:
         self.lemmas: list[CLemma] = []
         #: loops summarised: "file:line function"
         self.summarised: set[str] = set()
+        #: the runs of the statements being executed (:func:`~equiv.zone_device.source.cexpr.forking`)
+        self.forks: list[cexpr.ForkCtx] = []
         self._ids = 0
 
     def fresh_id(self) -> int:
@@ -417,6 +423,26 @@ class Interp:
         mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
 
+    def find_macro(self, name: str) -> tuple[list[str], str, str] | None:
+        """The function-like macro ``name`` of the parsed files: its parameters, body
+        text and file:line; None if they define none."""
+        m = self.tree.find(name, self.menv, "macro")
+        if m is None or m.node.type != "preproc_function_def":
+            return None
+        body = m.node.child_by_field_name("value")
+        if body is None:
+            return None
+        self.interpreted.setdefault(name, m.where)
+        return list(m.params), text(m.src, body), m.where
+
+    def macro_frame(self, body: str, where: str, name: str,
+                    bound: dict[str, Lazy]) -> tuple[Node, Frame]:
+        """A macro body that is an initialiser (``{ (i) }`` of ``ATOMIC_INIT``), parsed,
+        and the frame its expansion runs in."""
+        node, src = _parse_init(body)
+        file, _, line = where.rpartition(":")
+        return node, Frame(src, file, name, bound, int(line) if line.isdigit() else 1)
+
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
         m = self.tree.find(name, self.menv, "macro")
         if m is None or m.node.type != "preproc_def":
@@ -612,6 +638,13 @@ class Interp:
         return out
 
     def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
+        """The states leaving the statement ``node``; run once per arm of a conditional in
+        it whose arms cannot be joined (:func:`~equiv.zone_device.source.cexpr.forking`)."""
+        if node.type == "compound_statement":
+            return self._stmt(frame, node, state)
+        return cexpr.forking(self, partial(self._stmt, frame, node), state, frame.at(node))
+
+    def _stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
         t = node.type
         out = Outcome()
         if t == "compound_statement":  # a C scope: its declarations end with it
@@ -643,7 +676,10 @@ class Interp:
                     slot = f"{frame.fn}.{name}@{d.start_point[0] + 1}"
                     size = self.elem_size(ctype, frame, d)
                     state = new_slot(self, state, slot, ctype, size, name, full)
-                    if init is not None:  # initialised from another struct (C11 6.7.9p13)
+                    if init is not None and cexpr.is_initialiser(init):
+                        state, _ = cexpr.init_struct(self, frame, d, Loc(
+                            "var", name=name, ctype=ctype), init, state)
+                    elif init is not None:  # initialised from another struct (C11 6.7.9p13)
                         state, _ = copy_struct(self, frame, d, Loc("var", name=name,
                                                                   ctype=ctype), init, state)
                     continue
@@ -839,16 +875,7 @@ class Interp:
                 raise InterpError(f"{frame.at(node)}: sizeof {name}")
             return state, CInt(self.c64(size))
         if t == "conditional_expression":
-            state, cv = self.expr(frame, child(node, "condition"), state)
-            yes, no = self.split(state, self.as_cond(cv))
-            res = []
-            for st, br in ((yes, "consequence"), (no, "alternative")):
-                if st is not None:
-                    res.append(self.expr(frame, child(node, br), st))
-            if len(res) == 1:
-                return res[0]
-            st2, sel = self._merge([s for s, _ in res])
-            return st2, self.merge_values(sel, [v for _, v in res])
+            return cexpr.conditional(self, frame, node, state)
         if t == "comma_expression":
             state, _ = self.expr(frame, child(node, "left"), state)
             return self.expr(frame, child(node, "right"), state)
@@ -1262,6 +1289,8 @@ class Interp:
         op = text(frame.src, child(node, "operator"))
         state, loc = self.lvalue(frame, child(node, "left"), state)
         if op == "=" and self.is_struct(loc, state):
+            if cexpr.is_initialiser(child(node, "right")):
+                return cexpr.init_struct(self, frame, node, loc, child(node, "right"), state)
             return copy_struct(self, frame, node, loc, child(node, "right"), state)
         state, v = self.expr(frame, child(node, "right"), state)
         if op != "=":
@@ -1348,6 +1377,9 @@ class Interp:
             return state, None
         if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
             use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
+            return state, ev(0)
+        if name == "ATOMIC_INIT":  # atomic_t v = ATOMIC_INIT(i): the counter i
+            use(cexpr.ATOMIC_INIT)
             return state, ev(0)
         if name == "jiffies_to_msecs":
             use("jiffies, jiffies_to_msecs")
@@ -1677,6 +1709,25 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
         raise InterpError(f"macro body {body!r} is not an expression")
     out = (stmt.named_children[0], src)
     _EXPR_CACHE[body] = out
+    return out
+
+
+def _parse_init(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as an initialiser (``{ (i) }``)."""
+    key = "init:" + body
+    hit = _EXPR_CACHE.get(key)
+    if hit is not None:
+        return hit
+    src = f"void __equiv_macro(void) {{ int __v = {body.replace(chr(92) + chr(10), ' ')} ; }}"
+    tree = parser().parse(src.encode())
+    fn = tree.root_node.children[0]
+    decl = child(fn, "body").named_children[0]
+    d = decl.child_by_field_name("declarator") if decl.type == "declaration" else None
+    v = d.child_by_field_name("value") if d is not None else None
+    if v is None:
+        raise InterpError(f"macro body {body!r} is not an initialiser")
+    out = (v, src.encode())
+    _EXPR_CACHE[key] = out
     return out
 
 
