@@ -374,6 +374,14 @@ class Interp:
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
                       ) -> tuple[State, Value | None]:
+        depth = self.depth
+        try:  # a statement forked by a conditional leaves a call by an exception
+            return self._run_body(d, args, state, site)
+        finally:
+            self.depth = depth
+
+    def _run_body(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
+                  state: State, site: tuple[Frame, Node] | None) -> tuple[State, Value | None]:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
