@@ -162,6 +162,14 @@ static inline int t_atomic(void)
         with pytest.raises(InterpError, match=why):
             it.call(fn, [_page(0x10)], st)
 
+    def test_atomic_init_from_the_text(self, tmp_path: Path) -> None:
+        """Where a file read defines ``ATOMIC_INIT`` (include/linux/types.h's text), it is
+        expanded from there, not trusted."""
+        it, st = _run(tmp_path, "#define ATOMIC_INIT(i) { (i) }\n" + self.CODE)
+        st2, _ = it.call("t_literal", [_page(0x10), _ul(3)], st)
+        assert _field(_bytes(st2, 0x10), REFCOUNT, 4) == 1
+        assert "ATOMIC_INIT" in it.interpreted and ATOMIC_INIT not in it.trusted_used
+
     def test_atomic_init_of_a_local(self, tmp_path: Path) -> None:
         it, st = _run(tmp_path, self.CODE)
         assert 5 == _num(it.call("t_atomic", [], st)[1])

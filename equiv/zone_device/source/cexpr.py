@@ -39,7 +39,7 @@ from typing import Protocol
 from attrs import evolve
 
 from equiv.engine.bv import Cond, Val
-from equiv.linux.ktree import Node, child, text
+from equiv.linux.ktree import KernelTree, MacroEnv, Node, child, parser, text
 from equiv.page_model import PageState
 from equiv.zone_device.source.cstate import (
     Frame,
@@ -153,14 +153,11 @@ class Host(Protocol):
         """The object the expression ``node`` designates."""
         ...
 
-    def find_macro(self, name: str) -> tuple[list[str], str, str] | None:
-        """A function-like macro of the parsed files: its parameters, body and file:line."""
-        ...
-
-    def macro_frame(self, body: str, where: str, name: str,
-                    bound: dict[str, Lazy]) -> tuple[Node, Frame]:
-        """A macro body parsed as an initialiser, and the frame it runs in."""
-        ...
+    #: the tree's text and the configuration's macros
+    tree: KernelTree
+    menv: MacroEnv
+    #: the helpers run from the text, with their file:line
+    interpreted: dict[str, str]
 
 
 # ---- the conditional operator ----------------------------------------------------------------
@@ -334,7 +331,7 @@ def _member(it: Host, frame: Frame, node: Node, loc: Loc, value: Node, state: St
     counter = loc.ctype in ("atomic_t", "atomic_long_t")
     if value.type == "call_expression" and \
             text(frame.src, child(value, "function")) == "ATOMIC_INIT":
-        got = it.find_macro("ATOMIC_INIT")
+        got = _macro(it, "ATOMIC_INIT")
         args = child(value, "arguments").named_children
         if got is None:  # include/linux/types.h: #define ATOMIC_INIT(i) { (i) }
             it.trusted_used.add(ATOMIC_INIT)
@@ -346,7 +343,9 @@ def _member(it: Host, frame: Frame, node: Node, loc: Loc, value: Node, state: St
             raise InterpError(f"{frame.at(value)}: ATOMIC_INIT ({where}) takes "
                               f"{len(params)} operands")
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
-        expanded, mframe = it.macro_frame(body, where, "ATOMIC_INIT", bound)
+        expanded, msrc = _parse_init(body)
+        file, _, line = where.rpartition(":")
+        mframe = Frame(msrc, file, "ATOMIC_INIT", bound, int(line) if line.isdigit() else 1)
         return _member(it, mframe, node, loc, expanded, state, done)
     if value.type == "initializer_list":
         if counter:
@@ -377,6 +376,39 @@ def _counter(it: Host, frame: Frame, node: Node, loc: Loc, value: Node, state: S
     ctype = "int" if size == 4 else "long"
     return it.store(frame, node, Loc(loc.kind, name=loc.name, idx=loc.idx, off=loc.off,
                                      size=size, ctype=ctype), v, state)
+
+
+def _macro(it: Host, name: str) -> tuple[list[str], str, str] | None:
+    """The function-like macro ``name`` of the parsed files: its parameters, body text and
+    file:line; None if they define none."""
+    m = it.tree.find(name, it.menv, "macro")
+    if m is None or m.node.type != "preproc_function_def":
+        return None
+    body = m.node.child_by_field_name("value")
+    if body is None:
+        return None
+    it.interpreted.setdefault(name, m.where)
+    return list(m.params), text(m.src, body), m.where
+
+
+#: Process-wide memo: an initialiser macro body's parse tree by its text (pure).
+_INIT_CACHE: dict[str, tuple[Node, bytes]] = {}
+
+
+def _parse_init(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as an initialiser (``{ (i) }``)."""
+    hit = _INIT_CACHE.get(body)
+    if hit is not None:
+        return hit
+    src = f"void __equiv_macro(void) {{ int __v = {body.replace(chr(92) + chr(10), ' ')} ; }}"
+    fn = parser().parse(src.encode()).root_node.children[0]
+    decl = child(fn, "body").named_children[0]
+    d = decl.child_by_field_name("declarator") if decl.type == "declaration" else None
+    v = d.child_by_field_name("value") if d is not None else None
+    if v is None:
+        raise InterpError(f"macro body {body!r} is not an initialiser")
+    _INIT_CACHE[body] = (v, src.encode())
+    return _INIT_CACHE[body]
 
 
 __all__ = ["AGGREGATE_INIT", "ATOMIC_INIT", "MAX_FORKS", "Dead", "Fork", "ForkCtx", "Host",

@@ -8,7 +8,10 @@ tree's own struct layout (:mod:`equiv.zone_device.source.src_layout`), calls to 
 functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
 ``for``, ``while`` and ``do ... while`` loops, ``goto`` to a later label, ``return`` /
-``break`` / ``continue`` from any depth (:mod:`equiv.zone_device.source.cstmt`: with
+``break`` / ``continue`` from any depth, ``c ? a : b`` (joined by an ``ite``, or forking
+the statement when its arms cannot be one value), initialiser lists and compound literals
+of a struct (the rest zero; :mod:`equiv.zone_device.source.cexpr`) (loops:
+:mod:`equiv.zone_device.source.cstmt`: with
 ``summarise`` a loop's first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
 run as written, the rest summarised from the C by
 :mod:`equiv.zone_device.source.csummary` with its lemmas recorded in
@@ -430,26 +433,6 @@ class Interp:
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
         mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
-
-    def find_macro(self, name: str) -> tuple[list[str], str, str] | None:
-        """The function-like macro ``name`` of the parsed files: its parameters, body
-        text and file:line; None if they define none."""
-        m = self.tree.find(name, self.menv, "macro")
-        if m is None or m.node.type != "preproc_function_def":
-            return None
-        body = m.node.child_by_field_name("value")
-        if body is None:
-            return None
-        self.interpreted.setdefault(name, m.where)
-        return list(m.params), text(m.src, body), m.where
-
-    def macro_frame(self, body: str, where: str, name: str,
-                    bound: dict[str, Lazy]) -> tuple[Node, Frame]:
-        """A macro body that is an initialiser (``{ (i) }`` of ``ATOMIC_INIT``), parsed,
-        and the frame its expansion runs in."""
-        node, src = _parse_init(body)
-        file, _, line = where.rpartition(":")
-        return node, Frame(src, file, name, bound, int(line) if line.isdigit() else 1)
 
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
         m = self.tree.find(name, self.menv, "macro")
@@ -1717,25 +1700,6 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
         raise InterpError(f"macro body {body!r} is not an expression")
     out = (stmt.named_children[0], src)
     _EXPR_CACHE[body] = out
-    return out
-
-
-def _parse_init(body: str) -> tuple[Node, bytes]:
-    """Parse a macro body as an initialiser (``{ (i) }``)."""
-    key = "init:" + body
-    hit = _EXPR_CACHE.get(key)
-    if hit is not None:
-        return hit
-    src = f"void __equiv_macro(void) {{ int __v = {body.replace(chr(92) + chr(10), ' ')} ; }}"
-    tree = parser().parse(src.encode())
-    fn = tree.root_node.children[0]
-    decl = child(fn, "body").named_children[0]
-    d = decl.child_by_field_name("declarator") if decl.type == "declaration" else None
-    v = d.child_by_field_name("value") if d is not None else None
-    if v is None:
-        raise InterpError(f"macro body {body!r} is not an initialiser")
-    out = (v, src.encode())
-    _EXPR_CACHE[key] = out
     return out
 
 

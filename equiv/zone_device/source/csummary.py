@@ -6,14 +6,19 @@ first :data:`PEEL` iterations are run as written, replaced by a *summary* derive
 C itself, as :mod:`equiv.loops` does for the hand-written model:
 
 * **Shape** (:func:`loop_shape`): a ``for``, ``while`` or ``do`` loop over a variable ``v``
-  of any integer type, a condition ``v < hi`` or ``v <= hi`` whose right side the body does
-  not change, a constant step (``v++``, ``v += S``, ``v = v + S``) taken once per iteration:
-  in the ``for`` update, as the body's last statement or in the condition (``++v < hi``);
-  no ``break``, ``return`` or ``goto`` out of the body.  Iteration ``k`` runs with
-  ``v = lo + k * S``; the loop runs ``K`` iterations, counted from ``lo``, ``hi`` and ``S``
-  in the type the condition compares them in (C11 6.3.1.8).
+  of any integer type, a condition ``v < hi``, ``v <= hi`` or ``v != hi`` whose bound the
+  body does not change, a constant step (``v++``, ``v += S``, ``v = v + S``) taken once per
+  iteration: in the ``for`` update, as the body's last statement or in the condition
+  (``++v < hi``); or, counting down, ``v--``, ``v -= S``, ``v = v - S`` with ``v > lo``,
+  ``v >= lo`` or ``v != lo``; either comparison written either way round (``hi > v``); no
+  ``break``, ``return`` or ``goto`` out of the body.  Iteration ``k`` runs with
+  ``v = lo + k * S`` (``lo - k * S`` counting down); the loop runs ``K`` iterations,
+  counted from the first value, the bound and ``S`` in the type the condition compares
+  them in (C11 6.3.1.8); for ``!=``, ``|bound - first| / S``, exact only if the variable
+  reaches the bound (a no-wrap claim).
 * **Frame** (derived from the loop variable): iteration ``k`` owns the struct pages
-  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
+  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S`` (``lo + delta - k * S`` counting
+  down), where ``delta`` is the offset of the first
   struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
   over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
   first pfn lies in that block (none if the body writes no cell).
@@ -34,8 +39,10 @@ condition and ``k < K``):
   was made on) lies in block ``k``;
 * ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
 * ``no-wrap``: ``q_k + S`` does not wrap, ``v``'s type holds ``lo + k * S`` and
-  ``lo + (k + 1) * S`` and the comparison sees them rise without wrapping (so the loop
-  ends where ``K`` says), and for ``<=`` the trip count does not overflow.
+  ``lo + (k + 1) * S`` and the comparison sees them rise (fall, counting down) without
+  wrapping (so the loop ends where ``K`` says), for ``<=`` the trip count does not
+  overflow, and for ``!=`` the bound lies ahead of the first value a whole number of steps
+  away (else the loop would step over it and run until it wraps).
 
 In the concrete domain (a counterexample's replay) a loop of at most
 :data:`CONCRETE_UNROLL` trips runs as written; a longer one is read through the same
