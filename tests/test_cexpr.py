@@ -219,6 +219,18 @@ static inline void t_down_forever(unsigned long base, unsigned long n)
 		pfn_to_page(base + i)->index = i;
 }
 
+static inline void t_gt_return(unsigned long base, unsigned long n)
+{
+	unsigned long pfn;
+
+	for (pfn = base; base + n > pfn; pfn++) {
+		if (pfn_to_page(pfn)->private) {
+			return;
+		}
+		pfn_to_page(pfn)->index = pfn;
+	}
+}
+
 static inline void t_ne_step2(unsigned long base, unsigned long n)
 {
 	unsigned long pfn;
@@ -271,3 +283,12 @@ static inline void t_ne_step2(unsigned long base, unsigned long n)
         st2, _ = it.call(fn, [CInt(z3.BitVec("base", 64)), CInt(n)], st)
         st2.mem.read_any(z3.BitVec("p", 64), True)  # the lemmas of what is read
         assert check_lemmas(it.lemmas, assume, 30_000).startswith("loop lemma no-wrap")
+
+    def test_an_early_return_names_the_loop(self, tmp_path: Path) -> None:
+        """A loop left by ``return`` from a nested block, its bound written first, is
+        unrolled up to the bound, then the run stops naming its file:line and the reason
+        for the loop's own variable (never a result)."""
+        it, st, n, _ = _symbolic(tmp_path, self.CODE)
+        with pytest.raises(InterpError, match=r"t.h:\d+: for loop in t_gt_return may run "
+                                              r"more than 32 times .*break, return or goto"):
+            it.call("t_gt_return", [CInt(z3.BitVec("base", 64)), CInt(n)], st)

@@ -342,50 +342,52 @@ def loop_shape(src: bytes, loop: LoopParts) -> LoopShape | str:
     if cond.type != "binary_expression" or op0 not in _MIRROR:
         return bad
     left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-    why = bad
+    reasons: list[tuple[bool, str]] = []  # (the side's variable is stepped, why not)
     for side, bound, op in ((left, right, op0), (right, left, _MIRROR[op0])):
         if side is None or bound is None:
             continue
         got = _stepped_shape(src, loop, side, bound, op)
         if isinstance(got, LoopShape):
             return got
-        if got:
-            why = got
-    return why
+        if got[1]:
+            reasons.append(got)
+    # why not, for the side whose variable the loop steps, else for the side written first
+    return next((w for stepped, w in reasons if stepped), reasons[0][1] if reasons else bad)
 
 
 def _stepped_shape(src: bytes, loop: LoopParts, side: Node, bound: Node,
-                   op: str) -> LoopShape | str:
+                   op: str) -> LoopShape | tuple[bool, str]:
     """The shape of a loop whose condition is ``side op bound``, ``side`` being the loop
-    variable or its prefix step (``++v``); a reason if it is not one ("" if ``side`` is
-    not a variable at all)."""
+    variable or its prefix step (``++v``); else whether the loop steps that variable at all
+    and why the summary cannot take it ("" if ``side`` is not a variable)."""
     pre = stepping(src, side, prefix=True)
     var = pre[0] if pre is not None else _ident(src, side)
     if var is None:
-        return ""
+        return False, ""
+    up = stepping(src, loop.update) if loop.update is not None else None
+    last = _last_statement(loop.body)
+    tail = stepping(src, last) if last is not None else None
+    stepped = pre is not None or any(x is not None and x[0] == var for x in (up, tail))
     steps: list[tuple[Node | None, Node | None, bool]] = []  # (step, statement, down)
     if pre is not None:
         steps.append((pre[1], None, pre[2]))
     if loop.update is not None:
-        up = stepping(src, loop.update)
         if up is None or up[0] != var:
-            return f"its update is not a constant step of {var}"
+            return stepped, f"its update is not a constant step of {var}"
         steps.append((up[1], None, up[2]))
-    last = _last_statement(loop.body)
-    tail = stepping(src, last) if last is not None else None
     if tail is not None and tail[0] == var:
         steps.append((tail[1], last, tail[2]))
     if len(steps) != 1:
-        return f"{var} is not stepped exactly once per iteration"
+        return stepped, f"{var} is not stepped exactly once per iteration"
     step, trailing, down = steps[0]
     dir_op = (_DOWN if down else _UP).get(op)
     if dir_op is None:
-        return f"{var} {'falls' if down else 'rises'} but the condition is '{var} {op} bound'"
+        return True, f"{var} {'falls' if down else 'rises'} but the condition is '{var} {op} bound'"
     op = dir_op
     if _escapes(src, loop.body):
-        return "the body leaves it by break, return or goto"
+        return True, "the body leaves it by break, return or goto"
     if trailing is not None and _continues(loop.body):
-        return "the body continues past its step"
+        return True, "the body continues past its step"
     assigned: set[str] = set()
     for n in _walk(loop.body):
         if trailing is not None and trailing.start_byte <= n.start_byte < trailing.end_byte:
@@ -401,12 +403,12 @@ def _stepped_shape(src: bytes, loop: LoopParts, side: Node, bound: Node,
         if name is not None:
             assigned.add(name)
     if var in assigned:
-        return f"the body changes {var}"
+        return True, f"the body changes {var}"
     for n in [bound, *([step] if step is not None else [])]:
         for m in _walk(n):
             if m.type == "call_expression" or (m.type == "identifier" and
                                                text(src, m) in assigned | {var}):
-                return "its bound or step may change in the loop"
+                return True, "its bound or step may change in the loop"
     return LoopShape(var, op, bound, step, loop.body, frozenset(assigned),
                      _bare(side) if pre is not None else None, down)
 
