@@ -82,7 +82,11 @@ def _pages(root: Path, order: int, ptype: MemoryType, altmap: tuple[int, int] | 
                                      "harmless/07-tail-loop-while.patch",
                                      "harmless/08-tail-loop-do-while.patch",
                                      "harmless/09-tail-loop-int-index.patch",
-                                     "harmless/12-goto-next-and-out.patch"])
+                                     "harmless/12-goto-next-and-out.patch",
+                                     "harmless/14-conditional-expressions.patch",
+                                     "harmless/18-loop-conditions-either-way-round.patch",
+                                     "harmless/19-tail-loop-counts-down.patch",
+                                     "bugs/21-tail-loop-counts-down-past-page-2.patch"])
 def test_summaries_equal_loops_concretely(linux612: Path, tmp_path: Path,  # noqa: F811
                                           monkeypatch: pytest.MonkeyPatch, variant: str) -> None:
     if variant == "base":

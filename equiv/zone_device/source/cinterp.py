@@ -8,7 +8,10 @@ clang's layout of the tree's structs, calls to other interpreted
 functions and
 function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-through,
 ``for``, ``while`` and ``do ... while`` loops, ``goto`` to a later label, ``return`` /
-``break`` / ``continue`` from any depth (:mod:`equiv.zone_device.source.cstmt`: with
+``break`` / ``continue`` from any depth, ``c ? a : b`` (joined by an ``ite``, or forking
+the statement when its arms cannot be one value), initialiser lists and compound literals
+of a struct (the rest zero; :mod:`equiv.zone_device.source.cexpr`) (loops:
+:mod:`equiv.zone_device.source.cstmt`: with
 ``summarise`` a loop's first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
 run as written, the rest summarised from the C by
 :mod:`equiv.zone_device.source.csummary` with its lemmas recorded in
@@ -84,7 +87,7 @@ from equiv.linux.ktree import (
 )
 from equiv.memmap import Inputs, Scenario
 from equiv.page_model import PageState, extend_chain, ite_page, splice
-from equiv.zone_device.source import cint
+from equiv.zone_device.source import cexpr, cint
 from equiv.zone_device.source.cint import INT, IntType
 from equiv.zone_device.source.cstate import (
     BaseLayer,
@@ -167,6 +170,10 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
                             "--copy-primitive's)"),
     _t("memset", "every byte the fill value"),
+    _t(cexpr.AGGREGATE_INIT, "the bytes an initialiser list or compound literal does not "
+       "name are zero, padding included (C11 6.7.9p10/p21 zero the members; GCC clears the "
+       "whole object)"),
+    _t(cexpr.ATOMIC_INIT, "{ (i) }: the counter i (include/linux/types.h, not read)"),
     _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
        "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
     _t("early_section", "the symbolic input early_section(section number)"),
@@ -231,6 +238,8 @@ class Interp:
         self.lemmas: list[CLemma] = []
         #: loops summarised: "file:line function"
         self.summarised: set[str] = set()
+        #: the runs of the statements being executed (:func:`~equiv.zone_device.source.cexpr.forking`)
+        self.forks: list[cexpr.ForkCtx] = []
         self._ids = 0
 
     def fresh_id(self) -> int:
@@ -381,6 +390,14 @@ class Interp:
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
                       ) -> tuple[State, Value | None]:
+        depth = self.depth
+        try:  # a statement forked by a conditional leaves a call by an exception
+            return self._run_body(d, args, state, site)
+        finally:
+            self.depth = depth
+
+    def _run_body(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
+                  state: State, site: tuple[Frame, Node] | None) -> tuple[State, Value | None]:
         self.depth += 1
         if self.depth > MAX_DEPTH:
             raise InterpError(f"call depth over {MAX_DEPTH} at {d.name}")
@@ -625,6 +642,13 @@ class Interp:
         return out
 
     def stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
+        """The states leaving the statement ``node``; run once per arm of a conditional in
+        it whose arms cannot be joined (:func:`~equiv.zone_device.source.cexpr.forking`)."""
+        if node.type == "compound_statement":
+            return self._stmt(frame, node, state)
+        return cexpr.forking(self, partial(self._stmt, frame, node), state, frame.at(node))
+
+    def _stmt(self, frame: Frame, node: Node, state: State) -> Outcome:
         t = node.type
         out = Outcome()
         if t == "compound_statement":  # a C scope: its declarations end with it
@@ -654,7 +678,10 @@ class Interp:
                     slot = f"{frame.fn}.{name}@{d.start_point[0] + 1}"
                     size = self.elem_size(ctype, frame, d)
                     state = new_slot(self, state, slot, ctype, size, name, full)
-                    if init is not None:  # initialised from another struct (C11 6.7.9p13)
+                    if init is not None and cexpr.is_initialiser(init):
+                        state, _ = cexpr.init_struct(self, frame, d, Loc(
+                            "var", name=name, ctype=ctype), init, state)
+                    elif init is not None:  # initialised from another struct (C11 6.7.9p13)
                         state, _ = copy_struct(self, frame, d, Loc("var", name=name,
                                                                   ctype=ctype), init, state)
                     continue
@@ -834,16 +861,7 @@ class Interp:
             n, st_ = self.sizeof_at(frame, node)
             return state, CInt(self.c64(n), st_[1], st_[0])
         if t == "conditional_expression":
-            state, cv = self.expr(frame, child(node, "condition"), state)
-            yes, no = self.split(state, self.as_cond(cv))
-            res = []
-            for st, br in ((yes, "consequence"), (no, "alternative")):
-                if st is not None:
-                    res.append(self.expr(frame, child(node, br), st))
-            if len(res) == 1:
-                return res[0]
-            st2, sel = self._merge([s for s, _ in res])
-            return st2, self.merge_values(sel, [v for _, v in res])
+            return cexpr.conditional(self, frame, node, state)
         if t == "comma_expression":
             state, _ = self.expr(frame, child(node, "left"), state)
             return self.expr(frame, child(node, "right"), state)
@@ -1277,6 +1295,8 @@ class Interp:
         op = text(frame.src, child(node, "operator"))
         state, loc = self.lvalue(frame, child(node, "left"), state)
         if op == "=" and self.is_struct(loc, state):
+            if cexpr.is_initialiser(child(node, "right")):
+                return cexpr.init_struct(self, frame, node, loc, child(node, "right"), state)
             return copy_struct(self, frame, node, loc, child(node, "right"), state)
         state, v = self.expr(frame, child(node, "right"), state)
         if op != "=":
@@ -1435,6 +1455,9 @@ class Interp:
             return state, None
         if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
             use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
+            return state, ev(0)
+        if name == "ATOMIC_INIT":  # atomic_t v = ATOMIC_INIT(i): the counter i
+            use(cexpr.ATOMIC_INIT)
             return state, ev(0)
         if name == "jiffies_to_msecs":
             use("jiffies, jiffies_to_msecs")

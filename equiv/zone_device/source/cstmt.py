@@ -266,8 +266,9 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     if not it.symbolic:  # a concrete replay runs a short loop as written
         cmp = common_type(index, bound)
         lo_c, hi_c = convert(lo, index, cmp), convert(hi, bound, cmp)
-        below = bv.c_slt(lo_c, hi_c) if cmp[1] else bv.ult(lo_c, hi_c)
-        span = const_of(bv.ite(below, hi_c - lo_c, it.c64(0)))
+        a, z = (hi_c, lo_c) if shape.down else (lo_c, hi_c)  # low end first
+        below = bv.c_slt(a, z) if cmp[1] else bv.ult(a, z)
+        span = const_of(bv.ite(below, z - a, it.c64(0)))
         if span is not None and span // step <= CONCRETE_UNROLL:
             rest = trips(it, frame, loop, entry, CONCRETE_UNROLL + 2, out, exits)
             assert rest is None

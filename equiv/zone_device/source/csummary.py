@@ -6,14 +6,19 @@ first :data:`PEEL` iterations are run as written, replaced by a *summary* derive
 C itself, as :mod:`equiv.loops` does for the hand-written model:
 
 * **Shape** (:func:`loop_shape`): a ``for``, ``while`` or ``do`` loop over a variable ``v``
-  of any integer type, a condition ``v < hi`` or ``v <= hi`` whose right side the body does
-  not change, a constant step (``v++``, ``v += S``, ``v = v + S``) taken once per iteration:
-  in the ``for`` update, as the body's last statement or in the condition (``++v < hi``);
-  no ``break``, ``return`` or ``goto`` out of the body.  Iteration ``k`` runs with
-  ``v = lo + k * S``; the loop runs ``K`` iterations, counted from ``lo``, ``hi`` and ``S``
-  in the type the condition compares them in (C11 6.3.1.8).
+  of any integer type, a condition ``v < hi``, ``v <= hi`` or ``v != hi`` whose bound the
+  body does not change, a constant step (``v++``, ``v += S``, ``v = v + S``) taken once per
+  iteration: in the ``for`` update, as the body's last statement or in the condition
+  (``++v < hi``); or, counting down, ``v--``, ``v -= S``, ``v = v - S`` with ``v > lo``,
+  ``v >= lo`` or ``v != lo``; either comparison written either way round (``hi > v``); no
+  ``break``, ``return`` or ``goto`` out of the body.  Iteration ``k`` runs with
+  ``v = lo + k * S`` (``lo - k * S`` counting down); the loop runs ``K`` iterations,
+  counted from the first value, the bound and ``S`` in the type the condition compares
+  them in (C11 6.3.1.8); for ``!=``, ``|bound - first| / S``, exact only if the variable
+  reaches the bound (a no-wrap claim).
 * **Frame** (derived from the loop variable): iteration ``k`` owns the struct pages
-  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S``, where ``delta`` is the offset of the first
+  ``[q_k, q_k + S)`` with ``q_k = lo + delta + k * S`` (``lo + delta - k * S`` counting
+  down), where ``delta`` is the offset of the first
   struct page the body writes from ``v`` (0 for ``pfn_to_page(pfn)``; ``head_pfn`` for a loop
   over an index ``i`` writing ``pfn_to_page(head_pfn + i)``), and the pageblock cells whose
   first pfn lies in that block (none if the body writes no cell).  "First" is the least page
@@ -37,8 +42,10 @@ condition and ``k < K``):
   was made on) lies in block ``k``;
 * ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
 * ``no-wrap``: ``q_k + S`` does not wrap, ``v``'s type holds ``lo + k * S`` and
-  ``lo + (k + 1) * S`` and the comparison sees them rise without wrapping (so the loop
-  ends where ``K`` says), and for ``<=`` the trip count does not overflow.
+  ``lo + (k + 1) * S`` and the comparison sees them rise (fall, counting down) without
+  wrapping (so the loop ends where ``K`` says), for ``<=`` the trip count does not
+  overflow, and for ``!=`` the bound lies ahead of the first value a whole number of steps
+  away (else the loop would step over it and run until it wraps).
 
 In the concrete domain (a counterexample's replay) a loop of at most
 :data:`CONCRETE_UNROLL` trips runs as written; a longer one is read through the same
@@ -317,14 +324,16 @@ def loop_parts(node: Node) -> LoopParts:
 @frozen
 class LoopShape:
     """A loop the summary can follow: iteration ``k`` runs ``body`` with ``var`` at
-    ``lo + k * step`` while ``var < bound`` (or ``<=``).  The step is taken in one place:
+    ``lo + k * step`` while ``var < bound`` (``op`` ``<=``: ``var <= bound``; ``!=``:
+    ``var != bound``); with ``down``, ``var`` at ``lo - k * step`` while ``var > bound``
+    (``>=``, ``!=``).  The step is taken in one place:
     the ``for`` update, the last statement of the body (``while (v < n) { ...; v++; }``,
     run with the body, its effect on ``var`` then replaced by the next iteration's value) or
     the condition itself (``pre``: ``do ... while (++v < n)``, evaluated once before the
     summary starts, then before each test)."""
 
     var: str
-    op: str  # "<" or "<="
+    op: str  # "<", "<=" or "!=" (falling: ">", ">=" or "!=")
     bound: Node  # right side of the condition
     step: Node | None  # None: ``v++`` / ``++v``
     body: Node
@@ -332,6 +341,8 @@ class LoopShape:
     assigned: frozenset[str]
     #: the increment inside the condition (``++v`` of ``++v < n``), if that is the step
     pre: Node | None = None
+    #: the variable falls (``v--``, ``v -= S``) to its bound
+    down: bool = False
 
 
 def _walk(node: Node) -> list[Node]:
@@ -404,6 +415,16 @@ def increment(src: bytes, node: Node | None,
     """``(v, step)`` if ``node`` adds a step to the variable ``v``: ``v++``, ``++v`` (step
     None: 1), ``v += S`` or ``v = v + S`` (step ``S``); with ``prefix``, only those whose
     value is the new one (not ``v++``); else None."""
+    got = stepping(src, node, prefix)
+    return None if got is None or got[2] else (got[0], got[1])
+
+
+def stepping(src: bytes, node: Node | None,
+             prefix: bool = False) -> tuple[str, Node | None, bool] | None:
+    """``(v, step, down)`` if ``node`` adds a step to the variable ``v`` (``down`` False:
+    ``v++``, ``++v``, ``v += S``, ``v = v + S``) or takes one from it (``down`` True:
+    ``v--``, ``--v``, ``v -= S``, ``v = v - S``); ``step`` None stands for 1.  With
+    ``prefix``, only those whose value is the new one (not ``v++``); else None."""
     node = _bare(node)
     if node is None:
         return None
@@ -412,11 +433,12 @@ def increment(src: bytes, node: Node | None,
         assert node is not None
     if node.type == "update_expression":
         var = _ident(src, node.child_by_field_name("argument"))
-        if var is None or _text(src, node.child_by_field_name("operator")) != "++":
+        op = _text(src, node.child_by_field_name("operator"))
+        if var is None or op not in ("++", "--"):
             return None
-        if prefix and node.children[0].type != "++":
+        if prefix and node.children[0].type != op:
             return None
-        return var, None
+        return var, None, op == "--"
     if node.type != "assignment_expression":
         return None
     var = _ident(src, node.child_by_field_name("left"))
@@ -424,13 +446,14 @@ def increment(src: bytes, node: Node | None,
     right = node.child_by_field_name("right")
     if var is None or right is None:
         return None
-    if op == "+=":
-        return var, right
+    if op in ("+=", "-="):
+        return var, right, op == "-="
     r = _bare(right)
     if op == "=" and r is not None and r.type == "binary_expression" and \
-            _text(src, r.child_by_field_name("operator")) == "+" and \
+            _text(src, r.child_by_field_name("operator")) in ("+", "-") and \
             _ident(src, r.child_by_field_name("left")) == var:
-        return var, r.child_by_field_name("right")
+        return var, r.child_by_field_name("right"), \
+            _text(src, r.child_by_field_name("operator")) == "-"
     return None
 
 
@@ -441,38 +464,71 @@ def _last_statement(body: Node) -> Node | None:
     return kids[-1] if kids else None
 
 
+#: a comparison seen from its other side (``hi > v`` is ``v < hi``)
+_MIRROR = {"<": ">", "<=": ">=", ">": "<", ">=": "<=", "!=": "!="}
+#: the comparisons that continue a loop rising (``v++``) or falling (``v--``) to its bound,
+#: by the summary's name for them: ``<`` (strict), ``<=`` (inclusive), ``!=`` (up to it)
+_UP = {"<": "<", "<=": "<=", "!=": "!="}
+_DOWN = {">": "<", ">=": "<=", "!=": "!="}
+
+
 def loop_shape(src: bytes, loop: LoopParts) -> LoopShape | str:
     """The loop's shape if the summary can follow it, else why not (it is then unrolled)."""
     cond = _bare(loop.cond)
     if cond is None:
         return "it has no condition"
-    op = _text(src, cond.child_by_field_name("operator"))
-    if cond.type != "binary_expression" or op not in ("<", "<="):
-        return "its condition is not 'v < bound' or 'v <= bound'"
-    left, bound = cond.child_by_field_name("left"), cond.child_by_field_name("right")
-    pre = increment(src, left, prefix=True)
-    var = pre[0] if pre is not None else _ident(src, left)
-    if var is None or bound is None:
-        return "its condition is not 'v < bound' or 'v <= bound'"
-    steps: list[tuple[Node | None, Node | None]] = []  # (step, statement of the body)
-    if pre is not None:
-        steps.append((pre[1], None))
-    if loop.update is not None:
-        up = increment(src, loop.update)
-        if up is None or up[0] != var:
-            return f"its update is not a constant step of {var}"
-        steps.append((up[1], None))
+    bad = "its condition is not 'v < bound', 'v <= bound', 'v > bound', 'v >= bound' or " \
+        "'v != bound' (either way round)"
+    op0 = _text(src, cond.child_by_field_name("operator"))
+    if cond.type != "binary_expression" or op0 not in _MIRROR:
+        return bad
+    left, right = cond.child_by_field_name("left"), cond.child_by_field_name("right")
+    reasons: list[tuple[bool, str]] = []  # (the side's variable is stepped, why not)
+    for side, bound, op in ((left, right, op0), (right, left, _MIRROR[op0])):
+        if side is None or bound is None:
+            continue
+        got = _stepped_shape(src, loop, side, bound, op)
+        if isinstance(got, LoopShape):
+            return got
+        if got[1]:
+            reasons.append(got)
+    # why not, for the side whose variable the loop steps, else for the side written first
+    return next((w for stepped, w in reasons if stepped), reasons[0][1] if reasons else bad)
+
+
+def _stepped_shape(src: bytes, loop: LoopParts, side: Node, bound: Node,
+                   op: str) -> LoopShape | tuple[bool, str]:
+    """The shape of a loop whose condition is ``side op bound``, ``side`` being the loop
+    variable or its prefix step (``++v``); else whether the loop steps that variable at all
+    and why the summary cannot take it ("" if ``side`` is not a variable)."""
+    pre = stepping(src, side, prefix=True)
+    var = pre[0] if pre is not None else _ident(src, side)
+    if var is None:
+        return False, ""
+    up = stepping(src, loop.update) if loop.update is not None else None
     last = _last_statement(loop.body)
-    tail = increment(src, last) if last is not None else None
+    tail = stepping(src, last) if last is not None else None
+    stepped = pre is not None or any(x is not None and x[0] == var for x in (up, tail))
+    steps: list[tuple[Node | None, Node | None, bool]] = []  # (step, statement, down)
+    if pre is not None:
+        steps.append((pre[1], None, pre[2]))
+    if loop.update is not None:
+        if up is None or up[0] != var:
+            return stepped, f"its update is not a constant step of {var}"
+        steps.append((up[1], None, up[2]))
     if tail is not None and tail[0] == var:
-        steps.append((tail[1], last))
+        steps.append((tail[1], last, tail[2]))
     if len(steps) != 1:
-        return f"{var} is not stepped exactly once per iteration"
-    step, trailing = steps[0]
+        return stepped, f"{var} is not stepped exactly once per iteration"
+    step, trailing, down = steps[0]
+    dir_op = (_DOWN if down else _UP).get(op)
+    if dir_op is None:
+        return True, f"{var} {'falls' if down else 'rises'} but the condition is '{var} {op} bound'"
+    op = dir_op
     if _escapes(src, loop.body):
-        return "the body leaves it by break, return or goto"
+        return True, "the body leaves it by break, return or goto"
     if trailing is not None and _continues(loop.body):
-        return "the body continues past its step"
+        return True, "the body continues past its step"
     assigned: set[str] = set()
     for n in _walk(loop.body):
         if trailing is not None and trailing.start_byte <= n.start_byte < trailing.end_byte:
@@ -488,14 +544,14 @@ def loop_shape(src: bytes, loop: LoopParts) -> LoopShape | str:
         if name is not None:
             assigned.add(name)
     if var in assigned:
-        return f"the body changes {var}"
+        return True, f"the body changes {var}"
     for n in [bound, *([step] if step is not None else [])]:
         for m in _walk(n):
             if m.type == "call_expression" or (m.type == "identifier" and
                                                text(src, m) in assigned | {var}):
-                return "its bound or step may change in the loop"
+                return True, "its bound or step may change in the loop"
     return LoopShape(var, op, bound, step, loop.body, frozenset(assigned),
-                     _bare(left) if pre is not None else None)
+                     _bare(side) if pre is not None else None, down)
 
 
 #: a carry: carried locals' values and carried struct locals' bytes
@@ -532,11 +588,18 @@ class LoopSummary:
         self.pow2 = log2 is not None or step & (step - 1) == 0
         zero = it.c64(0)
         one = it.c64(1)
-        lo_c, hi_c = self.lo_c, self.hi_c
+        #: the variable falls from ``lo`` to the bound (``hi`` is then the lower end)
+        self.down = shape.down
+        a, z = self.span_ends()
+        if shape.op == "!=" and log2 is not None:
+            raise InterpError(f"{self.where}: a loop to 'v != bound' with a symbolic step is "
+                              "not summarised")
         if shape.op == "<":
-            self.K = bv.ite(self._lt(lo_c, hi_c), self._div(hi_c - lo_c - one) + one, zero)
-        else:
-            self.K = bv.ite(bv.not_(self._lt(hi_c, lo_c)), self._div(hi_c - lo_c) + one, zero)
+            self.K = bv.ite(self._lt(a, z), self._div(z - a - one) + one, zero)
+        elif shape.op == "<=":
+            self.K = bv.ite(bv.not_(self._lt(z, a)), self._div(z - a) + one, zero)
+        else:  # != : exact only if the bound is reached (the no-wrap lemma claims it)
+            self.K = self._div(z - a)
         self.vtype = entry.env[shape.var][0]
         self.carried = sorted(n for n in shape.assigned if n in entry.env and n != shape.var)
         #: struct locals the body may change: found by the probe below (a slot written on
@@ -567,6 +630,12 @@ class LoopSummary:
         self.probe = probe
 
     # -- arithmetic --
+    def span_ends(self) -> tuple[Val, Val]:
+        """The values the loop variable moves between, low end first, in the comparison's
+        type: (first value, bound) for a rising loop, (bound, first value) for a falling
+        one."""
+        return (self.hi_c, self.lo_c) if self.down else (self.lo_c, self.hi_c)
+
     def _lt(self, a: Val, b: Val) -> Cond:
         """``a < b`` in the comparison's type."""
         return bv.c_slt(a, b) if self.cmp[1] else bv.ult(a, b)
@@ -588,7 +657,11 @@ class LoopSummary:
         return k * self.s
 
     def v(self, k: Val) -> Val:
-        return self.lo + self._mul(k)
+        return self.lo - self._mul(k) if self.down else self.lo + self._mul(k)
+
+    def base(self, k: Val) -> Val:
+        """The first struct page of iteration ``k``'s block."""
+        return self.q0 - self._mul(k) if self.down else self.q0 + self._mul(k)
 
     def in_range(self, k: Val) -> Cond:
         return bv.ult(k, self.K)
@@ -601,14 +674,20 @@ class LoopSummary:
         return self.in_block_pfn(k, n)
 
     def in_block_pfn(self, k: Val, n: Val) -> Cond:
-        return bv.ult(n - (self.q0 + self._mul(k)), self.step_v)
+        return bv.ult(n - self.base(k), self.step_v)
+
+    def owner(self, n: Val) -> Val:
+        """The iteration whose block holds struct page ``n`` (if any does: below ``K``)."""
+        if self.down:  # blocks [q0 - k*S, q0 - k*S + S) fall with k
+            return self._div(self.q0 + self.step_v - self.it.c64(1) - n)
+        return self._div(n - self.q0)
 
     def own(self, n: Val) -> tuple[Cond, Val]:
-        k = self._div(n - self.q0)
+        k = self.owner(n)
         return (self.in_range(k) if self.writes_pages else False), k
 
     def own_pfn(self, n: Val) -> tuple[Cond, Val]:
-        k = self._div(n - self.q0)
+        k = self.owner(n)
         return self.in_range(k), k
 
     def _pfn_of_block(self, b: Val) -> Val:
@@ -751,7 +830,7 @@ class LoopSummary:
         # (a bijection of the pages for each k, so the lemmas claim the same), whose block
         # tests then fold (n - q_k == x) before the solver sees them
         x2 = z3.BitVec(f"{it.label}.loop.x#{it.fresh_id()}", 64)
-        n2 = self.q0 + self._mul(k) + x2
+        n2 = self.base(k) + x2
         b2 = z3.BitVec(f"{it.label}.loop.b#{it.fresh_id()}", 64)
         # the iteration's output in its own block, read first so that the reads it makes
         # lazily (through summaries of inner loops) are logged under that condition
@@ -798,10 +877,18 @@ class LoopSummary:
             add(CLemma(self.where, "carry-step", premise, z3.And(*eqs) if eqs else z3.BoolVal(True),
                        witness=witness(*(WitnessPart(f"carry {n}") for n in
                                          [*self.carried, *self.slots]))))
-        vk = self.q0 + self._mul(k)
+        vk = self.base(k)
         wrap = [bv.as_z3_bool(bv.ule(vk, vk + self.step_v))]
+        lo_end, hi_end = self.span_ends()
         if self.shape.op == "<=":
-            wrap.append(bv.as_z3_bool(bv.ne(self._div(self.hi_c - self.lo_c) + it.c64(1), it.c64(0))))
+            wrap.append(bv.as_z3_bool(bv.ne(self._div(hi_end - lo_end) + it.c64(1), it.c64(0))))
+        if self.shape.op == "!=":  # the variable reaches the bound, not past it
+            wrap.append(bv.as_z3_bool(bv.not_(self._lt(hi_end, lo_end))))
+            if self.log2 is None and self.s != 1:
+                gap = hi_end - lo_end
+                rem = gap & it.c64(self.s - 1) if self.pow2 else (
+                    CBV(gap.value % self.s, 64) if isinstance(gap, CBV) else z3.URem(gap, self.s))
+                wrap.append(bv.as_z3_bool(bv.eq(rem, it.c64(0))))
         wrap += self._index_claims(k)
         add(CLemma(self.where, "no-wrap", premise, z3.And(*wrap), witness=witness()))
 
@@ -819,11 +906,14 @@ class LoopSummary:
             x = self.v(j)
             if iw < 64:
                 out.append(bv.as_z3_bool(bv.eq(bv.c_convert(x, iw, isg), x)))
+            xj = self.lo_c - self._mul(j) if self.down else self.lo_c + self._mul(j)
             if cw < 64:
-                out.append(bv.as_z3_bool(bv.eq(convert(x, self.index, self.cmp),
-                                       self.lo_c + self._mul(j))))
-        xk = self.lo_c + self._mul(k)
-        out.append(bv.as_z3_bool(bv.not_(self._lt(xk + self.step_v, xk))))
+                out.append(bv.as_z3_bool(bv.eq(convert(x, self.index, self.cmp), xj)))
+        xk = self.lo_c - self._mul(k) if self.down else self.lo_c + self._mul(k)
+        if self.down:  # the compared values fall without wrapping
+            out.append(bv.as_z3_bool(bv.not_(self._lt(xk, xk - self.step_v))))
+        else:
+            out.append(bv.as_z3_bool(bv.not_(self._lt(xk + self.step_v, xk))))
         return [c for c in out if not z3.is_true(z3.simplify(c))]
 
 

@@ -887,12 +887,19 @@ C_CONSTRUCTS = (
     "layout (every union view)",
     "calls to the functions and function-like macros of the files read (a macro argument "
     "evaluated where the body uses it)",
-    "if / else, switch with fall-through, return, break, continue",
-    "for loops: the first iterations run as written, the rest summarised from the C (an "
-    "unsigned loop variable, v < hi or v <= hi with hi unchanged, a constant step, no early "
-    "exit), justified by the frame-write, frame-read, carry-step and no-wrap lemmas; "
-    "unrolled in a concrete replay and in the bounded search for a counterexample when the "
-    "lemmas do not hold",
+    "if / else, switch with fall-through, return, break, continue (from any depth), goto "
+    "to a later label",
+    "c ? a : b and GNU c ?: b (values joined by an ite; arms that cannot be joined, such "
+    "as pointers to two objects, fork the statement)",
+    "struct assignment and struct arguments by value (every byte copied); initialiser "
+    "lists and compound literals of a struct with member designators and ATOMIC_INIT, the "
+    "rest zero",
+    "for, while and do loops: the first iterations run as written, the rest summarised "
+    "from the C (a loop variable of any integer type stepped by a constant once per "
+    "iteration, up or down, to a bound the body does not change: v < hi, v <= hi, v != hi, "
+    "v > lo, v >= lo, either way round; no early exit), justified by the frame-write, "
+    "frame-read, carry-step and no-wrap lemmas; any other loop unrolled up to a bound, "
+    "then UNKNOWN naming its file:line and why",
     "casts ((void) included; (typeof(x)) of a variable, macro argument or cast, as in "
     "IS_ALIGNED / ALIGN), sizeof of a type or an expression, & * -> . [], pointer "
     "differences (struct pages; zone_idx's zone - zone->zone_pgdat->node_zones), unsigned / "
