@@ -340,7 +340,7 @@ class Interp:
         x = self.as_int(v)
         if ct in ("bool", "_Bool"):
             return CCond(bv.ne(x, self.c64(0)))
-        to = self.int_type(ct)
+        to = self.scalar_type(ct)  # atomic_t: its int counter (atomic_t locals are integers)
         if to is None:
             raise InterpError(f"conversion to {ctype}: not an integer type clang knows here")
         return CInt(cint.convert(x, self.int_type_of(v), to), to[1], to[0])
