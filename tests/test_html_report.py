@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 from attrs import evolve
 from host_lock import host_lock
+from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
 import equiv.report.html
 import equiv.report.text
@@ -345,7 +346,8 @@ class TestPictures:
 
 
 @pytest.mark.parametrize(("argv", "msg"), [
-    (["--linux", "/nonexistent", "--format", "html"], "--linux reports in text or json"),
+    (["--linux", "/nonexistent", "--format", "sarif"],
+     "--linux reports in text, json, html, markdown"),
     (["--live-from", "/tmp", "--format", "html"], "reports in text, json, junit, sarif"),
     (["--btf", "/nonexistent", "--format", "html"], "--btf reports in text or json"),
     (["--self-test", "--format", "html"], "--self-test reports in text only"),
@@ -354,7 +356,8 @@ class TestPictures:
      "--explain reports in text only"),
 ])
 def test_modes_without_html_refuse_it(argv: list[str], msg: str) -> None:
-    """The modes that have their own reports and no HTML say so in one line, exit 3."""
+    """The modes that have their own reports and no HTML (or, --linux, no SARIF) say so in
+    one line, exit 3."""
     code, out, err = run(*argv)
     assert (code, out) == (3, "")
     assert err.count("\n") == 1 and msg in err
@@ -430,3 +433,22 @@ def test_chromium_renders_the_refuted_page(refuted: dict[str, str], tmp_path: Pa
     _, console, requested = _render(exe, control, tmp_path / "control.png")
     assert any('"boom"' in ln for ln in console)
     assert requested == {"https://cdn.invalid/x.css"}
+
+
+@pytest.mark.slow
+def test_linux_html_and_markdown(linux612: Path) -> None:  # noqa: F811
+    """--linux --format html: the model's page, the hand model and the tree as its sides,
+    the drift as known differences, the cell's re-run command; markdown likewise."""
+    code, page, _ = run("--linux", str(linux612), "--compare", "v6.12", "--orders", "0",
+                        "--types", "GENERIC", "--no-times", "--quiet", "--format", "html")
+    assert code == 1
+    for want in ("<th>field</th><th>model</th><th>tree</th>", 'class="side">tree</th>',
+                 "the bytes in which the hand model and the tree differ",
+                 "the tree drifts from the modelled v6.12",
+                 f"python -m equiv.proofs --linux {linux612} --compare v6.12 --types GENERIC "
+                 "--orders 0"):
+        assert want in page, want
+    code, md, _ = run("--linux", str(linux612), "--compare", "v6.12", "--orders", "0",
+                      "--types", "GENERIC", "--no-times", "--quiet", "--format", "markdown")
+    assert code == 1 and md.startswith("## equiv REFUTED") and "```text" in md
+

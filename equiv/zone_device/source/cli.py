@@ -38,11 +38,11 @@ from equiv.linux.patch import FILE_SCOPE, Patch, Touched
 from equiv.memmap import MemoryType, parse_types
 from equiv.page_model import Layout
 from equiv.report.progress import progress
-from equiv.zone_device.source.drift import drift_report
+from equiv.zone_device.source.drift import DriftReport, drift_report
 from equiv.zone_device.source.fidelity import MAX_ORDER, MODELS, model_for, run_fidelity, setup
 from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.present import render_linux_json, render_linux_text
-from equiv.zone_device.source.src_layout import compare_with_model
+from equiv.zone_device.source.src_layout import SrcLayoutReport, compare_with_model
 
 if TYPE_CHECKING:
     from equiv.zone_device.source.patch_present import PatchStep
@@ -74,9 +74,9 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     terminal, unless ``--quiet``).  Returns the exit code."""
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
         return run_patch(args, cfg, emit, err)
-    if args.format not in ("text", "json"):
-        raise InputError(f"--linux reports in text or json, not --format {args.format!r}; "
-                         "valid: text, json")
+    if args.format not in LINUX_FORMATS:
+        raise InputError(f"--linux reports in {', '.join(LINUX_FORMATS)}, not --format "
+                         f"{args.format!r}")
     tree = load_tree(args.linux)
     name = args.compare if args.compare in MODELS else None
     if args.compare is not None and name is None:
@@ -91,10 +91,54 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     run = run_fidelity(st, _types(args.types), _orders(args.orders), timeout_ms=args.timeout_ms,
                        jobs=jobs)
     times = not args.no_times
-    text = (render_linux_json(drift, lay, run, times=times) if args.format == "json"
-            else render_linux_text(drift, lay, run, times=times))
+    if args.format in ("html", "markdown"):
+        from equiv.report.html import render_html
+        from equiv.report.markdown import render_markdown_many
+        from equiv.zone_device.source.patch_views import linux_run
+
+        view = linux_run(run, _linux_command(args), _linux_notes(drift, lay))
+        text = (render_html([view], times=times) if args.format == "html"
+                else render_markdown_many([view], times=times))
+    elif args.format == "json":
+        text = render_linux_json(drift, lay, run, times=times)
+    else:
+        text = render_linux_text(drift, lay, run, times=times)
     emit(text)
     return linux_exit(run.verdict, drift.ok)
+
+
+#: the formats of a --linux report (with --patch/--against: patch_present.PATCH_FORMATS)
+LINUX_FORMATS = ("text", "json", "html", "markdown")
+
+
+def _linux_command(args: argparse.Namespace) -> str:
+    """``python -m equiv.proofs --linux TREE`` with the options that choose the model and
+    the configuration (a cell adds --types and --orders)."""
+    parts = ["python", "-m", "equiv.proofs", "--linux", str(args.linux)]
+    if args.compare is not None:
+        parts += ["--compare", args.compare]
+    if getattr(args, "kconfig", None) is not None:
+        parts += ["--kconfig", str(args.kconfig)]
+    elif getattr(args, "config", "x86_64-default") != "x86_64-default":
+        parts += ["--config", args.config]
+    if args.timeout_ms != 60_000:
+        parts += ["--timeout-ms", str(args.timeout_ms)]
+    return shlex.join(parts)
+
+
+def _linux_notes(drift: DriftReport, lay: SrcLayoutReport) -> list[str]:
+    """The drift and layout findings of a --linux run, one line each, for the html and
+    markdown reports (the text and JSON reports have sections of their own)."""
+    bad = [r for r in drift.rows if r.verdict != "matches"]
+    out = [f"known difference: the tree drifts from the modelled {drift.model} in {r.name} "
+           f"({r.where or '-'}): model {r.model_stmt}; tree {r.tree_stmt}" for r in bad]
+    if not bad:
+        out.append(f"known difference: none; all {len(drift.rows)} modelled definitions match "
+                   f"{drift.model}")
+    out += [f"known difference: layout {r.struct} {r.view}: model @{r.model[0]} size "
+            f"{r.model[1]}, tree " + (f"@{r.tree[0]} size {r.tree[1]}" if r.tree else "absent")
+            for r in lay.rows if r.verdict != "matches"]
+    return out
 
 
 def linux_exit(verdict: Verdict, drift_ok: bool) -> int:
@@ -276,4 +320,4 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     return code
 
 
-__all__ = ["TYPES_READ", "run_linux", "run_patch"]
+__all__ = ["LINUX_FORMATS", "TYPES_READ", "run_linux", "run_patch"]

@@ -49,6 +49,7 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
+from equiv.engine.picture import Box
 from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
@@ -79,8 +80,9 @@ from equiv.page_model import (
     SymMemory,
     footprint,
 )
-from equiv.zone_device.counterexample import ConcreteRun, page_diffs
+from equiv.zone_device.counterexample import ConcreteRun, Observed, page_diffs
 from equiv.zone_device.obligations import roles_for
+from equiv.zone_device.present import page_boxes
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.clemmas import check_lemmas
@@ -347,16 +349,30 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
 
 
 def _refuted(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
-             index: dict[str, int], pfn: int | None, reason: str = "") -> RoleResult:
-    """A role REFUTED by the concrete replay ``run`` of both sides, with the differing fields;
-    a replay that shows no difference is an internal mismatch (never reported)."""
+             index: dict[str, int], pfn: int | None, reason: str = "",
+             initial: int | None = None) -> RoleResult:
+    """A role REFUTED by the concrete replay ``run`` of both sides, with the differing fields
+    and the observed bytes (``initial``: the struct page's or bitmap cell's initial contents,
+    the solver's pick); a replay that shows no difference is an internal mismatch (never
+    reported)."""
     page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     diffs = page_diffs(L, page_index, run)
     if not diffs:
         raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
                                "reproduce in the concrete replay")
+    observed: Observed | None = None
+    boxes: tuple[Box, ...] = ()
+    if initial is not None:
+        if isinstance(run.slow, int) and isinstance(run.fast, int):
+            n = (PB_BITS + 7) // 8
+            observed = Observed(*(v.to_bytes(n, "little") for v in (initial, run.slow, run.fast)))
+            boxes = (Box("pageblock migratetype bits", 0, n),)
+        elif not isinstance(run.slow, int) and not isinstance(run.fast, int):
+            observed = Observed(*(int(v).to_bytes(L.size, "little")
+                                  for v in (initial, run.slow.bits, run.fast.bits)))
+            boxes = page_boxes(L, page_index)
     return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                      tuple(sorted(index.items())), pfn, reason)
+                      tuple(sorted(index.items())), pfn, reason, observed=observed, boxes=boxes)
 
 
 def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, inp: Inputs,
@@ -392,6 +408,7 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, 
         run = ConcreteRun(int(hand.read_pb(blk)), int(final.mem.read_pb_any(blk)), None, None)
         pfn = None
         keep = {"b": index["b"]}
+        initial = int(cell(blk))
     else:
         g = geometry(sc, cinp)
         cc, tt = CBV(index["c"], 64), CBV(index["t"], 64)
@@ -407,7 +424,8 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, 
         run = ConcreteRun(want, final.mem.read_any(pfn_v), int(pfn_v), None)
         pfn = int(pfn_v)
         keep = {"c": index["c"], "t": index["t"]}
-    return _refuted(L, name, run, dt, scalars, keep, pfn, reason)
+        initial = int(cpage(pfn_v).bits)
+    return _refuted(L, name, run, dt, scalars, keep, pfn, reason, initial)
 
 
 def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages: z3.ArrayRef,
@@ -588,13 +606,15 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
         sv, fv = int(hand.read_pb(b)), int(_read_pb(state, cinp, b))
         run = ConcreteRun(sv, fv, None, None)
         pfn = None
+        initial = cell_at(index["b"])
     else:
         g = geometry(sc, cinp)
         cc, tt = CBV(index["c"], 64), CBV(index["t"], 64)
         pfn_v = pfn_of(sc, g, cc, tt)
         run = ConcreteRun(hand.read(cc, tt), state.mem.read(pfn_v), int(pfn_v), None)
         pfn = int(pfn_v)
-    return _refuted(L, name, run, dt, scalars, index, pfn)
+        initial = page_at(pfn)
+    return _refuted(L, name, run, dt, scalars, index, pfn, initial=initial)
 
 
 @frozen

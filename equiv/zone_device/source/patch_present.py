@@ -266,18 +266,22 @@ def observed_lines(r: RoleResult, width: int) -> list[str]:
     return hexdump_lines(obj, width, HEX_SIDES)
 
 
-def role_lines(r: RoleResult, ind: str = "") -> list[str]:
+def role_lines(r: RoleResult, ind: str = "",
+               sides: tuple[str, str] = ("base", "patched")) -> list[str]:
     """A replayed difference as text lines indented by ``ind``: the page, the inputs, and
-    each differing field with both values and the chains of steps behind them."""
+    each differing field with both values and the chains of steps behind them (``sides``:
+    what the two sides are called: the base and the patched tree, or ``--linux``'s hand
+    model and tree)."""
     i2 = ind + "  "
     out = [f"{ind}{_page(r)}"]
     if r.inputs:
         out += wrap(inputs_text(r), ind, i2)
+    pad = max(map(len, sides)) + 2
     for d in r.diffs:
-        out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): base "
-                    f"{d.slow:#x}, patched {d.fast:#x}", ind, i2)
-        out += _chain_lines(f"{i2}base:    ", d.slow_provenance)
-        out += _chain_lines(f"{i2}patched: ", d.fast_provenance)
+        out += wrap(f"{_fields(d)} @{d.offset} ({d.size} bytes): {sides[0]} "
+                    f"{d.slow:#x}, {sides[1]} {d.fast:#x}", ind, i2)
+        out += _chain_lines(f"{i2}{(sides[0] + ':').ljust(pad)}", d.slow_provenance)
+        out += _chain_lines(f"{i2}{(sides[1] + ':').ljust(pad)}", d.fast_provenance)
     return out
 
 

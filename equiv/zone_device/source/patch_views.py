@@ -18,9 +18,10 @@ source and the lines that rely on it and guarantee it
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, Protocol
 
-from attrs import evolve, frozen
+from attrs import frozen
 
 from equiv.engine.picture import Change, ObjectBytes, Picture
 from equiv.engine.results import (
@@ -30,11 +31,15 @@ from equiv.engine.results import (
     SubjectConfig,
 )
 from equiv.engine.results import Counterexample as AnyCounterexample
+from equiv.engine.verdict import Verdict
 from equiv.report.html import render_html
 from equiv.report.markdown import render_markdown_many
 from equiv.zone_device.counterexample import Counterexample, InitialMemory
 from equiv.zone_device.present import SUBJECT, ZoneDevicePresenter, compound_strip, pageblock_strip
+from equiv.zone_device.source.assumed import Located
+from equiv.zone_device.source.cinterp import TRUSTED
 from equiv.zone_device.source.common import RoleResult
+from equiv.zone_device.source.fidelity import FidelityRun
 from equiv.zone_device.source.patch_present import (
     PatchReport,
     inputs_text,
@@ -44,8 +49,9 @@ from equiv.zone_device.source.patch_present import (
     repro,
     role_json,
     role_lines,
+    type_option,
 )
-from equiv.zone_device.source.patchproof import PatchCell, PatchRun
+from equiv.zone_device.source.patchproof import PatchRun
 
 #: pageblock_order of every preset the C path runs (4K pages: order 9)
 PAGEBLOCK_ORDER = 9
@@ -79,22 +85,21 @@ def _where(r: RoleResult) -> str:
     return f"compound {idx.get('c', 0)}, {'head' if t == 0 else f'tail {t}'} (pfn {r.pfn:#x})"
 
 
-class PatchPresenter(ZoneDevicePresenter):
-    """The zone-device presenter with the two trees' words (base, patched) and the
-    ``--patch`` run's own re-run commands and pictures."""
+class SourcePresenter(ZoneDevicePresenter):
+    """The zone-device presenter with a source-derived proof's words for its two sides
+    (``--patch``: the base and the patched tree; ``--linux``: the hand model and the tree),
+    its own re-run command per cell and pictures from its replayed differences."""
 
-    sides = ("base", "patched")
-    sides_what = "the base and the patched tree"
-
-    def __init__(self, rep: PatchReport, cells: dict[tuple[str, int], PatchCell]) -> None:
-        self.rep, self.cells = rep, cells
+    def __init__(self, sides: tuple[str, str], sides_what: str,
+                 commands: dict[tuple[str, int], str]) -> None:
+        self.sides, self.sides_what, self.commands = sides, sides_what, commands
 
     def title(self, run: RunResult) -> str:
         return run.title
 
     def counterexample_lines(self, cx: AnyCounterexample, width: int) -> list[str]:
         assert isinstance(cx, PatchFinding)
-        return role_lines(cx.role)
+        return role_lines(cx.role, sides=self.sides)
 
     def one_line(self, cx: AnyCounterexample) -> str:
         assert isinstance(cx, PatchFinding)
@@ -102,8 +107,7 @@ class PatchPresenter(ZoneDevicePresenter):
 
     def reproduce_command(self, run: RunResult, cell: CellResult,
                           ob: ObligationResult) -> str | None:
-        pc = self.cells.get((cell.ptype, cell.order))
-        return None if pc is None else repro(self.rep, pc)
+        return self.commands.get((cell.ptype, cell.order))
 
     def picture(self, run: RunResult, cell: CellResult, ob: ObligationResult) -> Picture | None:
         cx = ob.counterexample
@@ -120,8 +124,9 @@ class PatchPresenter(ZoneDevicePresenter):
         if obj is not None:
             obj = ObjectBytes(_where(r), obj.initial, obj.slow, obj.fast, r.boxes,
                               tuple(d.names[0] for d in r.diffs if d.size))
+        a, b = self.sides
         summary = f"{_where(r)}: " + "; ".join(
-            f"{d.names[0]}: base {d.slow:#x}, patched {d.fast:#x}" for d in r.diffs)
+            f"{d.names[0]}: {a} {d.slow:#x}, {b} {d.fast:#x}" for d in r.diffs)
         return Picture(summary, obj, strips, changes)
 
 
@@ -133,41 +138,78 @@ def _reason(r: RoleResult) -> str:
             f"{r.lemma_cex.text()}")
 
 
-def _cells(run: PatchRun) -> tuple[CellResult, ...]:
+class SourceCell(Protocol):
+    """A cell of either source-derived proof (:class:`PatchCell`, :class:`FidelityCell`)."""
+
+    @property
+    def ptype(self) -> str: ...
+    @property
+    def order(self) -> int: ...
+    @property
+    def verdict(self) -> Verdict: ...
+    @property
+    def seconds(self) -> float: ...
+    @property
+    def roles(self) -> tuple[RoleResult, ...]: ...
+    @property
+    def trusted(self) -> tuple[str, ...]: ...
+
+
+def _cells(cells: Sequence[SourceCell], config: str, revision: str,
+           hypothetical: bool) -> tuple[CellResult, ...]:
     out = []
-    for c in run.cells:
+    for c in cells:
         obs = tuple(ObligationResult(
             name=r.name, kind="page" if r.name.endswith("_equal") else "cell",
             role=r.name.removesuffix("_equal"), verdict=r.verdict, seconds=r.seconds,
             counterexample=PatchFinding(r) if r.diffs else None, reason=_reason(r))
             for r in c.roles)
-        out.append(CellResult(config="", revision="", ptype=c.ptype, order=c.order,
+        out.append(CellResult(config=config, revision=revision, ptype=c.ptype, order=c.order,
                               verdict=c.verdict, seconds=c.seconds, obligations=obs,
-                              assumptions=(), choices=(), hypothetical=False,
-                              all_types=c.ptype == "all"))
+                              assumptions=(), choices=(), hypothetical=hypothetical,
+                              all_types=c.ptype == "ALL"))
     return tuple(out)
 
 
-def _run(rep: PatchReport, run: PatchRun, title: str) -> RunResult:
-    cells = _cells(run)
-    cfg = SubjectConfig(name=rep.config, hypothetical=rep.hypothetical,
-                        description=f"trees: {run.base} and {run.patched}")
-    presenter = PatchPresenter(rep, {(c.ptype, c.order): c for c in run.cells})
+@frozen
+class RunHead:
+    """What a source-derived run's report says about it beside its cells."""
+
+    config: str
+    hypothetical: bool
+    revision: str
+    description: str
+    layout_note: str
+    title: str
+    kernel_base: str
+
+
+def _run(cells: Sequence[SourceCell], head: RunHead, seconds: float,
+         assumptions: Sequence[Located], presenter: SourcePresenter,
+         notes: Sequence[str] = ()) -> RunResult:
+    cfg = SubjectConfig(name=head.config, hypothetical=head.hypothetical,
+                        description=head.description)
+    trusted = dict.fromkeys(t for c in cells for t in c.trusted)
     return RunResult(
-        subject=SUBJECT, presenter=presenter, config=cfg, revision=run.patched, mutant=None,
-        cells=tuple(evolve(c, config=rep.config, revision=run.patched,
-                           hypothetical=rep.hypothetical) for c in cells),
-        wall_seconds=run.seconds, jobs=1,
-        layout_note=f"struct page laid out as the base tree's text and {rep.config} lay it out",
-        choices=tuple(f"trusted, not interpreted: {t}" for t in _trusted(run)),
-        assumptions=tuple(junit_assumption(a) for a in run.assumptions),
-        title=title, column_label="pgmap type", row_label="order", column_option="--types",
-        row_option="--orders", config_arg=f"--config {rep.config}", solver="z3",
-        kernel_base=rep.base)
+        subject=SUBJECT, presenter=presenter, config=cfg, revision=head.revision, mutant=None,
+        cells=_cells(cells, head.config, head.revision, head.hypothetical),
+        wall_seconds=seconds, jobs=1, layout_note=head.layout_note,
+        choices=(*notes, *(f"trusted, not interpreted: {t}: {TRUSTED[t].model}"
+                           for t in trusted)),
+        assumptions=tuple(junit_assumption(a) for a in assumptions),
+        title=head.title, column_label="pgmap type", row_label="order",
+        column_option="--types", row_option="--orders", config_arg=f"--config {head.config}",
+        solver="z3", kernel_base=head.kernel_base)
 
 
-def _trusted(run: PatchRun) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(t for c in run.cells for t in c.trusted))
+def _patch_run(rep: PatchReport, run: PatchRun, title: str) -> RunResult:
+    commands = {(c.ptype, c.order): repro(rep, c) for c in run.cells}
+    head = RunHead(rep.config, rep.hypothetical, run.patched,
+                   f"trees: {run.base} and {run.patched}",
+                   f"struct page as clang lays it out for {rep.config} in the base tree", title,
+                   rep.base)
+    return _run(run.cells, head, run.seconds, run.assumptions,
+                SourcePresenter(("base", "patched"), "the base and the patched tree", commands))
 
 
 def patch_runs(rep: PatchReport) -> list[RunResult]:
@@ -175,13 +217,29 @@ def patch_runs(rep: PatchReport) -> list[RunResult]:
     ``--per-patch`` that changes a file equiv reads against the tree before it."""
     what = (f"--against {rep.against}" if rep.against is not None
             else rep.patched_label())
-    runs = [_run(rep, rep.run, f"memmap_init_zone_device(): {rep.base} (Linux "
-                 f"{rep.base_version}) vs {what}")]
+    runs = [_patch_run(rep, rep.run, f"memmap_init_zone_device(): {rep.base} (Linux "
+                       f"{rep.base_version}) vs {what}")]
     for st in rep.steps:
         if st.run is not None:
-            runs.append(_run(rep, st.run, f"patch {st.number}: {st.patch.label}, against the "
-                             "tree before it"))
+            runs.append(_patch_run(rep, st.run, f"patch {st.number}: {st.patch.label}, against "
+                                   "the tree before it"))
     return runs
+
+
+def linux_run(run: FidelityRun, command: str, notes: Sequence[str] = ()) -> RunResult:
+    """A ``--linux`` run (the tree against the hand model) as the reports' run; ``command``
+    re-runs it without ``--types``/``--orders``; ``notes``: the drift and layout findings."""
+    commands = {(c.ptype, c.order): f"{command} --types {type_option(c.ptype)} --orders {c.order}"
+                for c in run.cells}
+    head = RunHead(run.config, False, f"tree {run.tree}",
+                   f"the tree {run.tree} (Linux {run.version}) against the hand-written "
+                   f"{run.model}",
+                   f"struct page as clang lays it out for {run.config} in the tree",
+                   f"memmap_init_zone_device(): the hand-written {run.model} vs the tree "
+                   f"{run.tree} (Linux {run.version})", run.tree)
+    return _run(run.cells, head, run.seconds, run.assumptions,
+                SourcePresenter(("model", "tree"), "the hand model and the tree", commands),
+                notes)
 
 
 def render_patch_html(rep: PatchReport, *, times: bool = True) -> str:
@@ -199,4 +257,5 @@ def render(fmt: str, rep: PatchReport, *, times: bool = True, exit_code: int | N
     return render_patch(fmt, rep, times=times, exit_code=exit_code)
 
 
-__all__ = ["PatchFinding", "PatchPresenter", "patch_runs", "render", "render_patch_html"]
+__all__ = ["PatchFinding", "SourcePresenter", "linux_run", "patch_runs", "render",
+           "render_patch_html"]
