@@ -103,8 +103,9 @@ def read(path: str) -> dict[str, str]:
 
 # ---- editing a .config and checking it after olddefconfig -------------------------------
 
-_SET = re.compile(r"^(CONFIG_\w+)=(.*)$")
-_NOT_SET = re.compile(r"^# (CONFIG_\w+) is not set$")
+#: a ``.config`` line that sets a symbol, and one that says it is not set
+SET = re.compile(r"^(CONFIG_\w+)=(.*)$")
+NOT_SET = re.compile(r"^# (CONFIG_\w+) is not set$")
 
 
 def values(text: str) -> dict[str, str]:
@@ -116,9 +117,9 @@ def values(text: str) -> dict[str, str]:
     """
     out: dict[str, str] = {}
     for line in text.splitlines():
-        if m := _SET.match(line):
+        if m := SET.match(line):
             out[m.group(1)] = m.group(2)
-        elif m := _NOT_SET.match(line):
+        elif m := NOT_SET.match(line):
             out[m.group(1)] = "n"
     return out
 
@@ -139,7 +140,7 @@ def edit(text: str, changes: Mapping[str, str]) -> str:
     'CONFIG_B=m\\n# CONFIG_A is not set\\nCONFIG_Z=4\\n'
     """
     kept = [ln for ln in text.splitlines()
-            if not ((m := _SET.match(ln) or _NOT_SET.match(ln)) and m.group(1) in changes)]
+            if not ((m := SET.match(ln) or NOT_SET.match(ln)) and m.group(1) in changes)]
     return "\n".join(kept + [line(n, v) for n, v in changes.items()]) + "\n"
 
 
@@ -206,5 +207,18 @@ def explain(tree: Path, name: str, srcarch: str | None = None, limit: int = 4) -
     return "; ".join(out[:limit]) + (" ..." if len(out) > limit else "")
 
 
-__all__ = ["COMPRESSIONS", "defined", "edit", "explain", "kconfig_files", "line", "parse", "read",
-           "read_text", "unmet", "values"]
+__all__ = [
+    "COMPRESSIONS",
+    "NOT_SET",
+    "SET",
+    "defined",
+    "edit",
+    "explain",
+    "kconfig_files",
+    "line",
+    "parse",
+    "read",
+    "read_text",
+    "unmet",
+    "values",
+]

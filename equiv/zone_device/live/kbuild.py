@@ -43,7 +43,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 import shutil
 import subprocess
 import time
@@ -52,6 +51,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from equiv.engine.errors import InputError
+from equiv.linux import kconfig
 from equiv.zone_device.live import host
 from equiv.zone_device.live.packages import RELEASE, KernelFiles, cache_dir
 
@@ -81,26 +81,19 @@ KBUILD_TOOLS = (host.Tool("tar", "tar"), host.Tool("xz", "xz-utils"), host.Tool(
                 host.Tool("flex", "flex"), host.Tool("bison", "bison"), host.Tool("bc", "bc"),
                 host.Tool("openssl", "openssl"), host.Tool("perl", "perl"))
 BUILD_INFO = "build.json"
-_NOT_SET = re.compile(r"^# (CONFIG_\w+) is not set$")
-_SET = re.compile(r"^(CONFIG_\w+)=(.*)$")
 
 
 # ---- pure helpers (tested without a build) ---------------------------------------------
 
 
 def parse_config(text: str) -> dict[str, str]:
-    """A ``.config``'s symbols and values; ``# CONFIG_X is not set`` is ``"n"``.
+    """A ``.config``'s symbols and values; ``# CONFIG_X is not set`` is ``"n"``
+    (:func:`equiv.linux.kconfig.values`).
 
     >>> parse_config('CONFIG_A=y\\n# CONFIG_B is not set\\nCONFIG_C=""\\n# comment\\n')
     {'CONFIG_A': 'y', 'CONFIG_B': 'n', 'CONFIG_C': '""'}
     """
-    out: dict[str, str] = {}
-    for line in text.splitlines():
-        if m := _SET.match(line):
-            out[m.group(1)] = m.group(2)
-        elif m := _NOT_SET.match(line):
-            out[m.group(1)] = "n"
-    return out
+    return kconfig.values(text)
 
 
 def config_line(name: str, value: str | None) -> str:
@@ -120,7 +113,7 @@ def edit_config(text: str, changes: Sequence[tuple[str, str | None]]) -> str:
     """
     names = {n for n, _ in changes}
     kept = [ln for ln in text.splitlines()
-            if not ((m := _SET.match(ln) or _NOT_SET.match(ln)) and m.group(1) in names)]
+            if not ((m := kconfig.SET.match(ln) or kconfig.NOT_SET.match(ln)) and m.group(1) in names)]
     return "\n".join(kept + [config_line(n, v) for n, v in changes]) + "\n"
 
 

@@ -117,13 +117,20 @@ def _linux_command(args: argparse.Namespace) -> str:
     parts = ["python", "-m", "equiv.proofs", "--linux", str(args.linux)]
     if args.compare is not None:
         parts += ["--compare", args.compare]
+    return shlex.join([*parts, *_config_and_budget(args)])
+
+
+def _config_and_budget(args: argparse.Namespace) -> list[str]:
+    """The options of a re-run command that choose the configuration and the budget, where
+    they are not the defaults."""
+    parts: list[str] = []
     if getattr(args, "kconfig", None) is not None:
         parts += ["--kconfig", str(args.kconfig)]
     elif getattr(args, "config", "x86_64-default") != "x86_64-default":
         parts += ["--config", args.config]
     if args.timeout_ms != 60_000:
         parts += ["--timeout-ms", str(args.timeout_ms)]
-    return shlex.join(parts)
+    return parts
 
 
 def _linux_notes(drift: DriftReport, lay: SrcLayoutReport) -> list[str]:
@@ -204,13 +211,7 @@ def _command(args: argparse.Namespace) -> str:
         parts += ["--against", str(args.against)]
     if getattr(args, "per_patch", False):
         parts.append("--per-patch")
-    if getattr(args, "kconfig", None) is not None:
-        parts += ["--kconfig", str(args.kconfig)]
-    elif getattr(args, "config", "x86_64-default") != "x86_64-default":
-        parts += ["--config", args.config]
-    if args.timeout_ms != 60_000:
-        parts += ["--timeout-ms", str(args.timeout_ms)]
-    return shlex.join(parts)
+    return shlex.join([*parts, *_config_and_budget(args)])
 
 
 def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[MemoryType | None],
