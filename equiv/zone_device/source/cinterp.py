@@ -173,7 +173,6 @@ TRUSTED: dict[str, Trusted] = dict((
     _t(cexpr.AGGREGATE_INIT, "the bytes an initialiser list or compound literal does not "
        "name are zero, padding included (C11 6.7.9p10/p21 zero the members; GCC clears the "
        "whole object)"),
-    _t(cexpr.ATOMIC_INIT, "{ (i) }: the counter i (include/linux/types.h, not read)"),
     _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
        "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
     _t("early_section", "the symbolic input early_section(section number)"),
@@ -192,11 +191,6 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough", "no effect on memory"),
     _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
     _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
-    _t("page-flags layout constants", "ZONES/NODES/SECTIONS/LAST_CPUPID/KASAN_TAG _MASK, "
-       "_PGSHIFT, _WIDTH, _SHIFT from the model's FlagsLayout (page-flags-layout.h is not read)"),
-    _t("arch and poison constants", "PAGE_SHIFT, PAGE_SIZE, PAGES_PER_SECTION, "
-       "PFN_SECTION_SHIFT, pageblock_order, pageblock_nr_pages, TAIL_MAPPING "
-       "(0x400 + POISON_POINTER_DELTA), ZONE_DEVICE, MIGRATE_MOVABLE, KASAN_TAG_KERNEL"),
 ))
 
 
@@ -442,10 +436,30 @@ class Interp:
         if body is None or len(params) != len(args):
             raise InterpError(f"macro {m.name} at {m.where}: cannot expand")
         self.interpreted.setdefault(m.name, m.where)
-        node, src = _parse_expr(text(m.src, body))
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
+        if text(m.src, body).lstrip().startswith("{"):  # ATOMIC_INIT(i): { (i) }
+            return self._braced_scalar(m, body, bound, state)
+        node, src = _parse_expr(text(m.src, body))
         mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
+
+    def _braced_scalar(self, m: Definition, body: Node, bound: dict[str, Lazy],
+                       state: State) -> tuple[State, Value]:
+        """A macro whose body is a braced initialiser of one member (``ATOMIC_INIT(i)``,
+        include/linux/types.h: ``{ (i) }``) used where a value is (``atomic_t v =
+        ATOMIC_INIT(i)``: an ``atomic_t`` local is held as its one ``int`` counter, so the
+        braces initialise that counter, C11 6.7.9p13/p20): the value of that member.
+
+        Raises:
+            InterpError: any other braced body.
+        """
+        init, src = cexpr.parse_init(text(m.src, body))
+        items = cexpr.init_items(init)
+        if len(items) != 1 or items[0].type == "initializer_pair":
+            raise InterpError(f"macro {m.name} at {m.where}: a braced initialiser of "
+                              f"{len(items)} members used as a value")
+        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
+        return self.expr(mframe, items[0], state)
 
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
         m = self.tree.find(name, self.menv, "macro")
@@ -957,33 +971,56 @@ class Interp:
         raise InterpError(f"{frame.at(node)}: unknown name {name}")
 
     def constant(self, name: str) -> Value | None:
-        """Trusted constants from the configuration model."""
+        """The constant ``name`` as clang types and evaluates it under the configuration's
+        headers (:meth:`TypedTree.constant`: a macro of
+        :data:`~equiv.zone_device.source.ctyped.CONSTANTS` such as ``PAGE_SHIFT``,
+        ``TAIL_MAPPING`` or ``ZONES_PGSHIFT``, or an enumeration constant such as
+        ``ZONE_DEVICE``), recorded as run from where it is defined; a pointer constant
+        (``TAIL_MAPPING``) is its address.  Where the model's configuration has the same
+        constant (:meth:`model_constants`), the two must agree.
+
+        Raises:
+            InterpError: clang does not evaluate it to a constant, or its value is not the
+                model's.
+        """
+        got = self.clang.constant(name)
+        if got is None:
+            return None
+        if got.value is None:
+            raise InterpError(f"{name} ({got.where}) is not a constant clang evaluates under "
+                              f"config {self.cfg.name}")
+        model = self.model_constants().get(name)
+        if model is not None and model & ((1 << 64) - 1) != got.value:
+            raise InterpError(f"{name} is {got.value:#x} in clang's evaluation of the tree "
+                              f"({got.where}) but {model:#x} in the model's config "
+                              f"{self.cfg.name}: the model does not describe this tree")
+        self.interpreted.setdefault(name, got.where)
+        t = None if got.pointer or got.size is None else self.clang.int_type(got.type)
+        if t is None:
+            return CInt(self.c64(got.value))
+        return CInt(self.c64(got.value), t[1], t[0])
+
+    def model_constants(self) -> dict[str, int]:
+        """The constants the model's configuration and page-flags layout
+        (:class:`~equiv.page_model.FlagsLayout`) give, which clang's must equal."""
         cfg, fl = self.cfg, self.sc.layout.flags
         table: dict[str, int] = {
             "PAGE_SHIFT": cfg.PAGE_SHIFT, "PAGE_SIZE": cfg.page_size,
             "PFN_SECTION_SHIFT": cfg.pfn_section_shift,
             "PAGES_PER_SECTION": 1 << cfg.pfn_section_shift,
             "pageblock_order": cfg.PAGEBLOCK_ORDER, "pageblock_nr_pages": 1 << cfg.PAGEBLOCK_ORDER,
-            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
+            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA,
+            "POISON_POINTER_DELTA": cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
             "MIGRATE_MOVABLE": 1, "KASAN_TAG_KERNEL": cfg.KASAN_TAG_KERNEL,
             "LAST_CPUPID_MASK": fl.last_cpupid_mask, "LAST_CPUPID_SHIFT": fl.last_cpupid_shift,
         }
         for f in fl.fields:
-            base = {"LAST_CPUPID": "LAST_CPUPID", "KASAN_TAG": "KASAN_TAG"}.get(f.name, f.name)
-            table[f"{base}_PGSHIFT"] = f.pgshift
-            table[f"{base}_PGOFF"] = f.pgoff
-            table[f"{base}_WIDTH"] = f.width
-            if base != "LAST_CPUPID":
-                table[f"{base}_MASK"] = f.mask
-        if name not in table:
-            return None
-        if name in ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
-                    "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING", "ZONE_DEVICE",
-                    "MIGRATE_MOVABLE", "KASAN_TAG_KERNEL"):
-            self.trusted_used.add("arch and poison constants")
-        else:
-            self.trusted_used.add("page-flags layout constants")
-        return CInt(self.c64(table[name]))
+            table[f"{f.name}_PGSHIFT"] = f.pgshift
+            table[f"{f.name}_PGOFF"] = f.pgoff
+            table[f"{f.name}_WIDTH"] = f.width
+            if f.name != "LAST_CPUPID":
+                table[f"{f.name}_MASK"] = f.mask
+        return table
 
     def arith(self, op: str, a: Value, b: Value) -> Value:
         return self.binop(op, a, b, None, None)
@@ -1455,9 +1492,6 @@ class Interp:
             return state, None
         if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
             use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
-            return state, ev(0)
-        if name == "ATOMIC_INIT":  # atomic_t v = ATOMIC_INIT(i): the counter i
-            use(cexpr.ATOMIC_INIT)
             return state, ev(0)
         if name == "jiffies_to_msecs":
             use("jiffies, jiffies_to_msecs")
