@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import z3
+from attrs import evolve
 from host_lock import host_lock
 
 from equiv.config import PRESETS
@@ -189,9 +190,49 @@ def _truth(v: object) -> bool:
     return bool(v.c) if isinstance(v, CCond) else _int(v) != 0
 
 
+#: constants clang evaluates under x86_64-default's headers, and where each is defined
+CONSTANTS = {
+    "PAGE_SHIFT": (12, "arch/x86/include/asm/page_types.h:10"),
+    "PAGE_SIZE": (4096, "arch/x86/include/asm/page_types.h:11"),
+    "PAGES_PER_SECTION": (1 << 15, "include/linux/mmzone.h:1773"),
+    "pageblock_order": (9, "include/linux/pageblock-flags.h:44"),
+    "pageblock_nr_pages": (512, "include/linux/pageblock-flags.h:59"),
+    "TAIL_MAPPING": (0xDEAD000000000400, "include/linux/poison.h:34"),
+    "ZONES_PGSHIFT": (55, "include/linux/mmzone.h:1098"),
+    "NODES_MASK": (63, "include/linux/mmzone.h:1116"),
+    "ZONE_DEVICE": (4, "include/linux/mmzone.h:810"),
+    "MIGRATE_MOVABLE": (1, "include/linux/mmzone.h:50"),
+}
+
+
 class TestHelpersFromText:
     def test_no_helper_read_from_the_text_is_trusted(self) -> None:
         assert set() == set(FROM_TEXT) & set(TRUSTED)
+
+    def test_constants_from_clang(self, tree612: KernelTree) -> None:
+        """The arch, poison and page-flags layout macros and the enumeration constants are
+        clang's constant evaluation under the preset's headers, with clang's types (an
+        ``int`` PAGE_SHIFT, an ``unsigned long`` PAGE_SIZE, TAIL_MAPPING's address), run
+        from where they are defined and equal to the model's; none is trusted."""
+        it, _ = _concrete(tree612, tree612)
+        for name, (value, where) in CONSTANTS.items():
+            got = it.constant(name)
+            assert isinstance(got, CInt) and _int(got) == value, name
+            assert where == it.interpreted[name]
+            assert value == it.model_constants()[name]
+        shift, size = it.constant("PAGE_SHIFT"), it.constant("PAGE_SIZE")
+        assert isinstance(shift, CInt) and isinstance(size, CInt)
+        assert ((32, True), (64, False)) == (shift.ctype, size.ctype)
+        assert it.constant("NOT_A_KERNEL_CONSTANT") is None
+        assert not it.trusted_used and not {n for n in TRUSTED if "constant" in n}
+
+    def test_a_constant_the_model_disagrees_with_stops_the_run(self, tree612: KernelTree) -> None:
+        """A model whose configuration says another pageblock order than the tree's headers
+        (clang's 9 on x86_64) fails loudly where the C reads it."""
+        it, _ = _concrete(tree612, tree612)
+        it.cfg = evolve(CFG, PAGEBLOCK_ORDER=10)
+        with pytest.raises(InterpError, match="pageblock_order is 0x9 in clang's evaluation"):
+            it.constant("pageblock_order")
 
     @pytest.mark.parametrize(("preset", "order", "names"), [
         # order 2 (every role; 15-40 s since the loops are summarised): a slow test

@@ -410,5 +410,5 @@ def parse_init(body: str) -> tuple[Node, bytes]:
 
 
 __all__ = ["AGGREGATE_INIT", "ATOMIC_INIT", "MAX_FORKS", "Dead", "Fork", "ForkCtx", "Host",
-           "conditional", "forking", "init_struct", "init_items", "is_initialiser",
+           "conditional", "forking", "init_items", "init_struct", "is_initialiser",
            "parse_init"]
