@@ -67,6 +67,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
+from typing import NoReturn
 
 import z3
 from attrs import evolve, frozen
@@ -142,6 +143,10 @@ class Trusted:
     model: str
 
 
+#: the trusted key of the calls without effect on memory
+NO_EFFECT = "cond_resched, pr_debug, BUILD_BUG_ON, compiletime_assert, VM_BUG_ON*, fallthrough"
+
+
 def _t(name: str, model: str) -> tuple[str, Trusted]:
     return name, Trusted(name, model)
 
@@ -160,7 +165,6 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
     _t("__va", "PAGE_OFFSET + address (direct map)"),
     _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
-    _t("WRITE_ONCE", "a plain store"),
     _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
                      "(bit numbers from the tree's enum pageflags)"),
     _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
@@ -188,7 +192,7 @@ TRUSTED: dict[str, Trusted] = dict((
     _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
     _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
     _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
-    _t("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough", "no effect on memory"),
+    _t(NO_EFFECT, "no effect on memory (compiletime_assert: a check the build makes)"),
     _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
     _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
 ))
@@ -439,9 +443,33 @@ class Interp:
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
         if text(m.src, body).lstrip().startswith("{"):  # ATOMIC_INIT(i): { (i) }
             return self._braced_scalar(m, body, bound, state)
+        if text(m.src, body).lstrip().startswith("do"):  # WRITE_ONCE: do { ... } while (0)
+            return self._statement_macro(m, body, bound, site, state)
         node, src = _parse_expr(text(m.src, body))
         mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
+
+    def _statement_macro(self, m: Definition, body: Node, bound: dict[str, Lazy],
+                         site: tuple[Frame, Node], state: State) -> tuple[State, Value | None]:
+        """A macro whose body is a statement (``do { ... } while (0)``: ``WRITE_ONCE`` and
+        ``__WRITE_ONCE``, include/asm-generic/rwonce.h) run as that statement where it is
+        used, its arguments substituted.  Its lines are the use's (``file:line`` of the
+        call, as the compiler's expansion has them), so a store it makes is attributed to
+        the line that wrote ``WRITE_ONCE``.
+
+        Raises:
+            InterpError: a ``return`` or ``goto`` leaving the macro's statement.
+        """
+        frame, call = site
+        node, src = _parse_stmt(text(m.src, body))
+        mframe = Frame(src, frame.file, m.name, bound, frame.first_line + call.start_point[0],
+                       fold=True)
+        out = self.stmt(mframe, node, state)
+        if out.ret or out.goto or not out.normal:
+            raise InterpError(f"{frame.at(call)}: macro {m.name} ({m.where}) does not end "
+                              "normally (a return or goto out of a statement macro is not "
+                              "modelled)")
+        return self.merge(out.normal), None
 
     def _braced_scalar(self, m: Definition, body: Node, bound: dict[str, Lazy],
                        state: State) -> tuple[State, Value]:
@@ -675,7 +703,7 @@ class Interp:
             if node.named_children:
                 e = node.named_children[0]
                 if e.type == "identifier" and text(frame.src, e) == "fallthrough":
-                    self.trusted_used.add("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    self.trusted_used.add(NO_EFFECT)
                     out.normal.append(state)
                     return out
                 state, _ = self.expr(frame, e, state)
@@ -868,7 +896,7 @@ class Interp:
             state, b = self.expr(frame, child(node, "right"), state)
             return state, self._fold(frame, self.binop(op, a, b, frame, node), a, b)
         if t == "cast_expression":
-            tn = " ".join(text(src, child(node, "type")).split())
+            tn = self.type_name(frame, child(node, "type"), state)
             state, v = self.expr(frame, child(node, "value"), state)
             return state, self.cast(frame, node, tn, v)
         if t == "sizeof_expression":
@@ -903,6 +931,33 @@ class Interp:
             raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
         return self.convert(tn, v)
 
+    def type_name(self, frame: Frame, node: Node, state: State) -> str:
+        """The type name ``node`` as written, each ``typeof(x)`` in it
+        (``(volatile typeof(x) *)`` of ``__WRITE_ONCE``, include/asm-generic/rwonce.h)
+        replaced by :meth:`type_of` ``x``."""
+        found = [n for n in walk(node) if n.type == "macro_type_specifier"
+                 and text(frame.src, child(n, "name")) in ("typeof", "__typeof__", "__typeof")]
+        if not found:
+            return " ".join(text(frame.src, node).split())
+        out, at = b"", node.start_byte
+        for n in found:
+            operand = " ".join(text(frame.src, child(n, "type")).split())
+            if not operand.isidentifier():
+                raise InterpError(f"{frame.at(n)}: typeof({operand[:40]}) in a type name not "
+                                  "modelled (typeof of a name is)")
+            tn = self._typeof_name(frame, n, operand, state)
+            out += frame.src[at:n.start_byte] + tn.encode()
+            at = n.end_byte
+        return " ".join((out + frame.src[at:node.end_byte]).decode().split())
+
+    def _typeof_name(self, frame: Frame, node: Node, name: str, state: State) -> str:
+        if name in frame.macro_args:
+            lz = frame.macro_args[name]
+            return self.type_of(lz.frame, lz.node, state)
+        if name in state.env:
+            return state.env[name][0]
+        raise InterpError(f"{frame.at(node)}: typeof({name}): no such variable")
+
     def type_of(self, frame: Frame, node: Node, state: State) -> str:
         """The C type of ``typeof(node)``, for the operands the kernel's arithmetic macros give
         it (``IS_ALIGNED(x, a)`` in include/linux/align.h, ``__ALIGN_KERNEL(x, a)`` in
@@ -924,9 +979,18 @@ class Interp:
             if name in state.env:
                 return state.env[name][0]
         if t == "cast_expression":
-            return " ".join(text(frame.src, child(node, "type")).split())
+            return self.type_name(frame, child(node, "type"), state)
+        if t == "field_expression":  # the member's type, as clang declares it
+            _, loc = self.lvalue(frame, node, state)
+            return loc.ctype if loc.kind in ("mem", "local") else \
+                self._not_typed(frame, node)
+        return self._not_typed(frame, node)
+
+    @staticmethod
+    def _not_typed(frame: Frame, node: Node) -> NoReturn:
         raise InterpError(f"{frame.at(node)}: typeof({text(frame.src, node)[:40]}) not "
-                          "modelled (typeof of a variable, a macro argument or a cast is)")
+                          "modelled (typeof of a variable, a macro argument, a cast or a "
+                          "member is)")
 
     def _typeof_cast(self, frame: Frame, fn: Node, state: State) -> str | None:
         """The type of a ``(typeof(x))`` / ``(__typeof__(x))`` cast, which tree-sitter parses as
@@ -1487,8 +1551,8 @@ class Interp:
 
         frame_node = site if site is not None else None
         if name in ("cond_resched", "pr_debug", "BUILD_BUG_ON", "VM_BUG_ON", "VM_BUG_ON_PAGE",
-                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON"):
-            use("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON", "compiletime_assert"):
+            use(NO_EFFECT)
             return state, None
         if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
             use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
@@ -1520,22 +1584,15 @@ class Interp:
         if name == "__va":
             use(name)
             return state, CInt(self.inp.page_offset + self.as_int(ev(0)))
-        if name in ("atomic_set", "WRITE_ONCE"):
+        if name == "atomic_set":
             use(name)
-            target = args[0]
             if site is None:
                 raise InterpError(f"{name} needs a call site")
             frame, call = site
-            anode = child(call, "arguments").named_children
-            if name == "atomic_set":
-                p = ev(0)
-                if not isinstance(p, Ptr) or p.region not in ("page", "local"):
-                    raise InterpError(f"{frame.at(call)}: atomic_set on a "
-                                      "non-memmap pointer")
-                loc = self.ploc(p, 0, 4, "int")
-            else:
-                state, loc = self.lvalue(frame, anode[0], state)
-            del target
+            p = ev(0)
+            if not isinstance(p, Ptr) or p.region not in ("page", "local"):
+                raise InterpError(f"{frame.at(call)}: atomic_set on a non-memmap pointer")
+            loc = self.ploc(p, 0, 4, "int")
             v = ev(1)
             return self.store(frame, call, loc, v, state), None
         if name.startswith("__SetPage") or name.startswith("__ClearPage"):
@@ -1821,6 +1878,25 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
     out = (stmt.named_children[0], src)
     _EXPR_CACHE[body] = out
     return out
+
+
+#: Process-wide memo: a statement macro body's parse tree by its text (pure).
+_STMT_CACHE: dict[str, tuple[Node, bytes]] = {}
+
+
+def _parse_stmt(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as one C statement (wrapped in a function), on one line."""
+    hit = _STMT_CACHE.get(body)
+    if hit is not None:
+        return hit
+    one = " ".join(body.replace(chr(92) + chr(10), " ").split())
+    src = f"void __equiv_macro(void) {{ {one} ; }}".encode()
+    fn = parser().parse(src).root_node.children[0]
+    stmts = [c for c in child(fn, "body").named_children if c.type != "comment"]
+    if not stmts or stmts[0].type not in ("do_statement", "compound_statement"):
+        raise InterpError(f"macro body {body[:60]!r} is not a statement")
+    _STMT_CACHE[body] = (stmts[0], src)
+    return _STMT_CACHE[body]
 
 
 def walk(node: Node) -> Iterator[Node]:

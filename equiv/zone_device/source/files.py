@@ -46,6 +46,7 @@ FILES = (
     "include/linux/pageblock-flags.h",  # pageblock_align
     "include/linux/mmzone.h",  # zone_idx, pfn_to_section_nr, is_highmem_idx
     "include/linux/types.h",  # ATOMIC_INIT
+    "include/asm-generic/rwonce.h",  # WRITE_ONCE, __WRITE_ONCE
 )
 
 
