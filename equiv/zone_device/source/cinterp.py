@@ -164,7 +164,6 @@ def _t(name: str, model: str) -> tuple[str, Trusted]:
 TRUSTED: dict[str, Trusted] = dict((
     _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
     _t("__va", "PAGE_OFFSET + address (direct map)"),
-    _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
     _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
                      "(bit numbers from the tree's enum pageflags)"),
     _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
@@ -370,9 +369,12 @@ class Interp:
         if trusted is not None:
             return trusted
         d = self.tree.find(name, self.menv, "function")
+        m = self.tree.find(name, self.menv, "macro")
+        if d is None and m is None:  # a header the files read are not: where clang found it
+            h = self.header_definition(name)
+            d, m = (h, None) if h is not None and h.kind == "function" else (None, h)
         if d is not None and (self.only is None or name in self.only):
             return self._run_function(d, args, state, site)
-        m = self.tree.find(name, self.menv, "macro")
         if m is not None and m.node.type == "preproc_function_def" and site is not None:
             return self._expand_macro(m, site, state)
         if m is not None and m.node.type == "preproc_def":  # #define f other_function
@@ -384,6 +386,29 @@ class Interp:
         where = f" at {site[0].at(site[1])}" if site else ""
         raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
                           "a trusted helper; model it or add its file")
+
+    def header_definition(self, name: str) -> Definition | None:
+        """The function or macro ``name`` as clang compiled it for this configuration, read
+        from the text of the header clang found it in when the files read
+        (:data:`~equiv.zone_device.source.files.FILES`) do not define it: the static inline
+        helpers of the headers ``mm/mm_init.c`` includes, the arch's own included
+        (``atomic_set`` of include/linux/atomic/atomic-instrumented.h, x86's
+        ``arch_atomic_set``).  Which definition is compiled is clang's answer (its file and
+        line), not the preprocessor conditions read here; None when clang has none, none
+        of that name starts at that line of the text (a function a macro generates), or
+        its text holds preprocessor conditionals (whose branches clang chose, not read
+        here)."""
+        got = self.clang.definition(name)
+        if got is None:
+            return None
+        root, rel, line = got
+        key = (str(root), rel)
+        if key not in _HEADERS:
+            _HEADERS[key] = KernelTree.load(root, [rel])
+        hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
+        if not hits or any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
+            return None  # conditionals inside: clang's choice of their branches is not read
+        return hits[0]
 
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
@@ -490,7 +515,7 @@ class Interp:
         return self.expr(mframe, items[0], state)
 
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
-        m = self.tree.find(name, self.menv, "macro")
+        m = self.tree.find(name, self.menv, "macro") or self.header_definition(name)
         if m is None or m.node.type != "preproc_def":
             return None
         body = m.node.child_by_field_name("value")
@@ -830,6 +855,8 @@ class Interp:
         t = node.type
         src = frame.src
         if t == "parenthesized_expression":
+            if node.named_children[-1].type == "compound_statement":  # ({ ...; e; })
+                return self._statement_expression(frame, node.named_children[-1], state)
             return self.expr(frame, node.named_children[-1], state)
         if t == "number_literal":
             try:
@@ -910,6 +937,31 @@ class Interp:
         raise InterpError(f"{frame.at(node)}: expression {t} not "
                           f"supported: {text(src, node)[:60]!r}")
 
+    def _statement_expression(self, frame: Frame, block: Node,
+                              state: State) -> tuple[State, Value]:
+        """GNU C's statement expression ``({ s1; ...; e; })`` (``RELOC_HIDE``,
+        include/linux/compiler.h, under ``absolute_pointer``): its statements run in a scope
+        of their own, and its value is that of its last statement, an expression.
+
+        Raises:
+            InterpError: no last expression, or a statement in it that branches, returns
+                or jumps (not modelled).
+        """
+        items = [c for c in active_children(frame.src, block, self.menv)
+                 if c.is_named and c.type != "comment"]
+        if not items or items[-1].type != "expression_statement" or not items[-1].named_children:
+            raise InterpError(f"{frame.at(block)}: a statement expression without a last "
+                              "expression")
+        end = scoped(state.env)
+        for st in items[:-1]:
+            o = self.stmt(frame, st, state)
+            if o.ret or o.goto or o.brk or o.cont or len(o.normal) != 1:
+                raise InterpError(f"{frame.at(st)}: a statement expression whose statements "
+                                  "branch or jump is not modelled")
+            state = o.normal[0]
+        state, v = self.expr(frame, items[-1].named_children[0], state)
+        return end(state), v
+
     def _fold(self, frame: Frame, r: Value, *operands: Value) -> Value:
         """``r``, folded to a numeral if it is an integer operation of a function-like macro's
         body on numerals only (``(__typeof__(x))(a) - 1`` and ``~(mask)`` of
@@ -928,6 +980,8 @@ class Interp:
         if tn.endswith("*"):
             if isinstance(v, Ptr):
                 return evolve(v, ctype=tn[:-1].strip())
+            if tn.replace("const", "").replace("volatile", "").replace(" ", "") == "void*":
+                return self.convert(tn, v)  # an address held as a number (RELOC_HIDE's)
             raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
         return self.convert(tn, v)
 
@@ -1584,17 +1638,6 @@ class Interp:
         if name == "__va":
             use(name)
             return state, CInt(self.inp.page_offset + self.as_int(ev(0)))
-        if name == "atomic_set":
-            use(name)
-            if site is None:
-                raise InterpError(f"{name} needs a call site")
-            frame, call = site
-            p = ev(0)
-            if not isinstance(p, Ptr) or p.region not in ("page", "local"):
-                raise InterpError(f"{frame.at(call)}: atomic_set on a non-memmap pointer")
-            loc = self.ploc(p, 0, 4, "int")
-            v = ev(1)
-            return self.store(frame, call, loc, v, state), None
         if name.startswith("__SetPage") or name.startswith("__ClearPage"):
             use("__SetPage*")
             flag = "PG_" + name.removeprefix("__SetPage").removeprefix("__ClearPage").lower()
@@ -1879,6 +1922,10 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
     _EXPR_CACHE[body] = out
     return out
 
+
+#: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
+#: (headers outside the files read are never patched: their text is the one on disk)
+_HEADERS: dict[tuple[str, str], KernelTree] = {}
 
 #: Process-wide memo: a statement macro body's parse tree by its text (pure).
 _STMT_CACHE: dict[str, tuple[Node, bytes]] = {}

@@ -266,6 +266,25 @@ class TypedTree:
                                **cfront.macro_constants(self.unit)}
         return self._constants.get(name)
 
+    # -- definitions ------------------------------------------------------------------------
+
+    def definition(self, name: str) -> tuple[Path, str, int] | None:
+        """Where clang found the definition of the function or macro ``name`` compiled in
+        this configuration (a static inline helper of a header the tree's file includes,
+        an arch's own one included): the root it is read under, the file relative to it
+        and the line the definition starts on; None if clang has none (a declaration only,
+        a macro-generated function: its text is the generating macro's use)."""
+        found = [c for c in self.unit.top(_K.FUNCTION_DECL).get(name, ()) if c.is_definition()]
+        macros = self.unit.top(_K.MACRO_DEFINITION).get(name, ())
+        start = found[0].extent.start if found else macros[-1].location if macros else None
+        if start is None or start.file is None:
+            return None
+        path = Path(start.file.name)
+        for root in self.unit.roots:
+            if path.is_relative_to(root):
+                return root, str(path.relative_to(root)), int(start.line)
+        return None
+
     # -- functions -------------------------------------------------------------------------
 
     def function(self, name: str) -> FunctionTypes | None:
