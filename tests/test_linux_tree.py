@@ -28,6 +28,7 @@ from equiv.memmap import Scenario, concrete_inputs, geometry, join_key, vmemmap_
 from equiv.page_model import Layout, PageState
 from equiv.proofs import main
 from equiv.zone_device.source.cinterp import (
+    NO_EFFECT,
     TRUSTED,
     CCond,
     CInt,
@@ -275,6 +276,36 @@ class TestHelpersFromText:
         page = st2.mem.read(CBV(5, 64), st2.pc)
         addr = 0xFFFFEA0000000000 + 5 * it.psize + lru.offset
         assert [addr, addr] == [int(page.load(lru.offset + o, 8)) for o in (0, 8)]
+        # INIT_LIST_HEAD's WRITE_ONCE runs from rwonce.h; its stores are the lines using it
+        assert {"WRITE_ONCE", "__WRITE_ONCE"} <= set(it.interpreted)
+        assert it.trusted_used == {NO_EFFECT}  # compiletime_assert_rwonce_type's check
+        assert page.origin is not None
+        assert page.origin[lru.offset][-1].startswith("include/linux/list.h:37: ")
+        assert page.origin[lru.offset + 8][-1].startswith("include/linux/list.h:38: ")
+
+    def test_helpers_of_headers_not_read_run_where_clang_compiled_them(
+            self, tree612: KernelTree) -> None:
+        """atomic_set is not in the files read: it runs from the header clang compiled it
+        from, down to x86's arch_atomic_set and rwonce.h's __WRITE_ONCE, through the
+        instrumentation hooks (no-ops in this configuration, their arguments evaluated:
+        absolute_pointer's GNU statement expression); the 4-byte counter is stored."""
+        it, st = _concrete(tree612, tree612)
+        ref = it.structs["page"].member("_refcount")
+        assert ref is not None
+        p = Ptr("page", "atomic_t", idx=CBV(3, 64), off=ref.offset)
+        st2, _ = it.call("atomic_set", [p, CInt(CBV((1 << 64) - 1, 64), True, 32)], st)
+        page = st2.mem.read(CBV(3, 64), st2.pc)
+        assert 0xFFFFFFFF == int(page.load(ref.offset, 4))
+        assert {"atomic_set": "include/linux/atomic/atomic-instrumented.h:64",
+                "raw_atomic_set": "include/linux/atomic/atomic-arch-fallback.h:500",
+                "arch_atomic_set": "arch/x86/include/asm/atomic.h:26",
+                "instrument_atomic_write": "include/linux/instrumented.h:80",
+                "__WRITE_ONCE": "include/asm-generic/rwonce.h:53"} == \
+            {n: it.interpreted.get(n) for n in ("atomic_set", "raw_atomic_set",
+                                                "arch_atomic_set", "instrument_atomic_write",
+                                                "__WRITE_ONCE")}
+        assert "RELOC_HIDE" in it.interpreted and not it.trusted_used
+        assert it.header_definition("__SetPageHead") is None  # made by page-flags.h's macros
 
     def test_typeof_casts_of_the_align_macros(self, linux612: Path, tree612: KernelTree,
                                               tmp_path: Path) -> None:

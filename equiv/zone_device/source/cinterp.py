@@ -1960,5 +1960,5 @@ def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCa
     return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
 
 
-__all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
-           "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]
+__all__ = ["MAX_TRIPS", "NO_EFFECT", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle",
+           "PageStore", "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]
