@@ -147,53 +147,67 @@ class Trusted:
 NO_EFFECT = "cond_resched, pr_debug, BUILD_BUG_ON, compiletime_assert, VM_BUG_ON*, fallthrough"
 
 
-def _t(name: str, model: str) -> tuple[str, Trusted]:
-    return name, Trusted(name, model)
+def _t(name: str, model: str, why: str) -> tuple[str, Trusted]:
+    return name, Trusted(name, f"{model}; not interpreted: {why}")
 
 
-#: Helpers (functions, macros, constants) taken from the model rather than the tree's text.
-#: Kept here although their text could be read: ``WRITE_ONCE`` (include/asm-generic/rwonce.h:
-#: a ``do { ... } while (0)`` statement macro storing through ``*(volatile typeof(x) *)&(x)``),
-#: ``page_folio`` (page-flags.h: a ``_Generic`` over ``_compound_head()``, which reads
-#: ``compound_head`` through ``READ_ONCE`` and turns that address back into a pointer, and
-#: ``page_fixed_fake_head()``'s static key), ``folio_test_large`` (page-flags.h: its
-#: ``folio_test_head()`` is made by the ``FOLIO_FLAG`` token-pasting macros),
-#: ``__pfn_to_section`` / ``early_section`` (mmzone.h: the global ``mem_section`` array is
-#: not modelled; the input ``early_section(nr)`` stands for ``section_mem_map &
-#: SECTION_IS_EARLY``).
+#: Helpers (functions, macros, variables) and modelling choices taken from the model rather
+#: than the tree's text, each with its model and why it is not interpreted.  Everything else
+#: runs from the text: the files read (:data:`~equiv.zone_device.source.files.FILES`), the
+#: static inline helpers and macros of the headers clang compiled (``atomic_set`` down to
+#: the arch's ``arch_atomic_set``: :meth:`Interp.header_definition`), and the constants
+#: clang evaluates (:meth:`Interp.constant`).
 TRUSTED: dict[str, Trusted] = dict((
-    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
-    _t("__va", "PAGE_OFFSET + address (direct map)"),
+    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)",
+       "vmemmap is the global vmemmap_base (placed by KASLR), and struct pages are addressed "
+       "by pfn here"),
+    _t("__va", "PAGE_OFFSET + address (direct map)",
+       "PAGE_OFFSET is the global page_offset_base; reached only under WANT_PAGE_VIRTUAL, "
+       "which no .config of a preset sets"),
     _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
-                     "(bit numbers from the tree's enum pageflags)"),
-    _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
-    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
-    _t("memcpy", "the bytes of the source, in order, each keeping its provenance (the C "
-                 "library / arch string routine is not read)"),
+                     "(bit numbers from the tree's enum pageflags)",
+       "page-flags.h's token-pasting PAGEFLAG macros make these functions: no text of "
+       "theirs to read"),
+    _t("folio_test_large", "test_bit(PG_head, &folio->flags)",
+       "its folio_test_head() is made by page-flags.h's FOLIO_FLAG token-pasting macros"),
+    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT",
+       "the global mem_section array is not modelled"),
+    _t("memcpy", "the bytes of the source, in order, each keeping its provenance",
+       "the arch string routine (assembly) is not C"),
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
-                            "--copy-primitive's)"),
-    _t("memset", "every byte the fill value"),
+                            "--copy-primitive's)", "the arch routine's non-temporal stores"),
+    _t("memset", "every byte the fill value", "the arch string routine (assembly) is not C"),
     _t(cexpr.AGGREGATE_INIT, "the bytes an initialiser list or compound literal does not "
        "name are zero, padding included (C11 6.7.9p10/p21 zero the members; GCC clears the "
-       "whole object)"),
+       "whole object)", "a choice about padding, which C leaves unspecified"),
     _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
-       "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
-    _t("early_section", "the symbolic input early_section(section number)"),
+       "would (GCC copies the whole object)",
+       "a choice about padding, which C11 6.2.6.1p6 leaves unspecified"),
+    _t("early_section", "the symbolic input early_section(section number)",
+       "section_mem_map & SECTION_IS_EARLY of the global mem_section array, not modelled"),
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
        "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
-       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)"),
+       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)",
+       "the caller's objects: the inputs of the proof"),
     _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
        "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
-       "(mm/page_alloc.c is not read; equiv/zone_device/source/slow_v612y.py)"),
+       "(equiv/zone_device/source/slow_v612y.py)", "mm/page_alloc.c is not read"),
     _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
-       "bitmap cell (mm/page_alloc.c is not read)"),
-    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
-    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
-    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
-    _t(NO_EFFECT, "no effect on memory (compiletime_assert: a check the build makes)"),
-    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
-    _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
+       "bitmap cell", "mm/page_alloc.c is not read"),
+    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]",
+       "a _Generic over _compound_head(), whose page_fixed_fake_head() tests a static key"),
+    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]",
+       "a static key under KASAN_HW_TAGS"),
+    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff",
+       "a try_cmpxchg() loop (inline assembly)"),
+    _t(NO_EFFECT, "no effect on memory (compiletime_assert: a check the build makes)",
+       "scheduling, printing, compile-time checks and debug-only checks"),
+    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition",
+       "the warning is the arch's bug table (inline assembly); likely() is "
+       "__builtin_expect()"),
+    _t("jiffies, jiffies_to_msecs", "0 (only printed)",
+       "a global variable; kernel/time/time.c is not read"),
 ))
 
 
