@@ -22,8 +22,8 @@ promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint
 (``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
 expression (clang's value for the ``sizeof`` written there),
-``&``/``*``/``->``/``.``/``[]``, pointer differences (struct pages; ``zone_idx``'s into
-``pgdat->node_zones``), unsigned ``/`` and ``%``,
+``&``/``*``/``->``/``.``/``[]``, GNU statement expressions ``({ ...; e; })``, pointer
+differences (struct pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees, any helper may build one), struct assignment and struct
 arguments by value (copies of every byte), ``memcpy``/``memset`` (trusted, byte by byte
@@ -37,15 +37,18 @@ Whether a branch is feasible is asked of an *oracle* (a z3 solver holding the as
 loops with symbolic bounds end where the assumptions end them; a branch the assumptions force
 keeps the path condition it had.
 
-Helpers the tree's text does not define in the parsed files (or defines through macros this
-interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
-run records which were used (:attr:`Interp.trusted_used`); the helpers run from the text are
-in :attr:`Interp.interpreted` with their file:line.  Small helpers are read from their own
-headers (:data:`equiv.zone_device.source.files.FILES`) rather than trusted: ``INIT_LIST_HEAD``
-(include/linux/list.h), ``is_power_of_2`` (include/linux/log2.h), ``IS_ALIGNED`` / ``ALIGN``
-(include/linux/align.h, include/uapi/linux/const.h), ``pageblock_align``
-(include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
-(include/linux/mmzone.h).
+Helpers are run from the text wherever there is one: the files read
+(:data:`equiv.zone_device.source.files.FILES`: ``INIT_LIST_HEAD`` of include/linux/list.h,
+``is_power_of_2``, ``IS_ALIGNED`` / ``ALIGN``, ``pageblock_align``, ``zone_idx``,
+``pfn_to_section_nr``, ``ATOMIC_INIT`` of include/linux/types.h, ``WRITE_ONCE`` of
+include/asm-generic/rwonce.h as a ``do { ... } while (0)`` statement macro run where it is
+used), then the headers clang compiled, read where clang found the definition
+(:meth:`Interp.header_definition`: ``atomic_set`` down to the arch's ``arch_atomic_set``);
+constants are clang's constant evaluation (:meth:`Interp.constant`).  The rest (no C text:
+assembly, token-pasted functions, global variables the model does not hold, or a file not
+read) is *trusted*: :data:`TRUSTED` maps each to its model and why, and every run records
+which were used (:attr:`Interp.trusted_used`); the helpers run from the text are in
+:attr:`Interp.interpreted` with their file:line.
 
 Types: every size, member offset, union view, integer width and signedness, the declared
 type of every parameter and local of a function clang typed, and the type a binary operator
