@@ -90,7 +90,9 @@ static inline void t_pick(struct page *p, struct page *q, unsigned long c)
 
 
 class TestInitialisers:
-    CODE = """
+    #: include/linux/types.h's ATOMIC_INIT, which the tree's files read define
+    ATOMIC = "#define ATOMIC_INIT(i) { (i) }\n"
+    CODE = ATOMIC + """
 static inline void t_literal(struct page *page, unsigned long x)
 {
 	*page = (struct page){ .flags = x, ._refcount = ATOMIC_INIT(1),
@@ -138,7 +140,8 @@ static inline void t_atomic(struct page *page)
         got = _bytes(st2, 0x10)
         want = 0xABCD | (0xFFFFFFFF << (8 * MAPCOUNT)) | (1 << (8 * REFCOUNT))
         assert got == want
-        assert {AGGREGATE_INIT, ATOMIC_INIT} <= it.trusted_used <= set(TRUSTED)
+        assert {AGGREGATE_INIT} <= it.trusted_used <= set(TRUSTED)
+        assert ATOMIC_INIT in it.interpreted and ATOMIC_INIT not in TRUSTED
 
     def test_initialisers_read_the_object_as_it_was(self, tmp_path: Path) -> None:
         """``*page = (struct page){ .index = page->index + 1 }`` reads ``page->index``
@@ -162,20 +165,28 @@ static inline void t_atomic(struct page *page)
         with pytest.raises(InterpError, match=why):
             it.call(fn, [_page(0x10)], st)
 
-    def test_atomic_init_from_the_text(self, tmp_path: Path) -> None:
-        """Where a file read defines ``ATOMIC_INIT`` (include/linux/types.h's text), it is
-        expanded from there, not trusted."""
-        it, st = _run(tmp_path, "#define ATOMIC_INIT(i) { (i) }\n" + self.CODE)
+    def test_atomic_init_only_from_the_text(self, tmp_path: Path) -> None:
+        """``ATOMIC_INIT`` is expanded from the text that defines it (include/linux/types.h
+        in a tree), never trusted: where no file read defines it, the run stops, for a
+        member of a compound literal and for an ``atomic_t`` local alike."""
+        it, st = _run(tmp_path, self.CODE)
         st2, _ = it.call("t_literal", [_page(0x10), _ul(3)], st)
         assert _field(_bytes(st2, 0x10), REFCOUNT, 4) == 1
         assert "ATOMIC_INIT" in it.interpreted and ATOMIC_INIT not in it.trusted_used
+        it, st = _run(tmp_path, self.CODE.removeprefix(self.ATOMIC))
+        with pytest.raises(InterpError, match="ATOMIC_INIT is not defined"):
+            it.call("t_literal", [_page(0x10), _ul(3)], st)
+        with pytest.raises(InterpError, match="ATOMIC_INIT"):
+            it.call("t_atomic", [_page(0x10)], st)
 
     def test_atomic_init_of_a_local(self, tmp_path: Path) -> None:
         """An atomic_t local (an integer here: its counter, as clang lays atomic_t out)
-        initialised by ATOMIC_INIT and assigned to a struct page's atomic_t member."""
+        initialised by ATOMIC_INIT (its braced body's one member) and assigned to a struct
+        page's atomic_t member."""
         it, st = _run(tmp_path, self.CODE)
         st2, _ = it.call("t_atomic", [_page(0x10)], st)
         assert _field(_bytes(st2, 0x10), REFCOUNT, 4) == 5
+        assert "ATOMIC_INIT" in it.interpreted
 
 
 class TestLoopDirections:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import z3
+from attrs import evolve
 from host_lock import host_lock
 
 from equiv.config import PRESETS
@@ -27,6 +28,7 @@ from equiv.memmap import Scenario, concrete_inputs, geometry, join_key, vmemmap_
 from equiv.page_model import Layout, PageState
 from equiv.proofs import main
 from equiv.zone_device.source.cinterp import (
+    NO_EFFECT,
     TRUSTED,
     CCond,
     CInt,
@@ -189,9 +191,49 @@ def _truth(v: object) -> bool:
     return bool(v.c) if isinstance(v, CCond) else _int(v) != 0
 
 
+#: constants clang evaluates under x86_64-default's headers, and where each is defined
+CONSTANTS = {
+    "PAGE_SHIFT": (12, "arch/x86/include/asm/page_types.h:10"),
+    "PAGE_SIZE": (4096, "arch/x86/include/asm/page_types.h:11"),
+    "PAGES_PER_SECTION": (1 << 15, "include/linux/mmzone.h:1773"),
+    "pageblock_order": (9, "include/linux/pageblock-flags.h:44"),
+    "pageblock_nr_pages": (512, "include/linux/pageblock-flags.h:59"),
+    "TAIL_MAPPING": (0xDEAD000000000400, "include/linux/poison.h:34"),
+    "ZONES_PGSHIFT": (55, "include/linux/mmzone.h:1098"),
+    "NODES_MASK": (63, "include/linux/mmzone.h:1116"),
+    "ZONE_DEVICE": (4, "include/linux/mmzone.h:810"),
+    "MIGRATE_MOVABLE": (1, "include/linux/mmzone.h:50"),
+}
+
+
 class TestHelpersFromText:
     def test_no_helper_read_from_the_text_is_trusted(self) -> None:
         assert set() == set(FROM_TEXT) & set(TRUSTED)
+
+    def test_constants_from_clang(self, tree612: KernelTree) -> None:
+        """The arch, poison and page-flags layout macros and the enumeration constants are
+        clang's constant evaluation under the preset's headers, with clang's types (an
+        ``int`` PAGE_SHIFT, an ``unsigned long`` PAGE_SIZE, TAIL_MAPPING's address), run
+        from where they are defined and equal to the model's; none is trusted."""
+        it, _ = _concrete(tree612, tree612)
+        for name, (value, where) in CONSTANTS.items():
+            got = it.constant(name)
+            assert isinstance(got, CInt) and _int(got) == value, name
+            assert where == it.interpreted[name]
+            assert value == it.model_constants()[name]
+        shift, size = it.constant("PAGE_SHIFT"), it.constant("PAGE_SIZE")
+        assert isinstance(shift, CInt) and isinstance(size, CInt)
+        assert ((32, True), (64, False)) == (shift.ctype, size.ctype)
+        assert it.constant("NOT_A_KERNEL_CONSTANT") is None
+        assert not it.trusted_used and not {n for n in TRUSTED if "constant" in n}
+
+    def test_a_constant_the_model_disagrees_with_stops_the_run(self, tree612: KernelTree) -> None:
+        """A model whose configuration says another pageblock order than the tree's headers
+        (clang's 9 on x86_64) fails loudly where the C reads it."""
+        it, _ = _concrete(tree612, tree612)
+        it.cfg = evolve(CFG, PAGEBLOCK_ORDER=10)
+        with pytest.raises(InterpError, match="pageblock_order is 0x9 in clang's evaluation"):
+            it.constant("pageblock_order")
 
     @pytest.mark.parametrize(("preset", "order", "names"), [
         # order 2 (every role; 15-40 s since the loops are summarised): a slow test
@@ -234,6 +276,36 @@ class TestHelpersFromText:
         page = st2.mem.read(CBV(5, 64), st2.pc)
         addr = 0xFFFFEA0000000000 + 5 * it.psize + lru.offset
         assert [addr, addr] == [int(page.load(lru.offset + o, 8)) for o in (0, 8)]
+        # INIT_LIST_HEAD's WRITE_ONCE runs from rwonce.h; its stores are the lines using it
+        assert {"WRITE_ONCE", "__WRITE_ONCE"} <= set(it.interpreted)
+        assert it.trusted_used == {NO_EFFECT}  # compiletime_assert_rwonce_type's check
+        assert page.origin is not None
+        assert page.origin[lru.offset][-1].startswith("include/linux/list.h:37: ")
+        assert page.origin[lru.offset + 8][-1].startswith("include/linux/list.h:38: ")
+
+    def test_helpers_of_headers_not_read_run_where_clang_compiled_them(
+            self, tree612: KernelTree) -> None:
+        """atomic_set is not in the files read: it runs from the header clang compiled it
+        from, down to x86's arch_atomic_set and rwonce.h's __WRITE_ONCE, through the
+        instrumentation hooks (no-ops in this configuration, their arguments evaluated:
+        absolute_pointer's GNU statement expression); the 4-byte counter is stored."""
+        it, st = _concrete(tree612, tree612)
+        ref = it.structs["page"].member("_refcount")
+        assert ref is not None
+        p = Ptr("page", "atomic_t", idx=CBV(3, 64), off=ref.offset)
+        st2, _ = it.call("atomic_set", [p, CInt(CBV((1 << 64) - 1, 64), True, 32)], st)
+        page = st2.mem.read(CBV(3, 64), st2.pc)
+        assert 0xFFFFFFFF == int(page.load(ref.offset, 4))
+        assert {"atomic_set": "include/linux/atomic/atomic-instrumented.h:64",
+                "raw_atomic_set": "include/linux/atomic/atomic-arch-fallback.h:500",
+                "arch_atomic_set": "arch/x86/include/asm/atomic.h:26",
+                "instrument_atomic_write": "include/linux/instrumented.h:80",
+                "__WRITE_ONCE": "include/asm-generic/rwonce.h:53"} == \
+            {n: it.interpreted.get(n) for n in ("atomic_set", "raw_atomic_set",
+                                                "arch_atomic_set", "instrument_atomic_write",
+                                                "__WRITE_ONCE")}
+        assert "RELOC_HIDE" in it.interpreted and not it.trusted_used
+        assert it.header_definition("__SetPageHead") is None  # made by page-flags.h's macros
 
     def test_typeof_casts_of_the_align_macros(self, linux612: Path, tree612: KernelTree,
                                               tmp_path: Path) -> None:

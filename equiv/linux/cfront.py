@@ -58,7 +58,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attrs import frozen
+from attrs import field, frozen
 from clang import cindex
 
 from equiv.engine.errors import InputError
@@ -274,6 +274,17 @@ class Unit:
     tu: cindex.TranslationUnit
     file: str  #: the parsed file, relative to the tree (``mm/mm_init.c``)
     roots: tuple[Path, ...]
+    _top: dict[Any, dict[str, list[cindex.Cursor]]] = field(factory=dict, init=False,
+                                                            repr=False)
+
+    def top(self, kind: Any) -> dict[str, list[cindex.Cursor]]:
+        """The cursors of the file's scope of ``kind`` (a ``CursorKind``) by name, in the
+        order clang read them (one walk of the scope, kept)."""
+        if not self._top:
+            self._top[None] = {}
+            for c in self.tu.cursor.get_children():
+                self._top.setdefault(c.kind, {}).setdefault(str(c.spelling), []).append(c)
+        return self._top.get(kind, {})
 
     def name(self, path: str) -> str:
         """``path`` relative to the first root it is under (as it is otherwise)."""
@@ -345,7 +356,7 @@ def _relative(roots: tuple[Path, ...], path: str) -> str:
 
 def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
           extra: str = "", files: Mapping[str, str] | None = None,
-          include: Sequence[Path] = ()) -> Unit:
+          include: Sequence[Path] = (), macros: bool = False) -> Unit:
     """``file`` of ``tree`` (relative, e.g. ``mm/mm_init.c``) parsed and typed by clang with
     :func:`clang_args`.
 
@@ -354,7 +365,9 @@ def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
     an unsaved file under the file's own name, so its ``#include "..."`` still resolve.
     ``files`` replaces the text of other files of the tree (relative paths: a patched
     header) the same way; ``include`` adds directories searched after all others (the
-    file's own directory in a tree that holds the rest of it).
+    file's own directory in a tree that holds the rest of it).  ``macros`` keeps clang's
+    record of the macros defined (``PARSE_DETAILED_PROCESSING_RECORD``), for
+    :func:`macro_constants` to say where each is defined.
 
     Raises:
         InputError: a missing tree, file or headers; an error clang reports (the first one,
@@ -371,7 +384,8 @@ def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
     if text is not None or extra:
         unsaved.append((str(path), (path.read_text() if text is None else text) + extra))
     try:
-        tu = _index().parse(str(path), args=args, unsaved_files=unsaved)
+        tu = _index().parse(str(path), args=args, unsaved_files=unsaved,
+                            options=_MACROS if macros else 0)
     except cindex.TranslationUnitLoadError as e:
         raise InputError(f"{path}: clang could not load it ({e})") from None
     roots = tuple(dict.fromkeys([tree, headers.source, headers.build]))
@@ -382,6 +396,84 @@ def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
         where = f"{_relative(roots, loc.file.name)}:{loc.line}" if loc.file else "clang"
         raise InputError(f"{where}: {errors[0].spelling}{more}")
     return Unit(tu, file, roots)
+
+
+# --- constants ----------------------------------------------------------------------------
+
+_MACROS = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
+#: the function :func:`constant_probe` appends to a file
+PROBE = "__equiv_constants"
+_TYPE, _BITS = "__equiv_type_", "__equiv_bits_"
+
+
+def constant_probe(names: Iterable[str]) -> str:
+    """C text to append to a file (:func:`parse`'s ``extra``, with ``macros``) that makes
+    clang type and evaluate each object-like macro of ``names`` the file defines at its end:
+    a function :data:`PROBE` whose locals are ``__auto_type __equiv_type_N = (N);`` (the
+    macro's expansion, with its own type) and ``unsigned long long __equiv_bits_N =
+    (unsigned long long)(N);`` (its value as 64 bits, a pointer's address included), each
+    under ``#ifdef N`` (a macro the file does not define is not asked).  A macro that is
+    not a constant there (a variable's name) is typed and not evaluated."""
+    body = "".join(f"#ifdef {n}\n\t__auto_type {_TYPE}{n} = ({n});\n"
+                   f"\tunsigned long long {_BITS}{n} = (unsigned long long)({n});\n#endif\n"
+                   for n in names)
+    return f"\nstatic void __attribute__((unused)) {PROBE}(void)\n{{\n{body}}}\n"
+
+
+@frozen(kw_only=True)
+class Constant:
+    """An object-like macro or an enumeration constant, as clang types and evaluates it."""
+
+    name: str
+    where: str  #: ``file:line`` of its (last) definition
+    type: str  #: its canonical type (``int``, ``unsigned long``, ``void *``)
+    signed: bool | None  #: :func:`signedness` (None: not an integer type)
+    size: int | None  #: ``sizeof`` its type
+    pointer: bool
+    value: int | None  #: clang's constant evaluation, as 64 bits two's complement; None if not a constant
+
+
+def macro_constants(unit: Unit) -> dict[str, Constant]:
+    """The macros :func:`constant_probe` asked about, as clang types and evaluates them in
+    ``unit`` (parsed with that probe and ``macros``); {} when it has no probe."""
+    fn = _definition(unit, frozenset({_K.FUNCTION_DECL}), PROBE)
+    if fn is None:
+        return {}
+    defs = unit.top(_K.MACRO_DEFINITION)
+    typed: dict[str, cindex.Type] = {}
+    bits: dict[str, int | None] = {}
+    for c in fn.walk_preorder():
+        if c.kind != _K.VAR_DECL:
+            continue
+        name = str(c.spelling)
+        init = [k for k in c.get_children() if k.kind.is_expression()]
+        if name.startswith(_TYPE):
+            typed[name.removeprefix(_TYPE)] = c.type.get_canonical()
+        elif name.startswith(_BITS) and init:
+            v = evaluate(init[-1])
+            bits[name.removeprefix(_BITS)] = None if v is None else v & ((1 << 64) - 1)
+    out: dict[str, Constant] = {}
+    for name, t in typed.items():
+        where = unit.where(defs[name][-1].location) if defs.get(name) else "?"
+        out[name] = Constant(name=name, where=where, type=str(t.spelling), signed=signedness(t),
+                             size=_size(t), pointer=t.kind == _T.POINTER, value=bits.get(name))
+    return out
+
+
+def enum_constants(unit: Unit) -> dict[str, Constant]:
+    """Every enumeration constant of the file's scope (C11 6.7.2.2p3: of type ``int``), with
+    the value clang gives it, where it is declared."""
+    out: dict[str, Constant] = {}
+    for decls in unit.top(_K.ENUM_DECL).values():
+        for e in decls:
+            for c in e.get_children():
+                if c.kind == _K.ENUM_CONSTANT_DECL:
+                    t = c.type.get_canonical()
+                    out[str(c.spelling)] = Constant(
+                        name=str(c.spelling), where=unit.where(c.location), type=str(t.spelling),
+                        signed=signedness(t), size=_size(t), pointer=False,
+                        value=int(c.enum_value) & ((1 << 64) - 1))
+    return out
 
 
 # --- struct layouts -----------------------------------------------------------------------
@@ -446,10 +538,8 @@ class StructLayout:
 
 
 def _definition(unit: Unit, kinds: frozenset[Any], name: str) -> cindex.Cursor | None:
-    for c in unit.tu.cursor.get_children():
-        if c.kind in kinds and c.spelling == name and c.is_definition():
-            return c
-    return None
+    found = [c for k in kinds for c in unit.top(k).get(name, ()) if c.is_definition()]
+    return found[0] if found else None
 
 
 def struct_layout(unit: Unit, name: str) -> StructLayout:
@@ -735,7 +825,8 @@ def _conversion(unit: Unit, c: cindex.Cursor, parent: cindex.Cursor) -> Conversi
 
 
 __all__ = [
-    "DEBIAN_ARCHES", "ERROR_FLAGS", "FORCED", "TYPE_FLAGS", "BinaryOp", "Conversion", "Field",
-    "FunctionTypes", "Headers", "Operand", "StructLayout", "TraitExpr", "Unit", "Variable",
-    "clang_args", "evaluate", "function_types", "parse", "signedness", "struct_layout",
+    "DEBIAN_ARCHES", "ERROR_FLAGS", "FORCED", "PROBE", "TYPE_FLAGS", "BinaryOp", "Constant",
+    "Conversion", "Field", "FunctionTypes", "Headers", "Operand", "StructLayout", "TraitExpr",
+    "Unit", "Variable", "clang_args", "constant_probe", "enum_constants", "evaluate",
+    "function_types", "macro_constants", "parse", "signedness", "struct_layout",
 ]

@@ -26,8 +26,8 @@ with itself).
   anonymous structs and unions included); initialisers apply in order and two that
   overlap stop the run (a union's members: 6.7.9p19 leaves the bytes of the other member
   unspecified).  An ``atomic_t`` member takes ``ATOMIC_INIT(i)`` (include/linux/types.h:
-  ``{ (i) }``, expanded from the tree's text where the tree defines it, else trusted as
-  that text) or ``{ i }``.  Positional initialisers are taken only as ``{ }`` and
+  ``{ (i) }``, expanded from the tree's text; a tree whose files read do not define it
+  stops the run) or ``{ i }``.  Positional initialisers are taken only as ``{ }`` and
   ``{ 0 }`` (the whole object zero); array designators are not modelled.
 """
 
@@ -58,7 +58,7 @@ from equiv.zone_device.source.cstmt import is_aggregate, same_type, step_text, s
 MAX_FORKS = 16
 #: the trusted-helper key of the zeroing of what an initialiser list does not name
 AGGREGATE_INIT = "struct initialiser list, compound literal"
-#: the trusted-helper key of ``ATOMIC_INIT`` when the tree's text does not define it
+#: the macro an ``atomic_t`` is initialised with (include/linux/types.h, read from the text)
 ATOMIC_INIT = "ATOMIC_INIT"
 
 
@@ -286,7 +286,7 @@ def init_struct(it: Host, frame: Frame, node: Node, dst: Loc, init: Node,
     return evolve(state, stack={n: p for n, p in state.stack.items() if n != tmp}), to
 
 
-def _items(init: Node) -> list[Node]:
+def init_items(init: Node) -> list[Node]:
     return [c for c in init.named_children if c.type != "comment"]
 
 
@@ -294,7 +294,7 @@ def _fill(it: Host, frame: Frame, node: Node, obj: Ptr, init: Node, state: State
           done: list[tuple[int, int]]) -> State:
     """The members ``init`` names stored into the zeroed struct ``obj`` points to, in order;
     ``done`` holds the byte ranges initialised so far (relative to the outermost object)."""
-    items = _items(init)
+    items = init_items(init)
     positional = [c for c in items if c.type != "initializer_pair"]
     if positional:
         if len(items) == 1 and text(frame.src, items[0]).strip() == "0":
@@ -331,25 +331,23 @@ def _member(it: Host, frame: Frame, node: Node, loc: Loc, value: Node, state: St
     counter = loc.ctype in ("atomic_t", "atomic_long_t")
     if value.type == "call_expression" and \
             text(frame.src, child(value, "function")) == "ATOMIC_INIT":
-        got = _macro(it, "ATOMIC_INIT")
+        got = _macro(it, ATOMIC_INIT)
         args = child(value, "arguments").named_children
         if got is None:  # include/linux/types.h: #define ATOMIC_INIT(i) { (i) }
-            it.trusted_used.add(ATOMIC_INIT)
-            if len(args) != 1:
-                raise InterpError(f"{frame.at(value)}: ATOMIC_INIT of {len(args)} operands")
-            return _counter(it, frame, node, loc, args[0], state)
+            raise InterpError(f"{frame.at(value)}: ATOMIC_INIT is not defined in the files "
+                              "read (include/linux/types.h)")
         params, body, where = got
         if len(params) != len(args):
             raise InterpError(f"{frame.at(value)}: ATOMIC_INIT ({where}) takes "
                               f"{len(params)} operands")
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
-        expanded, msrc = _parse_init(body)
+        expanded, msrc = parse_init(body)
         file, _, line = where.rpartition(":")
         mframe = Frame(msrc, file, "ATOMIC_INIT", bound, int(line) if line.isdigit() else 1)
         return _member(it, mframe, node, loc, expanded, state, done)
     if value.type == "initializer_list":
         if counter:
-            items = _items(value)
+            items = init_items(value)
             if len(items) != 1 or items[0].type == "initializer_pair":
                 raise InterpError(f"{frame.at(value)}: {loc.ctype} initialised by "
                                   f"{text(frame.src, value)[:40]!r}")
@@ -395,7 +393,7 @@ def _macro(it: Host, name: str) -> tuple[list[str], str, str] | None:
 _INIT_CACHE: dict[str, tuple[Node, bytes]] = {}
 
 
-def _parse_init(body: str) -> tuple[Node, bytes]:
+def parse_init(body: str) -> tuple[Node, bytes]:
     """Parse a macro body as an initialiser (``{ (i) }``)."""
     hit = _INIT_CACHE.get(body)
     if hit is not None:
@@ -412,4 +410,5 @@ def _parse_init(body: str) -> tuple[Node, bytes]:
 
 
 __all__ = ["AGGREGATE_INIT", "ATOMIC_INIT", "MAX_FORKS", "Dead", "Fork", "ForkCtx", "Host",
-           "conditional", "forking", "init_struct", "is_initialiser"]
+           "conditional", "forking", "init_items", "init_struct", "is_initialiser",
+           "parse_init"]

@@ -22,8 +22,8 @@ promotions and usual arithmetic conversions (:mod:`equiv.zone_device.source.cint
 (``(void)`` included, and ``(typeof(x))`` of a
 variable, macro argument or cast: ``IS_ALIGNED``, ``ALIGN``), ``sizeof`` of a type or of an
 expression (clang's value for the ``sizeof`` written there),
-``&``/``*``/``->``/``.``/``[]``, pointer differences (struct pages; ``zone_idx``'s into
-``pgdat->node_zones``), unsigned ``/`` and ``%``,
+``&``/``*``/``->``/``.``/``[]``, GNU statement expressions ``({ ...; e; })``, pointer
+differences (struct pages; ``zone_idx``'s into ``pgdat->node_zones``), unsigned ``/`` and ``%``,
 struct locals (``struct page template;``: bytes of their own, arbitrary until written, their
 address passed to callees, any helper may build one), struct assignment and struct
 arguments by value (copies of every byte), ``memcpy``/``memset`` (trusted, byte by byte
@@ -37,15 +37,18 @@ Whether a branch is feasible is asked of an *oracle* (a z3 solver holding the as
 loops with symbolic bounds end where the assumptions end them; a branch the assumptions force
 keeps the path condition it had.
 
-Helpers the tree's text does not define in the parsed files (or defines through macros this
-interpreter does not expand) are *trusted*: :data:`TRUSTED` maps each to its model, and every
-run records which were used (:attr:`Interp.trusted_used`); the helpers run from the text are
-in :attr:`Interp.interpreted` with their file:line.  Small helpers are read from their own
-headers (:data:`equiv.zone_device.source.files.FILES`) rather than trusted: ``INIT_LIST_HEAD``
-(include/linux/list.h), ``is_power_of_2`` (include/linux/log2.h), ``IS_ALIGNED`` / ``ALIGN``
-(include/linux/align.h, include/uapi/linux/const.h), ``pageblock_align``
-(include/linux/pageblock-flags.h), ``zone_idx``, ``pfn_to_section_nr`` and ``is_highmem_idx``
-(include/linux/mmzone.h).
+Helpers are run from the text wherever there is one: the files read
+(:data:`equiv.zone_device.source.files.FILES`: ``INIT_LIST_HEAD`` of include/linux/list.h,
+``is_power_of_2``, ``IS_ALIGNED`` / ``ALIGN``, ``pageblock_align``, ``zone_idx``,
+``pfn_to_section_nr``, ``ATOMIC_INIT`` of include/linux/types.h, ``WRITE_ONCE`` of
+include/asm-generic/rwonce.h as a ``do { ... } while (0)`` statement macro run where it is
+used), then the headers clang compiled, read where clang found the definition
+(:meth:`Interp.header_definition`: ``atomic_set`` down to the arch's ``arch_atomic_set``);
+constants are clang's constant evaluation (:meth:`Interp.constant`).  The rest (no C text:
+assembly, token-pasted functions, global variables the model does not hold, or a file not
+read) is *trusted*: :data:`TRUSTED` maps each to its model and why, and every run records
+which were used (:attr:`Interp.trusted_used`); the helpers run from the text are in
+:attr:`Interp.interpreted` with their file:line.
 
 Types: every size, member offset, union view, integer width and signedness, the declared
 type of every parameter and local of a function clang typed, and the type a binary operator
@@ -67,6 +70,7 @@ from __future__ import annotations
 import zlib
 from collections.abc import Callable, Iterator
 from functools import partial
+from typing import NoReturn
 
 import z3
 from attrs import evolve, frozen
@@ -142,61 +146,71 @@ class Trusted:
     model: str
 
 
-def _t(name: str, model: str) -> tuple[str, Trusted]:
-    return name, Trusted(name, model)
+#: the trusted key of the calls without effect on memory
+NO_EFFECT = "cond_resched, pr_debug, BUILD_BUG_ON, compiletime_assert, VM_BUG_ON*, fallthrough"
 
 
-#: Helpers (functions, macros, constants) taken from the model rather than the tree's text.
-#: Kept here although their text could be read: ``WRITE_ONCE`` (include/asm-generic/rwonce.h:
-#: a ``do { ... } while (0)`` statement macro storing through ``*(volatile typeof(x) *)&(x)``),
-#: ``page_folio`` (page-flags.h: a ``_Generic`` over ``_compound_head()``, which reads
-#: ``compound_head`` through ``READ_ONCE`` and turns that address back into a pointer, and
-#: ``page_fixed_fake_head()``'s static key), ``folio_test_large`` (page-flags.h: its
-#: ``folio_test_head()`` is made by the ``FOLIO_FLAG`` token-pasting macros),
-#: ``__pfn_to_section`` / ``early_section`` (mmzone.h: the global ``mem_section`` array is
-#: not modelled; the input ``early_section(nr)`` stands for ``section_mem_map &
-#: SECTION_IS_EARLY``).
+def _t(name: str, model: str, why: str) -> tuple[str, Trusted]:
+    return name, Trusted(name, f"{model}; not interpreted: {why}")
+
+
+#: Helpers (functions, macros, variables) and modelling choices taken from the model rather
+#: than the tree's text, each with its model and why it is not interpreted.  Everything else
+#: runs from the text: the files read (:data:`~equiv.zone_device.source.files.FILES`), the
+#: static inline helpers and macros of the headers clang compiled (``atomic_set`` down to
+#: the arch's ``arch_atomic_set``: :meth:`Interp.header_definition`), and the constants
+#: clang evaluates (:meth:`Interp.constant`).
 TRUSTED: dict[str, Trusted] = dict((
-    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)"),
-    _t("__va", "PAGE_OFFSET + address (direct map)"),
-    _t("atomic_set", "a 4-byte store of the value (arch atomic_set = WRITE_ONCE(v->counter, i))"),
-    _t("WRITE_ONCE", "a plain store"),
+    _t("pfn_to_page", "SPARSEMEM_VMEMMAP: vmemmap + pfn (the struct page of pfn)",
+       "vmemmap is the global vmemmap_base (placed by KASLR), and struct pages are addressed "
+       "by pfn here"),
+    _t("__va", "PAGE_OFFSET + address (direct map)",
+       "PAGE_OFFSET is the global page_offset_base; reached only under WANT_PAGE_VIRTUAL, "
+       "which no .config of a preset sets"),
     _t("__SetPage*", "__set_bit(PG_*, &page->flags): non-atomic OR of the bit "
-                     "(bit numbers from the tree's enum pageflags)"),
-    _t("folio_test_large", "test_bit(PG_head, &folio->flags) (FOLIO_TEST_FLAG macros)"),
-    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT"),
-    _t("memcpy", "the bytes of the source, in order, each keeping its provenance (the C "
-                 "library / arch string routine is not read)"),
+                     "(bit numbers from the tree's enum pageflags)",
+       "page-flags.h's token-pasting PAGEFLAG macros make these functions: no text of "
+       "theirs to read"),
+    _t("folio_test_large", "test_bit(PG_head, &folio->flags)",
+       "its folio_test_head() is made by page-flags.h's FOLIO_FLAG token-pasting macros"),
+    _t("__pfn_to_section", "the mem_section of pfn >> PFN_SECTION_SHIFT",
+       "the global mem_section array is not modelled"),
+    _t("memcpy", "the bytes of the source, in order, each keeping its provenance",
+       "the arch string routine (assembly) is not C"),
     _t("memcpy_flushcache", "as memcpy: the same bytes (the store-ordering question is "
-                            "--copy-primitive's)"),
-    _t("memset", "every byte the fill value"),
+                            "--copy-primitive's)", "the arch routine's non-temporal stores"),
+    _t("memset", "every byte the fill value", "the arch string routine (assembly) is not C"),
     _t(cexpr.AGGREGATE_INIT, "the bytes an initialiser list or compound literal does not "
        "name are zero, padding included (C11 6.7.9p10/p21 zero the members; GCC clears the "
-       "whole object)"),
-    _t(cexpr.ATOMIC_INIT, "{ (i) }: the counter i (include/linux/types.h, not read)"),
+       "whole object)", "a choice about padding, which C leaves unspecified"),
     _t(STRUCT_COPY, "every byte of the struct copied, padding included, as memcpy of sizeof "
-       "would (GCC copies the whole object; C11 6.2.6.1p6 leaves the padding unspecified)"),
-    _t("early_section", "the symbolic input early_section(section number)"),
+       "would (GCC copies the whole object)",
+       "a choice about padding, which C11 6.2.6.1p6 leaves unspecified"),
+    _t("early_section", "the symbolic input early_section(section number)",
+       "section_mem_map & SECTION_IS_EARLY of the global mem_section array, not modelled"),
     _t("pgmap->*, altmap->*, zone->*, pgdat->*", "input objects: pgmap->type, "
        "->vmemmap_shift (the order), ->flags (PGMAP_ALTMAP_VALID iff altmap valid), "
        "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
-       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)"),
+       "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)",
+       "the caller's objects: the inputs of the proof"),
     _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
        "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
-       "(mm/page_alloc.c is not read; equiv/zone_device/source/slow_v612y.py)"),
+       "(equiv/zone_device/source/slow_v612y.py)", "mm/page_alloc.c is not read"),
     _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
-       "bitmap cell (mm/page_alloc.c is not read)"),
-    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]"),
-    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]"),
-    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff"),
-    _t("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough", "no effect on memory"),
-    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition"),
-    _t("jiffies, jiffies_to_msecs", "0 (only printed)"),
-    _t("page-flags layout constants", "ZONES/NODES/SECTIONS/LAST_CPUPID/KASAN_TAG _MASK, "
-       "_PGSHIFT, _WIDTH, _SHIFT from the model's FlagsLayout (page-flags-layout.h is not read)"),
-    _t("arch and poison constants", "PAGE_SHIFT, PAGE_SIZE, PAGES_PER_SECTION, "
-       "PFN_SECTION_SHIFT, pageblock_order, pageblock_nr_pages, TAIL_MAPPING "
-       "(0x400 + POISON_POINTER_DELTA), ZONE_DEVICE, MIGRATE_MOVABLE, KASAN_TAG_KERNEL"),
+       "bitmap cell", "mm/page_alloc.c is not read"),
+    _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]",
+       "a _Generic over _compound_head(), whose page_fixed_fake_head() tests a static key"),
+    _t("kasan_enabled", "true (tag-based KASAN configs only) [M]",
+       "a static key under KASAN_HW_TAGS"),
+    _t("page_kasan_tag_set", "the KASAN_TAG field of flags := tag ^ 0xff",
+       "a try_cmpxchg() loop (inline assembly)"),
+    _t(NO_EFFECT, "no effect on memory (compiletime_assert: a check the build makes)",
+       "scheduling, printing, compile-time checks and debug-only checks"),
+    _t("WARN_ON_ONCE, WARN_ON, unlikely, likely", "the value of the condition",
+       "the warning is the arch's bug table (inline assembly); likely() is "
+       "__builtin_expect()"),
+    _t("jiffies, jiffies_to_msecs", "0 (only printed)",
+       "a global variable; kernel/time/time.c is not read"),
 ))
 
 
@@ -372,9 +386,12 @@ class Interp:
         if trusted is not None:
             return trusted
         d = self.tree.find(name, self.menv, "function")
+        m = self.tree.find(name, self.menv, "macro")
+        if d is None and m is None:  # a header the files read are not: where clang found it
+            h = self.header_definition(name)
+            d, m = (h, None) if h is not None and h.kind == "function" else (None, h)
         if d is not None and (self.only is None or name in self.only):
             return self._run_function(d, args, state, site)
-        m = self.tree.find(name, self.menv, "macro")
         if m is not None and m.node.type == "preproc_function_def" and site is not None:
             return self._expand_macro(m, site, state)
         if m is not None and m.node.type == "preproc_def":  # #define f other_function
@@ -386,6 +403,29 @@ class Interp:
         where = f" at {site[0].at(site[1])}" if site else ""
         raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
                           "a trusted helper; model it or add its file")
+
+    def header_definition(self, name: str) -> Definition | None:
+        """The function or macro ``name`` as clang compiled it for this configuration, read
+        from the text of the header clang found it in when the files read
+        (:data:`~equiv.zone_device.source.files.FILES`) do not define it: the static inline
+        helpers of the headers ``mm/mm_init.c`` includes, the arch's own included
+        (``atomic_set`` of include/linux/atomic/atomic-instrumented.h, x86's
+        ``arch_atomic_set``).  Which definition is compiled is clang's answer (its file and
+        line), not the preprocessor conditions read here; None when clang has none, none
+        of that name starts at that line of the text (a function a macro generates), or
+        its text holds preprocessor conditionals (whose branches clang chose, not read
+        here)."""
+        got = self.clang.definition(name)
+        if got is None:
+            return None
+        root, rel, line = got
+        key = (str(root), rel)
+        if key not in _HEADERS:
+            _HEADERS[key] = KernelTree.load(root, [rel])
+        hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
+        if not hits or any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
+            return None  # conditionals inside: clang's choice of their branches is not read
+        return hits[0]
 
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
@@ -442,13 +482,57 @@ class Interp:
         if body is None or len(params) != len(args):
             raise InterpError(f"macro {m.name} at {m.where}: cannot expand")
         self.interpreted.setdefault(m.name, m.where)
-        node, src = _parse_expr(text(m.src, body))
         bound = {p: Lazy(a, frame.src, frame) for p, a in zip(params, args, strict=True)}
+        if text(m.src, body).lstrip().startswith("{"):  # ATOMIC_INIT(i): { (i) }
+            return self._braced_scalar(m, body, bound, state)
+        if text(m.src, body).lstrip().startswith("do"):  # WRITE_ONCE: do { ... } while (0)
+            return self._statement_macro(m, body, bound, site, state)
+        node, src = _parse_expr(text(m.src, body))
         mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
         return self.expr(mframe, node, state)
 
+    def _statement_macro(self, m: Definition, body: Node, bound: dict[str, Lazy],
+                         site: tuple[Frame, Node], state: State) -> tuple[State, Value | None]:
+        """A macro whose body is a statement (``do { ... } while (0)``: ``WRITE_ONCE`` and
+        ``__WRITE_ONCE``, include/asm-generic/rwonce.h) run as that statement where it is
+        used, its arguments substituted.  Its lines are the use's (``file:line`` of the
+        call, as the compiler's expansion has them), so a store it makes is attributed to
+        the line that wrote ``WRITE_ONCE``.
+
+        Raises:
+            InterpError: a ``return`` or ``goto`` leaving the macro's statement.
+        """
+        frame, call = site
+        node, src = _parse_stmt(text(m.src, body))
+        mframe = Frame(src, frame.file, m.name, bound, frame.first_line + call.start_point[0],
+                       fold=True)
+        out = self.stmt(mframe, node, state)
+        if out.ret or out.goto or not out.normal:
+            raise InterpError(f"{frame.at(call)}: macro {m.name} ({m.where}) does not end "
+                              "normally (a return or goto out of a statement macro is not "
+                              "modelled)")
+        return self.merge(out.normal), None
+
+    def _braced_scalar(self, m: Definition, body: Node, bound: dict[str, Lazy],
+                       state: State) -> tuple[State, Value]:
+        """A macro whose body is a braced initialiser of one member (``ATOMIC_INIT(i)``,
+        include/linux/types.h: ``{ (i) }``) used where a value is (``atomic_t v =
+        ATOMIC_INIT(i)``: an ``atomic_t`` local is held as its one ``int`` counter, so the
+        braces initialise that counter, C11 6.7.9p13/p20): the value of that member.
+
+        Raises:
+            InterpError: any other braced body.
+        """
+        init, src = cexpr.parse_init(text(m.src, body))
+        items = cexpr.init_items(init)
+        if len(items) != 1 or items[0].type == "initializer_pair":
+            raise InterpError(f"macro {m.name} at {m.where}: a braced initialiser of "
+                              f"{len(items)} members used as a value")
+        mframe = Frame(src, m.file, m.name, bound, body.start_point[0] + 1, fold=True)
+        return self.expr(mframe, items[0], state)
+
     def _object_macro(self, name: str, state: State) -> tuple[State, Value] | None:
-        m = self.tree.find(name, self.menv, "macro")
+        m = self.tree.find(name, self.menv, "macro") or self.header_definition(name)
         if m is None or m.node.type != "preproc_def":
             return None
         body = m.node.child_by_field_name("value")
@@ -661,7 +745,7 @@ class Interp:
             if node.named_children:
                 e = node.named_children[0]
                 if e.type == "identifier" and text(frame.src, e) == "fallthrough":
-                    self.trusted_used.add("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    self.trusted_used.add(NO_EFFECT)
                     out.normal.append(state)
                     return out
                 state, _ = self.expr(frame, e, state)
@@ -788,6 +872,8 @@ class Interp:
         t = node.type
         src = frame.src
         if t == "parenthesized_expression":
+            if node.named_children[-1].type == "compound_statement":  # ({ ...; e; })
+                return self._statement_expression(frame, node.named_children[-1], state)
             return self.expr(frame, node.named_children[-1], state)
         if t == "number_literal":
             try:
@@ -854,7 +940,7 @@ class Interp:
             state, b = self.expr(frame, child(node, "right"), state)
             return state, self._fold(frame, self.binop(op, a, b, frame, node), a, b)
         if t == "cast_expression":
-            tn = " ".join(text(src, child(node, "type")).split())
+            tn = self.type_name(frame, child(node, "type"), state)
             state, v = self.expr(frame, child(node, "value"), state)
             return state, self.cast(frame, node, tn, v)
         if t == "sizeof_expression":
@@ -867,6 +953,31 @@ class Interp:
             return self.expr(frame, child(node, "right"), state)
         raise InterpError(f"{frame.at(node)}: expression {t} not "
                           f"supported: {text(src, node)[:60]!r}")
+
+    def _statement_expression(self, frame: Frame, block: Node,
+                              state: State) -> tuple[State, Value]:
+        """GNU C's statement expression ``({ s1; ...; e; })`` (``RELOC_HIDE``,
+        include/linux/compiler.h, under ``absolute_pointer``): its statements run in a scope
+        of their own, and its value is that of its last statement, an expression.
+
+        Raises:
+            InterpError: no last expression, or a statement in it that branches, returns
+                or jumps (not modelled).
+        """
+        items = [c for c in active_children(frame.src, block, self.menv)
+                 if c.is_named and c.type != "comment"]
+        if not items or items[-1].type != "expression_statement" or not items[-1].named_children:
+            raise InterpError(f"{frame.at(block)}: a statement expression without a last "
+                              "expression")
+        end = scoped(state.env)
+        for st in items[:-1]:
+            o = self.stmt(frame, st, state)
+            if o.ret or o.goto or o.brk or o.cont or len(o.normal) != 1:
+                raise InterpError(f"{frame.at(st)}: a statement expression whose statements "
+                                  "branch or jump is not modelled")
+            state = o.normal[0]
+        state, v = self.expr(frame, items[-1].named_children[0], state)
+        return end(state), v
 
     def _fold(self, frame: Frame, r: Value, *operands: Value) -> Value:
         """``r``, folded to a numeral if it is an integer operation of a function-like macro's
@@ -886,8 +997,37 @@ class Interp:
         if tn.endswith("*"):
             if isinstance(v, Ptr):
                 return evolve(v, ctype=tn[:-1].strip())
+            if tn.replace("const", "").replace("volatile", "").replace(" ", "") == "void*":
+                return self.convert(tn, v)  # an address held as a number (RELOC_HIDE's)
             raise InterpError(f"{frame.at(node)}: integer cast to a pointer")
         return self.convert(tn, v)
+
+    def type_name(self, frame: Frame, node: Node, state: State) -> str:
+        """The type name ``node`` as written, each ``typeof(x)`` in it
+        (``(volatile typeof(x) *)`` of ``__WRITE_ONCE``, include/asm-generic/rwonce.h)
+        replaced by :meth:`type_of` ``x``."""
+        found = [n for n in walk(node) if n.type == "macro_type_specifier"
+                 and text(frame.src, child(n, "name")) in ("typeof", "__typeof__", "__typeof")]
+        if not found:
+            return " ".join(text(frame.src, node).split())
+        out, at = b"", node.start_byte
+        for n in found:
+            operand = " ".join(text(frame.src, child(n, "type")).split())
+            if not operand.isidentifier():
+                raise InterpError(f"{frame.at(n)}: typeof({operand[:40]}) in a type name not "
+                                  "modelled (typeof of a name is)")
+            tn = self._typeof_name(frame, n, operand, state)
+            out += frame.src[at:n.start_byte] + tn.encode()
+            at = n.end_byte
+        return " ".join((out + frame.src[at:node.end_byte]).decode().split())
+
+    def _typeof_name(self, frame: Frame, node: Node, name: str, state: State) -> str:
+        if name in frame.macro_args:
+            lz = frame.macro_args[name]
+            return self.type_of(lz.frame, lz.node, state)
+        if name in state.env:
+            return state.env[name][0]
+        raise InterpError(f"{frame.at(node)}: typeof({name}): no such variable")
 
     def type_of(self, frame: Frame, node: Node, state: State) -> str:
         """The C type of ``typeof(node)``, for the operands the kernel's arithmetic macros give
@@ -910,9 +1050,18 @@ class Interp:
             if name in state.env:
                 return state.env[name][0]
         if t == "cast_expression":
-            return " ".join(text(frame.src, child(node, "type")).split())
+            return self.type_name(frame, child(node, "type"), state)
+        if t == "field_expression":  # the member's type, as clang declares it
+            _, loc = self.lvalue(frame, node, state)
+            return loc.ctype if loc.kind in ("mem", "local") else \
+                self._not_typed(frame, node)
+        return self._not_typed(frame, node)
+
+    @staticmethod
+    def _not_typed(frame: Frame, node: Node) -> NoReturn:
         raise InterpError(f"{frame.at(node)}: typeof({text(frame.src, node)[:40]}) not "
-                          "modelled (typeof of a variable, a macro argument or a cast is)")
+                          "modelled (typeof of a variable, a macro argument, a cast or a "
+                          "member is)")
 
     def _typeof_cast(self, frame: Frame, fn: Node, state: State) -> str | None:
         """The type of a ``(typeof(x))`` / ``(__typeof__(x))`` cast, which tree-sitter parses as
@@ -957,33 +1106,56 @@ class Interp:
         raise InterpError(f"{frame.at(node)}: unknown name {name}")
 
     def constant(self, name: str) -> Value | None:
-        """Trusted constants from the configuration model."""
+        """The constant ``name`` as clang types and evaluates it under the configuration's
+        headers (:meth:`TypedTree.constant`: a macro of
+        :data:`~equiv.zone_device.source.ctyped.CONSTANTS` such as ``PAGE_SHIFT``,
+        ``TAIL_MAPPING`` or ``ZONES_PGSHIFT``, or an enumeration constant such as
+        ``ZONE_DEVICE``), recorded as run from where it is defined; a pointer constant
+        (``TAIL_MAPPING``) is its address.  Where the model's configuration has the same
+        constant (:meth:`model_constants`), the two must agree.
+
+        Raises:
+            InterpError: clang does not evaluate it to a constant, or its value is not the
+                model's.
+        """
+        got = self.clang.constant(name)
+        if got is None:
+            return None
+        if got.value is None:
+            raise InterpError(f"{name} ({got.where}) is not a constant clang evaluates under "
+                              f"config {self.cfg.name}")
+        model = self.model_constants().get(name)
+        if model is not None and model & ((1 << 64) - 1) != got.value:
+            raise InterpError(f"{name} is {got.value:#x} in clang's evaluation of the tree "
+                              f"({got.where}) but {model:#x} in the model's config "
+                              f"{self.cfg.name}: the model does not describe this tree")
+        self.interpreted.setdefault(name, got.where)
+        t = None if got.pointer or got.size is None else self.clang.int_type(got.type)
+        if t is None:
+            return CInt(self.c64(got.value))
+        return CInt(self.c64(got.value), t[1], t[0])
+
+    def model_constants(self) -> dict[str, int]:
+        """The constants the model's configuration and page-flags layout
+        (:class:`~equiv.page_model.FlagsLayout`) give, which clang's must equal."""
         cfg, fl = self.cfg, self.sc.layout.flags
         table: dict[str, int] = {
             "PAGE_SHIFT": cfg.PAGE_SHIFT, "PAGE_SIZE": cfg.page_size,
             "PFN_SECTION_SHIFT": cfg.pfn_section_shift,
             "PAGES_PER_SECTION": 1 << cfg.pfn_section_shift,
             "pageblock_order": cfg.PAGEBLOCK_ORDER, "pageblock_nr_pages": 1 << cfg.PAGEBLOCK_ORDER,
-            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
+            "TAIL_MAPPING": 0x400 + cfg.POISON_POINTER_DELTA,
+            "POISON_POINTER_DELTA": cfg.POISON_POINTER_DELTA, "ZONE_DEVICE": cfg.ZONE_DEVICE_IDX,
             "MIGRATE_MOVABLE": 1, "KASAN_TAG_KERNEL": cfg.KASAN_TAG_KERNEL,
             "LAST_CPUPID_MASK": fl.last_cpupid_mask, "LAST_CPUPID_SHIFT": fl.last_cpupid_shift,
         }
         for f in fl.fields:
-            base = {"LAST_CPUPID": "LAST_CPUPID", "KASAN_TAG": "KASAN_TAG"}.get(f.name, f.name)
-            table[f"{base}_PGSHIFT"] = f.pgshift
-            table[f"{base}_PGOFF"] = f.pgoff
-            table[f"{base}_WIDTH"] = f.width
-            if base != "LAST_CPUPID":
-                table[f"{base}_MASK"] = f.mask
-        if name not in table:
-            return None
-        if name in ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
-                    "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING", "ZONE_DEVICE",
-                    "MIGRATE_MOVABLE", "KASAN_TAG_KERNEL"):
-            self.trusted_used.add("arch and poison constants")
-        else:
-            self.trusted_used.add("page-flags layout constants")
-        return CInt(self.c64(table[name]))
+            table[f"{f.name}_PGSHIFT"] = f.pgshift
+            table[f"{f.name}_PGOFF"] = f.pgoff
+            table[f"{f.name}_WIDTH"] = f.width
+            if f.name != "LAST_CPUPID":
+                table[f"{f.name}_MASK"] = f.mask
+        return table
 
     def arith(self, op: str, a: Value, b: Value) -> Value:
         return self.binop(op, a, b, None, None)
@@ -1450,14 +1622,11 @@ class Interp:
 
         frame_node = site if site is not None else None
         if name in ("cond_resched", "pr_debug", "BUILD_BUG_ON", "VM_BUG_ON", "VM_BUG_ON_PAGE",
-                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON"):
-            use("cond_resched, pr_debug, BUILD_BUG_ON, VM_BUG_ON*, fallthrough")
+                    "VM_BUG_ON_FOLIO", "VM_WARN_ON_ONCE", "VM_WARN_ON", "compiletime_assert"):
+            use(NO_EFFECT)
             return state, None
         if name in ("WARN_ON_ONCE", "WARN_ON", "unlikely", "likely"):
             use("WARN_ON_ONCE, WARN_ON, unlikely, likely")
-            return state, ev(0)
-        if name == "ATOMIC_INIT":  # atomic_t v = ATOMIC_INIT(i): the counter i
-            use(cexpr.ATOMIC_INIT)
             return state, ev(0)
         if name == "jiffies_to_msecs":
             use("jiffies, jiffies_to_msecs")
@@ -1486,24 +1655,6 @@ class Interp:
         if name == "__va":
             use(name)
             return state, CInt(self.inp.page_offset + self.as_int(ev(0)))
-        if name in ("atomic_set", "WRITE_ONCE"):
-            use(name)
-            target = args[0]
-            if site is None:
-                raise InterpError(f"{name} needs a call site")
-            frame, call = site
-            anode = child(call, "arguments").named_children
-            if name == "atomic_set":
-                p = ev(0)
-                if not isinstance(p, Ptr) or p.region not in ("page", "local"):
-                    raise InterpError(f"{frame.at(call)}: atomic_set on a "
-                                      "non-memmap pointer")
-                loc = self.ploc(p, 0, 4, "int")
-            else:
-                state, loc = self.lvalue(frame, anode[0], state)
-            del target
-            v = ev(1)
-            return self.store(frame, call, loc, v, state), None
         if name.startswith("__SetPage") or name.startswith("__ClearPage"):
             use("__SetPage*")
             flag = "PG_" + name.removeprefix("__SetPage").removeprefix("__ClearPage").lower()
@@ -1789,6 +1940,29 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
     return out
 
 
+#: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
+#: (headers outside the files read are never patched: their text is the one on disk)
+_HEADERS: dict[tuple[str, str], KernelTree] = {}
+
+#: Process-wide memo: a statement macro body's parse tree by its text (pure).
+_STMT_CACHE: dict[str, tuple[Node, bytes]] = {}
+
+
+def _parse_stmt(body: str) -> tuple[Node, bytes]:
+    """Parse a macro body as one C statement (wrapped in a function), on one line."""
+    hit = _STMT_CACHE.get(body)
+    if hit is not None:
+        return hit
+    one = " ".join(body.replace(chr(92) + chr(10), " ").split())
+    src = f"void __equiv_macro(void) {{ {one} ; }}".encode()
+    fn = parser().parse(src).root_node.children[0]
+    stmts = [c for c in child(fn, "body").named_children if c.type != "comment"]
+    if not stmts or stmts[0].type not in ("do_statement", "compound_statement"):
+        raise InterpError(f"macro body {body[:60]!r} is not a statement")
+    _STMT_CACHE[body] = (stmts[0], src)
+    return _STMT_CACHE[body]
+
+
 def walk(node: Node) -> Iterator[Node]:
     """Every node below ``node``, pre-order."""
     yield node
@@ -1803,5 +1977,5 @@ def initial_state(inp: Inputs, initial: Callable[[Val], PageState], canon: KeyCa
     return State(pc=True, env={}, mem=PageStore(base, bv.is_sym(inp.start_pfn), canon), stack={})
 
 
-__all__ = ["MAX_TRIPS", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle", "PageStore",
-           "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]
+__all__ = ["MAX_TRIPS", "NO_EFFECT", "TRUSTED", "CCond", "CInt", "Interp", "InterpError", "Oracle",
+           "PageStore", "Ptr", "State", "Trusted", "initial_state", "join_guards", "walk"]

@@ -18,7 +18,12 @@ question about a type that the interpreter (:mod:`equiv.zone_device.source.cinte
   the same target;
 * the declared type of every parameter and local of a function, and the types in which a
   binary operator computes after clang's implicit conversions (an ``int`` index compared
-  with an ``unsigned long`` bound compares as ``unsigned long``).
+  with an ``unsigned long`` bound compares as ``unsigned long``);
+* the value and type of the constants the kernel's C names (:data:`CONSTANTS`: the arch,
+  section, pageblock and poison macros and the page-flags layout's shifts, widths and
+  masks, under the configuration's headers), by clang's constant evaluator on a probe
+  appended to the file (:func:`equiv.linux.cfront.constant_probe`), and of every
+  enumeration constant (``ZONE_DEVICE``, ``MIGRATE_MOVABLE``), with where each is defined.
 
 Nothing here computes a size, an offset or a conversion from a declaration: every number is
 clang's.
@@ -36,7 +41,15 @@ from clang import cindex
 from equiv.config import Config
 from equiv.engine.errors import InputError
 from equiv.linux import cfront
-from equiv.linux.cfront import BinaryOp, FunctionTypes, Headers, StructLayout, Unit, Variable
+from equiv.linux.cfront import (
+    BinaryOp,
+    Constant,
+    FunctionTypes,
+    Headers,
+    StructLayout,
+    Unit,
+    Variable,
+)
 from equiv.linux.ktree import KernelTree
 
 #: the file the interpreter runs, relative to the tree
@@ -44,6 +57,18 @@ FILE = "mm/mm_init.c"
 
 #: an integer type: (width in bits, signed)
 IntType = tuple[int, bool]
+
+#: the page-flags layout's sections (include/linux/page-flags-layout.h, include/linux/mm.h)
+_FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG")
+#: the object-like macros whose values clang evaluates for the interpreter
+#: (:meth:`TypedTree.constant`): arch and poison constants (arch/*/include/asm/page_types.h,
+#: include/linux/mmzone.h, include/linux/pageblock-flags.h, include/linux/poison.h,
+#: include/linux/mm.h) and the page-flags layout (include/linux/page-flags-layout.h,
+#: include/linux/mm.h)
+CONSTANTS = ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
+             "SECTION_SIZE_BITS", "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING",
+             "POISON_POINTER_DELTA", "KASAN_TAG_KERNEL", "LAST_CPUPID_SHIFT",
+             *(f"{f}_{w}" for f in _FLAG_FIELDS for w in ("PGSHIFT", "PGOFF", "WIDTH", "MASK")))
 
 _K = cindex.CursorKind
 _T = cindex.TypeKind
@@ -93,6 +118,7 @@ class TypedTree:
         self._functions: dict[str, FunctionTypes | None] = {}
         self._types: dict[str, TypeInfo | None] = {}
         self._names: dict[str, cindex.Cursor] | None = None
+        self._constants: dict[str, Constant] | None = None
 
     @classmethod
     def parse(cls, root: Path, sources: Mapping[str, bytes], headers: Headers,
@@ -112,7 +138,8 @@ class TypedTree:
             raise InputError(f"{root}: no {FILE} to type with clang")
         include = [headers.source / "mm"] if (headers.source / "mm").is_dir() else []
         unit = cfront.parse(tree, FILE, headers, text=texts.get(FILE), files=texts,
-                            include=include)
+                            include=include, extra=cfront.constant_probe(CONSTANTS),
+                            macros=True)
         return cls(unit, headers)
 
     @classmethod
@@ -144,12 +171,14 @@ class TypedTree:
         definition and each typedef's name, to their declarations."""
         if self._names is None:
             names: dict[str, cindex.Cursor] = {}
-            for c in self.unit.tu.cursor.get_children():
-                if c.kind == _K.TYPEDEF_DECL:
-                    names.setdefault(str(c.spelling), c)
-                elif c.kind in (*_RECORDS, _K.ENUM_DECL) and c.spelling and c.is_definition():
-                    word = {_K.STRUCT_DECL: "struct", _K.UNION_DECL: "union"}.get(c.kind, "enum")
-                    names.setdefault(f"{word} {c.spelling}", c)
+            for n, decls in self.unit.top(_K.TYPEDEF_DECL).items():
+                names.setdefault(n, decls[0])
+            for kind, word in ((_K.STRUCT_DECL, "struct"), (_K.UNION_DECL, "union"),
+                               (_K.ENUM_DECL, "enum")):
+                for n, decls in self.unit.top(kind).items():
+                    defs = [c for c in decls if c.is_definition()]
+                    if n and defs:
+                        names.setdefault(f"{word} {n}", defs[0])
             self._names = names
         return self._names
 
@@ -225,6 +254,36 @@ class TypedTree:
             self._layouts[name] = StructLayout(name, self.unit.where(rec.location),
                                                int(t.get_size()), int(t.get_align()), tuple(out))
         return self._layouts[name]
+
+    # -- constants -------------------------------------------------------------------------
+
+    def constant(self, name: str) -> Constant | None:
+        """clang's value and type of the macro ``name`` of :data:`CONSTANTS` (as the file
+        defines it at its end) or of the enumeration constant ``name``; None for any other
+        name, or one the file does not define."""
+        if self._constants is None:
+            self._constants = {**cfront.enum_constants(self.unit),
+                               **cfront.macro_constants(self.unit)}
+        return self._constants.get(name)
+
+    # -- definitions ------------------------------------------------------------------------
+
+    def definition(self, name: str) -> tuple[Path, str, int] | None:
+        """Where clang found the definition of the function or macro ``name`` compiled in
+        this configuration (a static inline helper of a header the tree's file includes,
+        an arch's own one included): the root it is read under, the file relative to it
+        and the line the definition starts on; None if clang has none (a declaration only,
+        a macro-generated function: its text is the generating macro's use)."""
+        found = [c for c in self.unit.top(_K.FUNCTION_DECL).get(name, ()) if c.is_definition()]
+        macros = self.unit.top(_K.MACRO_DEFINITION).get(name, ())
+        start = found[0].extent.start if found else macros[-1].location if macros else None
+        if start is None or start.file is None:
+            return None
+        path = Path(start.file.name)
+        for root in self.unit.roots:
+            if path.is_relative_to(root):
+                return root, str(path.relative_to(root)), int(start.line)
+        return None
 
     # -- functions -------------------------------------------------------------------------
 
@@ -338,4 +397,4 @@ def _anonymous(rec: cindex.Cursor) -> bool:
         or "(unnamed" in str(rec.spelling) or "(anonymous" in str(rec.spelling)
 
 
-__all__ = ["FILE", "IntType", "TypeInfo", "TypedTree", "typed_for"]
+__all__ = ["CONSTANTS", "FILE", "IntType", "TypeInfo", "TypedTree", "typed_for"]

@@ -45,6 +45,8 @@ FILES = (
     "include/uapi/linux/const.h",  # __ALIGN_KERNEL, __ALIGN_KERNEL_MASK
     "include/linux/pageblock-flags.h",  # pageblock_align
     "include/linux/mmzone.h",  # zone_idx, pfn_to_section_nr, is_highmem_idx
+    "include/linux/types.h",  # ATOMIC_INIT
+    "include/asm-generic/rwonce.h",  # WRITE_ONCE, __WRITE_ONCE
 )
 
 

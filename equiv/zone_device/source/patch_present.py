@@ -890,7 +890,13 @@ C_CONSTRUCTS = (
     "assignments = |= &= += -= to locals and to struct fields, through the tree's own struct "
     "layout (every union view)",
     "calls to the functions and function-like macros of the files read (a macro argument "
-    "evaluated where the body uses it)",
+    "evaluated where the body uses it; a do { ... } while (0) statement macro such as "
+    "WRITE_ONCE run where it is used), and to the static inline helpers and macros of the "
+    "headers clang compiled, read where clang found them (atomic_set down to the arch's "
+    "arch_atomic_set); GNU statement expressions ({ ...; e; })",
+    "constants (PAGE_SHIFT, TAIL_MAPPING, ZONES_PGSHIFT, ZONE_DEVICE, ...) as clang's "
+    "constant evaluator gives them under the configuration's headers, checked against the "
+    "model's",
     "if / else, switch with fall-through, return, break, continue (from any depth), goto "
     "to a later label",
     "c ? a : b and GNU c ?: b (values joined by an ite; arms that cannot be joined, such "
