@@ -287,10 +287,12 @@ class VmemmapFold:
 
     The key is kept as the pfn term itself wherever the oracle shows that the pfn is not
     aliased on the path (the common case: a loop bounded by ``compound_nr_pages()``), so
-    the canonical forms of :class:`KeyCanon` still tell pages apart; where it is aliased on
-    every path, the folded pfn; else ``ite(aliased, folded, pfn)``.  Either way the key
-    equals the storage pfn on the path (an identity under the path condition), and a
-    struct page reached both ways is one entry of the store."""
+    the canonical forms of :class:`KeyCanon` still tell pages apart; else it is
+    ``ite(aliased, folded, pfn)``, the storage pfn on every path (a join of paths reads a
+    key on the paths that did not write it too; the ``ite`` then falls back to the pfn
+    where it is not aliased, which keeps the keys there as comparable as before).  Either
+    way the key equals the storage pfn on the path (an identity under the path
+    condition), and a struct page reached both ways is one entry of the store."""
 
     def __init__(self, aliased: Callable[[Val], tuple[Cond, Val]],
                  oracle: Oracle | None) -> None:
@@ -322,9 +324,9 @@ class VmemmapFold:
             out = folded
         elif self.oracle is None or not self.oracle.feasible(bv.and_(pc, cond)):
             out = pfn if self.oracle is not None else bv.ite(cond, folded, pfn)
-        elif not self.oracle.feasible(bv.and_(pc, bv.not_(cond))):
-            out = folded
         else:
+            # aliased on this path or on some: ``ite(aliased, folded, pfn)`` either way, a
+            # key that names the storage on every path (a join reads it on the others)
             out = bv.ite(cond, folded, pfn)
         if isinstance(out, z3.ExprRef) and out is not pfn:
             out = z3.simplify(out)
