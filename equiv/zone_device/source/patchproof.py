@@ -21,6 +21,14 @@ of any compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outs
 range's compounds, any pageblock cell) the two trees leave the same bytes.  A role whose
 query is SAT is replayed on both trees in the concrete domain before it is reported as
 REFUTED; the differing fields carry the file:line of the C statements that wrote them.
+
+Struct pages are stored as the kernel maps them (``run_tree(..., fold=True)``,
+:class:`~equiv.zone_device.source.cstate.VmemmapFold`): where a compound's vmemmap is
+deduplicated (:func:`equiv.memmap.storage_pfn`: no altmap, not an early section, the static
+``vmemmap_can_optimize()`` terms; ``compound_nr_pages()``, mm/mm_init.c 6.12) the struct page
+of tail ``t >= 2P`` is the storage of tail ``P + t % P`` (``vmemmap_populate_compound_pages()``,
+mm/sparse-vmemmap.c 6.12), so both trees' stores to it land there; the ``tail`` role compares
+every storage (the tails ``t >= 3`` that are not aliased), as the hand model's roles do.
 """
 
 from __future__ import annotations
