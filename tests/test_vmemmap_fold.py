@@ -12,12 +12,16 @@ one storage, as the hand model's :func:`equiv.memmap.vmemmap_namer` names them.
   private word, concretely at order 9, and does not with one struct page per pfn.
 * The dedup case is in scope of ``--patch``'s order-9 cell: its assumptions and the tail
   role's constraint hold together with a deduplicated compound and a tail past 64.
+* Slow: at order 9 (x86_64-default, all five types at once) ``bugs/22`` REFUTED on tail
+  64's ``private`` and ``harmless/21`` PROVED (the series itself: ``test_patch_proof.py``,
+  orders 9 and 18).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import z3
 from test_linux_tree import linux612  # noqa: F401  (the session fixture)
 
@@ -155,3 +159,35 @@ def test_interpreter_stores_through_the_fold(linux612: Path, tmp_path: Path) -> 
     assert init != 0 and final == init  # tail 128's store went to tail 64's storage
     _, final = _private_of_tail64(root, fold=False)
     assert final == 0  # one struct page per pfn: tail 64 keeps the template's 0
+
+
+# ---- the proofs at order 9 (slow) ------------------------------------------------------
+
+
+def _cell9(linux: Path, tmp: Path, patch: str):  # type: ignore[no-untyped-def]
+    from equiv.zone_device.source.patchproof import check_patch_cell
+
+    cfg = PRESETS["x86_64-default"]
+    root = prepare(linux, FILES, [*SERIES, DATA / patch], tmp / "t").root
+    return check_patch_cell(side("base", load_tree(linux), cfg),
+                            side("patched", load_tree(root), cfg), cfg, None, 9,
+                            timeout_ms=120_000)
+
+
+@pytest.mark.slow
+def test_bug22_refuted_on_the_shared_storage(linux612: Path, tmp_path: Path) -> None:  # noqa: F811
+    from equiv.engine.verdict import Verdict
+
+    cell = _cell9(linux612, tmp_path, "bugs/22-aliased-tail-private-restored.patch")
+    assert cell.verdict is Verdict.REFUTED, [(r.name, r.verdict, r.reason) for r in cell.roles]
+    (r,) = [r for r in cell.roles if r.verdict is Verdict.REFUTED]
+    assert r.name == "tail_equal" and dict(r.index)["t"] == 64
+    assert any("private" in d.names for d in r.diffs), r.diffs
+
+
+@pytest.mark.slow
+def test_harmless21_proved_on_the_shared_storage(linux612: Path, tmp_path: Path) -> None:  # noqa: F811
+    from equiv.engine.verdict import Verdict
+
+    cell = _cell9(linux612, tmp_path, "harmless/21-aliased-tail-rewritten-from-template.patch")
+    assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
