@@ -851,6 +851,36 @@ def _concrete_namer(sc: Scenario, inp: Inputs, g: Geometry | None) -> Namer:
     return name
 
 
+def storage_pfn(sc: Scenario, inp: Inputs, pfn: Val) -> tuple[Cond, Val]:
+    """The struct page whose storage ``pfn_to_page(pfn)`` reaches, for a path that names
+    struct pages by pfn (the C path, :class:`equiv.zone_device.source.cstate.VmemmapFold`):
+    ``(aliased, storage pfn)``, the fold of :func:`vmemmap_namer` in pfn terms.
+
+    With ``t = (pfn - first) & (2^order - 1)`` and ``c = (pfn - first) >> order`` (``first``
+    the loop's first pfn, :func:`geometry`), ``pfn`` is *aliased* iff compound ``c`` is one
+    of the range's (``c`` below the number of compounds), its vmemmap is deduplicated
+    (:func:`deduplicated`: the static ``vmemmap_can_optimize()`` terms, no altmap, not an
+    early section: ``compound_nr_pages()``, mm/mm_init.c 6.12) and ``t >=
+    VMEMMAP_RESERVE_NR * P`` (``P = PAGE_SIZE / sizeof(struct page)``); its storage is then
+    that of tail ``P + t % P`` of the same compound (``vmemmap_populate_compound_pages()``,
+    mm/sparse-vmemmap.c 6.12: every vmemmap page of a compound past the first two maps the
+    second one; Documentation/mm/vmemmap_dedup.rst).  Otherwise ``pfn`` is its own storage
+    (the storage pfn returned is ``pfn`` itself where ``aliased`` is False).  Where the
+    scenario cannot deduplicate (:attr:`Scenario.dedups_static`), ``(False, pfn)``."""
+    if not sc.dedups_static:
+        return False, pfn
+    g = geometry(sc, inp)
+    p = sc.per_vmemmap_page
+    rel = pfn - g.start
+    c = bv.lshr(rel, sc.order_v)
+    t = rel & (sc.stride_like(rel) - 1)
+    head = pfn - t  # first + (c << order), the pfn compound_nr_pages() is given
+    aliased = bv.and_(bv.ult(c, g.ncompounds),
+                      bv.not_(bv.ult(t, bv.const_like(t, VMEMMAP_RESERVE_NR * p))),
+                      deduplicated(sc, inp, head))
+    return aliased, head + ((t & (p - 1)) | p)
+
+
 def with_vmemmap(sc: Scenario, inp: Inputs) -> Inputs:
     """``inp`` whose memory is seen through the vmemmap mapping of this scenario."""
     return evolve(inp, mem=inp.mem.named(vmemmap_namer(sc, inp)))

@@ -89,7 +89,7 @@ from equiv.linux.ktree import (
     parser,
     text,
 )
-from equiv.memmap import Inputs, Scenario
+from equiv.memmap import Inputs, Scenario, storage_pfn
 from equiv.page_model import PageState, extend_chain, ite_page, splice
 from equiv.zone_device.source import cexpr, cint
 from equiv.zone_device.source.cint import INT, IntType
@@ -111,6 +111,7 @@ from equiv.zone_device.source.cstate import (
     Slot,
     State,
     Value,
+    VmemmapFold,
 )
 from equiv.zone_device.source.cstmt import (
     MAX_TRIPS,
@@ -224,7 +225,8 @@ class Interp:
                  sc: Scenario, inp: Inputs, oracle: Oracle | None,
                  interpret: frozenset[str] | None = None, *, summarise: bool = False,
                  label: str = "c",
-                 stack_init: Callable[[str, int], PageState] | None = None) -> None:
+                 stack_init: Callable[[str, int], PageState] | None = None,
+                 fold: bool = False) -> None:
         self.tree, self.menv, self.sc, self.inp = tree, env, sc, inp
         #: clang's types of the tree: every size, offset, integer type and conversion
         self.clang = typed
@@ -255,6 +257,15 @@ class Interp:
         #: the runs of the statements being executed (:func:`~equiv.zone_device.source.cexpr.forking`)
         self.forks: list[cexpr.ForkCtx] = []
         self._ids = 0
+        #: with ``fold``, struct pages are stored by their storage under a deduplicated
+        #: vmemmap (:class:`~equiv.zone_device.source.cstate.VmemmapFold`); else one per pfn
+        self.fold = VmemmapFold(partial(storage_pfn, sc, inp), oracle) if fold else None
+
+    def storage(self, pfn: Val, pc: Cond) -> Val:
+        """The storage key of ``pfn_to_page(pfn)`` on the path ``pc``: the pfn itself, or
+        where the run folds a deduplicated vmemmap (``fold``) the pfn whose struct page
+        shares its storage (:class:`~equiv.zone_device.source.cstate.VmemmapFold`)."""
+        return pfn if self.fold is None else self.fold.key(pfn, pc)
 
     def fresh_id(self) -> int:
         self._ids += 1
@@ -1418,7 +1429,7 @@ class Interp:
             assert loc.idx is not None
             if aggregate:
                 return Ptr("page", loc.ctype, idx=loc.idx, off=loc.off)  # an aggregate: its address
-            page = state.mem.read(loc.idx, state.pc)
+            page = state.mem.read(self.storage(loc.idx, state.pc), state.pc)
         raw = page.load(loc.off, loc.size)
         w = 8 * loc.size
         t = self.scalar_type(loc.ctype)
@@ -1449,8 +1460,9 @@ class Interp:
             slot = obj.store(loc.off, loc.size, val, step)
             return evolve(state, stack={**state.stack, loc.name: slot})
         assert loc.idx is not None
-        page = state.mem.read(loc.idx, state.pc)
-        return evolve(state, mem=state.mem.write(loc.idx, page.store(loc.off, loc.size, val, step),
+        key = self.storage(loc.idx, state.pc)
+        page = state.mem.read(key, state.pc)
+        return evolve(state, mem=state.mem.write(key, page.store(loc.off, loc.size, val, step),
                                                  state.pc))
 
     def slot_bytes(self, slot: str, state: State) -> PageState:
@@ -1737,7 +1749,7 @@ class Interp:
                 return "local", None, p.off
             assert p.idx is not None
             idx, off = self.norm(p.idx, p.off)
-            return "mem", idx, off
+            return "mem", self.storage(idx, state.pc), off
 
         def get(kind: str, idx: Val | None, slot: str, st: State) -> PageState:
             if kind == "local":

@@ -274,6 +274,77 @@ class KeyCanon:
         return None
 
 
+class VmemmapFold:
+    """The storage key of a struct page the interpreter reaches by pfn: where a compound's
+    vmemmap is deduplicated, the struct page of tail ``t >= VMEMMAP_RESERVE_NR * P`` *is*
+    the storage of tail ``P + t % P`` (``P = PAGE_SIZE / sizeof(struct page)``;
+    ``vmemmap_populate_compound_pages()``, mm/sparse-vmemmap.c 6.12, maps every vmemmap page
+    of the compound past the first two to the second; ``compound_nr_pages()``, mm/mm_init.c
+    6.12, then initialises only the first ``2 * P``).  ``aliased(pfn)`` gives
+    ``(condition, storage pfn)`` (:func:`equiv.memmap.storage_pfn`, the fold of the hand
+    model's :func:`equiv.memmap.vmemmap_namer`), so every read and write of a struct page
+    goes to one storage whichever pfn names it.
+
+    The key is kept as the pfn term itself wherever the oracle shows that the pfn is not
+    aliased on the path (the common case: a loop bounded by ``compound_nr_pages()``), so
+    the canonical forms of :class:`KeyCanon` still tell pages apart; else it is
+    ``ite(aliased, folded, pfn)``, the storage pfn on every path (a join of paths reads a
+    key on the paths that did not write it too; the ``ite`` then falls back to the pfn
+    where it is not aliased, which keeps the keys there as comparable as before).  Either
+    way the key equals the storage pfn on the path (an identity under the path
+    condition), and a struct page reached both ways is one entry of the store."""
+
+    def __init__(self, aliased: Callable[[Val], tuple[Cond, Val]],
+                 oracle: Oracle | None) -> None:
+        self.aliased, self.oracle = aliased, oracle
+        self._memo: dict[tuple[object, object], tuple[object, Val]] = {}
+        #: the keys this fold made (a key is folded once: a storage pfn is never aliased)
+        self._made: set[int] = set()
+
+    def key(self, pfn: Val, pc: Cond = True) -> Val:
+        """The storage key of ``pfn_to_page(pfn)`` on the path ``pc``."""
+        if isinstance(pfn, z3.ExprRef) and pfn.get_id() in self._made:
+            return pfn
+        if isinstance(pfn, CBV):  # a replay: plain integers, nothing to remember
+            cond, folded = self.aliased(pfn)
+            return folded if cond is True else pfn
+        memo = (_key_id(pfn), _key_id(pc))
+        hit = self._memo.get(memo)
+        if hit is not None:
+            return hit[1]
+        cond, folded = self.aliased(pfn)
+        if isinstance(cond, z3.ExprRef):
+            cond = z3.simplify(cond)
+            if z3.is_true(cond) or z3.is_false(cond):
+                cond = bool(z3.is_true(cond))
+        out: Val
+        if cond is False:
+            out = pfn
+        elif cond is True:
+            out = folded
+        elif self.oracle is None or not self.oracle.feasible(bv.and_(pc, cond)):
+            out = pfn if self.oracle is not None else bv.ite(cond, folded, pfn)
+        else:
+            # aliased on this path or on some: ``ite(aliased, folded, pfn)`` either way, a
+            # key that names the storage on every path (a join reads it on the others)
+            out = bv.ite(cond, folded, pfn)
+        if isinstance(out, z3.ExprRef) and out is not pfn:
+            out = z3.simplify(out)
+            self._made.add(out.get_id())
+        self._memo[memo] = ((pfn, pc), out)
+        return out
+
+
+def _key_id(x: object) -> object:
+    if isinstance(x, CBV):
+        return ("c", x.value)
+    if isinstance(x, bool):
+        return ("b", x)
+    if isinstance(x, z3.AstRef):
+        return x.get_id()
+    return ("o", id(x))
+
+
 # ---- memory ----------------------------------------------------------------------------
 
 
@@ -548,4 +619,4 @@ class Outcome:
 
 __all__ = ["BaseLayer", "CCond", "CInt", "Canon", "Frame", "InterpError", "KeyCanon", "Layer",
            "Lazy", "Loc", "MergeLayer", "Oracle", "Outcome", "PageStore", "Poison", "Ptr", "Slot",
-           "State", "TrackLayer", "Value"]
+           "State", "TrackLayer", "Value", "VmemmapFold"]

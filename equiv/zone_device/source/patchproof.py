@@ -21,6 +21,14 @@ of any compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outs
 range's compounds, any pageblock cell) the two trees leave the same bytes.  A role whose
 query is SAT is replayed on both trees in the concrete domain before it is reported as
 REFUTED; the differing fields carry the file:line of the C statements that wrote them.
+
+Struct pages are stored as the kernel maps them (``run_tree(..., fold=True)``,
+:class:`~equiv.zone_device.source.cstate.VmemmapFold`): where a compound's vmemmap is
+deduplicated (:func:`equiv.memmap.storage_pfn`: no altmap, not an early section, the static
+``vmemmap_can_optimize()`` terms; ``compound_nr_pages()``, mm/mm_init.c 6.12) the struct page
+of tail ``t >= 2P`` is the storage of tail ``P + t % P`` (``vmemmap_populate_compound_pages()``,
+mm/sparse-vmemmap.c 6.12), so both trees' stores to it land there; the ``tail`` role compares
+every storage (the tails ``t >= 3`` that are not aliased), as the hand model's roles do.
 """
 
 from __future__ import annotations
@@ -49,6 +57,7 @@ from equiv.memmap import (
     input_assumptions,
     order_classes,
     pfn_of,
+    storage_pfn,
     symbolic_inputs,
 )
 from equiv.page_model import PB_BITS, PageState
@@ -221,7 +230,8 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
     for sd in (base, patched):
         try:
             oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
-            it, st = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise)
+            it, st = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise,
+                              fold=True)
         except InterpError as e:
             roles.append(RoleResult(f"interpret_{sd.label}", Verdict.UNKNOWN,
                                     time.perf_counter() - t_cell, reason=str(e)))
@@ -246,7 +256,12 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             if fixed is not None:
                 cons = z3.And(in_range, t == fixed)
             elif role.name == "tail":
+                # every storage of a tail: a struct page a deduplicated vmemmap shares is
+                # the storage of tail P + t % P (storage_pfn), compared in that role
+                aliased, _ = storage_pfn(sc, inp, pfn_of(sc, g, c, t))
                 cons = z3.And(in_range, z3.UGE(t, 3), z3.ULT(t, sc.stride_v))
+                if aliased is not False:
+                    cons = z3.And(cons, z3.Not(bv.as_z3_bool(aliased)))
             else:
                 # every struct page outside the range's compounds, each by one (c, t):
                 # c << order must not wrap (the pages below the first pfn are the
@@ -281,8 +296,8 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
     scalars, index = mv.scalars(inp), mv.indices(idx)
     cpage, cell, stack = mv.page, mv.cell, mv.stack
     cinp = mv.inputs(scalars)
-    finals = [run_tree(sd, sc, cinp, cpage, cell, None, stack, summarise=summarise)[1]
-              for sd in (base, patched)]
+    finals = [run_tree(sd, sc, cinp, cpage, cell, None, stack, summarise=summarise,
+                       fold=True)[1] for sd in (base, patched)]
     if name == "pageblock_equal":
         bv_ = CBV(index["b"], 64)
         sv, fv = (int(f.mem.read_pb_any(bv_)) for f in finals)
@@ -296,6 +311,8 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
     else:
         g = geometry(sc, cinp)
         pfn_v = pfn_of(sc, g, CBV(index["c"], 64), CBV(index["t"], 64))
+        aliased, stored = storage_pfn(sc, cinp, pfn_v)
+        pfn_v = stored if aliased is True else pfn_v  # (a role observes storage only)
         run = ConcreteRun(finals[0].mem.read_any(pfn_v), finals[1].mem.read_any(pfn_v),
                           int(pfn_v), None)
         pfn = int(pfn_v)
