@@ -53,6 +53,7 @@ type differs from the child's.
 from __future__ import annotations
 
 import ctypes
+import weakref
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
@@ -445,11 +446,21 @@ class StructLayout:
         return out
 
 
+#: each unit's file-scope definitions by name, in the order of the file (built on the first
+#: look-up: one walk of the unit's top level instead of one per name looked up)
+_DEFINITIONS: weakref.WeakKeyDictionary[Unit, dict[str, list[cindex.Cursor]]] = \
+    weakref.WeakKeyDictionary()
+
+
 def _definition(unit: Unit, kinds: frozenset[Any], name: str) -> cindex.Cursor | None:
-    for c in unit.tu.cursor.get_children():
-        if c.kind in kinds and c.spelling == name and c.is_definition():
-            return c
-    return None
+    """The first file-scope definition of ``name`` among ``kinds`` in ``unit``."""
+    defs = _DEFINITIONS.get(unit)
+    if defs is None:
+        defs = _DEFINITIONS[unit] = {}
+        for c in unit.tu.cursor.get_children():
+            if c.is_definition():
+                defs.setdefault(c.spelling, []).append(c)
+    return next((c for c in defs.get(name, ()) if c.kind in kinds), None)
 
 
 def struct_layout(unit: Unit, name: str) -> StructLayout:
