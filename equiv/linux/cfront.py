@@ -538,6 +538,8 @@ class StructLayout:
 
 
 def _definition(unit: Unit, kinds: frozenset[Any], name: str) -> cindex.Cursor | None:
+    """The first file-scope definition of ``name`` among ``kinds`` in ``unit`` (its index,
+    :meth:`Unit.top`, built once)."""
     found = [c for k in kinds for c in unit.top(k).get(name, ()) if c.is_definition()]
     return found[0] if found else None
 

@@ -397,10 +397,26 @@ def _full(root: Path, base: Path) -> Path | None:
 
 def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryType | None,
                  order: int, timeout_ms: int, order_hi: int | None = None) -> PatchCell:
-    """One cell in a worker process (tree-sitter trees do not cross processes)."""
-    b = side("base", load_tree(base_root), cfg)
-    p = side("patched", load_tree(patched_root), cfg, _full(Path(patched_root), Path(base_root)))
+    """One cell in a worker process (tree-sitter trees do not cross processes): the two
+    sides read and typed once per worker (:data:`_WORKER_SIDES`), the next cells it runs
+    reuse them (and the proofs of order-free queries,
+    :data:`~equiv.zone_device.source.clemmas.FREE_PROVED`)."""
+    key = (base_root, patched_root, cfg)
+    sides = _WORKER_SIDES.get(key)
+    if sides is None:
+        _WORKER_SIDES.clear()
+        sides = _WORKER_SIDES[key] = (
+            side("base", load_tree(base_root), cfg),
+            side("patched", load_tree(patched_root), cfg,
+                 _full(Path(patched_root), Path(base_root))))
+    b, p = sides
     return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
+
+
+#: a worker process's two sides of the comparison it runs cells of, by (base root, patched
+#: root, configuration): reading and typing the trees (clang) took ~6 s of a ~20 s cell; the
+#: trees are read from disk once per worker, which is only given cells of one comparison
+_WORKER_SIDES: dict[tuple[str, str, Config], tuple[Side, Side]] = {}
 
 
 __all__ = ["MAX_ORDER", "PatchCell", "PatchRun", "check_patch_cell", "run_patch_proof"]
