@@ -308,7 +308,7 @@ class VmemmapFold:
         if isinstance(pfn, CBV):  # a replay: plain integers, nothing to remember
             cond, folded = self.aliased(pfn)
             return folded if cond is True else pfn
-        memo = (_key_id(pfn), _key_id(pc))
+        memo = (term_id(pfn), term_id(pc))
         hit = self._memo.get(memo)
         if hit is not None:
             return hit[1]
@@ -335,7 +335,9 @@ class VmemmapFold:
         return out
 
 
-def _key_id(x: object) -> object:
+def term_id(x: object) -> object:
+    """A hashable identity of a value for memo keys: a constant's value, a z3 term's id,
+    else the object's own identity."""
     if isinstance(x, CBV):
         return ("c", x.value)
     if isinstance(x, bool):
@@ -617,6 +619,27 @@ class Outcome:
         self.goto += o.goto
 
 
-__all__ = ["BaseLayer", "CCond", "CInt", "Canon", "Frame", "InterpError", "KeyCanon", "Layer",
-           "Lazy", "Loc", "MergeLayer", "Oracle", "Outcome", "PageStore", "Poison", "Ptr", "Slot",
-           "State", "TrackLayer", "Value", "VmemmapFold"]
+__all__ = [
+    "BaseLayer",
+    "CCond",
+    "CInt",
+    "Canon",
+    "Frame",
+    "InterpError",
+    "KeyCanon",
+    "Layer",
+    "Lazy",
+    "Loc",
+    "MergeLayer",
+    "Oracle",
+    "Outcome",
+    "PageStore",
+    "Poison",
+    "Ptr",
+    "Slot",
+    "State",
+    "TrackLayer",
+    "Value",
+    "VmemmapFold",
+    "term_id",
+]

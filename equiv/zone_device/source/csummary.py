@@ -83,6 +83,7 @@ from equiv.zone_device.source.cstate import (
     State,
     TrackLayer,
     Value,
+    term_id,
 )
 
 #: Iterations run as written before a loop is summarised (the first tail of a 6.12
@@ -1080,17 +1081,12 @@ def written_keys(store: PageStore) -> list[Val]:
 
 
 def _id(x: object) -> object:
-    if isinstance(x, CBV):
-        return ("c", x.value)
-    if isinstance(x, bool):
-        return ("b", x)
-    if isinstance(x, z3.AstRef):
-        return x.get_id()
+    """:func:`~equiv.zone_device.source.cstate.term_id`, through C integers and pointers."""
     if isinstance(x, CInt):
         return ("i", _id(x.v))
     if isinstance(x, Ptr):
         return ("p", x.region, x.obj, x.off, _id(x.idx) if x.idx is not None else None)
-    return id(x)
+    return term_id(x)
 
 
 def _mentions(term: z3.ExprRef, sym: Val) -> bool:
