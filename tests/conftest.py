@@ -64,7 +64,7 @@ HOST = "host"
 #: order, and every test runs whatever this says.  Keys: a test's node id (a slow test in a
 #: group of its own) or a file (a file's group).
 LONG_GROUPS: dict[str, float] = {
-    "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 470,
+    "tests/test_patch_proof.py::test_seeded_bug_refuted[prep-compound-head-after-tails]": 40,
     "tests/test_mutants.py": 250,  # every control on all five cells (70 s), and at order 18
     "tests/test_patch_controls.py::test_control[no-wrap]": 190,
     "tests/test_config.py::TestPresets::test_every_preset_proves_the_whole_matrix": 115,
