@@ -81,7 +81,8 @@ GENERATED = ("include/generated/autoconf.h", "include/generated/bounds.h",
              "include/generated/asm-offsets.h", "include/config/auto.conf",
              "arch/{a}/include/generated")
 #: the Debian packages a preparation needs (the ``.ci/run`` apt-get line installs them)
-APT_PACKAGES = ("make", "gcc", "flex", "bison", "bc", "libelf-dev", "gcc-aarch64-linux-gnu")
+APT_PACKAGES = ("make", "gcc", "flex", "bison", "bc", "libelf-dev", "gcc-aarch64-linux-gnu",
+                "clang")  # clang: the kernel's compiler for KMSAN (CC=clang)
 #: (command, Debian package) of the host tools every preparation runs
 TOOLS = (("make", "make"), ("gcc", "gcc"), ("flex", "flex"), ("bison", "bison"), ("bc", "bc"))
 #: the words of a make log that name a missing tool -> its Debian package

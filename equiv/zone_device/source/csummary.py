@@ -54,7 +54,7 @@ summary, each page computed by its own iteration (the lemmas having been proved)
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
 import z3
@@ -1031,9 +1031,10 @@ def has_select(t: z3.ExprRef) -> bool:
     return out
 
 
-def _writes(store: PageStore, pb: bool) -> bool:
-    """Does an iteration's store write a pageblock cell (``pb``) or a struct page (itself
-    or through inner loops and joins), down to its loop's read-logging layer?"""
+def _iteration_stores(store: PageStore) -> Iterator[PageStore]:
+    """Every layer of an iteration's store, each once, down to its loop's read-logging
+    layer: through an inner summarised loop to the store it entered with, and into every
+    path of a join."""
     todo: list[PageStore] = [store]
     seen: set[int] = set()
     while todo:
@@ -1041,15 +1042,24 @@ def _writes(store: PageStore, pb: bool) -> bool:
         if id(st) in seen:
             continue
         seen.add(id(st))
-        if st.pbs if pb else st.pages:
-            return True
+        yield st
         below = st.below
         if isinstance(below, SummaryLayer):
-            if below.summary.writes_pb if pb else below.summary.writes_pages:
-                return True
             todo.append(below.summary.entry.mem)
         elif isinstance(below, MergeLayer):
             todo.extend(below.stores)
+
+
+def _writes(store: PageStore, pb: bool) -> bool:
+    """Does an iteration's store write a pageblock cell (``pb``) or a struct page (itself
+    or through inner loops and joins), down to its loop's read-logging layer?"""
+    for st in _iteration_stores(store):
+        if st.pbs if pb else st.pages:
+            return True
+        below = st.below
+        if isinstance(below, SummaryLayer) and (
+                below.summary.writes_pb if pb else below.summary.writes_pages):
+            return True
     return False
 
 
@@ -1062,21 +1072,11 @@ def written_keys(store: PageStore) -> list[Val]:
     starts at the least of them (:meth:`LoopSummary._delta`); the frame-write lemma then
     claims that nothing is written outside it."""
     out: list[Val] = []
-    todo: list[PageStore] = [store]
-    seen: set[int] = set()
-    while todo:
-        st = todo.pop()
-        if id(st) in seen:
-            continue
-        seen.add(id(st))
+    for st in _iteration_stores(store):
         out += [k for k, _ in st.pages]
         below = st.below
-        if isinstance(below, SummaryLayer):
-            if below.summary.writes_pages:
-                out.append(below.summary.q0)
-            todo.append(below.summary.entry.mem)
-        elif isinstance(below, MergeLayer):
-            todo.extend(below.stores)
+        if isinstance(below, SummaryLayer) and below.summary.writes_pages:
+            out.append(below.summary.q0)
     return out
 
 
