@@ -23,7 +23,7 @@ from attrs import evolve, frozen
 from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
-from equiv.engine.errors import InputError
+from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.picture import Box
 from equiv.engine.query import z3_gave_up
 from equiv.engine.splitsum import split_sums
@@ -33,7 +33,8 @@ from equiv.loops import Ctx, Lemma
 from equiv.memmap import Assumption, Inputs, Scenario
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
-from equiv.zone_device.counterexample import FieldDiff, Observed
+from equiv.zone_device.counterexample import ConcreteRun, FieldDiff, Observed, page_diffs
+from equiv.zone_device.present import page_boxes
 from equiv.zone_device.source.cinterp import Interp, initial_state
 from equiv.zone_device.source.clemmas import (
     FREE_FAILED,
@@ -431,6 +432,34 @@ class RoleResult:
     #: a loop_summary_lemmas obligation not proved: the failed lemma's counterexample (the
     #: solver's model, not replayed), if the solver gave one
     lemma_cex: LemmaCex | None = None
+
+
+def replayed_role(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
+             index: dict[str, int], pfn: int | None, reason: str = "",
+             initial: int | None = None) -> RoleResult:
+    """A role REFUTED by the concrete replay ``run`` of both sides (of either source-derived
+    proof: ``--linux``'s hand model and tree, ``--patch``'s base and patched tree), with the
+    differing fields and the observed bytes (``initial``: the struct page's or bitmap cell's initial contents,
+    the solver's pick); a replay that shows no difference is an internal mismatch (never
+    reported)."""
+    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    diffs = page_diffs(L, page_index, run)
+    if not diffs:
+        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
+                               "reproduce in the concrete replay of both sides")
+    observed: Observed | None = None
+    boxes: tuple[Box, ...] = ()
+    if initial is not None:
+        if isinstance(run.slow, int) and isinstance(run.fast, int):
+            n = (PB_BITS + 7) // 8
+            observed = Observed(*(v.to_bytes(n, "little") for v in (initial, run.slow, run.fast)))
+            boxes = (Box("pageblock migratetype bits", 0, n),)
+        elif not isinstance(run.slow, int) and not isinstance(run.fast, int):
+            observed = Observed(*(int(v).to_bytes(L.size, "little")
+                                  for v in (initial, run.slow.bits, run.fast.bits)))
+            boxes = page_boxes(L, page_index)
+    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
+                      tuple(sorted(index.items())), pfn, reason, observed=observed, boxes=boxes)
 
 
 def check_assumptions(assume: Sequence[Assumption], timeout_ms: int) -> RoleResult | None:

@@ -49,7 +49,6 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
-from equiv.engine.picture import Box
 from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
@@ -80,9 +79,8 @@ from equiv.page_model import (
     SymMemory,
     footprint,
 )
-from equiv.zone_device.counterexample import ConcreteRun, Observed, page_diffs
+from equiv.zone_device.counterexample import ConcreteRun
 from equiv.zone_device.obligations import roles_for
-from equiv.zone_device.present import page_boxes
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.clemmas import check_lemmas
@@ -103,6 +101,7 @@ from equiv.zone_device.source.common import (
     model_for,
     no_wrap,
     prove_roles,
+    replayed_role,
     run_tree,
     specialise,
     undisproved,
@@ -348,33 +347,6 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
         split=SPLIT, steer=True), roles, t_cell)
 
 
-def _refuted(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
-             index: dict[str, int], pfn: int | None, reason: str = "",
-             initial: int | None = None) -> RoleResult:
-    """A role REFUTED by the concrete replay ``run`` of both sides, with the differing fields
-    and the observed bytes (``initial``: the struct page's or bitmap cell's initial contents,
-    the solver's pick); a replay that shows no difference is an internal mismatch (never
-    reported)."""
-    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    diffs = page_diffs(L, page_index, run)
-    if not diffs:
-        raise InternalMismatch(f"source-derived proof, {name}: the solver's difference did not "
-                               "reproduce in the concrete replay")
-    observed: Observed | None = None
-    boxes: tuple[Box, ...] = ()
-    if initial is not None:
-        if isinstance(run.slow, int) and isinstance(run.fast, int):
-            n = (PB_BITS + 7) // 8
-            observed = Observed(*(v.to_bytes(n, "little") for v in (initial, run.slow, run.fast)))
-            boxes = (Box("pageblock migratetype bits", 0, n),)
-        elif not isinstance(run.slow, int) and not isinstance(run.fast, int):
-            observed = Observed(*(int(v).to_bytes(L.size, "little")
-                                  for v in (initial, run.slow.bits, run.fast.bits)))
-            boxes = page_boxes(L, page_index)
-    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                      tuple(sorted(index.items())), pfn, reason, observed=observed, boxes=boxes)
-
-
 def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, inp: Inputs,
                        early: z3.FuncDeclRef, pages: z3.ArrayRef, pbarr: z3.ArrayRef,
                        idx: dict[str, z3.BitVecRef], dt: float) -> RoleResult:
@@ -425,7 +397,7 @@ def _refute_summarised(st: Setup, sc: Scenario, name: str, model: RenamedModel, 
         pfn = int(pfn_v)
         keep = {"c": index["c"], "t": index["t"]}
         initial = int(cpage(pfn_v).bits)
-    return _refuted(L, name, run, dt, scalars, keep, pfn, reason, initial)
+    return replayed_role(L, name, run, dt, scalars, keep, pfn, reason, initial)
 
 
 def _bounded(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef, pages: z3.ArrayRef,
@@ -614,7 +586,7 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
         run = ConcreteRun(hand.read(cc, tt), state.mem.read(pfn_v), int(pfn_v), None)
         pfn = int(pfn_v)
         initial = page_at(pfn)
-    return _refuted(L, name, run, dt, scalars, index, pfn, initial=initial)
+    return replayed_role(L, name, run, dt, scalars, index, pfn, initial=initial)
 
 
 @frozen

@@ -44,8 +44,7 @@ from attrs import evolve, frozen
 from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
-from equiv.engine.errors import InputError, InternalMismatch
-from equiv.engine.picture import Box
+from equiv.engine.errors import InputError
 from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
 from equiv.memmap import (
@@ -61,9 +60,8 @@ from equiv.memmap import (
     symbolic_inputs,
 )
 from equiv.page_model import PB_BITS, PageState
-from equiv.zone_device.counterexample import ConcreteRun, Observed, page_diffs
+from equiv.zone_device.counterexample import ConcreteRun
 from equiv.zone_device.obligations import roles_for
-from equiv.zone_device.present import page_boxes
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import MAX_TRIPS, Interp
 from equiv.zone_device.source.common import (
@@ -78,6 +76,7 @@ from equiv.zone_device.source.common import (
     merge_found,
     no_wrap,
     prove_roles,
+    replayed_role,
     run_tree,
     side,
     side_layout,
@@ -304,10 +303,7 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
         run = ConcreteRun(sv, fv, None, None)
         pfn = None
         keep = {"b": index["b"]}
-        nb = (PB_BITS + 7) // 8
-        observed = Observed(int(cell(bv_)).to_bytes(nb, "little"), sv.to_bytes(nb, "little"),
-                            fv.to_bytes(nb, "little"))
-        boxes: tuple[Box, ...] = (Box("pageblock migratetype bits", 0, nb),)
+        initial = int(cell(bv_))
     else:
         g = geometry(sc, cinp)
         pfn_v = pfn_of(sc, g, CBV(index["c"], 64), CBV(index["t"], 64))
@@ -317,18 +313,8 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
                           int(pfn_v), None)
         pfn = int(pfn_v)
         keep = {"c": index["c"], "t": index["t"]}
-        observed = Observed(*(int(pg.bits).to_bytes(L.size, "little")
-                              for pg in (cpage(pfn_v), finals[0].mem.read_any(pfn_v),
-                                         finals[1].mem.read_any(pfn_v))))
-    page_index = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    if name != "pageblock_equal":
-        boxes = page_boxes(L, page_index)
-    diffs = page_diffs(L, page_index, run)
-    if not diffs:
-        raise InternalMismatch(f"patch proof, {name}: the solver's difference did not reproduce "
-                               "in the concrete replay of both trees")
-    return RoleResult(name, Verdict.REFUTED, dt, diffs, tuple(sorted(scalars.items())),
-                      tuple(sorted(keep.items())), pfn, observed=observed, boxes=boxes)
+        initial = int(cpage(pfn_v).bits)
+    return replayed_role(L, name, run, dt, scalars, keep, pfn, initial=initial)
 
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
