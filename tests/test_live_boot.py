@@ -319,10 +319,10 @@ def check_dump_facts(files: packages.KernelFiles, d2: dump.Dump, d4: dump.Dump) 
     mem`` dump (``d4``) of 6.12.117 (run by tests/test_live_cli.py's whole live check, which
     boots the kernel once for every default namespace)."""
     from equiv.config import from_kconfig
-    from equiv.page_model import FlagsLayout
+    from equiv.page_model import OLDER_ALWAYS_PAGEFLAGS, FlagsLayout
 
-    # the layout constants are the model's for Debian's config
-    model = FlagsLayout.from_config(from_kconfig(str(files.config)))
+    # the layout constants are the model's for Debian's config, with 6.12's page flags
+    model = FlagsLayout.from_config(from_kconfig(str(files.config)), OLDER_ALWAYS_PAGEFLAGS["6.12"])
     L = d2.layout
     assert L["NR_PAGEFLAGS"] == model.nr_pageflags == 24
     for f in model.fields:

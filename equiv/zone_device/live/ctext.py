@@ -152,8 +152,10 @@ def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
                                   f"version's source: see apt-cache policy {TOP})",
                            tree=str(root))
     altmap = pg.altmap_valid(kl)
+    # the kernel's vmemmap_can_optimize() is false with an altmap: the model's scenario says
+    # so by the option, the C text by its own test (its headers from the kernel's own config)
     model_cfg = evolve(cfg, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=False) if altmap else cfg
-    sd = side("live", tree, model_cfg)
+    sd = side("live", tree, cfg)
     L = side_layout(sd, model_cfg)
     order = pg.vmemmap_shift
     sc = Scenario(L, MemoryType(pg.type), order)
