@@ -344,3 +344,44 @@ def test_x86_preset_refused_naming_the_symbol() -> None:
 def test_arm64_preset_prepared() -> None:
     _need("make", "gcc", "flex", "bison", "bc", "aarch64-linux-gnu-gcc")
     files.headers_for(_source(), PRESETS["arm64-4k"], _cache())
+
+
+# ---- issue 33: the small all-types kernel's configuration ----------------------------------
+
+
+def test_small_kernel_symbols_each_have_a_reason(tmp_path: Path) -> None:
+    """Every symbol of the small kernel says why it is there; a symbol Kconfig turns off is
+    refused naming it (a fake make: olddefconfig drops DEVICE_PRIVATE)."""
+    from equiv.zone_device.live import small
+
+    names = [n for n, _, _ in small.SYMBOLS]
+    assert len(names) == len(set(names)) and all(why for _, _, why in small.SYMBOLS)
+    for want in ("CONFIG_DEVICE_PRIVATE", "CONFIG_PCI_P2PDMA", "CONFIG_TEST_HMM",
+                 "CONFIG_ZONE_DEVICE", "CONFIG_DEV_DAX", "CONFIG_FS_DAX", "CONFIG_BLK_DEV_NVME"):
+        assert want in names
+    tree = fake_tree(tmp_path / "linux")
+
+    def make(cmd: list[str], log: Path, what: str) -> None:
+        config = tmp_path / "work" / ".config"
+        if cmd[-1] == "defconfig":
+            config.write_text("CONFIG_64BIT=y\n")
+        else:
+            config.write_text(config.read_text().replace("CONFIG_DEVICE_PRIVATE=y\n", ""))
+
+    with pytest.raises(InputError, match=r"CONFIG_DEVICE_PRIVATE: asked y, n after make "
+                                         r"olddefconfig") as e:
+        small.configure(tree, tmp_path / "work", make)
+    assert "\n" not in str(e.value)
+
+
+@pytest.mark.slow
+def test_small_kernel_configures_every_type_on_6_12(tmp_path: Path) -> None:
+    """x86_64 defconfig plus the small kernel's symbols holds on linux-source-6.12 (about
+    6 s): DEVICE_PRIVATE, PCI_P2PDMA and TEST_HMM on, unlike Debian's kernel."""
+    from equiv.zone_device.live import small
+
+    _need("make", "gcc", "flex", "bison", "bc")
+    tree = kbuild.full_tree(_source(), _cache(), "x86")
+    got = small.configure(tree, tmp_path / "work")
+    assert (got["CONFIG_DEVICE_PRIVATE"], got["CONFIG_PCI_P2PDMA"],
+            got["CONFIG_TEST_HMM"]) == ("y", "y", "m")
