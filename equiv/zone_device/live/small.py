@@ -8,7 +8,7 @@ reason it is there: what virtme-ng needs to boot it (9p root, virtio console), t
 pgmap types (ZONE_DEVICE; PRIVATE through ``test_hmm.ko``'s dmirror devices, which call
 ``memremap_pages()``; PCI_P2PDMA through an NVMe controller memory buffer, which the nvme
 driver registers with ``pci_p2pdma_add_resource()``; devdax and fsdax through pmem; COHERENT
-is made by the dump module itself), and what the dump module needs (modules, kallsyms).
+is made by the dump module itself), and what the dump module needs (modules, debugfs).
 
 :func:`configure` writes the ``.config`` with ``make defconfig``, the symbols and ``make
 olddefconfig``, and checks that every symbol holds afterwards (a symbol Kconfig turned off
@@ -35,11 +35,10 @@ SYMBOLS: tuple[tuple[str, str, str], ...] = (
     ("CONFIG_9P_FS", "y", "virtme-ng: the root file system"),
     ("CONFIG_OVERLAY_FS", "y", "virtme-ng: writable overlays of /etc, /tmp, ..."),
     ("CONFIG_DEVTMPFS", "y", "virtme-ng: /dev"),
-    # the dump module (equiv/zone_device/live/dumpmod)
+    # the dump module (equiv/zone_device/live/module/equiv_dump.c)
     ("CONFIG_MODULES", "y", "the dump module and test_hmm.ko are modules"),
-    ("CONFIG_MODULE_UNLOAD", "y", "the dump module is unloaded between namespaces"),
-    ("CONFIG_KALLSYMS", "y", "the dump module finds unexported symbols"),
-    ("CONFIG_KALLSYMS_ALL", "y", "... data symbols among them"),
+    ("CONFIG_MODULE_UNLOAD", "y", "the dump module's module_exit (equiv_dump_exit)"),
+    ("CONFIG_DEBUG_FS", "y", "the dump module answers in debugfs"),
     # the mm the model is about
     ("CONFIG_SPARSEMEM_VMEMMAP", "y", "struct pages in the vmemmap, as on Debian"),
     ("CONFIG_MEMORY_HOTPLUG", "y", "ZONE_DEVICE depends on it"),
