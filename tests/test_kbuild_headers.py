@@ -374,6 +374,45 @@ def test_small_kernel_symbols_each_have_a_reason(tmp_path: Path) -> None:
     assert "\n" not in str(e.value)
 
 
+def test_small_kernel_build_recipe_and_cache(tmp_path: Path) -> None:
+    """The small kernel's build with a fake make: a patched build copies the tree and patches
+    the copy, configures, builds bzImage and modules, installs the modules; the second call
+    is the cache's; another patch is another key."""
+    from equiv.zone_device.live import small
+
+    tree = fake_tree(tmp_path / "linux")
+    patch = tmp_path / "0001-x.patch"
+    patch.write_text("--- a/x\n+++ b/x\n")
+    ran: list[str] = []
+
+    def make(cmd: list[str], log: Path, what: str) -> None:
+        ran.append(what)
+        work = next((Path(c[2:]) for c in cmd if c.startswith("O=")), None)
+        if cmd[0] == "cp":
+            Path(cmd[-1]).mkdir(parents=True)
+        elif work is not None and cmd[-1] == "defconfig":
+            (work / ".config").write_text("")
+        elif work is not None and cmd[-1] == "olddefconfig":
+            (work / ".config").write_text("".join(f"{kconfig.line(n, v)}\n"
+                                                  for n, v, _ in small.SYMBOLS))
+        elif work is not None and "bzImage" in cmd:
+            (work / "include/config").mkdir(parents=True)
+            (work / "include/config/kernel.release").write_text("6.12.117\n")
+            (work / "arch/x86/boot").mkdir(parents=True)
+            (work / "arch/x86/boot/bzImage").write_text("image")
+
+    b = small.build(tree, [patch], tmp_path / "cache", runner=make)
+    assert ran == [f"copying {tree}", "applying 0001-x.patch", "make defconfig",
+                   "make olddefconfig", "make bzImage modules", "make modules_install"]
+    assert not b.cached and b.release == "6.12.117"
+    assert (b.root / "boot/vmlinuz-6.12.117").read_text() == "image"
+    again = small.build(tree, [patch], tmp_path / "cache", runner=make)
+    assert again.cached and again.dir == b.dir and len(ran) == 6
+    assert small.key(tree) != small.key(tree, [patch])
+    with pytest.raises(InputError, match="no such patch"):
+        small.build(tree, [tmp_path / "gone.patch"], tmp_path / "cache", runner=make)
+
+
 @pytest.mark.slow
 def test_small_kernel_configures_every_type_on_6_12(tmp_path: Path) -> None:
     """x86_64 defconfig plus the small kernel's symbols holds on linux-source-6.12 (about

@@ -13,17 +13,31 @@ is made by the dump module itself), and what the dump module needs (modules, deb
 :func:`configure` writes the ``.config`` with ``make defconfig``, the symbols and ``make
 olddefconfig``, and checks that every symbol holds afterwards (a symbol Kconfig turned off
 is an error naming the Kconfig line that decides it, as for the C front end's headers,
-:mod:`equiv.linux.kbuild`).  Building and booting it are not done yet (issue 33 point 2).
+:mod:`equiv.linux.kbuild`).  :func:`build` makes ``bzImage`` and the modules from a tree
+(with patches applied to a copy of it), cached by :func:`key`; booting it with ``test_hmm``
+and an NVMe controller memory buffer is not done yet (issue 33 point 2).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import shutil
 import subprocess
-from collections.abc import Callable
+import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
+
+from attrs import frozen
 
 from equiv.engine.errors import InputError
 from equiv.linux import kconfig
+from equiv.linux.kbuild import STAMP, locked, tree_version
+
+#: bump when :func:`build` changes in a way :func:`key` does not see
+RECIPE_VERSION = 1
+#: the record a finished build leaves in its directory
+BUILD_INFO = "build.json"
 
 #: (symbol, value, why): the small kernel's symbols on top of x86_64 ``defconfig``
 SYMBOLS: tuple[tuple[str, str, str], ...] = (
@@ -100,4 +114,100 @@ def configure(tree: Path, work: Path, runner: Runner = _run) -> dict[str, str]:
     return kconfig.values(text)
 
 
-__all__ = ["SYMBOLS", "configure"]
+@frozen
+class SmallBuild:
+    """A finished small-kernel build: ``dir/root`` holds ``boot/vmlinuz-<release>`` and
+    ``lib/modules/<release>`` (``make modules_install``), ``dir/build`` the kbuild output
+    (``.config``, ``Module.symvers``: the dump module is built against it with ``M=``)."""
+
+    dir: Path
+    cached: bool
+    info: dict[str, object]
+
+    @property
+    def root(self) -> Path:
+        return self.dir / "root"
+
+    @property
+    def build(self) -> Path:
+        return self.dir / "build"
+
+    @property
+    def release(self) -> str:
+        return str(self.info["release"])
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def key(tree: Path, patches: Sequence[Path] = ()) -> str:
+    """16 hex digits of SHA-256 over what the build depends on: :data:`RECIPE_VERSION`, the
+    tree (the tarball it was unpacked from, :data:`~equiv.linux.kbuild.STAMP`, else its path
+    and version), each patch's name and contents, and :data:`SYMBOLS`."""
+    stamp = tree / STAMP
+    ident = stamp.read_text().strip() if stamp.is_file() else f"{tree.resolve()} {tree_version(tree)}"
+    h = hashlib.sha256(f"equiv-small {RECIPE_VERSION}\ntree {ident}\n".encode())
+    for p in patches:
+        h.update(f"patch {p.name} {_digest(p)}\n".encode())
+    for n, v, _ in SYMBOLS:
+        h.update(f"symbol {kconfig.line(n, v)}\n".encode())
+    return h.hexdigest()[:16]
+
+
+def build(tree: Path, patches: Sequence[Path], cache: Path, jobs: int = 2,
+          runner: Runner = _run) -> SmallBuild:
+    """The small kernel of ``tree`` with ``patches`` applied in order (``patch -p1 -F0``, to
+    a copy of the tree: the tree itself is never changed), cached under
+    ``<cache>/small/<key>``: configured (:func:`configure`), ``make bzImage modules``,
+    ``make modules_install``; the times and the release in ``build.json``.
+
+    Raises:
+        InputError: a patch missing or not applying, a symbol Kconfig turns off, make failing.
+    """
+    for p in patches:
+        if not p.is_file():
+            raise InputError(f"{p}: no such patch (small kernel build input)")
+    out = cache / "small" / key(tree, patches)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with locked(out.with_name(out.name + ".lock")):
+        if (out / BUILD_INFO).is_file():
+            return SmallBuild(out, True, json.loads((out / BUILD_INFO).read_text()))
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir()
+        log = out / "build.log"
+        times: dict[str, float] = {}
+        t0 = time.monotonic()
+        src = tree
+        if patches:
+            src = out / "src"
+            runner(["cp", "-a", f"{tree}/.", str(src)], log, f"copying {tree}")
+            for p in patches:
+                runner(["patch", "-d", str(src), "-p1", "-F0", "--forward", "--batch", "-i",
+                        str(p.resolve())], log, f"applying {p.name}")
+        times["copy_and_patch"] = time.monotonic() - t0
+        work = out / "build"
+        configure(src, work, runner)
+        make = ["make", "-C", str(src), f"O={work}", "ARCH=x86_64"]
+        t1 = time.monotonic()
+        runner([*make, f"-j{jobs}", "bzImage", "modules"], log, "make bzImage modules")
+        times["make"] = time.monotonic() - t1
+        runner([*make, f"INSTALL_MOD_PATH={out / 'root'}", "modules_install"], log,
+               "make modules_install")
+        release = (work / "include" / "config" / "kernel.release").read_text().strip()
+        boot = out / "root" / "boot"
+        boot.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(work / "arch" / "x86" / "boot" / "bzImage", boot / f"vmlinuz-{release}")
+        shutil.copyfile(work / ".config", boot / f"config-{release}")
+        info: dict[str, object] = {
+            "key": out.name, "release": release, "tree": str(tree),
+            "patches": [str(p.resolve()) for p in patches], "jobs": jobs,
+            "seconds": {k: round(v, 1) for k, v in times.items()}
+            | {"total": round(time.monotonic() - t0, 1)},
+            "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+        }
+        (out / BUILD_INFO).write_text(json.dumps(info, indent=1) + "\n")
+        return SmallBuild(out, False, info)
+
+
+__all__ = ["SYMBOLS", "SmallBuild", "build", "configure", "key"]
