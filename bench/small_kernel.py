@@ -50,7 +50,8 @@ def main() -> int:
     small.build(tree, a.patches, cache, jobs=a.jobs)
     warm = time.monotonic() - t1
     print(f"small kernel {b.release} ({len(a.patches)} patches), {a.jobs} jobs, load {load:.1f}"
-          f" at start: {'cached' if b.cached else f'cold {cold:.0f} s'} {b.info['seconds']}; "
+          f" at start: {'cached' if b.cached else f'cold {cold:.0f} s'} "
+          f"(build.json: {b.seconds:.0f} s, {b.info['phases']}); "
           f"warm {warm * 1000:.0f} ms; in {b.dir}")
     return 0
 

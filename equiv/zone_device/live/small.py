@@ -26,16 +26,16 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-
-from attrs import frozen
 
 from equiv.engine.errors import InputError
 from equiv.linux import kconfig
 from equiv.linux.kbuild import STAMP, locked, tree_version
+from equiv.zone_device.live.kbuild import Build
 
 #: bump when :func:`build` changes in a way :func:`key` does not see
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2  # 2: build.json "seconds" is the total, "phases" the parts
 #: the record a finished build leaves in its directory
 BUILD_INFO = "build.json"
 
@@ -114,19 +114,12 @@ def configure(tree: Path, work: Path, runner: Runner = _run) -> dict[str, str]:
     return kconfig.values(text)
 
 
-@frozen
-class SmallBuild:
-    """A finished small-kernel build: ``dir/root`` holds ``boot/vmlinuz-<release>`` and
-    ``lib/modules/<release>`` (``make modules_install``), ``dir/build`` the kbuild output
-    (``.config``, ``Module.symvers``: the dump module is built against it with ``M=``)."""
-
-    dir: Path
-    cached: bool
-    info: dict[str, object]
-
-    @property
-    def root(self) -> Path:
-        return self.dir / "root"
+@dataclass(frozen=True)
+class SmallBuild(Build):
+    """A finished small-kernel build (:class:`~equiv.zone_device.live.kbuild.Build`:
+    ``root`` holds ``boot/vmlinuz-<release>`` and ``lib/modules/<release>``, from ``make
+    modules_install``); ``dir/build`` is the kbuild output (``.config``, ``Module.symvers``:
+    the dump module is built against it with ``M=``)."""
 
     @property
     def build(self) -> Path:
@@ -202,8 +195,8 @@ def build(tree: Path, patches: Sequence[Path], cache: Path, jobs: int = 2,
         info: dict[str, object] = {
             "key": out.name, "release": release, "tree": str(tree),
             "patches": [str(p.resolve()) for p in patches], "jobs": jobs,
-            "seconds": {k: round(v, 1) for k, v in times.items()}
-            | {"total": round(time.monotonic() - t0, 1)},
+            "seconds": round(time.monotonic() - t0, 1),
+            "phases": {k: round(v, 1) for k, v in times.items()},
             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
         }
         (out / BUILD_INFO).write_text(json.dumps(info, indent=1) + "\n")
