@@ -361,7 +361,7 @@ def test_small_kernel_symbols_each_have_a_reason(tmp_path: Path) -> None:
         assert want in names
     tree = fake_tree(tmp_path / "linux")
 
-    def make(cmd: list[str], log: Path, what: str) -> None:
+    def make(cmd: Sequence[str], log: Path, what: str) -> None:
         config = tmp_path / "work" / ".config"
         if cmd[-1] == "defconfig":
             config.write_text("CONFIG_64BIT=y\n")
@@ -385,7 +385,7 @@ def test_small_kernel_build_recipe_and_cache(tmp_path: Path) -> None:
     patch.write_text("--- a/x\n+++ b/x\n")
     ran: list[str] = []
 
-    def make(cmd: list[str], log: Path, what: str) -> None:
+    def make(cmd: Sequence[str], log: Path, what: str) -> None:
         ran.append(what)
         work = next((Path(c[2:]) for c in cmd if c.startswith("O=")), None)
         if cmd[0] == "cp":

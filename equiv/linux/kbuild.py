@@ -367,6 +367,28 @@ def prepare_headers(source: Path, symbols: Mapping[str, str], cache: Path, *,
     return _headers(req, out)
 
 
+def configure(make: Sequence[str], work: Path, asked: Mapping[str, str], log: Path,
+              runner: Runner) -> str:
+    """``make defconfig``, the ``asked`` symbols written in, ``make olddefconfig`` (``make``:
+    the command line up to the target, building into ``work``): the ``.config`` text."""
+    runner([*make, "defconfig"], log, "make defconfig")
+    config = work / ".config"
+    config.write_text(kconfig.edit(config.read_text(), asked))
+    runner([*make, "olddefconfig"], log, "make olddefconfig")
+    return config.read_text()
+
+
+def unmet_reasons(tree: Path, failed: Sequence[tuple[str, str, str]], srcarch: str) -> list[str]:
+    """One phrase per symbol that did not hold (:func:`kconfig.unmet`), with the Kconfig
+    lines that decide it."""
+    out = []
+    for n, a, g in failed:
+        where = kconfig.explain(tree, n, srcarch)
+        out.append(f"{n}: asked {a}, {g} after make olddefconfig"
+                   + (f" (Kconfig: {where})" if where else ""))
+    return out
+
+
 def _prepare(req: Request, out: Path, refused: Path, what: str, runner: Runner) -> None:
     work = out.with_name(out.name + ".work")
     log = out.with_name(out.name + ".log")
@@ -376,21 +398,13 @@ def _prepare(req: Request, out: Path, refused: Path, what: str, runner: Runner) 
                    f"{' '.join(req.make_vars)}\n")
     make = req.make(work)
     t0 = time.monotonic()
-    runner([*make, "defconfig"], log, "make defconfig")
-    config = work / ".config"
     asked = dict(req.symbols)
-    config.write_text(kconfig.edit(config.read_text(), asked))
-    runner([*make, "olddefconfig"], log, "make olddefconfig")
-    failed = kconfig.unmet(asked, config.read_text())
+    failed = kconfig.unmet(asked, configure(make, work, asked, log, runner))
     known = kconfig.defined(req.tree, [n for n, _, _ in failed]) if failed else set()
     left_out = sorted(n for n, _, _ in failed if n not in known)
     wrong = [(n, a, g) for n, a, g in failed if n in known]
     if wrong:
-        why = []
-        for n, a, g in wrong:
-            where = kconfig.explain(req.tree, n, req.srcarch)
-            why.append(f"{n}: asked {a}, {g} after make olddefconfig"
-                       + (f" (Kconfig: {where})" if where else ""))
+        why = unmet_reasons(req.tree, wrong, req.srcarch)
         msg = (f"{what} cannot be built as modelled on linux {req.version} "
                f"({' '.join(req.make_vars)}): {' | '.join(why)}")
         refused.write_text(msg + "\n")

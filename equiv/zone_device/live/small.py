@@ -25,13 +25,14 @@ import json
 import shutil
 import subprocess
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from equiv.engine.errors import InputError
 from equiv.linux import kconfig
-from equiv.linux.kbuild import STAMP, locked, tree_version
+from equiv.linux.kbuild import STAMP, Runner, locked, tree_version, unmet_reasons
+from equiv.linux.kbuild import configure as configure_tree
 from equiv.zone_device.live.kbuild import Build
 
 #: bump when :func:`build` changes in a way :func:`key` does not see
@@ -76,13 +77,9 @@ SYMBOLS: tuple[tuple[str, str, str], ...] = (
     ("CONFIG_EXT4_FS", "y", "fsdax: a file system mounted -o dax"),
 )
 
-#: runs one make command (arguments, the log file, what it is for)
-Runner = Callable[[list[str], Path, str], None]
-
-
-def _run(cmd: list[str], log: Path, what: str) -> None:
+def _run(cmd: Sequence[str], log: Path, what: str) -> None:
     with log.open("a") as out:
-        done = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, check=False)
+        done = subprocess.run(list(cmd), stdout=out, stderr=subprocess.STDOUT, check=False)
     if done.returncode:
         raise InputError(f"{what} failed (exit {done.returncode}): see {log}")
 
@@ -98,17 +95,11 @@ def configure(tree: Path, work: Path, runner: Runner = _run) -> dict[str, str]:
     work.mkdir(parents=True, exist_ok=True)
     log = work / "configure.log"
     make = ["make", "-C", str(tree), f"O={work}", "ARCH=x86_64"]
-    runner([*make, "defconfig"], log, "make defconfig")
-    config = work / ".config"
     asked = {n: v for n, v, _ in SYMBOLS}
-    config.write_text(kconfig.edit(config.read_text(), asked))
-    runner([*make, "olddefconfig"], log, "make olddefconfig")
-    text = config.read_text()
+    text = configure_tree(make, work, asked, log, runner)
     failed = kconfig.unmet(asked, text)
     if failed:
-        why = [f"{n}: asked {a}, {g} after make olddefconfig"
-               + (f" (Kconfig: {w})" if (w := kconfig.explain(tree, n, "x86")) else "")
-               for n, a, g in failed]
+        why = unmet_reasons(tree, failed, "x86")
         raise InputError(f"the small all-types kernel cannot be configured from {tree}: "
                          + " | ".join(why))
     return kconfig.values(text)
