@@ -57,6 +57,7 @@ from attrs import frozen
 from equiv.engine.errors import InputError
 from equiv.linux import kconfig
 from equiv.linux.cfront import Headers
+from equiv.linux.ktree import makefile_version
 
 #: bump when the recipe changes in a way :func:`request_key` does not see
 RECIPE_VERSION = 1
@@ -139,16 +140,11 @@ def tree_version(tree: Path) -> str:
     Raises:
         InputError: no readable Makefile with a version.
     """
-    try:
-        text = (tree / "Makefile").read_text(errors="replace")
-    except OSError as e:
-        raise InputError(f"{tree}: no kernel Makefile ({e.strerror})") from None
-    found = {k: re.search(rf"^{k}[ \t]*=[ \t]*(\S*)", text, re.MULTILINE)
-             for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION")}
-    if not (found["VERSION"] and found["PATCHLEVEL"]):
-        raise InputError(f"{tree}/Makefile names no kernel VERSION and PATCHLEVEL")
-    parts = [m.group(1) if m else "" for m in found.values()]
-    return ".".join(p for p in parts[:3] if p) + parts[3]
+    version = makefile_version(tree)
+    if version is None:
+        raise InputError(f"{tree}/Makefile: not readable, or names no kernel VERSION and "
+                         "PATCHLEVEL")
+    return version
 
 
 def has_build_system(tree: Path, srcarch: str) -> bool:

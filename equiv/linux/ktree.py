@@ -311,7 +311,7 @@ class KernelTree:
             tree = parser().parse(src)
             for d in _index(f, src, tree.root_node, ()):
                 defs.setdefault(d.name, []).append(d)
-        return cls(root=path, version=_version(path), sources=sources, defs=defs,
+        return cls(root=path, version=makefile_version(path) or "unknown", sources=sources, defs=defs,
                    missing_files=tuple(missing))
 
     def find(self, name: str, env: MacroEnv, kind: str | None = None) -> Definition | None:
@@ -349,17 +349,22 @@ def definition_lines(root: str | Path,
     return out
 
 
-def _version(root: Path) -> str:
-    mk = root / MAKEFILE
-    if not mk.is_file():
-        return "unknown"
-    head = mk.read_text(errors="replace")[:2000]
-    vals = {k: re.search(rf"^{k}[ \t]*=[ \t]*(\S*)", head, re.M) for k in
-            ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION")}
-    got = {k: (m.group(1) if m else "") for k, m in vals.items()}
-    if not got["VERSION"]:
-        return "unknown"
-    return f"{got['VERSION']}.{got['PATCHLEVEL']}.{got['SUBLEVEL'] or 0}{got['EXTRAVERSION']}"
+def makefile_version(root: Path) -> str | None:
+    """The tree's ``KERNELVERSION`` as its top Makefile spells it: ``VERSION.PATCHLEVEL``,
+    then ``.SUBLEVEL`` when set, then ``EXTRAVERSION`` (the Makefile's own
+    ``KERNELVERSION = $(VERSION)$(if $(PATCHLEVEL),.$(PATCHLEVEL)$(if $(SUBLEVEL),
+    .$(SUBLEVEL)))$(EXTRAVERSION)``); None without a readable Makefile naming VERSION and
+    PATCHLEVEL."""
+    try:
+        text = (root / MAKEFILE).read_text(errors="replace")
+    except OSError:
+        return None
+    found = {k: re.search(rf"^{k}[ \t]*=[ \t]*(\S*)", text, re.MULTILINE)
+             for k in ("VERSION", "PATCHLEVEL", "SUBLEVEL", "EXTRAVERSION")}
+    if not (found["VERSION"] and found["PATCHLEVEL"]):
+        return None
+    parts = [m.group(1) if m else "" for m in found.values()]
+    return ".".join(p for p in parts[:3] if p) + parts[3]
 
 
 def _index(file: str, src: bytes, node: Node,
