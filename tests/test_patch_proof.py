@@ -168,6 +168,28 @@ def test_seeded_bug_refuted(linux612: Path, tmp_path: Path, patch: str, cfg: str
     assert any(":" in s and s.split(":")[1].isdigit() for s in chains), chains
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize(("patch", "order", "roles"), [
+    pytest.param(b["file"], o, b["roles"], id=f"{b['name']}-{o}")
+    for b in EXPECT["bug"] if b["id"] in ("01", "11")
+    for o in b["orders"] if o > b["min_order"]])
+def test_one_past_the_end_refuted_at_high_orders(linux612: Path, tmp_path: Path,  # noqa: F811
+                                                  patch: str, order: int,
+                                                  roles: list[str]) -> None:
+    """A tail loop one past its end (bugs 01 and 11) at orders 9 and 18: the tail loop's
+    frame-write lemma fails (its extra iteration writes past the compound), and the search
+    on two compounds, the loops over compounds run as written and those within a compound
+    summarised (with an altmap: no aliased tails), finds the struct page of end_pfn
+    written; it was UNKNOWN there."""
+    cell = _cell(linux612, _tree(linux612, tmp_path, patch), "x86_64-default", order)
+    assert cell.verdict is Verdict.REFUTED, [(r.name, r.verdict, r.reason) for r in cell.roles]
+    refuted = {r.name.removesuffix("_equal") for r in cell.roles
+               if r.verdict is Verdict.REFUTED}
+    assert refuted == set(roles)
+    assert all("loops over compounds run as written" in r.reason for r in cell.roles
+               if r.verdict is Verdict.REFUTED)
+
+
 @pytest.mark.parametrize("bug", [b for b in EXPECT["bug"] if b["configs"] != "all"
                                  and all(PRESETS[c].hypothetical for c in b["configs"])],
                          ids=lambda b: b["name"])

@@ -19,6 +19,7 @@ from typing import Any
 import z3
 from attrs import frozen
 
+from equiv.engine import bv
 from equiv.linux.ktree import KernelTree
 from equiv.memmap import (
     SITES_VERSION,
@@ -40,12 +41,21 @@ BOUNDED_SOURCE = Source(
     "reported, none found proves nothing (the roles stay UNKNOWN)")
 
 
-def bounded_search(sc: Scenario, inp: Inputs, compounds: int) -> Assumption:
-    """The bound of the search with the loops unrolled: at most ``compounds`` compounds."""
+def bounded_search(sc: Scenario, inp: Inputs, compounds: int, altmap: bool = False
+                   ) -> Assumption:
+    """The bound of the search with the loops unrolled: at most ``compounds`` compounds;
+    with ``altmap`` also an altmap (so no deduplicated vmemmap, whose aliased tails a loop
+    summary of a loop that writes past a compound may not follow)."""
+    bound = z3.ULE(inp.nr_pages, compounds * sc.stride)
+    if not altmap:
+        return Assumption(
+            Stated("bounded-search", f"nr_pages <= {compounds} compounds of 2^order pages "
+                   "(the search with the loops unrolled only)", BOUNDED_SOURCE), bound)
     return Assumption(
-        Stated("bounded-search", f"nr_pages <= {compounds} compounds of 2^order pages (the "
-               "search with the loops unrolled only)", BOUNDED_SOURCE),
-        z3.ULE(inp.nr_pages, compounds * sc.stride))
+        Stated("bounded-search-altmap", f"nr_pages <= {compounds} compounds of 2^order "
+               "pages and an altmap, so no deduplicated vmemmap (the second search with the "
+               "loops over compounds unrolled only)", BOUNDED_SOURCE),
+        z3.And(bound, bv.as_z3_bool(inp.altmap_valid)))
 
 
 @frozen

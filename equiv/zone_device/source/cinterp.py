@@ -128,7 +128,7 @@ from equiv.zone_device.source.cstmt import (
     struct_arg,
     unresolved,
 )
-from equiv.zone_device.source.csummary import CLemma
+from equiv.zone_device.source.csummary import PEEL, CLemma
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.src_layout import source_structs
 
@@ -226,7 +226,7 @@ class Interp:
                  interpret: frozenset[str] | None = None, *, summarise: bool = False,
                  label: str = "c",
                  stack_init: Callable[[str, int], PageState] | None = None,
-                 fold: bool = False) -> None:
+                 fold: bool = False, peel: int = PEEL) -> None:
         self.tree, self.menv, self.sc, self.inp = tree, env, sc, inp
         #: clang's types of the tree: every size, offset, integer type and conversion
         self.clang = typed
@@ -247,6 +247,10 @@ class Interp:
         self.only = interpret
         #: summarise loops (:mod:`equiv.zone_device.source.csummary`) instead of unrolling them
         self.summarise = summarise
+        #: iterations of a summarised loop run as written before its summary (a loop that
+        #: ends within them needs none: the search over a few compounds runs the loops over
+        #: compounds as written and summarises only the loops within a compound)
+        self.peel = peel
         #: names this run's symbols (two trees in one query must not share stack symbols)
         self.label = label
         self._stack_init = stack_init

@@ -44,7 +44,7 @@ from equiv.zone_device.source.clemmas import (
     prove_lemmas,
 )
 from equiv.zone_device.source.cstate import Case, CInt, InterpError, Oracle, Ptr, Renaming, State
-from equiv.zone_device.source.csummary import CLemma, LemmaCex, has_select
+from equiv.zone_device.source.csummary import PEEL, CLemma, LemmaCex, has_select
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.files import macro_env
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
@@ -545,7 +545,8 @@ def side_layout(sd: Side, cfg: Config) -> Layout:
 def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],
              initial_pb: Callable[[Val], Val] | None, oracle: Oracle | None,
              stack_init: Callable[[str, int], PageState] | None = None,
-             summarise: bool = True, fold: bool = False) -> tuple[Interp, State]:
+             summarise: bool = True, fold: bool = False, peel: int = PEEL
+             ) -> tuple[Interp, State]:
     """``memmap_init_zone_device(zone, start_pfn, nr_pages, pgmap)`` (mm/mm_init.c)
     interpreted from ``sd``'s text (:class:`~equiv.zone_device.source.cinterp.Interp`) on
     ``inp``, the struct pages, pageblock cells and struct locals starting as ``initial``,
@@ -553,10 +554,11 @@ def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageS
     :meth:`~equiv.zone_device.source.cinterp.Interp.stack_init`'s default); with
     ``summarise`` its loops summarised (:mod:`equiv.zone_device.source.csummary`), else run
     as written; with ``fold`` struct pages stored as a deduplicated vmemmap shares them
-    (:class:`~equiv.zone_device.source.cstate.VmemmapFold`).  The interpreter (what it
+    (:class:`~equiv.zone_device.source.cstate.VmemmapFold`); ``peel`` iterations of a
+    summarised loop run as written before its summary.  The interpreter (what it
     read, trusted and summarised, the lemmas it needs) and the final state."""
     it = Interp(sd.tree, sd.env, sd.typed, sc, inp, oracle, summarise=summarise,
-                label=sd.label, stack_init=stack_init, fold=fold)
+                label=sd.label, stack_init=stack_init, fold=fold, peel=peel)
     state = initial_state(inp, initial, it.canon, initial_pb)
     zone = Ptr("obj", "struct zone", obj="zone", nonnull=True)
     pgmap = Ptr("obj", "struct dev_pagemap", obj="pgmap", addr=inp.pgmap,

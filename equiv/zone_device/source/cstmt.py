@@ -3,7 +3,7 @@ whole structs (:class:`equiv.zone_device.source.cinterp.Interp` calls these with
 
 * **Loops** (C11 6.8.5): ``for``, ``while`` and ``do ... while``.  A loop the summary can
   follow (:func:`equiv.zone_device.source.csummary.loop_shape`) runs its first
-  :data:`~equiv.zone_device.source.csummary.PEEL` iterations as written and the rest as a
+  :data:`~equiv.zone_device.source.csummary.PEEL` (the run's ``peel``) iterations as written and the rest as a
   :class:`~equiv.zone_device.source.csummary.LoopSummary` whose lemmas the run records; any
   other loop is unrolled, and must end within a bound on every feasible path, else the run
   stops (:class:`InterpError`) naming the loop's file:line and why the summary cannot take
@@ -54,7 +54,6 @@ from equiv.zone_device.source.cstate import (
 )
 from equiv.zone_device.source.csummary import (
     CONCRETE_UNROLL,
-    PEEL,
     Interprets,
     LoopParts,
     LoopShape,
@@ -77,6 +76,8 @@ class Host(Interprets, Protocol):
 
     #: summarise loops instead of unrolling them
     summarise: bool
+    #: iterations of a summarised loop run as written before its summary
+    peel: int
     sc: Scenario
     #: loops summarised: "file:line function"
     summarised: set[str]
@@ -178,7 +179,7 @@ def run_loop(it: Host, frame: Frame, node: Node, state: State) -> Outcome:
             raise InterpError(f"{frame.at(node)}: {loop.kind} loop in {frame.fn} may run more "
                               f"than {bound} times under the assumptions{why}")
     else:
-        cur = trips(it, frame, loop, state, PEEL, out, exits, untested)
+        cur = trips(it, frame, loop, state, it.peel, out, exits, untested)
         if cur is not None:
             after = summarised(it, frame, loop, shape, cur, out, exits)
             if after is not None:

@@ -83,6 +83,7 @@ from equiv.zone_device.source.common import (
     words_equal,
 )
 from equiv.zone_device.source.cstate import InterpError, Oracle, State
+from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.files import load_tree
 
 log = logging.getLogger(__name__)
@@ -195,24 +196,37 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
                  summarise=True)
-    if why and not sc.is_class and sc.stride * BOUNDED_COMPOUNDS <= MAX_TRIPS:
-        # the summaries are not justified: look for a difference with the loops unrolled,
-        # at most BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed
-        # with real loops), and report what it finds in place of the unknown roles
-        bounded: list[RoleResult] = []
-        bound = bounded_search(sc, inp, BOUNDED_COMPOUNDS)
-        stated.append(bound)
-        _prove(base, patched, sc, inp, early, pages, pbarr, [*assume, bound.term], [], bounded,
-               timeout_ms, summarise=False)
-        merge_found(roles, bounded, f"found with the loops unrolled (at most "
-                                    f"{BOUNDED_COMPOUNDS} compounds) after {why}")
+    if why and not sc.is_class:
+        # the summaries are not justified: look for a difference on at most
+        # BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed with real
+        # loops), and report what it finds in place of the unknown roles.  Where a compound
+        # is small enough every loop is unrolled.  Else the loops over compounds run as
+        # written (BOUNDED_COMPOUNDS + 1 iterations peeled: they end within them) and the
+        # loops within a compound are summarised, a find counting only if their lemmas
+        # hold; if none is found and a vmemmap can be deduplicated, again with an altmap
+        # (a loop that writes past its compound meets aliased tails its summary may not
+        # follow; with an altmap there are none)
+        unrolled = sc.stride * BOUNDED_COMPOUNDS <= MAX_TRIPS
+        how = ("the loops unrolled" if unrolled else
+               "the loops over compounds run as written, those within a compound summarised")
+        for altmap in (False, True) if not unrolled and sc.dedups_static else (False,):
+            bounded: list[RoleResult] = []
+            bound = bounded_search(sc, inp, BOUNDED_COMPOUNDS, altmap=altmap)
+            stated.append(bound)
+            _prove(base, patched, sc, inp, early, pages, pbarr, [*assume, bound.term], [],
+                   bounded, timeout_ms, summarise=not unrolled, peel=BOUNDED_COMPOUNDS + 1)
+            merge_found(roles, bounded, f"found with {how} (at most {BOUNDED_COMPOUNDS} "
+                                        f"compounds{', an altmap' if altmap else ''}) after "
+                                        f"{why}")
+            if any(r.verdict is Verdict.REFUTED for r in bounded):
+                break
     return done()
 
 
 def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
            pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
            its: list[Interp], roles: list[RoleResult], timeout_ms: int, *,
-           summarise: bool) -> str:
+           summarise: bool, peel: int = PEEL) -> str:
     """Interpret both trees and decide every role (:func:`~equiv.zone_device.source.common.prove_roles`),
     appending to ``its`` and ``roles``.  Returns "" if the loop lemmas hold (or none were
     needed), else why not."""
@@ -230,7 +244,7 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         try:
             oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
             it, st = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise,
-                              fold=True)
+                              fold=True, peel=peel)
         except InterpError as e:
             roles.append(RoleResult(f"interpret_{sd.label}", Verdict.UNKNOWN,
                                     time.perf_counter() - t_cell, reason=str(e)))
