@@ -48,6 +48,7 @@ BEFORE_S = 79.0
 def _default_tree() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for cand in (Path(base) / "equiv" / "linux-source-6.12" / "linux-source-6.12",
+                 Path(base) / "equiv" / "linux-source-6.12",  # (the tests' file subset)
                  Path("/usr/src/linux-source-6.12")):
         if (cand / "mm" / "mm_init.c").is_file():
             return cand
