@@ -1017,7 +1017,7 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
         if why:
             return why
     t0 = time.perf_counter()
-    free = order_free(sc, inp, assume)
+    free: list[z3.BoolRef] | None = order_free(sc, inp, assume)
     lo = prove_lemmas(p.lemmas(), assume, p.timeout_ms, sc, free)
     if sc.is_class:
         # an order class's roles are not first asked under the order-free assumptions: they
