@@ -16,6 +16,7 @@ proof's time at that order (``--no-unrolled``: skipped).
 Usage: python bench/patch_proof.py [--tree PATH] [--orders 0-18]
                                    [--config NAME | --kconfig FILE]
                                    [--jobs N] [--unrolled-limit SECONDS] [--no-unrolled]
+                                   [--classes]
 
 ``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
 made by ``pytest tests/test_linux_tree.py``) or ``/usr/src/linux-source-6.12`` unpacked.
@@ -41,13 +42,15 @@ SERIES = ROOT / "tests" / "data" / "zone-device-backport-6.12" / "series"
 #: issue 32's target for orders 0..18 on 2 cores, cold (its goal: 10 s)
 TARGET_S = 30.0
 #: the whole proof, orders 0..18, 2 jobs, before issue 32's work (commit 7a33423: 79 s on an
-#: idle 2-core machine, as issue 32 measured; 288 s wall, 205 s CPU at load ~5, docs/speed.md)
+#: idle 2-core machine, as issue 32 measured; 288 s wall, 205 s CPU at load ~5, docs/speed.md;
+#: commit 600d8e5: 326 s wall, 201 s CPU at load 6-7)
 BEFORE_S = 79.0
 
 
 def _default_tree() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     for cand in (Path(base) / "equiv" / "linux-source-6.12" / "linux-source-6.12",
+                 Path(base) / "equiv" / "linux-source-6.12",  # (the tests' file subset)
                  Path("/usr/src/linux-source-6.12")):
         if (cand / "mm" / "mm_init.c").is_file():
             return cand
@@ -84,6 +87,10 @@ def main() -> int:
     ap.add_argument("--unrolled-limit", type=float, default=600.0)
     ap.add_argument("--no-unrolled", action="store_true",
                     help="skip the unrolled interpreter's rows (minutes)")
+    ap.add_argument("--classes", action="store_true",
+                    help="each order class first tried with one probe, the order symbolic "
+                         "(run_patch_proof(..., classes=True); off by default: slower, "
+                         "docs/speed.md)")
     a = ap.parse_args()
 
     from equiv.config import PRESETS
@@ -105,7 +112,7 @@ def main() -> int:
         t0 = time.perf_counter()
         cpu0 = _cpu()
         run = run_patch_proof(tree, applied.root, cfg, [None], orders, label="series",
-                              jobs=a.jobs)
+                              jobs=a.jobs, classes=a.classes)
         total = time.perf_counter() - t0
         cpu = _cpu() - cpu0
     print(f"source-level proof of the backport series, {cfg.name}, all five types, "
@@ -114,8 +121,9 @@ def main() -> int:
     for c in run.cells:
         per_order[c.order] = c.seconds
         lemmas = sum(r.seconds for r in c.roles if r.name == "loop_summary_lemmas")
+        by = "" if c.row_class is None else f"  [class {c.row_class[0]}..{c.row_class[1]}]"
         print(f"  order {c.order:2}: {c.verdict.value:8} {c.seconds:7.1f} s  "
-              f"(loop lemmas {lemmas:5.1f} s)")
+              f"(loop lemmas {lemmas:5.1f} s){by}")
     print(f"  verdict: {run.verdict.value}")
 
     unrolled: tuple[int, float] | None = None
