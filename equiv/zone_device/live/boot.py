@@ -249,7 +249,7 @@ def _hmm_lines(d: str) -> list[str]:
         '[ -n "$r" ] || fail no hmm_dmirror range in /proc/iomem',
         "set -- $r",
         "hpfn=$(( (0x$1 + (0x$2 - 0x$1 + 1) / 2) >> 12 ))",
-        f'grep hmm_dmirror /proc/iomem > {d}/iomem',
+        f'grep hmm_dmirror /proc/iomem > {d}/iomem; echo test_hmm > {d}/driver',
         'step "hmm_dmirror 0x$1-0x$2, dump pfn $hpfn"',
         f'echo "$hpfn" > {DEBUGFS}/range || fail writing pfn $hpfn to {DEBUGFS}/range for hmm',
     ]
@@ -264,7 +264,7 @@ def _p2pdma_lines(d: str) -> list[str]:
         "dev=$(ls -d /sys/bus/pci/devices/*/p2pmem 2>/dev/null | head -n 1)",
         '[ -n "$dev" ] || { dmesg | grep -i -E "nvme|p2p" | tail -n 3; '
         'fail no PCI device with p2pmem: the NVMe CMB was not registered; }',
-        'dev=${dev%/p2pmem}; ppfn=',
+        f'dev=${{dev%/p2pmem}}; ppfn=; echo nvme > {d}/driver',
         'while read s e f; do',
         '  [ $((e)) -gt $((s)) ] || continue',
         '  p=$(( (s + (e - s + 1) / 2) >> 12 ))',
