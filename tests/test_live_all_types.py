@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from equiv.engine.errors import InputError
 from equiv.engine.bv import CBV
+from equiv.engine.errors import InputError
 from equiv.page_model import Layout, PageState
 from equiv.zone_device.live import boot, build, packages, run
 from equiv.zone_device.live.compare import TEST_HMM_STEP, driver_step
