@@ -86,3 +86,99 @@ def test_test_hmms_free_list() -> None:
     assert int(second.get(L, "zone_device_data")) == base + (start + 4) * L.size
     assert TEST_HMM_STEP in second.origin[16][-1]
     assert driver_step("nvme", page, L, start + 5, start, base, L.size) is page
+
+
+# --- the real thing: build (cached) and boot ---------------------------------------------------
+
+#: one pgmap of every type, in one boot (the slow test's share of ALL_TYPES_NAMESPACES)
+ONE_OF_EACH = ("devdax-2M-mem", "fsdax-2M-dev", "coherent-2M-dev", "private-2M-mem",
+               "hmm-4K-mem", "p2pdma-4K-mem")
+#: the project's backport series (tests/data/zone-device-backport-6.12)
+SERIES = sorted((Path(__file__).parent / "data" / "zone-device-backport-6.12" / "series")
+                .glob("*.patch"))
+
+
+def _user_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point the live check at the user's cache (tests/conftest.py gives each run a fresh
+    one): the small kernel's build (11-15 min cold on 2 cores) is shared by every test that
+    boots it, by the command line and by later runs."""
+    import os
+
+    user = Path(os.environ["EQUIV_TEST_USER_CACHE"])
+    monkeypatch.setenv("XDG_CACHE_HOME", str(user))
+    return user
+
+
+def _missing_for_the_build() -> str:
+    """Why the small kernel cannot be built here ('' when it can): the host tools of a
+    kernel build and of a boot, or the 6.12.117 source."""
+    import shutil
+
+    from equiv.zone_device.live import ctext, host
+    from equiv.zone_device.live.kbuild import KBUILD_TOOLS
+
+    gone = host.missing([*host.BUILD_TOOLS[:1], *KBUILD_TOOLS, *host.BOOT_TOOLS,
+                         packages.DEPMOD_TOOL])
+    if gone or not shutil.which("gcc"):
+        return f"the small kernel's build and boot need: {host.install_command(gone)}"
+    if not ctext.tarball().is_file():
+        return "no linux-source-6.12 6.12.117 tarball (apt-get install linux-source-6.12)"
+    return ""
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("host")  # boots: tests/conftest.py
+def test_all_five_types_on_the_small_kernel(monkeypatch: pytest.MonkeyPatch,
+                                            tmp_path: Path) -> None:
+    """``--live --live-kernel all-types`` with one pgmap of each type: every one the same as
+    the model, the five enum memory_type values all seen, the run recorded with the
+    kernel's build key."""
+    import json
+
+    _user_cache(monkeypatch)
+    why = _missing_for_the_build()
+    if why:
+        pytest.skip(why)
+    monkeypatch.setenv("EQUIV_LIVE_KVM", "0")  # KVM fails at cmpxchg16b here; TCG everywhere
+    r = run.run_live(list(ONE_OF_EACH), tmp_path / "run", kernel="all-types")
+    verdicts = {x.name: (x.comparison is not None and x.comparison.clean, x.error)
+                for x in r.namespaces}
+    assert all(ok for ok, _ in verdicts.values()), verdicts
+    types = {x.name: x.comparison.inputs["pgmap_type"] for x in r.namespaces if x.comparison}
+    assert sorted(set(types.values())) == [1, 2, 3, 4, 5], types  # PRIVATE .. PCI_P2PDMA
+    assert r.exit_code == 0
+    rec = json.loads((tmp_path / "run" / run.RECORD).read_text())
+    assert rec["kernel"] == "all-types" and rec["build_key"] and rec["origin"]
+    assert r.kernel.release.startswith("6.12.117")
+
+
+@pytest.mark.slow
+@pytest.mark.xdist_group("host")
+def test_patched_and_unpatched_small_kernels(monkeypatch: pytest.MonkeyPatch,
+                                             tmp_path: Path) -> None:
+    """``--live --live-kernel all-types --patch series/*.patch``: both kernels the same as the
+    model and as each other, for one pgmap of each type.  Runs only when the patched
+    kernel's build is cached (a second cold build is another 11-15 min on 2 cores, which
+    .ci/run's 60 minutes do not leave): ``python bench/small_kernel.py --cache
+    ~/.cache/equiv/small tests/data/zone-device-backport-6.12/series/*.patch`` builds it."""
+    from equiv.zone_device.live import small
+
+    _user_cache(monkeypatch)
+    why = _missing_for_the_build()
+    if why:
+        pytest.skip(why)
+    done = small.cache_root() / "small" / small.key(small.source_tree(), SERIES) / "build.json"
+    if not done.is_file():
+        pytest.skip(f"the patched small kernel is not built ({done.parent}): kept out of CI's "
+                    "critical path; build it with bench/small_kernel.py (see the docstring)")
+    monkeypatch.setenv("EQUIV_LIVE_KVM", "0")
+    r = run.run_live(list(ONE_OF_EACH), tmp_path / "run", kernel="all-types", patches=SERIES)
+    assert r.patched is not None
+    assert r.patched.kernel.patches == tuple(p.name for p in SERIES)
+    for side in (r, r.patched):
+        bad = [(x.name, x.error) for x in side.namespaces
+               if x.comparison is None or not x.comparison.clean]
+        assert not bad, bad
+    assert [p.name for p in r.pairs] == list(ONE_OF_EACH)
+    assert all(p.same for p in r.pairs), [(p.name, p.error) for p in r.pairs if not p.same]
+    assert r.exit_code == 0

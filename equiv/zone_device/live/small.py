@@ -210,24 +210,24 @@ def cache_root() -> Path:
 
 def source_tree() -> Path:
     """The whole linux-source-6.12 tree at the pinned 6.12.117 (the tarball of
-    :func:`equiv.zone_device.live.ctext.tarball`), unpacked once under ``<user
-    cache>/equiv/kbuild/src`` (:func:`equiv.linux.kbuild.full_tree`).
+    :func:`equiv.zone_device.live.ctext.tarball`), unpacked once under the kbuild cache's
+    ``src`` (:func:`equiv.zone_device.source.files.kbuild_cache`: ``$EQUIV_KBUILD_CACHE``, else
+    ``<user cache>/equiv/kbuild``; :func:`equiv.linux.kbuild.full_tree`), where the C front
+    end's headers unpack it too.
 
     Raises:
         InputError: no tarball of 6.12.117 (neither installed nor downloadable), or it does
             not unpack.
     """
-    import platformdirs
-
     from equiv.linux.kbuild import full_tree
     from equiv.zone_device.live import ctext
+    from equiv.zone_device.source.files import kbuild_cache
 
     partial, why = ctext.source_tree()
     if partial is None:
         raise InputError(f"the small all-types kernel is built from linux-source-6.12 "
                          f"6.12.117: {why}")
-    return full_tree(partial, Path(platformdirs.user_cache_dir("equiv")) / "kbuild", "x86",
-                     tarball=ctext.tarball())
+    return full_tree(partial, kbuild_cache(), "x86", tarball=ctext.tarball())
 
 
 def kernel_files(b: SmallBuild) -> KernelFiles:
