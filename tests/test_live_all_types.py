@@ -53,7 +53,7 @@ def test_the_vng_command_adds_the_nvme_device(tmp_path: Path) -> None:
     files = packages.KernelFiles(tmp_path, release="6.12.117", build=tmp_path / "build")
     cmd = boot.vng_command(files, tmp_path, "3G", "", False, tmp_path / "g.sh",
                            boot.nvme_qemu_opts(tmp_path / "nvme.img"))
-    assert cmd[-2] == "--qemu-opts" and "cmb_size_mb=64" in cmd[-1]
+    assert cmd[-1].startswith("--qemu-opts=-drive ") and "cmb_size_mb=64" in cmd[-1]
     assert str(tmp_path / "boot" / "vmlinuz-6.12.117") in cmd
 
 
@@ -182,3 +182,47 @@ def test_patched_and_unpatched_small_kernels(monkeypatch: pytest.MonkeyPatch,
     assert [p.name for p in r.pairs] == list(ONE_OF_EACH)
     assert all(p.same for p in r.pairs), [(p.name, p.error) for p in r.pairs if not p.same]
     assert r.exit_code == 0
+
+
+# --- recording a run for tests/data --------------------------------------------------------
+
+#: struct pages kept per recorded dump, by order: order 0 two pageblocks and a bit (the
+#: first device pfn on: test_hmm's NULL-ended free list), order 9 two compounds, order 18
+#: the head, tails 1..127 and tails read through the deduplicated vmemmap
+CUT_PAGES = {0: 1100, 9: 2 * 512, 18: 300}
+
+
+def cut_run(src: Path, dst: Path) -> None:
+    """Write ``dst`` (``tests/data/live-all-types``) from the run directory ``src`` of
+    ``--live --live-kernel all-types [--patch ...] --live-out SRC``: each dump cut to
+    :data:`CUT_PAGES` struct pages from its first device pfn (``test_live_compare.cut_dump``,
+    its ``driver`` file kept), the config cut to what the model reads, the records
+    rewritten to name the cut config's hash; the patched kernel's side likewise."""
+    import json
+    import shutil
+
+    from test_live_compare import cut_config, cut_dump
+
+    from equiv.zone_device.live.dump import DRIVER_FILE, load
+
+    rec = json.loads((src / run.RECORD).read_text())
+    shutil.rmtree(dst, ignore_errors=True)
+    dst.mkdir(parents=True)
+    for e in rec["namespaces"]:
+        d = load(src / e["dump"])
+        assert d.pgmap is not None
+        cut_dump(src / e["dump"], dst / e["name"], None, CUT_PAGES[d.pgmap.vmemmap_shift])
+        if (src / e["dump"] / DRIVER_FILE).is_file():
+            shutil.copy(src / e["dump"] / DRIVER_FILE, dst / e["name"] / DRIVER_FILE)
+    cut_config(src / run.CONFIG, dst / run.CONFIG)
+    rec["config_sha256"] = run.sha256(dst / run.CONFIG)
+    rec["namespaces"] = [{"name": e["name"], "dump": e["name"]} for e in rec["namespaces"]]
+    if "patched" in rec:
+        cut_run(src / rec["patched"]["dir"], dst / rec["patched"]["dir"])
+    (dst / run.RECORD).write_text(json.dumps(rec, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    import sys
+
+    cut_run(Path(sys.argv[1]), Path(__file__).parent / "data" / "live-all-types")

@@ -374,8 +374,8 @@ def vng_command(files: KernelFiles, outdir: Path, memory: str, append: str, kvm:
            "--rwdir", str(outdir), "--exec", f"sh {shlex.quote(str(script))}"]
     if append:
         cmd[-2:-2] = ["--append", append]
-    if qemu:
-        cmd += ["--qemu-opts", qemu]
+    if qemu:  # one word: vng's argparse takes a separate value starting with "-" for an option
+        cmd.append(f"--qemu-opts={qemu}")
     if not kvm:
         cmd.insert(1, "--disable-kvm")
     return cmd
