@@ -203,6 +203,15 @@ def test_a_kernel_pair_difference_names_pfn_field_and_both_values(tmp_path: Path
     assert (w.pfn, w.offset) == (pfn, 48) and w.a ^ w.b == 0x02 << 32
     text = render_live_text(r, times=False)
     assert f"pfn {pfn:#x} +48: unpatched " in text and "patched 0x" in text
+    from equiv.zone_device.live.present import live_sarif, render_live_junit
+
+    junit = render_live_junit(r, times=False)
+    assert 'name="pair/fsdax-2M-dev"' in junit and 'name="patched/hmm-4K-mem"' in junit
+    assert junit.count("<failure") == 2  # the pair, and the patched dump against the model
+    results = live_sarif(r, times=False)["runs"][0]["results"]
+    assert sorted(x["ruleId"] for x in results) == ["live-field", "live-kernel-pair"]
+    (pair,) = [x for x in results if x["ruleId"] == "live-kernel-pair"]
+    assert f"pfn {pfn:#x} +48" in pair["message"]["text"]
 
 
 # --- the real thing: build (cached) and boot ---------------------------------------------------

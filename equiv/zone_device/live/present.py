@@ -367,19 +367,13 @@ def _case_text(r: NamespaceResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
-    """JUnit XML: one ``<testcase>`` per namespace (classname ``equiv.zone_device.live.<release>``)."""
-    root = JUnitXml("equiv")
-    suite = TestSuite(f"equiv live {run.kernel.release}")
-    k = run.kernel
-    for key, val in (("kernel", k.release), ("package", f"{k.package} {k.package_version}"),
-                     ("config_sha256", k.config_sha256), ("accelerator", run.accelerator),
-                     *((("tool_version", TOOL_VERSION),) if times else ())):
-        suite.add_property(key, val)
+def _junit_cases(run: LiveRun, prefix: str, times: bool) -> tuple[list[TestCase], int, int]:
+    """One kernel's test cases (named ``prefix + namespace``), failures, errors."""
+    cases: list[TestCase] = []
     failures = errors = 0
-    cls = "equiv.zone_device.live." + k.release.replace(".", "_")
+    cls = "equiv.zone_device.live." + run.kernel.release.replace(".", "_")
     for r in run.namespaces:
-        case = TestCase(r.name, cls, round(r.seconds, 4) if times else None)
+        case = TestCase(prefix + r.name, cls, round(r.seconds, 4) if times else None)
         v = _verdict(r)
         if v == "DIFFERENT":
             failures += 1
@@ -394,10 +388,46 @@ def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
         elif v != "SAME":
             errors += 1
             case.result = [Error(f"{r.name}: {r.error or 'nothing compared'}", v)]
+        cases.append(case)
+    return cases, failures, errors
+
+
+def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
+    """JUnit XML: one ``<testcase>`` per namespace (classname ``equiv.zone_device.live.<release>``);
+    with a patched kernel also one per namespace of it (``patched/<name>``) and one per
+    kernel pair (``pair/<name>``, a difference is a failure)."""
+    root = JUnitXml("equiv")
+    suite = TestSuite(f"equiv live {run.kernel.release}")
+    k = run.kernel
+    for key, val in (("kernel", k.release), ("package", f"{k.package} {k.package_version}"),
+                     ("config_sha256", k.config_sha256), ("accelerator", run.accelerator),
+                     ("live_kernel", k.kind),
+                     *((("origin", k.origin), ("build_key", k.build_key)) if k.origin else ()),
+                     *((("tool_version", TOOL_VERSION),) if times else ())):
+        suite.add_property(key, val)
+    cases, failures, errors = _junit_cases(run, "", times)
+    if run.patched is not None:
+        more, f2, e2 = _junit_cases(run.patched, "patched/", times)
+        cases += more
+        failures, errors = failures + f2, errors + e2
+        for p in run.pairs:
+            case = TestCase(f"pair/{p.name}", "equiv.zone_device.live.pairs", None)
+            if p.comparison is None:
+                errors += 1
+                case.result = [Error(f"{p.name}: {p.error}", "NOT COMPARED")]
+            elif not p.same:
+                failures += 1
+                res = Failure(f"{p.name}: the unpatched and patched kernels' struct pages "
+                              "differ", "DIFFERENT")
+                res.text = "\n".join(d.describe("unpatched", "patched")
+                                     for d in p.comparison.word_diffs) + "\n"
+                case.result = [res]
+            cases.append(case)
+    for case in cases:
         suite.append(case)
     suite.tests, suite.failures, suite.errors, suite.skipped = (
-        len(run.namespaces), failures, errors, 0)
-    root.tests, root.failures, root.errors = len(run.namespaces), failures, errors
+        len(cases), failures, errors, 0)
+    root.tests, root.failures, root.errors = len(cases), failures, errors
     if times:
         suite.time = root.time = round(sum(s for _, s in run.timings), 3)
     root.append(suite)
@@ -416,6 +446,9 @@ RULES = (
     ("live-not-compared", "namespace not compared",
      "A namespace's dump could not be compared with the model (the reason is in the "
      "message); not everything was checked."),
+    ("live-kernel-pair", "the patched kernel's struct pages differ from the unpatched one's",
+     "With --patch: a word of a struct page (or a pageblock, the layout or the pgmap) the "
+     "patched kernel wrote is not the unpatched kernel's, in bytes or in pointer meaning."),
 )
 
 
@@ -427,10 +460,8 @@ def _location(step: str | None, text: str) -> dict[str, Any]:
             "message": {"text": text}}
 
 
-def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
-    """The SARIF 2.1.0 log (a dict): one result per differing field or pageblock, and one
-    per namespace not compared; locations in the kernel tree (``uriBaseId`` ``KERNEL``: the
-    root of linux-source-6.12 6.12.117)."""
+def _sarif_results(run: LiveRun, prefix: str) -> list[dict[str, Any]]:
+    """One kernel's SARIF results (namespace names prefixed with ``prefix``)."""
     index = {rid: i for i, (rid, _, _) in enumerate(RULES)}
     results: list[dict[str, Any]] = []
     for r in run.namespaces:
@@ -438,14 +469,14 @@ def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
         if c is None or not (c.diffs or c.pageblock_diffs or c.clean):
             results.append({"ruleId": "live-not-compared", "ruleIndex": index["live-not-compared"],
                             "level": "error",
-                            "message": {"text": f"{r.name}: {r.error or 'nothing compared'}"},
+                            "message": {"text": f"{prefix}{r.name}: {r.error or 'nothing compared'}"},
                             "locations": [_location(None, "memmap_init_zone_device()")]})
             continue
         ct = () if r.ctext is None else r.ctext.diffs
         for who, d in [*(("model", x) for x in c.diffs), *(("C text", x) for x in ct)]:
             steps = [s for ch in d.provenance for s in ch]
             last = steps[-1] if steps else None
-            msg = (f"{r.name} ({who}): pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
+            msg = (f"{prefix}{r.name} ({who}): pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
                    f"{_names(d)} @{d.offset}: live {_value(d.live, d.live_meaning)}, model "
                    f"{_value(d.model, d.model_meaning)}")
             results.append({
@@ -458,13 +489,44 @@ def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
             results.append({
                 "ruleId": "live-pageblock", "ruleIndex": index["live-pageblock"],
                 "level": "error",
-                "message": {"text": f"{r.name}: pageblock of pfn {pd.pfn:#x}: migratetype "
+                "message": {"text": f"{prefix}{r.name}: pageblock of pfn {pd.pfn:#x}: migratetype "
                                     f"live {pd.live}, model {pd.model}"},
                 "locations": [_location("pageblock_migratetype_init_range",
                                         "pageblock_migratetype_init_range()")]})
+    return results
+
+
+def _pair_results(run: LiveRun) -> list[dict[str, Any]]:
+    """One SARIF result per kernel pair not compared or different (the first words)."""
+    index = {rid: i for i, (rid, _, _) in enumerate(RULES)}
+    out: list[dict[str, Any]] = []
+    for p in run.pairs:
+        c = p.comparison
+        if c is not None and c.same:
+            continue
+        text = (f"pair/{p.name}: not compared: {p.error}" if c is None else
+                f"pair/{p.name}: " + "; ".join(
+                    [*c.layout_diffs, *c.pgmap_diffs,
+                     *(d.describe("unpatched", "patched") for d in c.word_diffs[:10]),
+                     *c.pageblock_diffs[:10]]))
+        out.append({"ruleId": "live-kernel-pair", "ruleIndex": index["live-kernel-pair"],
+                    "level": "error", "message": {"text": text},
+                    "locations": [_location(None, "memmap_init_zone_device()")]})
+    return out
+
+
+def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
+    """The SARIF 2.1.0 log (a dict): one result per differing field or pageblock, and one
+    per namespace not compared; locations in the kernel tree (``uriBaseId`` ``KERNEL``: the
+    root of linux-source-6.12 6.12.117)."""
+    results = _sarif_results(run, "")
+    if run.patched is not None:
+        results += _sarif_results(run.patched, "patched/") + _pair_results(run)
     k = run.kernel
     props: dict[str, Any] = {"kernel": k.release, "package": f"{k.package} {k.package_version}",
                              "config_sha256": k.config_sha256, "accelerator": run.accelerator,
+                             "live_kernel": k.kind, "origin": k.origin,
+                             "build_key": k.build_key, "patches": list(k.patches),
                              "namespaces": [r.name for r in run.namespaces],
                              "exit_code": run.exit_code}
     driver: dict[str, Any] = {
