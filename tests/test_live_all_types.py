@@ -144,10 +144,10 @@ def test_the_recorded_json(recorded: run.LiveRun) -> None:
 
 
 def test_the_c_text_on_the_driver_pgmaps() -> None:
+    import os
+
     from equiv.config import from_kconfig
     from equiv.zone_device.live import ctext, dump
-
-    import os
 
     tree, why = ctext.source_tree(Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv")
     if tree is None:
