@@ -73,9 +73,10 @@ DRIVER_STEPS = {
                  "(6.12.117) sets each page's zone_device_data to the page before it"),
     "nvme": "",
 }
-#: the provenance step of test_hmm's free-list store (its function, for the kernel line)
-TEST_HMM_STEP = ("dmirror_allocate_chunk (6.12, lib/test_hmm.c): "
-                 "page->zone_device_data = mdevice->free_pages")
+#: the provenance step of test_hmm's free-list store, with its file and line in 6.12.117
+#: (the C interpreter's ``file:line: statement`` form, which the reports locate)
+TEST_HMM_STEP = ("lib/test_hmm.c:626: page->zone_device_data = mdevice->free_pages "
+                 "(dmirror_allocate_chunk, after memremap_pages)")
 
 
 def driver_step(driver: str, page: PageState, L: Layout, pfn: int, start: int,

@@ -55,7 +55,6 @@ KERNEL_TEXT: dict[str, tuple[str, int]] = {
     "set_page_zone": ("include/linux/mm.h", 2020),
     "set_page_node": ("include/linux/mm.h", 2026),
     "set_page_links": ("include/linux/mm.h", 2032),
-    "dmirror_allocate_chunk": ("lib/test_hmm.c", 626),
 }
 
 
