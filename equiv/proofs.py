@@ -145,12 +145,14 @@ def _parser() -> argparse.ArgumentParser:
                         "types, obligations and mutants")
     for s in every():
         s.add_arguments(p)
-    g = p.add_argument_group("the patched kernel (with --linux BASE)")
+    g = p.add_argument_group("the patched kernel (with --linux BASE, or --live --live-kernel "
+                             "all-types)")
     g.add_argument("--patch", action="extend", nargs="+", default=[], metavar="FILE",
                    help="apply FILE (a unified diff, a git format-patch mail, or an mbox of "
                         "them) to a private copy of the --linux tree, which is never written; "
                         "several files (--patch series/*.patch) or repeated: applied in the "
-                        "order given")
+                        "order given; with --live --live-kernel all-types, to the small "
+                        "kernel's source, built and booted beside the unpatched one")
     g.add_argument("--against", default=None, metavar="DIR",
                    help="the patched kernel as a second source tree (read only), instead of "
                         "--patch")
@@ -200,6 +202,8 @@ def _patched(args: argparse.Namespace) -> None:
     touch, so a patch that does not apply is refused before any proof starts."""
     patches: list[str] = args.patch
     against: str | None = args.against
+    if getattr(args, "live", None) is not None and not getattr(args, "per_patch", False):
+        return  # --live --live-kernel all-types --patch: equiv.zone_device.live.cli checks it
     if getattr(args, "per_patch", False) and not patches:
         raise InputError("--per-patch gives a verdict per --patch file of a series"
                          + (": --against compares two trees, with no patches between them"

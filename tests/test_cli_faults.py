@@ -395,6 +395,7 @@ OWN_VALUES = {
     "linux": ["--linux", "/usr/src"], "types": ["--types", "all"], "orders": ["--orders", "all"],
     "explain": ["--explain", "_refcount"], "live": ["--live"], "live_from": ["--live-from", "/"],
     "live_out": ["--live-out", "/tmp"], "live_setup": ["--live-setup"],
+    "live_kernel": ["--live-kernel", "all-types"],
     "paths": ["--paths", "all"], "bounds": ["--bounds", "1"],
     "trylock": ["--trylock", "succeeds"]}
 

@@ -297,6 +297,13 @@ def test_the_c_text_agrees_and_sees_a_changed_byte(request: pytest.FixtureReques
     (["--live", "--format", "markdown"], "reports in text, json, junit, sarif"),
     (["--live-from", "/nonexistent"], "not a directory"),
     (["--live-from", "/tmp"], "no run.json"),
+    (["--live-kernel", "all-types"], "--live-kernel chooses the kernel --live boots"),
+    (["--live", "--live-kernel", "fedora"], "--live-kernel 'fedora': valid: debian, all-types"),
+    (["--live", "--patch", "README.md"], "takes --patch only as --live --live-kernel all-types"),
+    (["--live", "--live-kernel", "all-types", "--patch", "/nonexistent.patch"],
+     "--patch '/nonexistent.patch': no such file"),
+    (["--live", "hmm-4K-mem"], "hmm-4K-mem needs --live-kernel all-types"),
+    (["--live", "p2pdma-2M-mem", "--live-kernel", "all-types"], "use p2pdma-4K-mem"),
 ])
 def test_bad_live_input(argv: list[str], message: str) -> None:
     code, out, err = run(*argv)

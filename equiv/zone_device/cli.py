@@ -38,7 +38,8 @@ if TYPE_CHECKING:
 OWN_OPTIONS: dict[str, object] = {
     "config": "x86_64-default", "kconfig": None, "compare": None, "observe_events": False,
     "copy_primitive": False, "btf": None, "linux": None, "types": "all", "orders": "all",
-    "explain": None, "live": None, "live_from": None, "live_out": None, "live_setup": False}
+    "explain": None, "live": None, "live_from": None, "live_out": None, "live_setup": False,
+    "live_kernel": None}
 #: the --solver choices, the default first (every query can go to any of them: equiv.engine.solvers)
 SOLVERS = (*solvers.SOLVERS, "all")
 
@@ -97,6 +98,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                         "with --map dev and mem, fsdax 2M dev and mem, coherent 2M dev and "
                         "mem), dump their struct pages and pageblocks and compare every byte "
                         "with the model's prediction; exit 1 on a difference")
+    g.add_argument("--live-kernel", default=None, metavar="KERNEL",
+                   help="the kernel --live boots: 'debian' (the default: Debian's prebuilt "
+                        "6.12.117, PRIVATE and PCI_P2PDMA off) or 'all-types' (a small "
+                        "6.12.117 built from linux-source-6.12 into the user's cache, about "
+                        "12 min on 2 cores the first time, reaching all five pgmap types; "
+                        "with --patch FILE... built and checked a second time with the "
+                        "series, and the two kernels' struct pages compared)")
     g.add_argument("--live-setup", action="store_true",
                    help="install every host tool --live needs (apt-get packages, and "
                         "virtme-ng pinned by this Python's pip), as root; otherwise print "
@@ -196,7 +204,8 @@ def special(args: argparse.Namespace, err: TextIO, emit: Callable[[str], None]) 
         if extra:
             raise InputError(f"--live-setup takes no other option, got --{extra[0].replace('_', '-')}")
         return host.setup(say=lambda line: print(line, file=err, flush=True))
-    if args.live is not None or args.live_from is not None or args.live_out is not None:
+    if args.live is not None or args.live_from is not None or args.live_out is not None or \
+            args.live_kernel is not None:
         from equiv.zone_device.live.cli import run_live_cli
 
         return run_live_cli(args, emit)

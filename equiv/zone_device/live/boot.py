@@ -73,7 +73,18 @@ PROBE_TIMEOUT = 90.0
 PMEM_MODES = ("devdax", "fsdax")
 #: pgmap types the dump module creates itself (module/equiv_dump.c, its ``memremap`` file)
 OWN_MODES = ("coherent", "private")
-MODES = PMEM_MODES + OWN_MODES
+#: pgmaps a driver of the kernel creates (the small all-types kernel's): ``hmm``, the PRIVATE
+#: chunk of test_hmm.ko's first dmirror device (lib/test_hmm.c, dmirror_allocate_chunk());
+#: ``p2pdma``, the PCI_P2PDMA pgmap the nvme driver registers over an emulated NVMe
+#: controller's memory buffer (drivers/nvme/host/pci.c nvme_map_cmb() ->
+#: drivers/pci/p2pdma.c pci_p2pdma_add_resource()).  Both at order 0 with the memmap in RAM:
+#: neither driver sets vmemmap_shift or an altmap.
+DRIVER_MODES = ("hmm", "p2pdma")
+MODES = PMEM_MODES + OWN_MODES + DRIVER_MODES
+#: QEMU's NVMe controller memory buffer for ``p2pdma`` (MiB; cmb_size_mb of its nvme device)
+CMB_MIB = 64
+#: the backing file of the emulated NVMe namespace (a sparse file in the boot directory)
+NVME_IMAGE = "nvme.img"
 ALIGNS = {"4K": 1 << 12, "2M": 1 << 21, "1G": 1 << 30}
 MAPS = ("dev", "mem")
 GIB = 1 << 30
@@ -108,11 +119,20 @@ class Namespace:
         if self.mode == "private" and self.map != "mem":
             raise InputError(f"namespace {self.name}: MEMORY_DEVICE_PRIVATE memory is not CPU "
                              "addressable, so its memmap cannot live in it: use map mem")
+        if self.mode in DRIVER_MODES and (self.align, self.map) != ("4K", "mem"):
+            raise InputError(f"namespace {self.name}: the {self.mode} driver's pgmap has "
+                             "order 0 and its memmap in RAM: use {self.mode}-4K-mem"
+                             .replace("{self.mode}", self.mode))
 
     @property
     def pmem(self) -> bool:
         """Created by ndctl on the legacy pmem region (devdax, fsdax), not by the module."""
         return self.mode in PMEM_MODES
+
+    @property
+    def own(self) -> bool:
+        """Created by the dump module itself (coherent, private) on the reserved region."""
+        return self.mode in OWN_MODES
 
     @property
     def vmemmap_shift(self) -> int:
@@ -189,7 +209,7 @@ def plan(namespaces: Sequence[Namespace]) -> MemoryPlan:
     memory = 6 * GIB if big else 3 * GIB
     pmem = Region(HIGH_RAM, size) if any(ns.pmem for ns in namespaces) else None
     own = None
-    if any(not ns.pmem for ns in namespaces):
+    if any(ns.own for ns in namespaces):
         own = Region(HIGH_RAM + (size if pmem else 0), size)
         memory += size
     append = []
@@ -217,6 +237,43 @@ def memory_plan(namespaces: Sequence[Namespace]) -> tuple[str, str]:
 #: own line), shown in guest.log before the failure
 MEMREMAP_MESSAGES = ("equiv_dump: memremap|not supported|Missing|attempted on|Conflicting|"
                      "nr_range must")
+
+
+def _hmm_lines(d: str) -> list[str]:
+    """Guest lines of ``hmm-4K-mem``: load test_hmm.ko (each of its two PRIVATE dmirror
+    devices allocates one 256 MiB chunk at load time, a ``request_free_mem_region()``
+    resource named ``hmm_dmirror`` in /proc/iomem), and choose the chunk listed first."""
+    return [
+        "[ -e /dev/hmm_dmirror0 ] || modprobe test_hmm || fail modprobe test_hmm",
+        "r=$(grep hmm_dmirror /proc/iomem | head -n 1 | sed -E 's/^ *([0-9a-f]+)-([0-9a-f]+) .*/\\1 \\2/')",
+        '[ -n "$r" ] || fail no hmm_dmirror range in /proc/iomem',
+        "set -- $r",
+        "hpfn=$(( (0x$1 + (0x$2 - 0x$1 + 1) / 2) >> 12 ))",
+        f'grep hmm_dmirror /proc/iomem > {d}/iomem; echo test_hmm > {d}/driver',
+        'step "hmm_dmirror 0x$1-0x$2, dump pfn $hpfn"',
+        f'echo "$hpfn" > {DEBUGFS}/range || fail writing pfn $hpfn to {DEBUGFS}/range for hmm',
+    ]
+
+
+def _p2pdma_lines(d: str) -> list[str]:
+    """Guest lines of ``p2pdma-4K-mem``: the PCI device with a ``p2pmem`` directory (the nvme
+    driver registered its controller memory buffer with ``pci_p2pdma_add_resource()``) and
+    the BAR holding its pgmap (the first BAR whose middle pfn the module's ``range`` file
+    accepts: ``get_dev_pagemap()`` finds a pgmap there)."""
+    return [
+        "dev=$(ls -d /sys/bus/pci/devices/*/p2pmem 2>/dev/null | head -n 1)",
+        '[ -n "$dev" ] || { dmesg | grep -i -E "nvme|p2p" | tail -n 3; '
+        'fail no PCI device with p2pmem: the NVMe CMB was not registered; }',
+        f'dev=${{dev%/p2pmem}}; ppfn=; echo nvme > {d}/driver',
+        'while read s e f; do',
+        '  [ $((e)) -gt $((s)) ] || continue',
+        '  p=$(( (s + (e - s + 1) / 2) >> 12 ))',
+        f'  if echo "$p" > {DEBUGFS}/range 2>/dev/null; then ppfn=$p; echo "$s $e $f" > {d}/bar; '
+        'break; fi',
+        'done < "$dev/resource"',
+        '[ -n "$ppfn" ] || fail no BAR of $dev holds a pgmap',
+        'step "p2pmem ${dev##*/}, dump pfn $ppfn"',
+    ]
 
 
 def guest_script(ko: Path, namespaces: Sequence[Namespace], outdir: Path) -> str:
@@ -263,7 +320,11 @@ def guest_script(ko: Path, namespaces: Sequence[Namespace], outdir: Path) -> str
     for ns in namespaces:
         d = f'"$out/{ns.name}"'
         lines += [f"step namespace {ns.name}", f"mkdir -p {d}"]
-        if ns.pmem:
+        if ns.mode == "hmm":
+            lines += _hmm_lines(d)
+        elif ns.mode == "p2pdma":
+            lines += _p2pdma_lines(d)
+        elif ns.pmem:
             lines += [
                 f"ndctl create-namespace -f -e namespace0.0 -m {ns.mode} --align {ns.align} "
                 f"--map {ns.map} > {d}/ndctl.json || fail ndctl create-namespace {ns.name}",
@@ -283,21 +344,38 @@ def guest_script(ko: Path, namespaces: Sequence[Namespace], outdir: Path) -> str
             ]
         lines += [f"cat {DEBUGFS}/{f} > {d}/{f} || fail reading {DEBUGFS}/{f} for {ns.name}"
                   for f in DUMP_FILES]
-        if not ns.pmem:
+        if ns.own:
             lines.append(f"/bin/echo remove > {DEBUGFS}/memremap || fail memunmap_pages "
                          f"{ns.name}")
     lines += ["sync", f'echo ok > "$out/{MARKER}"', "step done", "sync", ""]
     return "\n".join(lines)
 
 
+def nvme_qemu_opts(image: Path) -> str:
+    """QEMU's options for an emulated NVMe controller with a :data:`CMB_MIB` MiB controller
+    memory buffer, its namespace backed by ``image`` (``-device nvme,...,cmb_size_mb=N``).
+
+    >>> for o in nvme_qemu_opts(Path("/o/nvme.img")).split(): print(o)
+    -drive
+    file=/o/nvme.img,if=none,id=equivnvm,format=raw
+    -device
+    nvme,serial=equiv,drive=equivnvm,cmb_size_mb=64
+    """
+    return (f"-drive file={image},if=none,id=equivnvm,format=raw "
+            f"-device nvme,serial=equiv,drive=equivnvm,cmb_size_mb={CMB_MIB}")
+
+
 def vng_command(files: KernelFiles, outdir: Path, memory: str, append: str, kvm: bool,
-                script: Path) -> list[str]:
-    """The ``vng`` command line: boot ``files.image`` (vng finds the modules beside it), one
-    CPU, ``outdir`` shared read-write, run ``script``."""
+                script: Path, qemu: str = "") -> list[str]:
+    """The ``vng`` command line: boot ``files.image`` (vng finds the modules in the nearest
+    ``lib/modules/<release>`` above it), one CPU, ``outdir`` shared read-write, run
+    ``script``; ``qemu``: more QEMU options (``--qemu-opts``, last as vng requires)."""
     cmd = [host.command(host.VNG), "--verbose", "--run", str(files.image), "--cpus", "1", "--memory", memory,
            "--rwdir", str(outdir), "--exec", f"sh {shlex.quote(str(script))}"]
     if append:
         cmd[-2:-2] = ["--append", append]
+    if qemu:  # one word: vng's argparse takes a separate value starting with "-" for an option
+        cmd.append(f"--qemu-opts={qemu}")
     if not kvm:
         cmd.insert(1, "--disable-kvm")
     return cmd
@@ -388,7 +466,13 @@ def boot_and_dump(files: KernelFiles, ko: Path, namespaces: Sequence[Namespace],
     script.write_text(guest_script(outdir / ko.name, namespaces, outdir))
     memory, append = memory_plan(namespaces)
     kvm = kvm_usable(files, outdir)
-    cmd = vng_command(files, outdir, memory, append, kvm, script)
+    qemu = ""
+    if any(ns.mode == "p2pdma" for ns in namespaces):
+        image = outdir / NVME_IMAGE
+        with image.open("wb") as f:
+            f.truncate(16 * MIB)  # sparse: the namespace is never read
+        qemu = nvme_qemu_opts(image)
+    cmd = vng_command(files, outdir, memory, append, kvm, script, qemu)
     rc, took = _run(cmd, outdir / VNG_LOG, timeout)
     if (outdir / MARKER).exists():
         return {ns: outdir / ns.name for ns in namespaces}

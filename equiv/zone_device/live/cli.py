@@ -23,6 +23,29 @@ _NOT_WITH_LIVE = (("linux", "--linux"), ("btf", "--btf"), ("explain", "--explain
                   ("compare", "--compare"), ("kconfig", "--kconfig"))
 
 
+def _check_kernel_and_patches(args: argparse.Namespace) -> None:
+    """``--live-kernel`` only with ``--live`` and one of :data:`~equiv.zone_device.live.run.KERNELS`;
+    ``--patch`` only with ``--live --live-kernel all-types``, each file there."""
+    from equiv.zone_device.live.run import KERNELS
+
+    option = "--live" if args.live is not None else "--live-from"
+    kernel = getattr(args, "live_kernel", None)
+    if kernel is not None and args.live is None:
+        raise InputError("--live-kernel chooses the kernel --live boots; give --live too")
+    if kernel is not None and kernel not in KERNELS:
+        raise InputError(f"--live-kernel {kernel!r}: valid: {', '.join(KERNELS)}")
+    patches = getattr(args, "patch", None) or []
+    if patches and (args.live is None or kernel != "all-types"):
+        raise InputError(f"{option} takes --patch only as --live --live-kernel all-types "
+                         "--patch FILE... (the small kernel built with and without the "
+                         "series)" if args.live is not None else
+                         f"{option} does not take --patch: a recorded run of --live --patch "
+                         "holds both kernels' dumps")
+    for p in patches:
+        if not Path(p).is_file():
+            raise InputError(f"--patch {p!r}: no such file")
+
+
 def check_live_options(args: argparse.Namespace) -> None:
     """Refuse the option combinations the live check cannot honour, each in one line."""
     from equiv.zone_device.live.present import LIVE_FORMATS
@@ -32,6 +55,7 @@ def check_live_options(args: argparse.Namespace) -> None:
                          "give one")
     if args.live_out is not None and args.live is None:
         raise InputError("--live-out DIR is the run directory of --live; give --live too")
+    _check_kernel_and_patches(args)
     option = "--live" if args.live is not None else "--live-from"
     for attr, name in _NOT_WITH_LIVE:
         if getattr(args, attr, None) is not None:
@@ -43,9 +67,8 @@ def check_live_options(args: argparse.Namespace) -> None:
     if getattr(args, "kernel_tree", None) is not None:
         raise InputError(f"{option} locates its SARIF results in linux-source-6.12 itself; "
                          "drop --kernel-tree")
-    if args.copy_primitive or getattr(args, "patch", None) or \
-            getattr(args, "against", None) is not None:
-        raise InputError(f"{option} does not take --copy-primitive, --patch or --against")
+    if args.copy_primitive or getattr(args, "against", None) is not None:
+        raise InputError(f"{option} does not take --copy-primitive or --against")
     if args.format not in LIVE_FORMATS:
         raise InputError(f"{option} reports in {', '.join(LIVE_FORMATS)}, not --format "
                          f"{args.format!r}")
@@ -79,9 +102,11 @@ def run_live_cli(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
             print(f"equiv: {line}", file=sys.stderr, flush=True)
 
     if args.live is not None:
-        parse_namespaces(args.live)  # bad names fail before any download
+        kernel = args.live_kernel or "debian"
+        parse_namespaces(args.live, kernel)  # bad names fail before any download
         host.require_all()  # every missing tool at once, with --live-setup
-        run = run_live(args.live, Path(args.live_out) if args.live_out else None, progress)
+        run = run_live(args.live, Path(args.live_out) if args.live_out else None, progress,
+                       kernel, [Path(p) for p in getattr(args, "patch", None) or []])
     else:
         run = load_recorded(Path(args.live_from), progress)
     times = not getattr(args, "no_times", False)

@@ -63,6 +63,40 @@ PREDICTION = ("hand model: memmap_init_zone_device() of 6.12.117, "
 ASSUMED = ("no early section (the namespace's sections are hot-plugged)",
            "page_group_by_mobility_disabled = false",
            "page_ref tracepoint off")
+#: what a driver writes into its pgmap's struct pages after ``memremap_pages()`` returns,
+#: by the dump's driver word (:data:`equiv.zone_device.live.dump.DRIVER_FILE`); predicted on
+#: top of the model's ``memmap_init_zone_device()`` (:func:`driver_step`).  The nvme
+#: driver's p2pdma pgmap has none: ``pci_p2pdma_add_resource()`` only hands the range to a
+#: gen_pool, and nothing allocates from it here.
+DRIVER_STEPS = {
+    "test_hmm": ("then test_hmm.ko's free list: lib/test_hmm.c dmirror_allocate_chunk() "
+                 "(6.12.117) sets each page's zone_device_data to the page before it"),
+    "nvme": "",
+}
+#: the provenance step of test_hmm's free-list store, with its file and line in 6.12.117
+#: (the C interpreter's ``file:line: statement`` form, which the reports locate)
+TEST_HMM_STEP = ("lib/test_hmm.c:626: page->zone_device_data = mdevice->free_pages "
+                 "(dmirror_allocate_chunk, after memremap_pages)")
+
+
+def driver_step(driver: str, page: PageState, L: Layout, pfn: int, start: int,
+                vmemmap_base: int, page_size: int) -> PageState:
+    """``page`` (the model's struct page of ``pfn``) after the driver's own writes.
+
+    ``test_hmm``: ``dmirror_allocate_chunk()`` of lib/test_hmm.c (6.12.117), right after
+    ``memremap_pages()`` of the device's chunk, threads every page of it onto the device's
+    free list in pfn order: ``page->zone_device_data = mdevice->free_pages;
+    mdevice->free_pages = page``.  At module load (``dmirror_device_init()``, the device's
+    first chunk, ``ppage`` NULL) the list is empty, so the first pfn's is NULL and every
+    other pfn's is the struct page of the pfn before it (``vmemmap_base + (pfn - 1) *
+    sizeof(struct page)``).  Other drivers: ``page`` unchanged.
+    """
+    if driver != "test_hmm":
+        return page
+    prev = 0 if pfn == start else vmemmap_base + (pfn - 1) * page_size
+    return page.set(L, "zone_device_data", prev, TEST_HMM_STEP)
+
+
 #: the page roles, by tail index (order 0: every struct page is a "page")
 ROLE_NAMES = ("head", "tail 1", "tail 2", "tail >= 3")
 #: tails ``t >= 128`` read through the deduplicated vmemmap (slot ``64 + t % 64``)
@@ -290,12 +324,17 @@ def _expectation(page: PageState, L: Layout,
 
 def compare(dump: Dump, cfg: Config) -> LiveComparison:
     """Compare what the booted kernel wrote (``dump``) with the model's prediction for the
-    kernel configuration ``cfg`` (e.g. ``from_kconfig(<root>/boot/config-6.12.117+deb12-amd64)``).
+    kernel configuration ``cfg`` (e.g. ``from_kconfig(<root>/boot/config-6.12.117+deb12-amd64)``),
+    plus the writes of the driver that created the pgmap (:func:`driver_step`, when the dump
+    names one).
 
     Raises:
         InputError: no pgmap or more than one range, a type the model does not know, a dump
-            layout that is not the model's.
+            layout that is not the model's, a driver the comparison does not know.
     """
+    if dump.driver and dump.driver not in DRIVER_STEPS:
+        raise InputError(f"dump {dump.path}: driver {dump.driver!r} is not one the comparison "
+                         f"knows ({', '.join(DRIVER_STEPS)})")
     kl, pg = dump.layout, _pgmap(dump)
     shift = kl["PAGE_SHIFT"]
     start = pg.ranges[0][0] >> shift
@@ -359,6 +398,9 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
                 unread += 1
                 continue
             page = mem.read(CBV(c, 64), CBV(t, 64))
+            if dump.driver:
+                page = driver_step(dump.driver, page, L, pfn, start, kl["vmemmap_base"],
+                                   kl.page_size)
             mask, want, gaps = _expectation(page, L, cache)
             for lo, size in gaps:
                 unwritten[(role, lo, size)] += 1
@@ -398,12 +440,15 @@ def compare(dump: Dump, cfg: Config) -> LiveComparison:
         outside.append(Outside("pageblock bits 3.. (PB_migrate_skip)", nblocks,
                                "set_pageblock_migratetype() writes only MIGRATETYPE_MASK (0x7)"))
     return LiveComparison(
-        dump=str(dump.path), prediction=PREDICTION, inputs=inputs, assumed=ASSUMED,
+        dump=str(dump.path), inputs=inputs, assumed=ASSUMED,
+        prediction=PREDICTION + ("; " + DRIVER_STEPS[dump.driver] if DRIVER_STEPS.get(
+            dump.driver) else ""),
         first_pfn=first, end_pfn=end,
         roles=tuple(RoleCount(r, n, d) for r, (n, d) in roles.items()),
         diffs=tuple(diffs), pageblocks_compared=nblocks, pageblock_diffs=tuple(pb_diffs),
         outside=tuple(outside))
 
 
-__all__ = ["ALIASED", "ASSUMED", "PREDICTION", "LiveComparison", "LiveDiff", "Outside",
-           "PageblockDiff", "RoleCount", "compare", "field_diffs", "meaning"]
+__all__ = ["ALIASED", "ASSUMED", "DRIVER_STEPS", "PREDICTION", "TEST_HMM_STEP", "LiveComparison",
+           "LiveDiff", "Outside", "PageblockDiff", "RoleCount", "compare", "driver_step",
+           "field_diffs", "meaning"]

@@ -32,7 +32,7 @@ from equiv.engine.errors import InputError
 from equiv.memmap import VMEMMAP_RESERVE_NR, MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
 from equiv.zone_device.live import packages
-from equiv.zone_device.live.compare import LiveDiff, field_diffs
+from equiv.zone_device.live.compare import LiveDiff, driver_step, field_diffs
 from equiv.zone_device.live.dump import Dump
 
 #: the Debian package and file of the kernel source
@@ -197,6 +197,9 @@ def ctext_compare(dump: Dump, cfg: Config, root: Path) -> CTextResult:
         if pfn not in dump.pages or not dump.pages[pfn].read:
             continue
         page = state.mem.read_any(CBV(pfn, 64))
+        if dump.driver:  # the driver's writes after memremap_pages(), as for the hand model
+            page = driver_step(dump.driver, page, L, pfn, start, kl["vmemmap_base"],
+                               kl.page_size)
         live = int.from_bytes(dump.pages[pfn].raw, "little")
         c, t = divmod(pfn - first, stride)
         diffs += field_diffs(L, kl, pg.pointer, pfn, c, t if order else None, live, page)

@@ -43,6 +43,10 @@ HEADER_MAGIC = "equiv_dump pages 1"
 RECORD_PREFIX = 16
 #: the files one dump directory holds
 FILES = ("layout", "pgmap", "pages", "pageblocks")
+#: the optional file naming the driver that created the pgmap and may have written its
+#: struct pages after ``memremap_pages()`` returned (the guest script writes it: ``test_hmm``
+#: for test_hmm.ko's dmirror chunk, ``nvme`` for an NVMe CMB's p2pdma pgmap)
+DRIVER_FILE = "driver"
 #: layout names every dump must have (the LRU_GEN ones only with CONFIG_LRU_GEN)
 REQUIRED_LAYOUT = (
     "sizeof_struct_page", "vmemmap_base", "PAGE_SHIFT", "NR_PAGEFLAGS",
@@ -328,6 +332,7 @@ class Dump:
     pgmap: Pgmap | None
     pages: Pages
     pageblocks: tuple[Pageblock, ...]
+    driver: str = ""  #: the :data:`DRIVER_FILE`'s word; empty when there is none
 
 
 def load(directory: Path) -> Dump:
@@ -364,4 +369,6 @@ def load(directory: Path) -> Dump:
     if [b.pfn for b in blocks] != want:
         raise InputError(f"dump {directory}: pageblocks do not cover pfns {pages.start_pfn:#x} + "
                          f"{pages.nr_pages} in steps of {nr_block}")
-    return Dump(directory, layout, pgmap, pages, blocks)
+    drv = directory / DRIVER_FILE
+    driver = drv.read_text().strip() if drv.is_file() else ""
+    return Dump(directory, layout, pgmap, pages, blocks, driver)

@@ -54,29 +54,44 @@ DEPMOD_TOOL = host.Tool("depmod", "kmod")
 
 @dataclass(frozen=True)
 class KernelFiles:
-    """Paths into the unpacked packages."""
+    """A bootable kernel's files: Debian's unpacked packages (the default), or a kernel the
+    live check built itself (:mod:`equiv.zone_device.live.small`), laid out the same way:
+    ``root/boot/vmlinuz-<release>``, ``root/boot/config-<release>`` and
+    ``root/lib/modules/<release>`` (where virtme-ng looks for the modules of an image it is
+    given: the nearest ancestor of the image with ``lib/modules``)."""
 
     root: Path  #: where the four packages were unpacked (``dpkg-deb -x`` target)
+    release: str = RELEASE  #: ``uname -r`` of the kernel
+    #: the ``make -C`` directory of an out-of-tree module when not Debian's headers (a
+    #: kernel's own kbuild output directory, with its ``Module.symvers``)
+    build: Path | None = None
+    #: what the kernel is, for reports: empty for Debian's prebuilt kernel, else e.g.
+    #: ``small all-types build <key>``
+    origin: str = ""
+    build_key: str = ""  #: the build's cache key (its part of the dump module's cache key)
 
     @property
     def image(self) -> Path:
         """The bootable kernel image (``boot/vmlinuz-<release>``)."""
-        return self.root / "boot" / f"vmlinuz-{RELEASE}"
+        return self.root / "boot" / f"vmlinuz-{self.release}"
 
     @property
     def config(self) -> Path:
         """The kernel's .config (``boot/config-<release>``), for ``--kconfig``."""
-        return self.root / "boot" / f"config-{RELEASE}"
+        return self.root / "boot" / f"config-{self.release}"
 
     @property
     def modules(self) -> Path:
         """The kernel's modules directory (``lib/modules/<release>``)."""
-        return self.root / "lib" / "modules" / RELEASE
+        return self.root / "lib" / "modules" / self.release
 
     @property
     def headers(self) -> Path:
-        """The flavour's headers, the ``make -C`` directory of an out-of-tree module."""
-        return self.root / "usr" / "src" / f"linux-headers-{RELEASE}"
+        """The ``make -C`` directory of an out-of-tree module: :attr:`build`, else the
+        flavour's unpacked headers."""
+        if self.build is not None:
+            return self.build
+        return self.root / "usr" / "src" / f"linux-headers-{self.release}"
 
 
 def cache_dir() -> Path:

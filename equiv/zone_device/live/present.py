@@ -31,7 +31,7 @@ from equiv.report.text import WIDTH
 from equiv.zone_device.live.compare import ASSUMED, PREDICTION, LiveComparison, LiveDiff, PageblockDiff
 from equiv.zone_device.live.ctext import PREDICTION as CTEXT_PREDICTION
 from equiv.zone_device.live.ctext import CTextResult
-from equiv.zone_device.live.run import LiveRun, NamespaceResult
+from equiv.zone_device.live.run import KernelInfo, LiveRun, NamespaceResult, PairResult
 from equiv.zone_device.source.patch_present import parse_step
 
 #: The formats of a live report.
@@ -142,9 +142,15 @@ def header_lines(run: LiveRun) -> list[str]:
     def row(key: str, value: str) -> list[str]:
         return _wrap(f"{key:11} {value}", "", " " * 12)
 
+    built = [] if k.kind == "debian" else [
+        *row("built", f"{k.origin} (--live-kernel {k.kind}; build key {k.build_key})"),
+        *(row("patches", ", ".join(k.patches)) if k.patches else [])]
+    package = f"{k.package} {k.package_version}" if k.kind == "debian" else \
+        f"built from {k.package} {k.package_version}"
     return ["equiv --live: the struct pages of a running kernel against the model", "",
             *row("kernel", k.release),
-            *row("package", f"{k.package} {k.package_version}"),
+            *row("package", package),
+            *built,
             *row("config", f"sha256 {k.config_sha256[:16]} (the .config the model read)"),
             *row("ran", f"{run.accelerator}, in {run.directory}"),
             *row("prediction", PREDICTION),
@@ -154,8 +160,56 @@ def header_lines(run: LiveRun) -> list[str]:
 
 
 def render_live_text(run: LiveRun, *, times: bool = True) -> str:
-    """The text report (72 columns)."""
+    """The text report (72 columns); with a patched kernel, its own header and namespaces
+    after the unpatched kernel's, then the two kernels' dumps compared with each other."""
     lines = [*header_lines(run), ""]
+    lines += _namespace_lines(run)
+    if run.patched is not None:
+        lines += ["", "The patched kernel", "", *header_lines(run.patched)[2:], ""]
+        lines += _namespace_lines(run.patched)
+        lines += ["", *_pair_lines(run)]
+    lines.append("")
+    lines += _wrap(summary_line(run), "")
+    if times:
+        lines += _wrap("time: " + ", ".join(f"{n} {s:.1f} s" for n, s in run.timings), "")
+    return "\n".join(lines) + "\n"
+
+
+def _pair_lines(run: LiveRun) -> list[str]:
+    """The unpatched and patched kernels' dumps compared with each other: a table, then
+    each difference (pfn, word offset, both values and what they mean)."""
+    lines = ["The two kernels' struct pages compared with each other (unpatched, patched)", "",
+             f"{'namespace':15} {'verdict':10} {'struct pages':>12} {'by meaning':>10} "
+             f"{'differ':>7}"]
+    for p in run.pairs:
+        c = p.comparison
+        if c is None:
+            lines.append(f"{p.name:15} {'NOT COMPARED':10}")
+            continue
+        lines.append(f"{p.name:15} {'SAME' if c.same else 'DIFFERENT':10} {c.pages:>12,} "
+                     f"{c.by_meaning:>10,} {c.differing_pages:>7,}")
+    for p in run.pairs:
+        c = p.comparison
+        if c is None:
+            lines += _wrap(f"{p.name}: not compared: {p.error}", "")
+            continue
+        if c.same:
+            continue
+        lines += _wrap(f"{p.name}: DIFFERENT", "")
+        lines += [x for d in c.layout_diffs for x in _wrap(f"layout: {d}")]
+        lines += [x for d in c.pgmap_diffs for x in _wrap(f"pgmap: {d}")]
+        lines += [x for pfn in c.status_diffs[:20]
+                  for x in _wrap(f"pfn {pfn:#x} read by one kernel only")]
+        lines += [x for d in c.word_diffs[:20] for x in _wrap(d.describe("unpatched", "patched"))]
+        if len(c.word_diffs) > 20:
+            lines.append(f"  ... {len(c.word_diffs) - 20:,} more (all in --format json)")
+        lines += [x for d in c.pageblock_diffs[:20] for x in _wrap(f"pageblock {d}")]
+    return lines
+
+
+def _namespace_lines(run: LiveRun) -> list[str]:
+    """One kernel's namespaces: the table, then each namespace's inputs and differences."""
+    lines: list[str] = []
     lines.append(f"{'namespace':15} {'verdict':13} {'struct pages':>12} {'pageblocks':>10} "
                  f"{'differ':>7}")
     for r in run.namespaces:
@@ -189,21 +243,25 @@ def render_live_text(run: LiveRun, *, times: bool = True) -> str:
             lines += _pb_lines(pd)
         for o in c.outside:
             lines += _wrap(f"not compared: {o.what} ({o.count:,}): {o.reason}")
-    lines.append("")
-    lines += _wrap(summary_line(run), "")
-    if times:
-        lines += _wrap("time: " + ", ".join(f"{n} {s:.1f} s" for n, s in run.timings), "")
-    return "\n".join(lines) + "\n"
+    return lines
 
 
 def summary_line(run: LiveRun) -> str:
-    """One line: how many namespaces were the same, how much was compared, the exit code."""
-    verdicts = [_verdict(r) for r in run.namespaces]
-    pages = sum(r.comparison.pages_compared for r in run.namespaces if r.comparison)
-    blocks = sum(r.comparison.pageblocks_compared for r in run.namespaces if r.comparison)
+    """One line: how many namespaces were the same, how much was compared (on both kernels
+    with a patched one, and how many kernel pairs were the same), the exit code."""
+    rows = [*run.namespaces, *(run.patched.namespaces if run.patched else ())]
+    verdicts = [_verdict(r) for r in rows]
+    pages = sum(r.comparison.pages_compared for r in rows if r.comparison)
+    blocks = sum(r.comparison.pageblocks_compared for r in rows if r.comparison)
     counts = ", ".join(f"{verdicts.count(v)} {v}" for v in dict.fromkeys(verdicts))
-    return (f"{len(verdicts)} namespace(s): {counts}; {pages:,} struct pages and {blocks:,} "
-            f"pageblock cells compared (exit {run.exit_code})")
+    kernels = " on 2 kernels" if run.patched else ""
+    pairs = ""
+    if run.patched is not None:
+        same = sum(p.same for p in run.pairs)
+        pairs = f"; kernel pairs: {same} of {len(run.namespaces)} SAME"
+    return (f"{len(run.namespaces)} namespace(s){kernels}: {counts}; {pages:,} struct pages "
+            f"and {blocks:,} pageblock cells compared{pairs} "
+            f"(exit {run.exit_code})")
 
 
 # ---- JSON -----------------------------------------------------------------------------
@@ -245,18 +303,45 @@ def _ns_json(r: NamespaceResult, times: bool) -> dict[str, Any]:
     return out
 
 
+def _kernel_json(k: KernelInfo) -> dict[str, Any]:
+    return {"release": k.release, "package": k.package, "package_version": k.package_version,
+            "config_sha256": k.config_sha256, "live_kernel": k.kind, "origin": k.origin,
+            "build_key": k.build_key, "patches": list(k.patches)}
+
+
+def _pair_json(p: PairResult) -> dict[str, Any]:
+    c = p.comparison
+    if c is None:
+        return {"name": p.name, "verdict": "NOT COMPARED", "error": p.error}
+    return {"name": p.name, "verdict": "SAME" if c.same else "DIFFERENT",
+            "struct_pages_compared": c.pages, "byte_equal": c.raw_equal,
+            "equal_by_pointer_meaning": c.by_meaning, "differing_pages": c.differing_pages,
+            "pageblocks_compared": c.pageblocks, "layout_differences": list(c.layout_diffs),
+            "pgmap_differences": list(c.pgmap_diffs),
+            "read_by_one_kernel_only": list(c.status_diffs),
+            "differences": [{"pfn": d.pfn, "offset": d.offset, "unpatched": d.a,
+                             "patched": d.b, "unpatched_meaning": d.a_meaning,
+                             "patched_meaning": d.b_meaning} for d in c.word_diffs],
+            "pageblock_differences": list(c.pageblock_diffs),
+            "pointers_matched_by_meaning": dict(c.meanings)}
+
+
 def live_json(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
-    """The JSON document (a dict)."""
-    k = run.kernel
+    """The JSON document (a dict); with a patched kernel, ``patched`` holds its kernel and
+    namespaces (same form) and ``kernel_pairs`` the two kernels' dumps compared."""
     doc: dict[str, Any] = {
         "tool": "equiv", "mode": "live",
-        "kernel": {"release": k.release, "package": k.package,
-                   "package_version": k.package_version, "config_sha256": k.config_sha256},
+        "kernel": _kernel_json(run.kernel),
         "accelerator": run.accelerator, "directory": run.directory,
         "prediction": PREDICTION, "second_prediction": CTEXT_PREDICTION,
         "assumed": list(ASSUMED),
         "namespaces": [_ns_json(r, times) for r in run.namespaces],
         "summary": summary_line(run), "exit_code": run.exit_code}
+    if run.patched is not None:
+        doc["patched"] = {"kernel": _kernel_json(run.patched.kernel),
+                          "directory": run.patched.directory,
+                          "namespaces": [_ns_json(r, times) for r in run.patched.namespaces]}
+        doc["kernel_pairs"] = [_pair_json(p) for p in run.pairs]
     if times:
         doc["tool_version"] = TOOL_VERSION
         doc["timings"] = {n: round(s, 3) for n, s in run.timings}
@@ -281,19 +366,13 @@ def _case_text(r: NamespaceResult) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
-    """JUnit XML: one ``<testcase>`` per namespace (classname ``equiv.zone_device.live.<release>``)."""
-    root = JUnitXml("equiv")
-    suite = TestSuite(f"equiv live {run.kernel.release}")
-    k = run.kernel
-    for key, val in (("kernel", k.release), ("package", f"{k.package} {k.package_version}"),
-                     ("config_sha256", k.config_sha256), ("accelerator", run.accelerator),
-                     *((("tool_version", TOOL_VERSION),) if times else ())):
-        suite.add_property(key, val)
+def _junit_cases(run: LiveRun, prefix: str, times: bool) -> tuple[list[TestCase], int, int]:
+    """One kernel's test cases (named ``prefix + namespace``), failures, errors."""
+    cases: list[TestCase] = []
     failures = errors = 0
-    cls = "equiv.zone_device.live." + k.release.replace(".", "_")
+    cls = "equiv.zone_device.live." + run.kernel.release.replace(".", "_")
     for r in run.namespaces:
-        case = TestCase(r.name, cls, round(r.seconds, 4) if times else None)
+        case = TestCase(prefix + r.name, cls, round(r.seconds, 4) if times else None)
         v = _verdict(r)
         if v == "DIFFERENT":
             failures += 1
@@ -308,10 +387,46 @@ def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
         elif v != "SAME":
             errors += 1
             case.result = [Error(f"{r.name}: {r.error or 'nothing compared'}", v)]
+        cases.append(case)
+    return cases, failures, errors
+
+
+def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
+    """JUnit XML: one ``<testcase>`` per namespace (classname ``equiv.zone_device.live.<release>``);
+    with a patched kernel also one per namespace of it (``patched/<name>``) and one per
+    kernel pair (``pair/<name>``, a difference is a failure)."""
+    root = JUnitXml("equiv")
+    suite = TestSuite(f"equiv live {run.kernel.release}")
+    k = run.kernel
+    for key, val in (("kernel", k.release), ("package", f"{k.package} {k.package_version}"),
+                     ("config_sha256", k.config_sha256), ("accelerator", run.accelerator),
+                     ("live_kernel", k.kind),
+                     *((("origin", k.origin), ("build_key", k.build_key)) if k.origin else ()),
+                     *((("tool_version", TOOL_VERSION),) if times else ())):
+        suite.add_property(key, val)
+    cases, failures, errors = _junit_cases(run, "", times)
+    if run.patched is not None:
+        more, f2, e2 = _junit_cases(run.patched, "patched/", times)
+        cases += more
+        failures, errors = failures + f2, errors + e2
+        for p in run.pairs:
+            case = TestCase(f"pair/{p.name}", "equiv.zone_device.live.pairs", None)
+            if p.comparison is None:
+                errors += 1
+                case.result = [Error(f"{p.name}: {p.error}", "NOT COMPARED")]
+            elif not p.same:
+                failures += 1
+                res = Failure(f"{p.name}: the unpatched and patched kernels' struct pages "
+                              "differ", "DIFFERENT")
+                res.text = "\n".join(d.describe("unpatched", "patched")
+                                     for d in p.comparison.word_diffs) + "\n"
+                case.result = [res]
+            cases.append(case)
+    for case in cases:
         suite.append(case)
     suite.tests, suite.failures, suite.errors, suite.skipped = (
-        len(run.namespaces), failures, errors, 0)
-    root.tests, root.failures, root.errors = len(run.namespaces), failures, errors
+        len(cases), failures, errors, 0)
+    root.tests, root.failures, root.errors = len(cases), failures, errors
     if times:
         suite.time = root.time = round(sum(s for _, s in run.timings), 3)
     root.append(suite)
@@ -330,6 +445,9 @@ RULES = (
     ("live-not-compared", "namespace not compared",
      "A namespace's dump could not be compared with the model (the reason is in the "
      "message); not everything was checked."),
+    ("live-kernel-pair", "the patched kernel's struct pages differ from the unpatched one's",
+     "With --patch: a word of a struct page (or a pageblock, the layout or the pgmap) the "
+     "patched kernel wrote is not the unpatched kernel's, in bytes or in pointer meaning."),
 )
 
 
@@ -341,10 +459,8 @@ def _location(step: str | None, text: str) -> dict[str, Any]:
             "message": {"text": text}}
 
 
-def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
-    """The SARIF 2.1.0 log (a dict): one result per differing field or pageblock, and one
-    per namespace not compared; locations in the kernel tree (``uriBaseId`` ``KERNEL``: the
-    root of linux-source-6.12 6.12.117)."""
+def _sarif_results(run: LiveRun, prefix: str) -> list[dict[str, Any]]:
+    """One kernel's SARIF results (namespace names prefixed with ``prefix``)."""
     index = {rid: i for i, (rid, _, _) in enumerate(RULES)}
     results: list[dict[str, Any]] = []
     for r in run.namespaces:
@@ -352,14 +468,14 @@ def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
         if c is None or not (c.diffs or c.pageblock_diffs or c.clean):
             results.append({"ruleId": "live-not-compared", "ruleIndex": index["live-not-compared"],
                             "level": "error",
-                            "message": {"text": f"{r.name}: {r.error or 'nothing compared'}"},
+                            "message": {"text": f"{prefix}{r.name}: {r.error or 'nothing compared'}"},
                             "locations": [_location(None, "memmap_init_zone_device()")]})
             continue
         ct = () if r.ctext is None else r.ctext.diffs
         for who, d in [*(("model", x) for x in c.diffs), *(("C text", x) for x in ct)]:
             steps = [s for ch in d.provenance for s in ch]
             last = steps[-1] if steps else None
-            msg = (f"{r.name} ({who}): pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
+            msg = (f"{prefix}{r.name} ({who}): pfn {d.pfn:#x} (compound {d.compound}, tail {d.tail}) "
                    f"{_names(d)} @{d.offset}: live {_value(d.live, d.live_meaning)}, model "
                    f"{_value(d.model, d.model_meaning)}")
             results.append({
@@ -372,13 +488,44 @@ def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
             results.append({
                 "ruleId": "live-pageblock", "ruleIndex": index["live-pageblock"],
                 "level": "error",
-                "message": {"text": f"{r.name}: pageblock of pfn {pd.pfn:#x}: migratetype "
+                "message": {"text": f"{prefix}{r.name}: pageblock of pfn {pd.pfn:#x}: migratetype "
                                     f"live {pd.live}, model {pd.model}"},
                 "locations": [_location("pageblock_migratetype_init_range",
                                         "pageblock_migratetype_init_range()")]})
+    return results
+
+
+def _pair_results(run: LiveRun) -> list[dict[str, Any]]:
+    """One SARIF result per kernel pair not compared or different (the first words)."""
+    index = {rid: i for i, (rid, _, _) in enumerate(RULES)}
+    out: list[dict[str, Any]] = []
+    for p in run.pairs:
+        c = p.comparison
+        if c is not None and c.same:
+            continue
+        text = (f"pair/{p.name}: not compared: {p.error}" if c is None else
+                f"pair/{p.name}: " + "; ".join(
+                    [*c.layout_diffs, *c.pgmap_diffs,
+                     *(d.describe("unpatched", "patched") for d in c.word_diffs[:10]),
+                     *c.pageblock_diffs[:10]]))
+        out.append({"ruleId": "live-kernel-pair", "ruleIndex": index["live-kernel-pair"],
+                    "level": "error", "message": {"text": text},
+                    "locations": [_location(None, "memmap_init_zone_device()")]})
+    return out
+
+
+def live_sarif(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
+    """The SARIF 2.1.0 log (a dict): one result per differing field or pageblock, and one
+    per namespace not compared; locations in the kernel tree (``uriBaseId`` ``KERNEL``: the
+    root of linux-source-6.12 6.12.117)."""
+    results = _sarif_results(run, "")
+    if run.patched is not None:
+        results += _sarif_results(run.patched, "patched/") + _pair_results(run)
     k = run.kernel
     props: dict[str, Any] = {"kernel": k.release, "package": f"{k.package} {k.package_version}",
                              "config_sha256": k.config_sha256, "accelerator": run.accelerator,
+                             "live_kernel": k.kind, "origin": k.origin,
+                             "build_key": k.build_key, "patches": list(k.patches),
                              "namespaces": [r.name for r in run.namespaces],
                              "exit_code": run.exit_code}
     driver: dict[str, Any] = {

@@ -29,7 +29,7 @@ import os
 import re
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
@@ -41,6 +41,7 @@ from equiv.engine.runner import die_with_parent
 from equiv.zone_device.live import boot, build, dump, packages
 from equiv.zone_device.live.boot import Namespace
 from equiv.zone_device.live.compare import LiveComparison, compare
+from equiv.zone_device.live.crosscheck import DumpComparison, compare_dumps
 from equiv.zone_device.live.ctext import CTextResult, ctext_compare, source_tree
 
 #: the namespaces ``--live`` creates when none are named: devdax at each alignment with the
@@ -49,6 +50,21 @@ from equiv.zone_device.live.ctext import CTextResult, ctext_compare, source_tree
 DEFAULT_NAMESPACES = ("devdax-4K-dev", "devdax-4K-mem", "devdax-2M-dev", "devdax-2M-mem",
                       "fsdax-2M-dev", "fsdax-2M-mem", "coherent-2M-dev", "coherent-2M-mem",
                       "devdax-1G-dev", "devdax-1G-mem")
+#: ``--live-kernel``: Debian's prebuilt 6.12.117 (the default), or the small all-types kernel
+#: built from linux-source-6.12 (:mod:`equiv.zone_device.live.small`)
+KERNELS = ("debian", "all-types")
+#: the namespaces of ``--live --live-kernel all-types`` when none are named: every pgmap
+#: type, orders 0, 9 and 18 where the type allows them, ``--map dev`` and ``mem`` where they
+#: apply.  GENERIC (devdax) and COHERENT (the dump module's) at every order and both maps;
+#: FS_DAX (its pgmap is never compound in 6.12: order 0) with both maps; PRIVATE (the dump
+#: module's, memmap in RAM only) at every order, and test_hmm.ko's dmirror chunk; PCI_P2PDMA
+#: from the NVMe controller memory buffer (order 0, memmap in RAM: the driver's choice)
+ALL_TYPES_NAMESPACES = (
+    "devdax-4K-dev", "devdax-4K-mem", "devdax-2M-dev", "devdax-2M-mem",
+    "fsdax-2M-dev", "fsdax-2M-mem",
+    "coherent-4K-dev", "coherent-4K-mem", "coherent-2M-dev", "coherent-2M-mem",
+    "private-4K-mem", "private-2M-mem", "hmm-4K-mem", "p2pdma-4K-mem",
+    "devdax-1G-dev", "devdax-1G-mem", "coherent-1G-dev", "coherent-1G-mem", "private-1G-mem")
 #: the record of a run, in its directory
 RECORD = "run.json"
 #: the kernel's .config, copied into the run directory
@@ -58,13 +74,20 @@ RECORD_VERSION = 1
 
 @frozen
 class KernelInfo:
-    """The kernel a run booted: ``uname -r``, the Debian package and its version, and the
-    SHA-256 of its ``.config`` (the model's configuration is read from that file)."""
+    """The kernel a run booted: ``uname -r``, the Debian package and its version (for a
+    kernel built here, the source package it was built from), the SHA-256 of its
+    ``.config`` (the model's configuration is read from that file), which ``--live-kernel``
+    it is, and for a kernel built here what it is (``small all-types build <key>``), its
+    build's cache key and the patches applied (file names)."""
 
     release: str
     package: str
     package_version: str
     config_sha256: str
+    kind: str = "debian"
+    origin: str = ""
+    build_key: str = ""
+    patches: tuple[str, ...] = ()
 
 
 @frozen(eq=False)
@@ -96,15 +119,25 @@ class LiveRun:
     namespaces: tuple[NamespaceResult, ...]
     directory: str
     timings: tuple[tuple[str, float], ...]
+    #: the same namespaces on the kernel built with ``--patch``, when asked for
+    patched: LiveRun | None = None
+    #: each namespace's unpatched and patched dumps compared with each other
+    pairs: tuple[PairResult, ...] = ()
 
     @property
     def exit_code(self) -> int:
-        """1 if any namespace differs from the model, else 2 if any was not compared or
-        compared nothing (not everything was checked: never success), else 0."""
-        if any(r.differs for r in self.namespaces):
+        """1 if any namespace differs from the model (on either kernel) or the two kernels'
+        dumps differ, else 2 if any was not compared or compared nothing (not everything
+        was checked: never success), else 0."""
+        runs = [self, *([self.patched] if self.patched else [])]
+        if any(r.differs for run in runs for r in run.namespaces) or any(
+                p.comparison is not None and not p.same for p in self.pairs):
             return 1
-        if not self.namespaces or any(r.comparison is None or not r.comparison.clean
-                                      for r in self.namespaces):
+        if any(not run.namespaces or any(r.comparison is None or not r.comparison.clean
+                                         for r in run.namespaces) for run in runs):
+            return 2
+        if self.patched is not None and (len(self.pairs) != len(self.namespaces) or any(
+                p.comparison is None for p in self.pairs)):
             return 2
         return 0
 
@@ -122,9 +155,18 @@ def boot_groups(namespaces: Sequence[Namespace]) -> list[list[Namespace]]:
     return [g for g in (small, large) if g]
 
 
-def parse_namespaces(names: Sequence[str]) -> list[Namespace]:
-    """``--live`` values (none: :data:`DEFAULT_NAMESPACES`); a name twice is an error."""
-    out = [Namespace.parse(n) for n in (names or DEFAULT_NAMESPACES)]
+def parse_namespaces(names: Sequence[str], kernel: str = "debian") -> list[Namespace]:
+    """``--live`` values (none: :data:`DEFAULT_NAMESPACES`, or :data:`ALL_TYPES_NAMESPACES`
+    for the all-types kernel); a name twice is an error, and so is a driver's pgmap (hmm,
+    p2pdma) on Debian's kernel, which has neither driver."""
+    if kernel not in KERNELS:
+        raise InputError(f"--live-kernel {kernel!r}: valid: {', '.join(KERNELS)}")
+    default = ALL_TYPES_NAMESPACES if kernel == "all-types" else DEFAULT_NAMESPACES
+    out = [Namespace.parse(n) for n in (names or default)]
+    for n in out:
+        if kernel == "debian" and n.mode in boot.DRIVER_MODES:
+            raise InputError(f"--live: {n.name} needs --live-kernel all-types (Debian's "
+                             "6.12.117 has neither CONFIG_TEST_HMM nor CONFIG_PCI_P2PDMA)")
     seen: set[str] = set()
     for n in out:
         if n.name in seen:
@@ -165,76 +207,181 @@ def _compare_dir(directory: str, config: str, tree: str | None, why_no_tree: str
     return cmp, None, time.monotonic() - t0, ct
 
 
+def _kernel_record(kernel: KernelInfo) -> dict[str, object]:
+    return {"release": kernel.release, "package": kernel.package,
+            "package_version": kernel.package_version, "config_sha256": kernel.config_sha256,
+            "kernel": kernel.kind, "origin": kernel.origin, "build_key": kernel.build_key,
+            "patches": list(kernel.patches)}
+
+
+def _kernel_of(rec: Mapping[str, object]) -> KernelInfo:
+    patches = rec.get("patches") or []
+    assert isinstance(patches, list)
+    return KernelInfo(str(rec["release"]), str(rec["package"]), str(rec["package_version"]),
+                      str(rec["config_sha256"]), str(rec.get("kernel", "debian")),
+                      str(rec.get("origin", "")), str(rec.get("build_key", "")),
+                      tuple(str(p) for p in patches))
+
+
 def _write_record(out: Path, kernel: KernelInfo, accelerator: str,
                   dirs: Sequence[tuple[str, str]]) -> None:
-    rec = {"record_version": RECORD_VERSION, "release": kernel.release,
-           "package": kernel.package, "package_version": kernel.package_version,
-           "config_sha256": kernel.config_sha256, "accelerator": accelerator,
-           "namespaces": [{"name": n, "dump": d} for n, d in dirs]}
+    rec = {"record_version": RECORD_VERSION, **_kernel_record(kernel),
+           "accelerator": accelerator, "namespaces": [{"name": n, "dump": d} for n, d in dirs]}
     (out / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
 
 
-def run_live(names: Sequence[str], out: Path | None = None,
-             progress: Callable[[str], None] = lambda _s: None) -> LiveRun:
-    """Fetch, build, boot, dump and compare the namespaces ``names`` (``MODE-ALIGN-MAP``;
-    none: :data:`DEFAULT_NAMESPACES`) into the run directory ``out``; ``progress`` gets a
-    line per stage.
+@frozen(eq=False)
+class PairResult:
+    """One namespace dumped by the unpatched and the patched kernel, compared with each
+    other (:func:`equiv.zone_device.live.crosscheck.compare_dumps`), or why it was not."""
 
-    InputError: a bad namespace name, a package the archive no longer serves, a missing
-    host tool, a module that does not build, a boot that fails (each one line)."""
-    namespaces = parse_namespaces(names)
-    out = (out or packages.cache_dir() / "runs" / "last").resolve()
-    if out.exists() and not out.is_dir():
-        raise InputError(f"--live-out {out}: not a directory")
-    timings: list[tuple[str, float]] = []
+    name: str
+    comparison: DumpComparison | None
+    error: str | None = None
+
+    @property
+    def same(self) -> bool:
+        """Compared, and no difference of any kind."""
+        return self.comparison is not None and self.comparison.same
+
+
+def _pair(name: str, a: str, b: str) -> PairResult:
+    """Compare two kernels' dumps of ``name`` (in a worker process)."""
+    try:
+        return PairResult(name, compare_dumps(dump.load(Path(a)), dump.load(Path(b)), name))
+    except InputError as e:
+        return PairResult(name, None, str(e))
+
+
+def _prepare(kind: str, patches: Sequence[Path], label: str,
+             timings: list[tuple[str, float]],
+             progress: Callable[[str], None]) -> tuple[packages.KernelFiles, Path]:
+    """The kernel's files (fetched, or built: :func:`equiv.zone_device.live.small.kernel`) and
+    the dump module built against it."""
     t0 = time.monotonic()
-    files = packages.fetch()
-    timings.append(("fetch", time.monotonic() - t0))
-    progress(f"kernel   {files.image.name} (fetched in {timings[-1][1]:.1f} s)")
+    if kind == "debian":
+        files = packages.fetch()
+        timings.append(("fetch", time.monotonic() - t0))
+        progress(f"kernel   {files.image.name} (fetched in {timings[-1][1]:.1f} s)")
+    else:
+        from equiv.zone_device.live import small
+
+        progress(f"kernel   building the small all-types kernel{label} (cached after the "
+                 "first time; about 11-15 min on 2 cores)")
+        b, files = small.kernel(patches)
+        timings.append((f"kernel build{label}", time.monotonic() - t0))
+        how = "cached" if b.cached else f"built in {timings[-1][1]:.0f} s"
+        progress(f"kernel   {files.release}: {files.origin} ({how})")
     t0 = time.monotonic()
     ko = build.build_module(files)
-    timings.append(("build", time.monotonic() - t0))
+    timings.append((f"module build{label}", time.monotonic() - t0))
     progress(f"module   {ko.name} (built in {timings[-1][1]:.1f} s)")
-    for sub in [*(f"boot-{i}" for i in range(1, 3)), RECORD, CONFIG]:
+    return files, ko
+
+
+def _clean(out: Path) -> None:
+    for sub in [*(f"boot-{i}" for i in range(1, 3)), RECORD, CONFIG, PATCHED]:
         p = out / sub
         if p.is_dir():
             shutil.rmtree(p)
         else:
             p.unlink(missing_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
-    shutil.copyfile(files.config, out / CONFIG)
+
+
+def _kernel_info(kind: str, files: packages.KernelFiles, config: Path, release: str,
+                 patches: Sequence[Path]) -> KernelInfo:
+    if kind == "debian":
+        return KernelInfo(release, packages.PACKAGES[0], packages.DEB_VERSION, sha256(config))
+    return KernelInfo(release, "linux-source-6.12", packages.DEB_VERSION, sha256(config),
+                      kind, files.origin, files.build_key, tuple(p.name for p in patches))
+
+
+#: the patched kernel's run directory, inside the unpatched one's
+PATCHED = "patched"
+
+
+def run_live(names: Sequence[str], out: Path | None = None,
+             progress: Callable[[str], None] = lambda _s: None, kernel: str = "debian",
+             patches: Sequence[Path] = ()) -> LiveRun:
+    """Fetch or build, boot, dump and compare the namespaces ``names`` (``MODE-ALIGN-MAP``;
+    none: the kernel's defaults, :func:`parse_namespaces`) into the run directory ``out``;
+    ``progress`` gets a line per stage.  ``kernel`` is a ``--live-kernel`` value
+    (:data:`KERNELS`).  With ``patches`` (the all-types kernel only) the small kernel is
+    built a second time with them applied, booted with the same namespaces into
+    ``out/patched``, compared with the model too, and each namespace's two dumps are
+    compared with each other (:attr:`LiveRun.pairs`).
+
+    InputError: a bad namespace name or kernel, patches with Debian's kernel, a package the
+    archive no longer serves, a missing host tool, a kernel or module that does not build,
+    a boot that fails (each one line)."""
+    namespaces = parse_namespaces(names, kernel)
+    if patches and kernel != "all-types":
+        raise InputError("--live --patch builds the patched kernel beside the unpatched one: "
+                         "give --live-kernel all-types (Debian's kernel is prebuilt)")
+    out = (out or packages.cache_dir() / "runs" / "last").resolve()
+    if out.exists() and not out.is_dir():
+        raise InputError(f"--live-out {out}: not a directory")
+    timings: list[tuple[str, float]] = []
+    sides: list[tuple[str, Path, Sequence[Path]]] = [("", out, ())]
+    if patches:
+        sides.append((" (patched)", out / PATCHED, patches))
+    prepared = [_prepare(kernel, p, label, timings, progress) for label, _, p in sides]
+    _clean(out)
     t0 = time.monotonic()
     tree, why_no_tree = source_tree()
     timings.append(("kernel source", time.monotonic() - t0))
     progress(f"source   {tree or why_no_tree}")
-    kvm = boot.kvm_usable(files, out)
+    kvm = boot.kvm_usable(prepared[0][0], out)
     accel = "KVM" if kvm else "TCG"
-    results: dict[str, Future[Compared]] = {}
-    dirs: list[tuple[str, str]] = []
-    release = "unknown"
+    results: list[dict[str, Future[Compared]]] = []
+    dirs: list[list[tuple[str, str]]] = []
+    releases: list[str] = []
+    pair_futures: dict[str, Future[PairResult]] = {}
     # compares beside the next boot (which keeps one core busy under TCG), then on every core
     with ProcessPoolExecutor(max_workers=max(2, min(4, os.cpu_count() or 2)),
                              initializer=die_with_parent) as pool:
-        for i, group in enumerate(boot_groups(namespaces), 1):
-            t0 = time.monotonic()
-            bdir = out / f"boot-{i}"
-            progress(f"boot {i}   {', '.join(n.name for n in group)} ({accel})")
-            got = boot.boot_and_dump(files, ko, group, bdir)
-            timings.append((f"boot {i}", time.monotonic() - t0))
-            release = _release(bdir / boot.GUEST_LOG)
-            for ns, d in got.items():
-                rel = str(d.relative_to(out))
-                dirs.append((ns.name, rel))
-                results[ns.name] = pool.submit(_compare_dir, str(d), str(out / CONFIG),
-                                               None if tree is None else str(tree), why_no_tree)
+        for (label, kout, _), (files, ko) in zip(sides, prepared, strict=True):
+            kout.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(files.config, kout / CONFIG)
+            res: dict[str, Future[Compared]] = {}
+            kd: list[tuple[str, str]] = []
+            release = "unknown"
+            for i, group in enumerate(boot_groups(namespaces), 1):
+                t0 = time.monotonic()
+                bdir = kout / f"boot-{i}"
+                progress(f"boot {i}{label}   {', '.join(n.name for n in group)} ({accel})")
+                got = boot.boot_and_dump(files, ko, group, bdir)
+                timings.append((f"boot {i}{label}", time.monotonic() - t0))
+                release = _release(bdir / boot.GUEST_LOG)
+                for ns, d in got.items():
+                    kd.append((ns.name, str(d.relative_to(kout))))
+                    res[ns.name] = pool.submit(_compare_dir, str(d), str(kout / CONFIG),
+                                               None if tree is None else str(tree),
+                                               why_no_tree)
+                    if dirs:  # the patched kernel: its dump against the unpatched one's
+                        base = dict(dirs[0])[ns.name]
+                        pair_futures[ns.name] = pool.submit(_pair, ns.name, str(out / base),
+                                                            str(d))
+            results.append(res)
+            dirs.append(kd)
+            releases.append(release)
         t0 = time.monotonic()
-        done = {n: f.result() for n, f in results.items()}
+        done = [{n: f.result() for n, f in res.items()} for res in results]
+        pairs = tuple(pair_futures[n.name].result() for n in namespaces if n.name in pair_futures)
         timings.append(("compare (after the last boot)", time.monotonic() - t0))
-    kernel = KernelInfo(release, packages.PACKAGES[0], packages.DEB_VERSION,
-                        sha256(out / CONFIG))
-    _write_record(out, kernel, accel, dirs)
-    rows = tuple(NamespaceResult(n, str(out / d), *done[n]) for n, d in dirs)
-    return LiveRun(kernel, accel, rows, str(out), tuple(timings))
+    runs: list[LiveRun] = []
+    for (_, kout, p), (files, _), kd, dn, release in zip(sides, prepared, dirs, done, releases,
+                                                         strict=True):
+        info = _kernel_info(kernel, files, kout / CONFIG, release, p)
+        _write_record(kout, info, accel, kd)
+        rows = tuple(NamespaceResult(n, str(kout / d), *dn[n]) for n, d in kd)
+        runs.append(LiveRun(info, accel, rows, str(kout), ()))
+    if len(runs) > 1:
+        rec = json.loads((out / RECORD).read_text())
+        rec["patched"] = {"dir": PATCHED, "record": f"{PATCHED}/{RECORD}"}
+        (out / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
+    return LiveRun(runs[0].kernel, accel, runs[0].namespaces, str(out), tuple(timings),
+                   runs[1] if len(runs) > 1 else None, pairs)
 
 
 def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: None,
@@ -242,15 +389,18 @@ def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: 
     """Re-run the comparison on a recorded run directory (:data:`RECORD`, :data:`CONFIG` and
     the dumps it names), without a boot; with ``c_text``, the C text's prediction too.
 
+    A run of ``--live --patch`` (its record names the ``patched`` directory) is re-run
+    whole: both kernels' dumps against the model, and against each other.
+
     InputError: no record, a malformed one, a config whose hash is not the recorded one, or
     a dump directory that is missing."""
     rec_path = directory / RECORD
     try:
         rec = json.loads(rec_path.read_text())
-        kernel = KernelInfo(str(rec["release"]), str(rec["package"]),
-                            str(rec["package_version"]), str(rec["config_sha256"]))
+        kernel = _kernel_of(rec)
         entries = [(str(e["name"]), str(e["dump"])) for e in rec["namespaces"]]
         accel = str(rec["accelerator"])
+        patched_dir = str(rec["patched"]["dir"]) if "patched" in rec else None
     except FileNotFoundError:
         raise InputError(f"--live-from {directory}: no {RECORD} (a run directory of --live "
                          "--live-out DIR)") from None
@@ -271,9 +421,19 @@ def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: 
                                     *_compare_dir(str(directory / rel), str(config),
                                                   None if tree is None else str(tree),
                                                   why_no_tree)))
+    patched = None
+    pairs: list[PairResult] = []
+    if patched_dir is not None:
+        patched = load_recorded(directory / patched_dir, progress, c_text)
+        theirs = {r.name: r.dump for r in patched.namespaces}
+        for r in rows:
+            progress(f"compare  {r.name} (unpatched against patched)")
+            pairs.append(_pair(r.name, r.dump, theirs[r.name]) if r.name in theirs else
+                         PairResult(r.name, None, "not dumped by the patched kernel"))
     return LiveRun(kernel, f"recorded ({accel})", tuple(rows), str(directory),
-                   (("compare", time.monotonic() - t0),))
+                   (("compare", time.monotonic() - t0),), patched, tuple(pairs))
 
 
-__all__ = ["CONFIG", "DEFAULT_NAMESPACES", "RECORD", "KernelInfo", "LiveRun", "NamespaceResult",
-           "boot_groups", "load_recorded", "parse_namespaces", "run_live"]
+__all__ = ["ALL_TYPES_NAMESPACES", "CONFIG", "DEFAULT_NAMESPACES", "KERNELS", "PATCHED",
+           "RECORD", "KernelInfo", "LiveRun", "NamespaceResult", "PairResult", "boot_groups",
+           "load_recorded", "parse_namespaces", "run_live"]

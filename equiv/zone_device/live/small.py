@@ -14,8 +14,12 @@ is made by the dump module itself), and what the dump module needs (modules, deb
 olddefconfig``, and checks that every symbol holds afterwards (a symbol Kconfig turned off
 is an error naming the Kconfig line that decides it, as for the C front end's headers,
 :mod:`equiv.linux.kbuild`).  :func:`build` makes ``bzImage`` and the modules from a tree
-(with patches applied to a copy of it), cached by :func:`key`; booting it with ``test_hmm``
-and an NVMe controller memory buffer is not done yet (issue 33 point 2).
+(with patches applied to a copy of it), cached by :func:`key`.  :func:`source_tree` is the
+whole 6.12.117 tree it is built from (the pinned ``linux-source-6.12`` tarball of
+:func:`equiv.zone_device.live.ctext.tarball`, unpacked once into ``<user cache>/equiv/kbuild``,
+shared with the C front end's headers); :func:`kernel` builds or finds the kernel in
+:func:`cache_root` and gives its :class:`~equiv.zone_device.live.packages.KernelFiles`
+(``python -m equiv.proofs --live --live-kernel all-types`` boots it).
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from equiv.linux import kconfig
 from equiv.linux.kbuild import STAMP, Runner, locked, tree_version, unmet_reasons
 from equiv.linux.kbuild import configure as configure_tree
 from equiv.zone_device.live.kbuild import Build
+from equiv.zone_device.live.packages import KernelFiles
 
 #: bump when :func:`build` changes in a way :func:`key` does not see
 RECIPE_VERSION = 2  # 2: build.json "seconds" is the total, "phases" the parts
@@ -194,4 +199,54 @@ def build(tree: Path, patches: Sequence[Path], cache: Path, jobs: int = 2,
         return SmallBuild(out, False, info)
 
 
-__all__ = ["SYMBOLS", "SmallBuild", "build", "configure", "key"]
+def cache_root() -> Path:
+    """Where the live check keeps its small-kernel builds (``build(..., cache_root())`` puts
+    each under ``<user cache>/equiv/small/small/<key>``, as ``bench/small_kernel.py --cache
+    ~/.cache/equiv/small`` does)."""
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("equiv")) / "small"
+
+
+def source_tree() -> Path:
+    """The whole linux-source-6.12 tree at the pinned 6.12.117 (the tarball of
+    :func:`equiv.zone_device.live.ctext.tarball`), unpacked once under the kbuild cache's
+    ``src`` (:func:`equiv.zone_device.source.files.kbuild_cache`: ``$EQUIV_KBUILD_CACHE``, else
+    ``<user cache>/equiv/kbuild``; :func:`equiv.linux.kbuild.full_tree`), where the C front
+    end's headers unpack it too.
+
+    Raises:
+        InputError: no tarball of 6.12.117 (neither installed nor downloadable), or it does
+            not unpack.
+    """
+    from equiv.linux.kbuild import full_tree
+    from equiv.zone_device.live import ctext
+    from equiv.zone_device.source.files import kbuild_cache
+
+    partial, why = ctext.source_tree()
+    if partial is None:
+        raise InputError(f"the small all-types kernel is built from linux-source-6.12 "
+                         f"6.12.117: {why}")
+    return full_tree(partial, kbuild_cache(), "x86", tarball=ctext.tarball())
+
+
+def kernel_files(b: SmallBuild) -> KernelFiles:
+    """The built kernel as :class:`KernelFiles`: its image, config and installed modules
+    under ``b.root``, the dump module built against ``b.build`` (its ``Module.symvers``)."""
+    what = "small all-types build" + (" with patches" if b.info.get("patches") else "")
+    return KernelFiles(b.root, release=b.release, build=b.build, origin=f"{what} {b.dir.name}",
+                       build_key=b.dir.name)
+
+
+def kernel(patches: Sequence[Path] = (), jobs: int | None = None,
+           cache: Path | None = None) -> tuple[SmallBuild, KernelFiles]:
+    """The small kernel of :func:`source_tree` with ``patches`` (built now, or found in
+    ``cache``, default :func:`cache_root`) and its :class:`KernelFiles`."""
+    import os
+
+    b = build(source_tree(), patches, cache or cache_root(), jobs or os.cpu_count() or 2)
+    return b, kernel_files(b)
+
+
+__all__ = ["SYMBOLS", "SmallBuild", "build", "cache_root", "configure", "kernel",
+           "kernel_files", "key", "source_tree"]
