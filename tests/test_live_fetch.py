@@ -301,6 +301,18 @@ def test_live_lists_every_missing_tool_at_once_with_the_setup_command(
     assert "python -m equiv.proofs --live-setup" in msg
 
 
+def test_the_small_kernel_adds_its_build_tools_and_setup_installs_them(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """--live --live-kernel all-types also names the kernel build's tools (flex, bison, bc,
+    gcc) when they are missing; --live-setup installs them with the rest."""
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
+    with pytest.raises(InputError) as e:
+        host.require_all((*host.LIVE_TOOLS, *host.SMALL_KERNEL_TOOLS))
+    for t in host.SMALL_KERNEL_TOOLS:
+        assert f"{t.command} ({t.package})" in str(e.value)
+    assert set(host.SMALL_KERNEL_TOOLS) <= set(host.SETUP_TOOLS)
+
+
 def test_vng_is_found_in_this_environment_without_path(monkeypatch: pytest.MonkeyPatch,
                                                        tmp_path: Path) -> None:
     """A vng that pip put in this Python's scripts directory is found with PATH empty."""
@@ -322,7 +334,7 @@ def test_setup_as_root_runs_apt_then_pip_and_checks_again(monkeypatch: pytest.Mo
 
     def run(cmd: list[str]) -> int:
         ran.append(cmd)
-        present.update(t.command for t in host.LIVE_TOOLS)  # the installs worked
+        present.update(t.command for t in host.SETUP_TOOLS)  # the installs worked
         return 0
 
     said: list[str] = []

@@ -54,6 +54,14 @@ BOOT_TOOLS = (Tool("qemu-system-x86_64", "qemu-system-x86"), Tool("ndctl", "ndct
 #: every tool ``--live`` needs, fetching, building and booting (the kernel build of
 #: :mod:`equiv.zone_device.live.kbuild` needs a few more, named where it runs)
 LIVE_TOOLS = (*FETCH_TOOLS, *BUILD_TOOLS, *BOOT_TOOLS, Tool("depmod", "kmod"))
+#: what building the small all-types kernel adds (``--live-kernel all-types``,
+#: :mod:`equiv.zone_device.live.small`): the host compiler and Kconfig's and the build's
+#: generators (objtool's libelf headers come with libelf-dev, which has no command: a
+#: build without them names it in its log)
+SMALL_KERNEL_TOOLS = (Tool("gcc", "gcc"), Tool("flex", "flex"), Tool("bison", "bison"),
+                      Tool("bc", "bc"))
+#: what ``--live-setup`` installs: every kernel's tools
+SETUP_TOOLS = (*LIVE_TOOLS, *SMALL_KERNEL_TOOLS)
 
 
 def tool_path() -> str:
@@ -116,7 +124,7 @@ def require(tools: Iterable[Tool], purpose: str) -> None:
                          f"{install_command(gone)}")
 
 
-#: the option that installs every tool of :data:`LIVE_TOOLS`
+#: the option that installs every tool of :data:`SETUP_TOOLS`
 SETUP_OPTION = "python -m equiv.proofs --live-setup"
 
 
@@ -144,7 +152,7 @@ def setup_commands(tools: Iterable[Tool]) -> list[list[str]]:
     return out
 
 
-def setup(tools: Iterable[Tool] = LIVE_TOOLS, say: Callable[[str], None] = print,
+def setup(tools: Iterable[Tool] = SETUP_TOOLS, say: Callable[[str], None] = print,
           run: Callable[[list[str]], int] | None = None, root: bool | None = None) -> int:
     """``--live-setup``: install the missing ``tools`` and say what was done, one line per
     command; returns the exit code (0: every tool present afterwards; 3: not root, the
