@@ -21,6 +21,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from host_lock import host_lock
 
 from equiv.engine.bv import CBV
 from equiv.engine.errors import InputError
@@ -235,21 +236,16 @@ def _user_cache(monkeypatch: pytest.MonkeyPatch) -> Path:
     return user
 
 
-def _missing_for_the_build() -> str:
-    """Why the small kernel cannot be built here ('' when it can): the host tools of a
-    kernel build and of a boot, or the 6.12.117 source."""
-    import shutil
+def _install_the_tools() -> None:
+    """The small kernel's build and boot tools, installed when running as root (as
+    test_live_cli.py's whole live check does); a tool still missing makes the run fail
+    naming it, never a skip.  The 6.12.117 source is fetched by the run itself
+    (:func:`equiv.zone_device.live.ctext.source_tree`)."""
+    from equiv.zone_device.live import host
 
-    from equiv.zone_device.live import ctext, host
-    from equiv.zone_device.live.kbuild import KBUILD_TOOLS
-
-    gone = host.missing([*host.BUILD_TOOLS[:1], *KBUILD_TOOLS, *host.BOOT_TOOLS,
-                         packages.DEPMOD_TOOL])
-    if gone or not shutil.which("gcc"):
-        return f"the small kernel's build and boot need: {host.install_command(gone)}"
-    if not ctext.tarball().is_file():
-        return "no linux-source-6.12 6.12.117 tarball (apt-get install linux-source-6.12)"
-    return ""
+    with host_lock():  # dpkg's lock: tests/host_lock.py
+        host.install_missing([*host.FETCH_TOOLS, *host.BUILD_TOOLS, *host.KERNEL_BUILD_TOOLS,
+                              *host.BOOT_TOOLS, packages.DEPMOD_TOOL])
 
 
 @pytest.mark.slow
@@ -262,9 +258,7 @@ def test_all_five_types_on_the_small_kernel(monkeypatch: pytest.MonkeyPatch,
     import json
 
     _user_cache(monkeypatch)
-    why = _missing_for_the_build()
-    if why:
-        pytest.skip(why)
+    _install_the_tools()
     monkeypatch.setenv("EQUIV_LIVE_KVM", "0")  # KVM fails at cmpxchg16b here; TCG everywhere
     r = run.run_live(list(ONE_OF_EACH), tmp_path / "run", kernel="all-types")
     verdicts = {x.name: (x.comparison is not None and x.comparison.clean, x.error)
@@ -290,9 +284,7 @@ def test_patched_and_unpatched_small_kernels(monkeypatch: pytest.MonkeyPatch,
     from equiv.zone_device.live import small
 
     _user_cache(monkeypatch)
-    why = _missing_for_the_build()
-    if why:
-        pytest.skip(why)
+    _install_the_tools()
     done = small.cache_root() / "small" / small.key(small.source_tree(), SERIES) / "build.json"
     if not done.is_file():
         pytest.skip(f"the patched small kernel is not built ({done.parent}): kept out of CI's "

@@ -307,10 +307,10 @@ def test_the_small_kernel_adds_its_build_tools_and_setup_installs_them(
     gcc) when they are missing; --live-setup installs them with the rest."""
     monkeypatch.setattr(shutil, "which", lambda c, path=None: None)
     with pytest.raises(InputError) as e:
-        host.require_all((*host.LIVE_TOOLS, *host.SMALL_KERNEL_TOOLS))
-    for t in host.SMALL_KERNEL_TOOLS:
+        host.require_all((*host.LIVE_TOOLS, *host.KERNEL_BUILD_TOOLS))
+    for t in host.KERNEL_BUILD_TOOLS:
         assert f"{t.command} ({t.package})" in str(e.value)
-    assert set(host.SMALL_KERNEL_TOOLS) <= set(host.SETUP_TOOLS)
+    assert set(host.KERNEL_BUILD_TOOLS) <= set(host.SETUP_TOOLS)
 
 
 def test_vng_is_found_in_this_environment_without_path(monkeypatch: pytest.MonkeyPatch,

@@ -106,7 +106,7 @@ def run_live_cli(args: argparse.Namespace, emit: Callable[[str], None]) -> int:
         parse_namespaces(args.live, kernel)  # bad names fail before any download
         # every missing tool at once, with --live-setup
         host.require_all(host.LIVE_TOOLS if kernel == "debian"
-                         else (*host.LIVE_TOOLS, *host.SMALL_KERNEL_TOOLS))
+                         else (*host.LIVE_TOOLS, *host.KERNEL_BUILD_TOOLS))
         run = run_live(args.live, Path(args.live_out) if args.live_out else None, progress,
                        kernel, [Path(p) for p in getattr(args, "patch", None) or []])
     else:

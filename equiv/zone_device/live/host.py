@@ -54,14 +54,16 @@ BOOT_TOOLS = (Tool("qemu-system-x86_64", "qemu-system-x86"), Tool("ndctl", "ndct
 #: every tool ``--live`` needs, fetching, building and booting (the kernel build of
 #: :mod:`equiv.zone_device.live.kbuild` needs a few more, named where it runs)
 LIVE_TOOLS = (*FETCH_TOOLS, *BUILD_TOOLS, *BOOT_TOOLS, Tool("depmod", "kmod"))
-#: what building the small all-types kernel adds (``--live-kernel all-types``,
-#: :mod:`equiv.zone_device.live.small`): the host compiler and Kconfig's and the build's
-#: generators (objtool's libelf headers come with libelf-dev, which has no command: a
-#: build without them names it in its log)
-SMALL_KERNEL_TOOLS = (Tool("gcc", "gcc"), Tool("flex", "flex"), Tool("bison", "bison"),
-                      Tool("bc", "bc"))
+#: host tools of a kernel build beyond make and the compiler of :data:`BUILD_TOOLS`: the
+#: Debian-config build (:mod:`equiv.zone_device.live.kbuild`) and the small all-types kernel
+#: (``--live-kernel all-types``, :mod:`equiv.zone_device.live.small`, built with the host's
+#: ``gcc``).  objtool's libelf headers come with libelf-dev, which has no command: a build
+#: without them names it in its log
+KERNEL_BUILD_TOOLS = (Tool("gcc", "gcc"), Tool("tar", "tar"), Tool("xz", "xz-utils"),
+                      Tool("patch", "patch"), Tool("flex", "flex"), Tool("bison", "bison"),
+                      Tool("bc", "bc"), Tool("openssl", "openssl"), Tool("perl", "perl"))
 #: what ``--live-setup`` installs: every kernel's tools
-SETUP_TOOLS = (*LIVE_TOOLS, *SMALL_KERNEL_TOOLS)
+SETUP_TOOLS = (*LIVE_TOOLS, *KERNEL_BUILD_TOOLS)
 
 
 def tool_path() -> str:

@@ -77,9 +77,7 @@ MAKE_VARS: tuple[tuple[str, str], ...] = (
 )
 TARGET = "bzImage"
 #: host tools of a kernel build (beyond make and the compiler of host.BUILD_TOOLS)
-KBUILD_TOOLS = (host.Tool("tar", "tar"), host.Tool("xz", "xz-utils"), host.Tool("patch", "patch"),
-                host.Tool("flex", "flex"), host.Tool("bison", "bison"), host.Tool("bc", "bc"),
-                host.Tool("openssl", "openssl"), host.Tool("perl", "perl"))
+KBUILD_TOOLS = host.KERNEL_BUILD_TOOLS
 BUILD_INFO = "build.json"
 
 
