@@ -57,7 +57,7 @@ from equiv.zone_device.source.patch_present import (
     render_patch_junit,
     render_patch_text,
 )
-from equiv.zone_device.source.patchproof import PatchCell, PatchRun
+from equiv.zone_device.source.patchproof import PatchCell, PatchRun, SeriesRun
 
 ROOT = Path(equiv.__file__).parent.parent
 DATA = ROOT / "tests" / "data" / "zone-device-backport-6.12"
@@ -374,7 +374,21 @@ def stub(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
         return PatchRun(str(base_root), "6.12.117", label, cfg.name, cells, 0.0)
 
     monkeypatch.setattr(patchproof, "run_patch_proof", fake)
+    monkeypatch.setattr(patchproof, "run_series_proof", _series_of_pairs)
     return calls
+
+
+def _series_of_pairs(roots: list[Path], cfg: Config, types: list[MemoryType | None],
+                     orders: list[int], *, labels: list[str], series_label: str,
+                     **kw: Any) -> SeriesRun:
+    """``--per-patch``'s series run as pairs of the (stubbed) pair proof: the series, then
+    each tree against the one before it."""
+    def pair(a: Path, b: Path, label: str) -> PatchRun:
+        return patchproof.run_patch_proof(a, b, cfg, types, orders, label=label, **kw)
+
+    return SeriesRun(pair(roots[0], roots[-1], series_label),
+                     tuple(pair(a, b, lb) for (a, b), lb in zip(itertools.pairwise(roots), labels,
+                                                                 strict=True)))
 
 
 class TestCommand:
@@ -652,6 +666,72 @@ def test_per_patch_names_the_seeded_bug_not_the_series(linux612: Path) -> None: 
     for k in range(1, 5):
         assert re.search(rf"\b{k}\. [^:]+(:[^:]+)?: NFC: proved equal \(1 cell\)", text), k
     assert re.search(r"5\. [^\n]*: REFUTED the first patch that makes a difference", text)
+
+
+@pytest.mark.slow
+def test_per_patch_proves_the_series_by_transitivity(linux612: Path,  # noqa: F811
+                                                     tmp_path: Path) -> None:
+    """The backport series with --per-patch: every patch proved equal to the tree before
+    it, so the series against BASE is proved by transitivity, without a proof of its own
+    (order 2, all types at once: about a minute on 2 cores)."""
+    code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
+                         "--per-patch", "--orders", "2", "--no-times",
+                         "--report", f"json={tmp_path / 'r.json'}")
+    assert (0, "") == (code, err), out
+    text = flat(out)
+    assert "all proved by transitivity, with no query of their own" in text
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert [] == schema_errors(doc)
+    assert [4] == [c["by_transitivity"] for c in doc["cells"]]
+    assert {patchproof.BY_STEPS} == {r["reason"] for r in doc["cells"][0]["roles"]}
+    assert all(0 == c["by_transitivity"] for st in doc["per_patch"] for c in st["cells"])
+    # the series' cell still names what each side ran: the base's and the last tree's
+    sides = {(x["side"], x["name"]) for x in doc["interpreted"]}
+    assert ("patched", "zone_device_page_init_from_template") in sides
+    assert ("base", "zone_device_page_init_from_template") not in sides
+
+
+def _squashed(base: Path, first: list[Path], then: list[Path], dest: Path) -> Path:
+    """A patch of our own: ``then`` applied after ``first``, as one diff of mm/mm_init.c."""
+    import difflib
+
+    a = prepare(base, FILES, first, dest / "a").root / "mm" / "mm_init.c"
+    b = prepare(base, FILES, [*first, *then], dest / "b").root / "mm" / "mm_init.c"
+    diff = difflib.unified_diff(a.read_text().splitlines(keepends=True),
+                                b.read_text().splitlines(keepends=True),
+                                "a/mm/mm_init.c", "b/mm/mm_init.c")
+    out = dest / "0002-heads-and-tails-template.patch"
+    out.write_text("".join(diff))
+    return out
+
+
+@pytest.mark.slow
+def test_per_patch_names_a_seeded_bug_in_the_third_patch(linux612: Path,  # noqa: F811
+                                                          tmp_path: Path) -> None:
+    """A series of four whose third patch carries a seeded bug (bug 08, the heads loop
+    stops one compound early), between NFC patches: 1 and 2 proved equal to the tree
+    before them, 3 the first that makes a difference, with its counterexample; the series
+    against BASE is proved as a pair of its own, not by transitivity, and is REFUTED
+    (order 2, all types at once: about a minute on 2 cores)."""
+    series = [Path(p) for p in SERIES]
+    both = _squashed(linux612, series[:1], series[1:3], tmp_path)  # patches 2 and 3 as one
+    bug = DATA / "bugs" / "08-heads-loop-stops-early.patch"
+    code, out, err = run("--linux", str(linux612),
+                         *(a for p in (series[0], both, bug, series[3]) for a in ("--patch", str(p))),
+                         "--per-patch", "--orders", "2", "--no-times",
+                         "--report", f"json={tmp_path / 'r.json'}")
+    assert (1, "") == (code, err), out
+    text = flat(out)
+    for k in (1, 2):
+        assert re.search(rf"\b{k}\. [^:]+(:[^:]+)?: NFC: proved equal \(1 cell\)", text), k
+    assert "3. mm/mm_init: heads loop stops one compound early: REFUTED the first patch that " \
+           "makes a difference" in text
+    assert "proved by transitivity" not in text
+    doc = json.loads((tmp_path / "r.json").read_text())
+    assert (3, "REFUTED", "REFUTED") == (doc["first_difference"], doc["series_verdict"],
+                                        doc["per_patch"][2]["verdict"])
+    step = doc["per_patch"][2]["cells"][0]
+    assert any(r["verdict"] == "REFUTED" and r["fields"] for r in step["roles"]), step
 
 
 class _Terminal(io.StringIO):

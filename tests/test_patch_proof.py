@@ -247,3 +247,89 @@ def test_series_proved_on_debian_config(linux612: Path, tmp_path: Path, order: i
                             side("patched", load_tree(_tree(linux612, tmp_path)), cfg), cfg,
                             None, order, timeout_ms=120_000)
     assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
+
+
+# ---- a series, patch by patch (--per-patch) -------------------------------------------------
+
+
+def _step(verdict: Verdict, stated: str = "a") -> Any:
+    from equiv.memmap import Source, Stated
+    from equiv.zone_device.source.common import RoleResult
+    from equiv.zone_device.source.patchproof import PatchCell
+
+    src = Source(kind="choice", tag="R", why="w")
+    return PatchCell("ALL", 2, verdict, 1.0,
+                     (RoleResult("loop_summary_lemmas", Verdict.PROVED, 0.5),
+                      RoleResult("head_equal", verdict, 0.5)), 3,
+                     ("base: a.c:1 f", "patched: a.c:2 g"),
+                     (("base: f", "a.c:1"), ("patched: g", "a.c:2")), ("memcpy",),
+                     assumptions=(Stated(stated, stated, src),))
+
+
+@pytest.mark.parametrize(("steps", "by"), [
+    ([Verdict.PROVED, Verdict.PROVED, Verdict.PROVED], 3),  # transitivity
+    ([Verdict.PROVED, Verdict.REFUTED, Verdict.PROVED], 0),  # a difference: its own proof
+    ([Verdict.PROVED, Verdict.UNKNOWN, Verdict.PROVED], 0),
+    ([Verdict.PROVED, Verdict.VACUOUS, Verdict.PROVED], 0),
+])
+def test_a_series_is_proved_by_transitivity_only_when_every_step_is(
+        monkeypatch: pytest.MonkeyPatch, steps: list[Verdict], by: int) -> None:
+    """check_series_cell: the series' cell needs no proof of its own only when every
+    patch's cell is PROVED (not VACUOUS, not UNKNOWN) under the same assumptions on one
+    layout; else the first and the last tree are proved as a pair."""
+    from equiv.zone_device.source import patchproof
+
+    answers = iter([_step(v) for v in steps])
+    pairs: list[tuple[str, str]] = []
+
+    def fake(a: Any, b: Any, *_: Any, **__: Any) -> Any:
+        pairs.append((a, b))
+        return next(answers, None) or _step(Verdict.REFUTED)
+
+    monkeypatch.setattr(patchproof, "check_patch_cell", fake)
+    monkeypatch.setattr(patchproof, "side_layout", lambda sd, cfg: "one layout")
+    trees = ["t0", "t1", "t2", "t3"]
+    got, series = patchproof.check_series_cell(trees, PRESETS["x86_64-default"],  # type: ignore[arg-type]
+                                               None, 2)
+    assert [c.verdict for c in got] == steps
+    assert [("t0", "t1"), ("t1", "t2"), ("t2", "t3")] == pairs[:3]
+    assert by == series.by_steps
+    if by:
+        assert 3 == len(pairs) and series.verdict is Verdict.PROVED
+        assert {patchproof.BY_STEPS} == {r.reason for r in series.roles}
+        assert (("base: f", "a.c:1"), ("patched: g", "a.c:2")) == series.interpreted
+    else:
+        assert ("t0", "t3") == pairs[3]
+
+
+def test_transitivity_needs_the_same_assumptions_and_layout(monkeypatch: pytest.MonkeyPatch) -> None:
+    from equiv.zone_device.source import patchproof
+
+    for stated, layouts in ((["a", "b"], ["L", "L", "L"]), (["a", "a"], ["L", "M", "L"])):
+        answers = iter([_step(Verdict.PROVED, s) for s in stated])
+        pairs: list[tuple[str, str]] = []
+        lay = dict(zip(["t0", "t1", "t2"], layouts, strict=True))
+
+        def fake(a: Any, b: Any, *_: Any, answers: Any = answers, pairs: Any = pairs,
+                 **__: Any) -> Any:
+            pairs.append((a, b))
+            return next(answers, None) or _step(Verdict.PROVED)
+
+        monkeypatch.setattr(patchproof, "check_patch_cell", fake)
+        monkeypatch.setattr(patchproof, "side_layout", lambda sd, cfg, lay=lay: lay[sd])
+        _, series = patchproof.check_series_cell(["t0", "t1", "t2"],  # type: ignore[arg-type]
+                                                 PRESETS["x86_64-default"], None, 2)
+        assert 0 == series.by_steps and ("t0", "t2") == pairs[-1], (stated, layouts)
+
+
+def test_a_series_trees_each_have_their_own_label(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trees of a series share their interpretations between pairs (Reuse), so each
+    keeps one label of its own: a struct local's uninitialised bytes
+    (``stack.<label>.<local>``) are never the same symbols in two trees."""
+    from equiv.zone_device.source import patchproof
+
+    monkeypatch.setattr(patchproof, "load_tree", lambda root: root)
+    monkeypatch.setattr(patchproof, "side", lambda label, tree, cfg, full=None: (label, tree))
+    monkeypatch.setattr(patchproof, "_SERIES_SIDES", {})
+    sides = patchproof._series_sides(("/b", "/p1", "/p2"), PRESETS["x86_64-default"])
+    assert [("base", Path("/b")), ("patch-1", Path("/p1")), ("patch-2", Path("/p2"))] == sides

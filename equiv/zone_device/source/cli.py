@@ -46,6 +46,7 @@ from equiv.zone_device.source.src_layout import SrcLayoutReport, compare_with_mo
 
 if TYPE_CHECKING:
     from equiv.zone_device.source.patch_present import PatchStep
+    from equiv.zone_device.source.patchproof import PatchRun
 
 
 def _orders(spec: str) -> list[int]:
@@ -87,7 +88,7 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     layout = model.layout(Layout.from_config(cfg))
     drift = drift_report(tree, st.env, model.name, cfg.name, layout, st.structs)
     lay = compare_with_model(layout, st.structs)
-    jobs = getattr(args, "jobs", None) or os.cpu_count() or 1
+    jobs = _jobs(args)
     run = run_fidelity(st, _types(args.types), _orders(args.orders), timeout_ms=args.timeout_ms,
                        jobs=jobs)
     times = not args.no_times
@@ -214,37 +215,63 @@ def _command(args: argparse.Namespace) -> str:
     return shlex.join([*parts, *_config_and_budget(args)])
 
 
-def _steps(args: argparse.Namespace, base: Path, cfg: Config, types: list[MemoryType | None],
-           orders: list[int], dest: Path, jobs: int,
-           advance: Callable[[int], None]) -> tuple[PatchStep, ...]:
-    """``--per-patch``: each patch of the series against the tree before it, on the same
-    cells.  A patch that changes no file equiv reads (:data:`FILES`) leaves the text the
-    proof interprets as it was: it is equal to the tree before it without a query."""
+def _jobs(args: argparse.Namespace) -> int:
+    """``--jobs``, else every core."""
+    return int(getattr(args, "jobs", None) or os.cpu_count() or 1)
+
+
+def _series(args: argparse.Namespace, base: Path, cfg: Config,
+            types: list[MemoryType | None], orders: list[int], dest: Path,
+            label: str, advance: Callable[[int], None]) -> tuple[PatchRun, tuple[PatchStep, ...]]:
+    """``--per-patch``: the series against BASE and each patch against the tree before it,
+    on the same cells, each cell's trees interpreted once and the series proved by
+    transitivity where every patch is (:func:`~equiv.zone_device.source.patchproof.run_series_proof`).
+    A patch that changes no file equiv reads (:data:`FILES`) leaves the text the proof
+    interprets as it was: it is equal to the tree before it without a query, and is no step
+    of the chain."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare_steps
     from equiv.zone_device.source.files import FILES
     from equiv.zone_device.source.patch_present import PatchStep, TouchedRow
-    from equiv.zone_device.source.patchproof import run_patch_proof
+    from equiv.zone_device.source.patchproof import run_patch_proof, run_series_proof
 
     trees = prepare_steps(base, FILES, [Path(p) for p in args.patch], dest)
+    jobs = _jobs(args)
+    chain: list[Path] = [base]
+    changes = []
+    for applied in trees:
+        diffs = diff_trees(chain[-1], applied.root, FILES)
+        changes.append(diffs)
+        if diffs:
+            chain.append(applied.root)
+    cells = len(types) * len(orders)
+    if len(chain) == 1:  # no patch changes a file equiv reads: the series as one pair
+        series = run_patch_proof(base, trees[-1].root, cfg, types, orders, label=label,
+                                 timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
+        advance(cells * len(trees))
+        runs: list[PatchRun] = []
+    else:
+        advance(cells * (len(trees) + 1 - len(chain)))  # the patches that change nothing
+        sr = run_series_proof(chain, cfg, types, orders,
+                              labels=[a.patches[-1].label for a, d in zip(trees, changes,
+                                                                          strict=True) if d],
+                              series_label=label, timeout_ms=args.timeout_ms, jobs=jobs,
+                              on_done=advance)
+        series, runs = sr.series, list(sr.steps)
     out: list[PatchStep] = []
     before = base
-    for k, applied in enumerate(trees, 1):
+    for k, (applied, diffs) in enumerate(zip(trees, changes, strict=True), 1):
         patch = applied.patches[-1]
-        after = applied.root
-        diffs = diff_trees(before, after, FILES)
         if not diffs:
             out.append(PatchStep(number=k, patch=patch, touched=(), run=None))
-            advance(len(types) * len(orders))
-        else:
-            run = run_patch_proof(before, after, cfg, types, orders, label=patch.label,
-                                  timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
-            ran = _ran(run.interpreted)
-            touched = tuple(TouchedRow(t, _status(t, ran))
-                            for t in compare_trees(before, after, FILES))
-            out.append(PatchStep(number=k, patch=patch, touched=touched, run=run,
-                                 changed=tuple((f.path, f.patched_lines) for f in diffs)))
-        before = after
-    return tuple(out)
+            continue
+        run = runs.pop(0)
+        ran = _ran(run.interpreted)
+        touched = tuple(TouchedRow(t, _status(t, ran))
+                        for t in compare_trees(before, applied.root, FILES))
+        out.append(PatchStep(number=k, patch=patch, touched=touched, run=run,
+                             changed=tuple((f.path, f.patched_lines) for f in diffs)))
+        before = applied.root
+    return series, tuple(out)
 
 
 def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
@@ -273,7 +300,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     orders = _patch_orders(args.orders)
     types = _types(args.types)
     base = Path(args.linux)
-    jobs = getattr(args, "jobs", None) or os.cpu_count() or 1
+    jobs = _jobs(args)
     base_tree = load_tree(base)
     with tempfile.TemporaryDirectory(prefix="equiv-patched-") as tmp:
         if args.against is not None:
@@ -293,12 +320,15 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         total = len(types) * len(orders) * (1 + (len(patches) if per else 0))
         with progress(total, err if err is not None else sys.stderr,
                       enabled=err is not None and not getattr(args, "quiet", False)) as advance:
-            run = run_patch_proof(base, root, cfg, types, orders,
-                                  label=str(args.against) if args.against is not None
-                                  else "; ".join(p.label for p in patches),
-                                  timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
-            steps = (_steps(args, base, cfg, types, orders, Path(tmp) / "steps", jobs, advance)
-                     if per else ())
+            label = (str(args.against) if args.against is not None
+                     else "; ".join(p.label for p in patches))
+            steps: tuple[PatchStep, ...] = ()
+            if per:
+                run, steps = _series(args, base, cfg, types, orders, Path(tmp) / "steps",
+                                     label, advance)
+            else:
+                run = run_patch_proof(base, root, cfg, types, orders, label=label,
+                                      timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
     ran = _ran(run.interpreted)
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),

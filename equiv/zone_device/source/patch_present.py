@@ -374,6 +374,12 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out += wrap(f"cells ({len(run.cells)}): memmap_init_zone_device() of both trees, "
                 "interpreted from their text on the same symbolic inputs and initial memory:")
     out += _cell_lines(rep, run, times)
+    by = [c for c in run.cells if c.by_steps]
+    if by:
+        out += wrap(f"{'all' if len(by) == len(run.cells) else len(by)} proved by "
+                    f"transitivity, with no query of their own: in each, every patch that "
+                    "changes a file equiv reads was proved equal to the tree before it "
+                    "(below), under the same assumptions", "  ", "  ")
     if rep.steps:
         out += _step_lines(rep, times)
     out.append(f"loops summarised, not unrolled ({len(run.summarised)}):")
@@ -386,8 +392,7 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out.append(f"trusted helpers, not interpreted ({len(run.trusted)}):")
     for n in run.trusted:
         out += wrap(f"{n}: {TRUSTED[n].model if n in TRUSTED else '?'}", "  ", "    ")
-    tt = f" in {run.seconds + sum(st.run.seconds for st in rep.steps if st.run):.1f}s" \
-        if times else ""
+    tt = f" in {run.seconds:.1f}s" if times else ""  # (a --per-patch run's: all of it)
     out.append(f"verdict: {rep.verdict.value}{tt}")
     return "\n".join(out) + "\n"
 
@@ -550,6 +555,7 @@ def _cells_json(rep: PatchReport, run: PatchRun, times: bool) -> list[dict[str, 
     return [{"type": c.ptype, "order": c.order, "verdict": c.verdict.value,
              **({"seconds": round(c.seconds, 3)} if times else {}),
              "lemmas": c.lemmas,
+             "by_transitivity": c.by_steps,
              "assumptions": [a.key for a in c.assumptions],
              "reproduce": repro(rep, c),
              "roles": [role_json(r, times) for r in c.roles]} for c in run.cells]

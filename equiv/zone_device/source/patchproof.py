@@ -35,7 +35,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from itertools import pairwise
 from pathlib import Path
 
 import z3
@@ -47,6 +48,7 @@ from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
 from equiv.engine.runner import map_in_workers
 from equiv.engine.verdict import Verdict, worst
+from equiv.loops import Lemma
 from equiv.memmap import (
     Inputs,
     MemoryType,
@@ -83,7 +85,7 @@ from equiv.zone_device.source.common import (
     words_equal,
 )
 from equiv.zone_device.source.cstate import InterpError, Oracle, State
-from equiv.zone_device.source.csummary import PEEL
+from equiv.zone_device.source.csummary import PEEL, CLemma
 from equiv.zone_device.source.files import load_tree
 
 log = logging.getLogger(__name__)
@@ -113,6 +115,9 @@ class PatchCell:
     #: the assumptions every query of the cell asserted (the bound of the search with the
     #: loops unrolled too, when it ran), as the reports print them
     assumptions: tuple[Stated, ...] = ()
+    #: proved by transitivity over this many steps of a series (:func:`check_series_cell`):
+    #: each patch's tree proved equal to the one before it; 0: proved as a pair
+    by_steps: int = 0
 
     @property
     def label(self) -> str:
@@ -151,10 +156,29 @@ class PatchRun:
         return tuple(sorted({t for c in self.cells for t in c.summarised}))
 
 
+class Reuse:
+    """What the pairs of trees of one (type, order) cell of a series share
+    (:func:`check_series_cell`): each tree's interpretation, by the tree (its
+    :class:`~equiv.zone_device.source.common.Side`), the scenario, the assumptions' terms
+    and how the loops ran; and the loop lemmas proved (by identity: the interpretations
+    here hold them).  Sound because a tree's interpretation depends on nothing else (every
+    tree of a series has its own label, so the uninitialised bytes of its struct locals are
+    its own symbols), and a loop lemma is a claim about one tree's loop under the cell's
+    assumptions, whichever tree it is compared with."""
+
+    def __init__(self) -> None:
+        self.trees: dict[tuple[object, ...], tuple[Interp, State]] = {}
+        self.proved: set[int] = set()
+
+
 def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType | None,
                      order: int, *, timeout_ms: int = 60_000,
-                     order_hi: int | None = None) -> PatchCell:
+                     order_hi: int | None = None, reuse: Reuse | None = None) -> PatchCell:
     """Prove the patched tree's C equal to the base tree's for one cell.
+
+    With ``reuse`` (:class:`Reuse`, the cells of one (type, order) of a series), a tree's
+    interpretation and the loop lemmas proved for it are taken from an earlier pair of
+    trees of the same cell instead of being made again.
 
     With ``order_hi``, an order class's probe (as
     :func:`equiv.zone_device.source.fidelity.check_fidelity_cell`): one proof for the orders ``order ..=
@@ -180,11 +204,14 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 
     def done() -> PatchCell:
         lemmas = sum(len(i.lemmas) for i in its)
+        # the sides by their place ("base", "patched"), not by the interpreter's label: in a
+        # series (reuse) a tree keeps one label, its own, whichever side of a pair it is
+        named = list(zip(("base", "patched"), its, strict=False))
         return PatchCell(ptname, order, worst([r.verdict for r in roles]),
                          time.perf_counter() - t_cell, tuple(roles), lemmas,
-                         tuple(sorted({s for i in its for s in
-                                       (f"{i.label}: {w}" for w in i.summarised)})),
-                         tuple(sorted({(f"{i.label}: {n}", w) for i in its
+                         tuple(sorted({s for lbl, i in named for s in
+                                       (f"{lbl}: {w}" for w in i.summarised)})),
+                         tuple(sorted({(f"{lbl}: {n}", w) for lbl, i in named
                                        for n, w in i.interpreted.items()})),
                          tuple(sorted({t for i in its for t in i.trusted_used})),
                          assumptions=tuple(a.stated for a in stated))
@@ -195,7 +222,7 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
         return done()
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
-                 summarise=True)
+                 summarise=True, reuse=reuse)
     if why and not sc.is_class:
         # the summaries are not justified: look for a difference on at most
         # BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed with real
@@ -226,10 +253,11 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
            pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
            its: list[Interp], roles: list[RoleResult], timeout_ms: int, *,
-           summarise: bool, peel: int = PEEL) -> str:
+           summarise: bool, peel: int = PEEL, reuse: Reuse | None = None) -> str:
     """Interpret both trees and decide every role (:func:`~equiv.zone_device.source.common.prove_roles`),
-    appending to ``its`` and ``roles``.  Returns "" if the loop lemmas hold (or none were
-    needed), else why not."""
+    appending to ``its`` and ``roles``; with ``reuse``, a tree's interpretation and its
+    proved lemmas are taken from it (and put there).  Returns "" if the loop lemmas hold (or
+    none were needed), else why not."""
     t_cell = time.perf_counter()
     assert summarise or not sc.is_class, "an order class is never unrolled"
 
@@ -240,15 +268,21 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         return z3.Select(pbarr, b)
 
     finals: list[State] = []
-    for sd in (base, patched):
-        try:
-            oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
-            it, st = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise,
-                              fold=True, peel=peel)
-        except InterpError as e:
-            roles.append(RoleResult(f"interpret_{sd.label}", Verdict.UNKNOWN,
-                                    time.perf_counter() - t_cell, reason=str(e)))
-            return f"interpreting {sd.label}: {e}"
+    key = (sc, tuple(a.get_id() for a in assume), summarise, peel)
+    for sd, place in ((base, "base"), (patched, "patched")):
+        got = reuse.trees.get((id(sd), *key)) if reuse is not None else None
+        if got is None:
+            try:
+                oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
+                got = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise,
+                               fold=True, peel=peel)
+            except InterpError as e:
+                roles.append(RoleResult(f"interpret_{place}", Verdict.UNKNOWN,
+                                        time.perf_counter() - t_cell, reason=str(e)))
+                return f"interpreting {place}: {e}"
+            if reuse is not None:
+                reuse.trees[(id(sd), *key)] = got
+        it, st = got
         its.append(it)
         finals.append(st)
         log.debug("interpreted %s: %.1fs", sd.label, time.perf_counter() - t_cell)
@@ -290,13 +324,25 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             obs.append(RoleClaim(f"{role.name}_equal", cons, words_equal(a.bits, bb.bits), alone))
         return obs
 
-    return prove_roles(RoleProof(
+    asked: list[Lemma | CLemma] = []
+
+    def lemmas() -> list[Lemma | CLemma]:
+        # a lemma proved in an earlier pair of the same cell (reuse: same assumptions, and
+        # a lemma is about one tree's loop alone) is not asked again
+        done = reuse.proved if reuse is not None else set()
+        asked[:] = [lm for it in its for lm in it.lemmas if id(lm) not in done]
+        return list(asked)
+
+    why = prove_roles(RoleProof(
         sc=sc, inp=inp, assume=assume, c=c, t=t, timeout_ms=timeout_ms, observe=observe,
-        lemmas=lambda: [lm for it in its for lm in it.lemmas],
+        lemmas=lemmas,
         refute=lambda n, m, dt: _refute(base, patched, sc, n, m, inp, early, pages, pbarr,
                                         {"c": c, "t": t, "b": b}, dt, summarise=summarise),
         steer=True, explain=True),
         roles, t_cell)
+    if reuse is not None and not why:
+        reuse.proved.update(id(lm) for lm in asked)
+    return why
 
 
 def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedModel,
@@ -329,6 +375,137 @@ def _refute(base: Side, patched: Side, sc: Scenario, name: str, model: RenamedMo
         keep = {"c": index["c"], "t": index["t"]}
         initial = int(cpage(pfn_v).bits)
     return replayed_role(L, name, run, dt, scalars, keep, pfn, initial=initial)
+
+
+def check_series_cell(sides: Sequence[Side], cfg: Config, ptype: MemoryType | None, order: int,
+                      *, timeout_ms: int = 60_000) -> tuple[tuple[PatchCell, ...], PatchCell]:
+    """One (type, order) cell of a series of trees ``sides`` (the base, then the tree after
+    each patch that changes a file equiv reads): each tree against the one before it, then
+    the last against the first.  Each tree is interpreted once and its loop lemmas proved
+    once (:class:`Reuse`).  The series' cell is proved by transitivity, without a query of
+    its own, when every step's cell is PROVED under the same assumptions on the same struct
+    page layout (each step's roles then say the two trees leave every struct page and
+    pageblock cell the same for every input the assumptions allow, so the first and the
+    last tree do too); otherwise it is proved as a pair of its own.  Returns the steps'
+    cells and the series' cell."""
+    if len(sides) < 2:
+        raise ValueError("a series needs the base tree and at least one patched tree")
+    reuse = Reuse()
+    steps = tuple(check_patch_cell(a, b, cfg, ptype, order, timeout_ms=timeout_ms, reuse=reuse)
+                  for a, b in pairwise(sides))
+    layouts = {side_layout(sd, cfg) for sd in sides}
+    if (len(layouts) == 1 and all(c.verdict is Verdict.PROVED for c in steps)
+            and len({c.assumptions for c in steps}) == 1):
+        return steps, _by_steps(steps)
+    return steps, check_patch_cell(sides[0], sides[-1], cfg, ptype, order,
+                                   timeout_ms=timeout_ms, reuse=reuse)
+
+
+#: the reason a series' role carries when it is proved by transitivity
+BY_STEPS = ("proved by transitivity: each patch's tree proved equal to the tree before it "
+            "in this role, under the same assumptions")
+
+
+def _by_steps(steps: Sequence[PatchCell]) -> PatchCell:
+    """The series' cell of :func:`check_series_cell` when every step proved it: each role
+    PROVED, saying so (:data:`BY_STEPS`); the base's interpretation from the first step's,
+    the last tree's from the last step's."""
+    first, last = steps[0], steps[-1]
+
+    def sided(rows: Sequence[PatchCell], place: str, of: Callable[[PatchCell], tuple[str, ...]]
+              ) -> set[str]:
+        return {x for c in rows for x in of(c) if x.startswith(f"{place}: ")}
+
+    summ = sided([first], "base", lambda c: c.summarised) | sided([last], "patched",
+                                                                    lambda c: c.summarised)
+    interp = ({x for x in first.interpreted if x[0].startswith("base: ")}
+              | {x for x in last.interpreted if x[0].startswith("patched: ")})
+    return PatchCell(first.ptype, first.order, Verdict.PROVED, sum(c.seconds for c in steps),
+                     tuple(RoleResult(r.name, Verdict.PROVED, 0.0, reason=BY_STEPS)
+                           for r in first.roles),
+                     0, tuple(sorted(summ)), tuple(sorted(interp)),
+                     tuple(sorted({t for c in steps for t in c.trusted})),
+                     assumptions=first.assumptions, by_steps=len(steps))
+
+
+@frozen
+class SeriesRun:
+    """A series proved patch by patch (:func:`run_series_proof`): the last tree against the
+    base, and each tree against the one before it."""
+
+    series: PatchRun
+    steps: tuple[PatchRun, ...]
+
+
+def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType | None],
+                     orders: list[int], *, labels: Sequence[str], series_label: str,
+                     timeout_ms: int = 60_000, jobs: int = 1,
+                     on_done: Callable[[int], None] | None = None) -> SeriesRun:
+    """Every (type, order) cell of a series of trees ``roots`` (the base, then the tree
+    after each patch that changes a file equiv reads; ``labels`` the steps' labels) by
+    :func:`check_series_cell`, with ``jobs`` > 1 in that many worker processes (largest
+    order first); ``on_done(k)`` as each cell ends, ``k`` the pairs it proved (the steps
+    and the series)."""
+    if len(roots) < 2 or len(labels) != len(roots) - 1:
+        raise ValueError("a series needs the base tree, at least one patched tree and a "
+                         "label per patched tree")
+    t0 = time.perf_counter()
+    trees = [load_tree(r) for r in roots]
+    todo = [(ty, o) for o in orders for ty in types]
+    names = tuple(str(r) for r in roots)
+    done = (lambda _: on_done(len(roots))) if on_done is not None else None
+    if jobs <= 1 or len(todo) <= 1:
+        sides = _series_sides(names, cfg)
+        out = []
+        for ty, o in todo:
+            out.append(check_series_cell(sides, cfg, ty, o, timeout_ms=timeout_ms))
+            if done is not None:
+                done(1)
+    else:
+        out = list(map_in_workers(_series_worker, [(names, cfg, ty, o, timeout_ms)
+                                                   for ty, o in todo], jobs,
+                                  order=sorted(range(len(todo)), key=lambda i: -todo[i][1]),
+                                  on_done=done))
+    seconds = time.perf_counter() - t0
+
+    def as_run(k: int, label: str, cells: tuple[PatchCell, ...]) -> PatchRun:
+        before, after = (0, len(roots) - 1) if k < 0 else (k, k + 1)
+        return PatchRun(str(roots[before]), trees[before].version, label, cfg.name, cells,
+                        sum(c.seconds for c in cells),
+                        locate([(c.label, c.assumptions) for c in cells],
+                               [("base", trees[before]), ("patched", trees[after])]))
+
+    series = as_run(-1, series_label, tuple(s for _, s in out))
+    series = evolve(series, seconds=seconds)
+    return SeriesRun(series, tuple(as_run(k, labels[k], tuple(st[k] for st, _ in out))
+                                   for k in range(len(labels))))
+
+
+def _series_sides(roots: tuple[str, ...], cfg: Config) -> list[Side]:
+    """The trees of a series read and typed, once per process (:data:`_SERIES_SIDES`), each
+    with its own label (``base``, then ``patch-1``, ...): the interpretations a series
+    shares between its pairs must not share a struct local's uninitialised bytes
+    (``stack.<label>.<local>``)."""
+    key = (roots, cfg)
+    got = _SERIES_SIDES.get(key)
+    if got is None:
+        _SERIES_SIDES.clear()
+        base = Path(roots[0])
+        got = _SERIES_SIDES[key] = [side("base", load_tree(base), cfg)] + [
+            side(f"patch-{k}", load_tree(Path(r)), cfg, _full(Path(r), base))
+            for k, r in enumerate(roots[1:], 1)]
+    return got
+
+
+def _series_worker(roots: tuple[str, ...], cfg: Config, ptype: MemoryType | None, order: int,
+                   timeout_ms: int) -> tuple[tuple[PatchCell, ...], PatchCell]:
+    """One cell of a series in a worker process (:func:`check_series_cell`)."""
+    return check_series_cell(_series_sides(roots, cfg), cfg, ptype, order,
+                             timeout_ms=timeout_ms)
+
+
+#: a process's trees of the series it runs cells of, by (roots, configuration)
+_SERIES_SIDES: dict[tuple[tuple[str, ...], Config], list[Side]] = {}
 
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
@@ -419,4 +596,5 @@ def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryTy
 _WORKER_SIDES: dict[tuple[str, str, Config], tuple[Side, Side]] = {}
 
 
-__all__ = ["MAX_ORDER", "PatchCell", "PatchRun", "check_patch_cell", "run_patch_proof"]
+__all__ = ["BY_STEPS", "MAX_ORDER", "PatchCell", "PatchRun", "Reuse", "SeriesRun",
+           "check_patch_cell", "check_series_cell", "run_patch_proof", "run_series_proof"]
