@@ -614,6 +614,19 @@ class TestPerPatch:
         assert 5 == len(sarif["runs"][0]["properties"]["per_patch"])
         assert 6 == (tmp_path / "r.xml").read_text().count("<testsuite ")
 
+    def test_a_series_that_changes_no_file_read_is_one_pair(
+            self, linux612: Path, tmp_path: Path,  # noqa: F811
+            stub: list[dict[str, Any]]) -> None:
+        """No patch changes a file equiv reads: the series is proved as one pair (no
+        series run), every patch equal to the tree before it without a query."""
+        doc_only = tmp_path / "0001-doc.patch"
+        doc_only.write_text(DOC_ONLY)
+        code, out, err = run("--linux", str(linux612), "--patch", str(doc_only), "--per-patch",
+                             "--orders", "0", "--types", "GENERIC", "--jobs", "1", "--no-times")
+        assert (0, "") == (code, err), out
+        assert 1 == len(stub)
+        assert f"1. {doc_only}: NFC: proved equal (changes no file equiv reads)" in flat(out)
+
     def test_the_first_patch_that_makes_a_difference_is_named(
             self, linux612: Path, tmp_path: Path,  # noqa: F811
             refuting_stub: list[dict[str, Any]]) -> None:
