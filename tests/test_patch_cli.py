@@ -665,6 +665,19 @@ class TestPerPatch:
         assert 1 == len(err.splitlines()) and message in err, err
 
 
+def test_the_backstop_reaches_patch_and_per_patch(linux612: Path) -> None:  # noqa: F811
+    """--backstop-s is not ignored by --linux and --patch: a cell past it is UNKNOWN naming
+    it, the exit code says UNKNOWN; with --per-patch too."""
+    from equiv.engine.verdict import EXIT
+
+    patches = [a for p in SERIES[:2] for a in ("--patch", p)]
+    for more in ([], patches, [*patches, "--per-patch"]):
+        code, out, err = run("--linux", str(linux612), *more,
+                             "--orders", "2", "--backstop-s", "0.5", "--no-times")
+        assert (EXIT[Verdict.UNKNOWN], "") == (code, err), out
+        assert "backstop: UNKNOWN - wall-clock backstop reached (0.5 s per cell)" in flat(out)
+
+
 @pytest.mark.slow
 def test_per_patch_names_the_seeded_bug_not_the_series(linux612: Path) -> None:  # noqa: F811
     """The backport series, then a seeded bug (the tails' set_page_count(page, 0) dropped):

@@ -333,3 +333,20 @@ def test_a_series_trees_each_have_their_own_label(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr(patchproof, "_SERIES_SIDES", {})
     sides = patchproof._series_sides(("/b", "/p1", "/p2"), PRESETS["x86_64-default"])
     assert [("base", Path("/b")), ("patch-1", Path("/p1")), ("patch-2", Path("/p2"))] == sides
+
+
+def test_a_cell_past_the_backstop_is_unknown_naming_it(linux612: Path,  # noqa: F811
+                                                        tmp_path: Path) -> None:
+    """--backstop-s reaches --patch: a cell still running after it has its worker killed
+    and is UNKNOWN, naming the limit and the option (never a hang, never a crash)."""
+    from equiv.zone_device.source.patchproof import run_patch_proof
+
+    patched = prepare(linux612, FILES, sorted((DATA / "series").glob("*.patch")),
+                      tmp_path / "p").root
+    run = run_patch_proof(linux612, patched, PRESETS["x86_64-default"], [None], [2],
+                          label="series", backstop_s=0.5)
+    (cell,) = run.cells
+    assert cell.verdict is Verdict.UNKNOWN and run.verdict is Verdict.UNKNOWN
+    (role,) = cell.roles
+    assert role.name == "backstop" and "--backstop-s" in role.reason
+    assert "0.5 s per cell" in role.reason

@@ -176,10 +176,14 @@ def _run_pool(specs: Sequence[S], pending: list[list[int]],
 
 def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs: int,
                    order: Sequence[int] | None = None,
-                   on_done: Callable[[int], None] | None = None) -> list[R]:
+                   on_done: Callable[[int], None] | None = None, *,
+                   backstop_s: float | None = None,
+                   stopped: Callable[[int, str], R] | None = None) -> list[R]:
     """``fn(*args)`` for every ``args`` of ``calls`` in up to ``jobs`` forked worker processes
     (started in ``order``, default as given); the results in the order of ``calls``;
-    ``on_done(1)`` as each result is collected (in ``order``).
+    ``on_done(1)`` as each result is collected (in ``order``).  With ``backstop_s``, a call
+    still running after that many seconds (wall clock) has its worker killed and
+    ``stopped(i, why)`` as its result (``why`` names the limit and ``--backstop-s``).
 
     Ctrl-C reaches only this process, which stops the workers and re-raises
     ``KeyboardInterrupt``; an exception in a worker stops the others and is raised here
@@ -192,11 +196,18 @@ def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs:
     with ProcessPool(max_workers=max(1, min(jobs, len(calls))), context=ctx,
                      initializer=_ignore_sigint) as pool:
         futures: dict[int, Future[R]] = {
-            i: pool.schedule(fn, args=calls[i])
+            i: pool.schedule(fn, args=calls[i], timeout=backstop_s)
             for i in (range(len(calls)) if order is None else order)}
         try:
             for i, fut in futures.items():
-                results[i] = fut.result()
+                try:
+                    results[i] = fut.result()
+                except FuturesTimeout:
+                    if stopped is None:
+                        raise
+                    results[i] = stopped(i, f"wall-clock backstop reached ({backstop_s:g} s "
+                                            "per cell): the worker was killed; raise it with "
+                                            "--backstop-s")
                 if on_done is not None:
                     on_done(1)
         except BaseException:

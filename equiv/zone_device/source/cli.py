@@ -90,7 +90,7 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     lay = compare_with_model(layout, st.structs)
     jobs = _jobs(args)
     run = run_fidelity(st, _types(args.types), _orders(args.orders), timeout_ms=args.timeout_ms,
-                       jobs=jobs)
+                       jobs=jobs, backstop_s=args.backstop_s)
     times = not args.no_times
     if args.format in ("html", "markdown"):
         from equiv.report.html import render_html
@@ -246,7 +246,8 @@ def _series(args: argparse.Namespace, base: Path, cfg: Config,
     cells = len(types) * len(orders)
     if len(chain) == 1:  # no patch changes a file equiv reads: the series as one pair
         series = run_patch_proof(base, trees[-1].root, cfg, types, orders, label=label,
-                                 timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
+                                 timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance,
+                                 backstop_s=args.backstop_s)
         advance(cells * len(trees))
         runs: list[PatchRun] = []
     else:
@@ -255,7 +256,7 @@ def _series(args: argparse.Namespace, base: Path, cfg: Config,
                               labels=[a.patches[-1].label for a, d in zip(trees, changes,
                                                                           strict=True) if d],
                               series_label=label, timeout_ms=args.timeout_ms, jobs=jobs,
-                              on_done=advance)
+                              on_done=advance, backstop_s=args.backstop_s)
         series, runs = sr.series, list(sr.steps)
     out: list[PatchStep] = []
     before = base
@@ -328,7 +329,8 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                                      label, advance)
             else:
                 run = run_patch_proof(base, root, cfg, types, orders, label=label,
-                                      timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance)
+                                      timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance,
+                                      backstop_s=args.backstop_s)
     ran = _ran(run.interpreted)
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),

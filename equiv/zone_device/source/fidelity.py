@@ -617,9 +617,12 @@ class FidelityRun:
 
 
 def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *,
-                 timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False) -> FidelityRun:
+                 timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False,
+                 backstop_s: float | None = None) -> FidelityRun:
     """Every (type, order) cell, in order; with ``jobs`` > 1 the cells run in that many
-    worker processes (largest order first; the result order does not depend on it).
+    worker processes (largest order first; the result order does not depend on it).  With
+    ``backstop_s``, every cell runs in a worker process killed after that many seconds
+    (wall clock), the cell UNKNOWN saying so.
 
     With ``classes``, the orders of each order class (:func:`equiv.memmap.order_classes`)
     are first tried with one probe per type (:func:`check_fidelity_cell` with ``order_hi``):
@@ -638,7 +641,7 @@ def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *
     first: list[tuple[MemoryType | None, int, int | None]] = [
         *((ty, lo, hi) for lo, hi in cuts for ty in types),
         *((ty, o, None) for o in orders if o not in in_class for ty in types)]
-    got = _run_cells(st, first, timeout_ms, jobs)
+    got = _run_cells(st, first, timeout_ms, jobs, backstop_s)
     cells: dict[tuple[MemoryType | None, int], FidelityCell] = {}
     again: list[tuple[MemoryType | None, int, int | None]] = []
     for (ty, lo, hi), cell in zip(first, got, strict=True):
@@ -649,7 +652,8 @@ def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *
                 cells[ty, o] = evolve(cell, order=o, row_class=(lo, hi))
         else:  # the probe stands for nothing: each order of the class in its own cell
             again += [(ty, o, None) for o in range(lo, hi + 1)]
-    for (ty, o, _), cell in zip(again, _run_cells(st, again, timeout_ms, jobs), strict=True):
+    for (ty, o, _), cell in zip(again, _run_cells(st, again, timeout_ms, jobs, backstop_s),
+                                 strict=True):
         cells[ty, o] = cell
     done = tuple(cells[ty, o] for o in orders for ty in types)
     return FidelityRun(str(st.tree.root), st.tree.version, st.config.name, st.model.name,
@@ -658,17 +662,26 @@ def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *
 
 
 def _run_cells(st: Setup, todo: list[tuple[MemoryType | None, int, int | None]],
-               timeout_ms: int, jobs: int) -> list[FidelityCell]:
+               timeout_ms: int, jobs: int, backstop_s: float | None = None) -> list[FidelityCell]:
     """The cells (type, order, highest order of a class or None) in process or in ``jobs``
-    workers (the most orders first, then the largest order)."""
-    if jobs <= 1 or len(todo) <= 1:
+    workers (the most orders first, then the largest order; always in workers with a
+    ``backstop_s``)."""
+
+    def stopped(i: int, why: str) -> FidelityCell:
+        ty, o, _ = todo[i]
+        sec = backstop_s or 0.0
+        return FidelityCell(ty.kname if ty else "ALL", o, Verdict.UNKNOWN, sec,
+                            (RoleResult("backstop", Verdict.UNKNOWN, sec, reason=why),), (), (), 0)
+
+    if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
         return [check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms, order_hi=hi)
                 for ty, o, hi in todo]
     return list(map_in_workers(
         _cell_worker, [(str(st.tree.root), st.config, st.model.name, ty, o, timeout_ms, hi)
                        for ty, o, hi in todo], jobs,
         order=sorted(range(len(todo)),
-                     key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1]))))
+                     key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1])),
+        backstop_s=backstop_s, stopped=stopped))
 
 
 def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, order: int,

@@ -440,12 +440,14 @@ class SeriesRun:
 def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType | None],
                      orders: list[int], *, labels: Sequence[str], series_label: str,
                      timeout_ms: int = 60_000, jobs: int = 1,
-                     on_done: Callable[[int], None] | None = None) -> SeriesRun:
+                     on_done: Callable[[int], None] | None = None,
+                     backstop_s: float | None = None) -> SeriesRun:
     """Every (type, order) cell of a series of trees ``roots`` (the base, then the tree
     after each patch that changes a file equiv reads; ``labels`` the steps' labels) by
     :func:`check_series_cell`, with ``jobs`` > 1 in that many worker processes (largest
     order first); ``on_done(k)`` as each cell ends, ``k`` the pairs it proved (the steps
-    and the series)."""
+    and the series); ``backstop_s`` as :func:`run_patch_proof`'s (every pair of a cell
+    stopped is UNKNOWN)."""
     if len(roots) < 2 or len(labels) != len(roots) - 1:
         raise ValueError("a series needs the base tree, at least one patched tree and a "
                          "label per patched tree")
@@ -454,7 +456,7 @@ def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType 
     todo = [(ty, o) for o in orders for ty in types]
     names = tuple(str(r) for r in roots)
     done = (lambda _: on_done(len(roots))) if on_done is not None else None
-    if jobs <= 1 or len(todo) <= 1:
+    if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
         sides = _series_sides(names, cfg)
         out = []
         for ty, o in todo:
@@ -465,7 +467,10 @@ def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType 
         out = list(map_in_workers(_series_worker, [(names, cfg, ty, o, timeout_ms)
                                                    for ty, o in todo], jobs,
                                   order=sorted(range(len(todo)), key=lambda i: -todo[i][1]),
-                                  on_done=done))
+                                  on_done=done, backstop_s=backstop_s,
+                                  stopped=lambda i, why: _stopped_series(
+                                      todo[i][0], todo[i][1], len(labels), backstop_s or 0.0,
+                                      why)))
     seconds = time.perf_counter() - t0
 
     def as_run(k: int, label: str, cells: tuple[PatchCell, ...]) -> PatchRun:
@@ -479,6 +484,19 @@ def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType 
     series = evolve(series, seconds=seconds)
     return SeriesRun(series, tuple(as_run(k, labels[k], tuple(st[k] for st, _ in out))
                                    for k in range(len(labels))))
+
+
+def stopped_cell(ptype: MemoryType | None, order: int, seconds: float, why: str) -> PatchCell:
+    """A cell whose worker was killed at the wall-clock backstop: UNKNOWN, saying so (no
+    obligation of it decided; the run goes on with the other cells)."""
+    return PatchCell(ptype.kname if ptype else "ALL", order, Verdict.UNKNOWN, seconds,
+                     (RoleResult("backstop", Verdict.UNKNOWN, seconds, reason=why),), 0, (), (), ())
+
+
+def _stopped_series(ptype: MemoryType | None, order: int, steps: int, seconds: float,
+                    why: str) -> tuple[tuple[PatchCell, ...], PatchCell]:
+    cell = stopped_cell(ptype, order, seconds, why)
+    return (cell,) * steps, cell
 
 
 def _series_sides(roots: tuple[str, ...], cfg: Config) -> list[Side]:
@@ -511,18 +529,21 @@ _SERIES_SIDES: dict[tuple[tuple[str, ...], Config], list[Side]] = {}
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
                     types: list[MemoryType | None], orders: list[int], *, label: str,
                     timeout_ms: int = 60_000, jobs: int = 1, classes: bool = False,
-                    on_done: Callable[[int], None] | None = None) -> PatchRun:
+                    on_done: Callable[[int], None] | None = None,
+                    backstop_s: float | None = None) -> PatchRun:
     """Every (type, order) cell; with ``jobs`` > 1 in that many worker processes (largest
     order first; the result order does not depend on it); ``on_done(1)`` as each cell ends.
     ``classes``: each order class first tried with one probe, as
     :func:`equiv.zone_device.source.fidelity.run_fidelity` does (off by default, for the
-    same measured reason)."""
+    same measured reason).  With ``backstop_s``, every cell runs in a worker process that
+    is killed after that many seconds (wall clock), the cell UNKNOWN saying so
+    (:func:`stopped_cell`)."""
     t0 = time.perf_counter()
     base_tree, patched_tree = load_tree(base_root), load_tree(patched_root)
     sides: list[Side] = []
 
     def run(todo: list[tuple[MemoryType | None, int, int | None]]) -> list[PatchCell]:
-        if jobs <= 1 or len(todo) <= 1:
+        if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
             if not sides:
                 sides.extend((side("base", base_tree, cfg),
                               side("patched", patched_tree, cfg, _full(patched_root, base_root))))
@@ -539,7 +560,8 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
                            for ty, o, hi in todo], jobs,
             order=sorted(range(len(todo)),
                          key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1])),
-            on_done=on_done))
+            on_done=on_done, backstop_s=backstop_s,
+            stopped=lambda i, why: stopped_cell(todo[i][0], todo[i][1], backstop_s or 0.0, why)))
 
     cuts = order_classes(side_layout(side("base", base_tree, cfg), cfg), orders) if classes else []
     in_class = {o for lo, hi in cuts for o in range(lo, hi + 1)}
@@ -597,4 +619,5 @@ _WORKER_SIDES: dict[tuple[str, str, Config], tuple[Side, Side]] = {}
 
 
 __all__ = ["BY_STEPS", "MAX_ORDER", "PatchCell", "PatchRun", "Reuse", "SeriesRun",
-           "check_patch_cell", "check_series_cell", "run_patch_proof", "run_series_proof"]
+           "check_patch_cell", "check_series_cell", "run_patch_proof", "run_series_proof",
+           "stopped_cell"]
