@@ -350,3 +350,24 @@ def test_a_cell_past_the_backstop_is_unknown_naming_it(linux612: Path,  # noqa: 
     (role,) = cell.roles
     assert role.name == "backstop" and "--backstop-s" in role.reason
     assert "0.5 s per cell" in role.reason
+
+
+def test_a_loop_over_compounds_the_summary_cannot_take_ends_soon(linux612: Path,  # noqa: F811
+                                                                  tmp_path: Path) -> None:
+    """A tree nobody wrote on purpose: the backport's patches 1-2 (heads template, the old
+    tail loop) and seeded bug 08 (the heads loop stops a compound early, a loop condition
+    the summaries cannot take).  Its loop over compounds summarises the tail loop in every
+    iteration; unrolled to 32 it took more than 7 minutes and 5 GB.  Unrolled at most
+    MAX_TRIPS_NESTED times, the summarised proof stops in seconds, saying why, and the
+    bounded search finds the bug (about 15 s on 2 cores)."""
+    from equiv.zone_device.source.cstmt import MAX_TRIPS_NESTED
+
+    before = prepare(linux612, FILES, SERIES[:2], tmp_path / "a").root
+    after = prepare(linux612, FILES, [*SERIES[:2], DATA / "bugs" / "08-heads-loop-stops-early.patch"],
+                    tmp_path / "b").root
+    cfg = PRESETS["x86_64-default"]
+    cell = check_patch_cell(side("base", load_tree(before), cfg, linux612),
+                            side("patched", load_tree(after), cfg, linux612), cfg, None, 2)
+    assert cell.verdict is Verdict.REFUTED, [(r.name, r.verdict, r.reason) for r in cell.roles]
+    (why,) = [r.reason for r in cell.roles if r.name == "interpret_patched"]
+    assert f"may run more than {MAX_TRIPS_NESTED} times" in why and "summarises loops" in why

@@ -258,6 +258,9 @@ class Interp:
         self.lemmas: list[CLemma] = []
         #: loops summarised: "file:line function"
         self.summarised: set[str] = set()
+        #: loop summaries made so far (a loop summarised again, in another path or
+        #: iteration, counts again)
+        self.summaries = 0
         #: the runs of the statements being executed (:func:`~equiv.zone_device.source.cexpr.forking`)
         self.forks: list[cexpr.ForkCtx] = []
         self._ids = 0

@@ -68,6 +68,12 @@ MAX_TRIPS = 300
 STRUCT_COPY = "struct assignment, struct argument by value"
 #: the same bound for a loop the summaries cannot follow, in a run that summarises loops
 MAX_TRIPS_SUMMARISED = 32
+#: and for such a loop whose body summarises loops: each unrolled iteration then stacks a
+#: summary's layers on the state, and 32 of them took minutes and gigabytes (6.12.117 with
+#: the backport's patches 1-2 and seeded bug 08: its heads loop over compounds, the old
+#: tail loop summarised in each); the run ends sooner, in the same InterpError (an UNKNOWN
+#: of the summarised proof, then the bounded search)
+MAX_TRIPS_NESTED = 8
 
 
 class Host(Interprets, Protocol):
@@ -81,6 +87,8 @@ class Host(Interprets, Protocol):
     sc: Scenario
     #: loops summarised: "file:line function"
     summarised: set[str]
+    #: loop summaries made so far
+    summaries: int
     #: the trusted helpers (and modelling choices) the run used
     trusted_used: set[str]
 
@@ -173,7 +181,15 @@ def run_loop(it: Host, frame: Frame, node: Node, state: State) -> Outcome:
         # cannot follow is one over pfns, whose unrolling would only end at the bound)
         bound = (MAX_TRIPS_SUMMARISED if it.summarise else MAX_TRIPS) \
             if it.symbolic else 1 << 62
-        cur = trips(it, frame, loop, state, bound, out, exits, untested)
+        made = it.summaries
+        cur = trips(it, frame, loop, state, min(bound, MAX_TRIPS_NESTED), out, exits, untested)
+        if cur is not None and it.summarise and it.symbolic and it.summaries > made:
+            raise InterpError(f"{frame.at(node)}: {loop.kind} loop in {frame.fn} may run more "
+                              f"than {MAX_TRIPS_NESTED} times under the assumptions (the loop "
+                              f"summary cannot take it: {shape}; its body summarises loops, "
+                              f"so it is unrolled at most {MAX_TRIPS_NESTED} times)")
+        if cur is not None and bound > MAX_TRIPS_NESTED:
+            cur = trips(it, frame, loop, cur, bound - MAX_TRIPS_NESTED, out, exits)
         if cur is not None:
             why = f" (the loop summary cannot take it: {shape})" if it.summarise else ""
             raise InterpError(f"{frame.at(node)}: {loop.kind} loop in {frame.fn} may run more "
@@ -277,6 +293,7 @@ def summarised(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, cur: S
     summary = LoopSummary(it, frame, loop.node, shape, cur, lo, hi, step, log2, index=index,
                           bound=bound)
     it.summarised.add(f"{where} {frame.fn}")
+    it.summaries += 1
     return summary.exit_state()
 
 
@@ -459,7 +476,8 @@ def scoped(before: dict[str, tuple[str, Value]]) -> Callable[[State], State]:
     return end
 
 
-__all__ = ["MAX_TRIPS", "MAX_TRIPS_SUMMARISED", "STRUCT_COPY", "Host", "at_label", "class_stride", "const_of",
+__all__ = ["MAX_TRIPS", "MAX_TRIPS_NESTED", "MAX_TRIPS_SUMMARISED", "STRUCT_COPY", "Host",
+           "at_label", "class_stride", "const_of",
            "copy_struct", "declared_name", "goto", "is_aggregate", "new_slot",
            "pass_struct", "run_loop", "same_type", "scoped", "step_text", "struct_arg", "struct_object",
            "summarised", "trips", "unresolved"]
