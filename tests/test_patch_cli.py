@@ -702,10 +702,12 @@ def test_per_patch_proves_the_series_by_transitivity(linux612: Path,  # noqa: F8
     (order 2, all types at once: about a minute on 2 cores)."""
     code, out, err = run("--linux", str(linux612), *(a for p in SERIES for a in ("--patch", p)),
                          "--per-patch", "--orders", "2", "--no-times",
-                         "--report", f"json={tmp_path / 'r.json'}")
+                         "--report", f"json={tmp_path / 'r.json'}",
+                         "--report", f"html={tmp_path / 'r.html'}")
     assert (0, "") == (code, err), out
     text = flat(out)
     assert "all proved by transitivity, with no query of their own" in text
+    assert "cells all proved by transitivity" in (tmp_path / "r.html").read_text()
     doc = json.loads((tmp_path / "r.json").read_text())
     assert [] == schema_errors(doc)
     assert [4] == [c["by_transitivity"] for c in doc["cells"]]

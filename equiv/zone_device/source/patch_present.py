@@ -374,12 +374,9 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     out += wrap(f"cells ({len(run.cells)}): memmap_init_zone_device() of both trees, "
                 "interpreted from their text on the same symbolic inputs and initial memory:")
     out += _cell_lines(rep, run, times)
-    by = [c for c in run.cells if c.by_steps]
+    by = transitivity_note(run)
     if by:
-        out += wrap(f"{'all' if len(by) == len(run.cells) else len(by)} proved by "
-                    f"transitivity, with no query of their own: in each, every patch that "
-                    "changes a file equiv reads was proved equal to the tree before it "
-                    "(below), under the same assumptions", "  ", "  ")
+        out += wrap(by, "  ", "  ")
     if rep.steps:
         out += _step_lines(rep, times)
     out.append(f"loops summarised, not unrolled ({len(run.summarised)}):")
@@ -395,6 +392,17 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     tt = f" in {run.seconds:.1f}s" if times else ""  # (a --per-patch run's: all of it)
     out.append(f"verdict: {rep.verdict.value}{tt}")
     return "\n".join(out) + "\n"
+
+
+def transitivity_note(run: PatchRun) -> str:
+    """How many of ``run``'s cells (a ``--per-patch`` series') were proved by transitivity,
+    in one sentence; "" if none."""
+    by = [c for c in run.cells if c.by_steps]
+    if not by:
+        return ""
+    return (f"{'all' if len(by) == len(run.cells) else len(by)} proved by transitivity, with "
+            "no query of their own: in each, every patch that changes a file equiv reads was "
+            "proved equal to the tree before it, under the same assumptions")
 
 
 def step_title(st: PatchStep) -> str:
@@ -947,9 +955,35 @@ def interpreter_support() -> str:
     return "\n".join(out) + "\n"
 
 
-__all__ = ["C_CONSTRUCTS", "HEX_SIDES", "PATCH_FORMATS", "PATCH_SCHEMA", "STATUSES", "PatchReport",
-           "TouchedRow", "first_touched", "inputs_text", "interpreter_support", "junit_assumption",
-           "lemma_cex_json", "locate", "observed_lines", "observed_object", "parse_step",
-           "patch_json", "patch_sarif", "render_patch", "render_patch_json", "render_patch_junit",
-           "render_patch_sarif", "render_patch_text", "repro", "role_json", "role_lines",
-           "rule_name", "sarif_locations", "shown_inputs"]
+__all__ = [
+    "C_CONSTRUCTS",
+    "HEX_SIDES",
+    "PATCH_FORMATS",
+    "PATCH_SCHEMA",
+    "STATUSES",
+    "PatchReport",
+    "TouchedRow",
+    "first_touched",
+    "inputs_text",
+    "interpreter_support",
+    "junit_assumption",
+    "lemma_cex_json",
+    "locate",
+    "observed_lines",
+    "observed_object",
+    "parse_step",
+    "patch_json",
+    "patch_sarif",
+    "render_patch",
+    "render_patch_json",
+    "render_patch_junit",
+    "render_patch_sarif",
+    "render_patch_text",
+    "repro",
+    "role_json",
+    "role_lines",
+    "rule_name",
+    "sarif_locations",
+    "shown_inputs",
+    "transitivity_note",
+]

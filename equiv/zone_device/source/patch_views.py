@@ -49,6 +49,7 @@ from equiv.zone_device.source.patch_present import (
     repro,
     role_json,
     role_lines,
+    transitivity_note,
     type_option,
 )
 from equiv.zone_device.source.patchproof import PatchRun
@@ -208,8 +209,10 @@ def _patch_run(rep: PatchReport, run: PatchRun, title: str) -> RunResult:
                    f"trees: {run.base} and {run.patched}",
                    f"struct page as clang lays it out for {rep.config} in the base tree", title,
                    rep.base)
+    by = transitivity_note(run)
     return _run(run.cells, head, run.seconds, run.assumptions,
-                SourcePresenter(("base", "patched"), "the base and the patched tree", commands))
+                SourcePresenter(("base", "patched"), "the base and the patched tree", commands),
+                [f"cells {by}"] if by else [])
 
 
 def patch_runs(rep: PatchReport) -> list[RunResult]:
