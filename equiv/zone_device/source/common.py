@@ -434,6 +434,12 @@ class RoleResult:
     lemma_cex: LemmaCex | None = None
 
 
+def backstop_role(seconds: float, why: str) -> RoleResult:
+    """The one obligation of a cell whose worker was killed at the wall-clock backstop
+    (``--backstop-s``, :func:`equiv.engine.runner.map_in_workers`): UNKNOWN, saying why."""
+    return RoleResult("backstop", Verdict.UNKNOWN, seconds, reason=why)
+
+
 def replayed_role(L: Layout, name: str, run: ConcreteRun, dt: float, scalars: dict[str, int | bool],
              index: dict[str, int], pfn: int | None, reason: str = "",
              initial: int | None = None) -> RoleResult:
@@ -1061,7 +1067,7 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
 __all__ = [
     "DECIDE_MS", "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates",
     "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof",
-    "RoleResult", "Side", "altmap_cases", "check_assumptions", "check_role", "class_miss",
+    "RoleResult", "Side", "altmap_cases", "backstop_role", "check_assumptions", "check_role", "class_miss",
     "irrelevant_inputs", "merge_found", "model_for", "no_wrap", "order_not_covered", "prove_roles",
     "role_result", "run_tree", "side", "side_layout", "specialise", "substitute_all", "undisproved",
     "words_equal"]

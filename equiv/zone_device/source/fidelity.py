@@ -95,6 +95,7 @@ from equiv.zone_device.source.common import (
     RoleResult,
     Side,
     altmap_cases,
+    backstop_role,
     check_assumptions,
     gave_up,
     merge_found,
@@ -671,7 +672,7 @@ def _run_cells(st: Setup, todo: list[tuple[MemoryType | None, int, int | None]],
         ty, o, _ = todo[i]
         sec = backstop_s or 0.0
         return FidelityCell(ty.kname if ty else "ALL", o, Verdict.UNKNOWN, sec,
-                            (RoleResult("backstop", Verdict.UNKNOWN, sec, reason=why),), (), (), 0)
+                            (backstop_role(sec, why),), (), (), 0)
 
     if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
         return [check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms, order_hi=hi)

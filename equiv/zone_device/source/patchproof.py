@@ -74,6 +74,7 @@ from equiv.zone_device.source.common import (
     RoleResult,
     Side,
     altmap_cases,
+    backstop_role,
     check_assumptions,
     merge_found,
     no_wrap,
@@ -411,13 +412,8 @@ def _by_steps(steps: Sequence[PatchCell]) -> PatchCell:
     PROVED, saying so (:data:`BY_STEPS`); the base's interpretation from the first step's,
     the last tree's from the last step's."""
     first, last = steps[0], steps[-1]
-
-    def sided(rows: Sequence[PatchCell], place: str, of: Callable[[PatchCell], tuple[str, ...]]
-              ) -> set[str]:
-        return {x for c in rows for x in of(c) if x.startswith(f"{place}: ")}
-
-    summ = sided([first], "base", lambda c: c.summarised) | sided([last], "patched",
-                                                                    lambda c: c.summarised)
+    summ = ({x for x in first.summarised if x.startswith("base: ")}
+            | {x for x in last.summarised if x.startswith("patched: ")})
     interp = ({x for x in first.interpreted if x[0].startswith("base: ")}
               | {x for x in last.interpreted if x[0].startswith("patched: ")})
     return PatchCell(first.ptype, first.order, Verdict.PROVED, sum(c.seconds for c in steps),
@@ -490,7 +486,7 @@ def stopped_cell(ptype: MemoryType | None, order: int, seconds: float, why: str)
     """A cell whose worker was killed at the wall-clock backstop: UNKNOWN, saying so (no
     obligation of it decided; the run goes on with the other cells)."""
     return PatchCell(ptype.kname if ptype else "ALL", order, Verdict.UNKNOWN, seconds,
-                     (RoleResult("backstop", Verdict.UNKNOWN, seconds, reason=why),), 0, (), (), ())
+                     (backstop_role(seconds, why),), 0, (), (), ())
 
 
 def _stopped_series(ptype: MemoryType | None, order: int, steps: int, seconds: float,
