@@ -433,6 +433,77 @@ class TestSpecialise:
         assert [True] == [z3.is_false(d) for d in specialise([diff], self._context(), {})]
 
 
+class _Counted(z3.Solver):
+    """A solver that counts its checks of a condition (and refuses them when ``refuse`` is
+    set; a check of its assertions alone, for a model, is allowed)."""
+
+    def __init__(self, *facts: z3.BoolRef, refuse: bool = False) -> None:
+        super().__init__()
+        self.add(*facts)
+        self.checks, self.refuse = 0, refuse
+
+    def check(self, *extra: z3.ExprRef) -> z3.CheckSatResult:
+        if extra:
+            assert not self.refuse, "a condition asked of a context that must not be asked"
+            self.checks += 1
+        return super().check(*extra)
+
+
+class _Parent:
+    """What specialise reads of a parent context (common._Shared): its solver, decisions
+    and models."""
+
+    def __init__(self, context: z3.Solver) -> None:
+        self.context, self.decided, self.models = context, {}, []
+
+
+class TestSpecialiseParent:
+    """specialise's parent context: a weaker context shared by a cell's cases."""
+
+    x, k = z3.BitVec("x", 64), z3.BitVec("k", 64)
+    a, b = z3.BitVecs("a b", 512)
+
+    def test_a_condition_the_parent_decides_is_not_asked_of_the_case(self) -> None:
+        """x < 4 under the parent's x < 2 (the case has x < 2 and k < 3): folded, and the
+        case's own solver never asked; the parent's decision is kept for the next case."""
+        parent = _Parent(_Counted(z3.ULT(self.x, 2)))
+        diff = z3.If(z3.ULT(self.x, 4), self.a, self.b) != self.a
+        case = _Counted(z3.ULT(self.x, 2), z3.ULT(self.k, 3), refuse=True)
+        (out,) = specialise([diff], case, {}, None, parent, frozenset({"k"}))  # type: ignore[arg-type]
+        assert z3.is_false(out)
+        asked = parent.context.checks
+        again = _Counted(z3.ULT(self.x, 1), refuse=True)
+        (out,) = specialise([diff], again, {}, None, parent, frozenset({"k"}))  # type: ignore[arg-type]
+        assert z3.is_false(out) and parent.context.checks == asked
+
+    def test_a_condition_over_the_roles_index_is_asked_of_the_case(self) -> None:
+        """k < 4 names the role's index k: decided by the case (k < 3), never by the
+        parent, which does not constrain k."""
+        parent = _Parent(_Counted(refuse=True))
+        diff = z3.If(z3.ULT(self.k, 4), self.a, self.b) != self.a
+        (out,) = specialise([diff], _Counted(z3.ULT(self.k, 3)), {}, None, parent,  # type: ignore[arg-type]
+                            frozenset({"k"}))
+        assert z3.is_false(out)
+
+    def test_a_condition_the_parent_leaves_open_is_asked_of_the_case(self) -> None:
+        """x < 4 is open under the parent's x < 8; the case (x < 2) decides it."""
+        parent = _Parent(_Counted(z3.ULT(self.x, 8)))
+        diff = z3.If(z3.ULT(self.x, 4), self.a, self.b) != self.a
+        case = _Counted(z3.ULT(self.x, 2))
+        (out,) = specialise([diff], case, {}, None, parent, frozenset({"k"}))  # type: ignore[arg-type]
+        assert z3.is_false(out) and case.checks >= 1
+
+    def test_the_parent_is_implied_by_every_case_of_a_role(self) -> None:
+        """RoleClaim.implied of the roles inside the range, 0 < n, follows from each case's
+        constraint c < n with c fixed (0..3) or c >= 4: a parent decision holds in each."""
+        c, n = z3.BitVecs("c n", 64)
+        for case in [*(z3.ULT(z3.BitVecVal(i, 64), n) for i in range(4)),
+                     z3.And(z3.ULT(c, n), z3.UGE(c, 4))]:
+            s = z3.Solver()
+            s.add(case, z3.Not(z3.ULT(0, n)))
+            assert s.check() == z3.unsat
+
+
 class TestAliased:
     @pytest.mark.parametrize(("order", "altmap", "early"), [
         (9, None, False), (9, (4, 4), False), (9, None, True), (7, None, False),

@@ -157,7 +157,7 @@ class Oracle:
         """``a - b`` if it is one constant under the assumptions, else None.  Terms over
         different free symbols are taken as unrelated without asking (the assumptions pin no
         symbol to another's value plus a constant)."""
-        if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef) and _free(a) != _free(b):
+        if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef) and free_names(a) != free_names(b):
             return None
         d = a - b
         self.checks += 1
@@ -211,7 +211,7 @@ class Oracle:
 _FREE: dict[int, tuple[z3.ExprRef, frozenset[str]]] = {}
 
 
-def _free(t: z3.ExprRef) -> frozenset[str]:
+def free_names(t: z3.ExprRef) -> frozenset[str]:
     """The uninterpreted constants of ``t`` (a process-wide memo, keyed by term id; the term
     is kept alive with its entry)."""
     hit = _FREE.get(t.get_id())
@@ -220,7 +220,7 @@ def _free(t: z3.ExprRef) -> frozenset[str]:
     if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
         out = frozenset((str(t),))
     else:
-        out = frozenset().union(*(_free(c) for c in t.children()))
+        out = frozenset().union(*(free_names(c) for c in t.children()))
     _FREE[t.get_id()] = (t, out)
     return out
 
@@ -656,5 +656,6 @@ __all__ = [
     "TrackLayer",
     "Value",
     "VmemmapFold",
+    "free_names",
     "term_id",
 ]
