@@ -298,6 +298,7 @@ def test_a_series_is_proved_by_transitivity_only_when_every_step_is(
         assert 3 == len(pairs) and series.verdict is Verdict.PROVED
         assert {patchproof.BY_STEPS} == {r.reason for r in series.roles}
         assert (("base: f", "a.c:1"), ("patched: g", "a.c:2")) == series.interpreted
+        assert 3 * 3 == series.lemmas  # the steps' lemmas, which the series rests on
     else:
         assert ("t0", "t3") == pairs[3]
 

@@ -411,7 +411,8 @@ BY_STEPS = ("proved by transitivity: each patch's tree proved equal to the tree 
 def _by_steps(steps: Sequence[PatchCell]) -> PatchCell:
     """The series' cell of :func:`check_series_cell` when every step proved it: each role
     PROVED, saying so (:data:`BY_STEPS`); the base's interpretation from the first step's,
-    the last tree's from the last step's."""
+    the last tree's from the last step's; its loop-summary lemmas are the steps' (the
+    series' verdict rests on every one of them)."""
     first, last = steps[0], steps[-1]
     summ = ({x for x in first.summarised if x.startswith("base: ")}
             | {x for x in last.summarised if x.startswith("patched: ")})
@@ -420,7 +421,7 @@ def _by_steps(steps: Sequence[PatchCell]) -> PatchCell:
     return PatchCell(first.ptype, first.order, Verdict.PROVED, sum(c.seconds for c in steps),
                      tuple(RoleResult(r.name, Verdict.PROVED, 0.0, reason=BY_STEPS)
                            for r in first.roles),
-                     0, tuple(sorted(summ)), tuple(sorted(interp)),
+                     sum(c.lemmas for c in steps), tuple(sorted(summ)), tuple(sorted(interp)),
                      tuple(sorted({t for c in steps for t in c.trusted})),
                      assumptions=first.assumptions, by_steps=len(steps))
 
