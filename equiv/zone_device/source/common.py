@@ -663,6 +663,10 @@ class _Context:
         self._model: z3.ModelRef | None = None
 
     def check(self, *extra: z3.BoolRef) -> z3.CheckSatResult:
+        # never a check without an assumption: z3's combined solver answers that one with
+        # its non-incremental solver, and the next check with an assumption then sets up
+        # the incremental one from scratch (see _Shared.present)
+        extra = extra or (z3.BoolVal(True),)
         if all(not has_select(x) for x in extra):
             try:
                 r = self.scalar.check(*extra)
@@ -676,7 +680,7 @@ class _Context:
     def model(self) -> z3.ModelRef:
         """A model of the assertions (computed once: they do not change)."""
         if self._model is None:
-            self.full.check()
+            self.full.check(z3.BoolVal(True))  # (incremental: see check)
             self._model = self.full.model()
         return self._model
 
@@ -713,7 +717,12 @@ class _Shared:
         """Whether the assertions hold (asked on first use; ``reason`` says why unknown)."""
         if self._present is None:
             t0 = time.perf_counter()
-            self._present = self.solver.check()
+            # asked under an assumption (True), so that z3's combined solver answers with
+            # its incremental solver, which the role's words are then asked of: without
+            # one, it answers with its non-incremental solver and the first word sets the
+            # incremental one up from scratch (measured: the 23 checks of a cell 0.72 s,
+            # now 0.15 s, the words unchanged)
+            self._present = self.solver.check(z3.BoolVal(True))
             if self._present == z3.unknown:
                 self.reason = gave_up(self.solver, t0, self.timeout_ms)
         return self._present
