@@ -17,11 +17,21 @@ Usage: python bench/patch_proof.py [--tree PATH] [--orders 0-18]
                                    [--config NAME | --kconfig FILE]
                                    [--jobs N] [--unrolled-limit SECONDS] [--no-unrolled]
                                    [--classes] [--per-patch]
+                                   [--profile [--profile-orders LIST]]
 
 ``--per-patch`` then proves the series patch by patch as ``--per-patch`` does
 (:func:`~equiv.zone_device.source.patchproof.run_series_proof`: each tree interpreted once
 per cell, the series by transitivity when every patch is proved) and prints its time
 against the end-to-end proof's (issue 32: the per-patch report should cost little more).
+
+``--profile`` then runs the cells of ``--profile-orders`` (default 9,10) again in this
+process, one after another (the sides read once, as a worker does), and prints each cell's
+CPU time and where z3's checks went (:func:`z3_buckets`): the interpreter's oracle,
+``specialise``'s decisions, the role cases' presence checks, the role words, the loop
+lemmas, and the rest; the first cell of a process also proves the order-free queries the
+later ones take (``clemmas.FREE_PROVED``).  Measured 2026-12-06 (idle, order 10 after 9):
+11-12 s CPU, z3 8.5-9.5 s of it: oracle 2.4 s (193 checks), decisions 2.4 s (228), loop
+lemmas 1-2 s, words 0.5 s, presence 0.15 s.
 
 ``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
 made by ``pytest tests/test_linux_tree.py``) or ``/usr/src/linux-source-6.12`` unpacked.
@@ -106,10 +116,87 @@ def _print_per(per: tuple[float, float, str], total: float) -> None:
     print(f"  {says}")
 
 
+#: z3's checks by the first of these functions on the stack (innermost first), in order
+BUCKETS = (("oracle (path feasibility)", ("_check", "constant_difference")),
+           ("specialise's decisions", ("specialise",)),
+           ("role cases' presence", ("present",)),
+           ("role words", ("_case_words",)),
+           ("loop lemmas", ("prove_lemmas",)))
+
+
+def z3_buckets(cells: list[tuple[int, object]]) -> str:
+    """Run each ``(order, thunk)`` in this process with every ``z3.Solver.check`` timed and
+    put in the first :data:`BUCKETS` entry one of whose functions is on the stack; a text
+    summary per cell."""
+    import traceback
+
+    import z3
+
+    rec: list[tuple[str, float, bool]] = []
+    orig = z3.Solver.check
+
+    def check(self: z3.Solver, *a: z3.ExprRef) -> z3.CheckSatResult:
+        t0 = time.perf_counter()
+        r = orig(self, *a)
+        dt = time.perf_counter() - t0
+        names = {f.name for f in traceback.extract_stack(limit=12)}
+        label = next((lb for lb, fns in BUCKETS if names & set(fns)), "other")
+        rec.append((label, dt, r == z3.unsat))
+        return r
+
+    lines = []
+    z3.Solver.check = check
+    try:
+        for order, thunk in cells:
+            rec.clear()
+            c0, t0 = _cpu(), time.perf_counter()
+            verdict = thunk()  # type: ignore[operator]
+            cpu, wall = _cpu() - c0, time.perf_counter() - t0
+            z = sum(r[1] for r in rec)
+            lines.append(f"  order {order:2}: {verdict} {wall:.1f} s wall, {cpu:.1f} s CPU; "
+                         f"{len(rec)} z3 checks, {z:.1f} s")
+            for label in [lb for lb, _ in BUCKETS] + ["other"]:
+                mine = [r for r in rec if r[0] == label]
+                if mine:
+                    uns = sum(r[1] for r in mine if r[2])
+                    lines.append(f"    {label:28} {len(mine):4} checks {sum(r[1] for r in mine):6.2f} s"
+                                 f"  (UNSAT {uns:.2f} s)")
+    finally:
+        z3.Solver.check = orig
+    return "\n".join(lines)
+
+
+def _profile(tree: Path, patched: Path, cfg: Config, orders: list[int]) -> str:
+    from equiv.zone_device.source.patchproof import _cell_worker
+
+    def thunk(o: int) -> object:
+        return lambda: _cell_worker(str(tree), str(patched), cfg, None, o, 60_000).verdict.value
+
+    return z3_buckets([(o, thunk(o)) for o in orders])
+
+
 def _cpu() -> float:
     """CPU seconds of this process and of its ended children (the workers)."""
     return sum(r.ru_utime + r.ru_stime for r in (resource.getrusage(resource.RUSAGE_SELF),
                                                  resource.getrusage(resource.RUSAGE_CHILDREN)))
+
+
+def _unrolled_rows(tree: Path, cfg_name: str, limit: float) -> tuple[int, float] | None:
+    """The unrolled interpreter's rows, orders 0.. while an order takes under ``limit``
+    seconds; the largest order it finished and its time."""
+    unrolled: tuple[int, float] | None = None
+    with ProcessPool(max_workers=1) as pool:
+        for order in range(5):
+            fut = pool.schedule(_unrolled, args=(str(tree), cfg_name, order), timeout=limit)
+            try:
+                dt, verdict = fut.result()
+            except (FuturesTimeout, TimeoutError):
+                print(f"  unrolled interpreter, order {order}: over {limit:.0f} s")
+                break
+            print(f"  unrolled interpreter (base tree vs hand model, <= 4 compounds), order "
+                  f"{order}: {verdict} {dt:.1f} s")
+            unrolled = (order, dt)
+    return unrolled
 
 
 def main() -> int:
@@ -127,6 +214,10 @@ def main() -> int:
                     help="each order class first tried with one probe, the order symbolic "
                          "(run_patch_proof(..., classes=True); off by default: slower, "
                          "docs/speed.md)")
+    ap.add_argument("--profile", action="store_true",
+                    help="then run --profile-orders in this process and print where z3's "
+                         "checks went")
+    ap.add_argument("--profile-orders", default="9,10")
     ap.add_argument("--per-patch", action="store_true",
                     help="also prove the series patch by patch (--per-patch) and print its "
                          "time against the end-to-end proof's")
@@ -155,6 +246,8 @@ def main() -> int:
         total = time.perf_counter() - t0
         cpu = _cpu() - cpu0
         per = _per_patch(tree, cfg, orders, a.jobs, Path(tmp)) if a.per_patch else None
+        prof = _profile(tree, applied.root, cfg, [int(x) for x in a.profile_orders.split(",")]) \
+            if a.profile else None
     print(f"source-level proof of the backport series, {cfg.name}, all five types, "
           f"{a.jobs} jobs")
     per_order: dict[int, float] = {}
@@ -166,19 +259,7 @@ def main() -> int:
               f"(loop lemmas {lemmas:5.1f} s){by}")
     print(f"  verdict: {run.verdict.value}")
 
-    unrolled: tuple[int, float] | None = None
-    with ProcessPool(max_workers=1) as pool:
-        for order in range(0, 0 if a.no_unrolled else 5):
-            fut = pool.schedule(_unrolled, args=(str(tree), cfg.name, order),
-                                timeout=a.unrolled_limit)
-            try:
-                dt, verdict = fut.result()
-            except (FuturesTimeout, TimeoutError):
-                print(f"  unrolled interpreter, order {order}: over {a.unrolled_limit:.0f} s")
-                break
-            print(f"  unrolled interpreter (base tree vs hand model, <= 4 compounds), order "
-                  f"{order}: {verdict} {dt:.1f} s")
-            unrolled = (order, dt)
+    unrolled = None if a.no_unrolled else _unrolled_rows(tree, cfg.name, a.unrolled_limit)
     print()
     print(f"{'figure':58} {'this run':>10} {'target':>8} {'ratio':>7}")
     print(f"{'whole proof, orders ' + a.orders + ' (s)':58} {total:10.1f} {TARGET_S:8.0f} "
@@ -189,6 +270,9 @@ def main() -> int:
     print(f"{'  load average (1 min) at the end':58} {os.getloadavg()[0]:10.1f}")
     if per is not None:
         _print_per(per, total)
+    if prof is not None:
+        print(f"profile (orders {a.profile_orders}, one process, one after another):")
+        print(prof)
     if unrolled is not None and unrolled[0] in per_order:
         o, dt = unrolled
         print(f"{f'unrolled / summarised at order {o} (largest unrolled)':58} "
