@@ -27,7 +27,7 @@ from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.picture import Box
 from equiv.engine.query import z3_gave_up
 from equiv.engine.splitsum import split_sums
-from equiv.engine.verdict import Verdict
+from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Assumption, Inputs, Scenario
@@ -550,6 +550,39 @@ def undisproved(name: str, out: object, dt: float, lemma_ok: bool) -> RoleResult
                           reason="role constraint unsatisfiable under the assumptions")
     return RoleResult(name, Verdict.PROVED if lemma_ok else Verdict.UNKNOWN, dt,
                       reason="" if lemma_ok else "the loop lemmas are not proved")
+
+
+class RunCell(Protocol):
+    """What :class:`CellRun` reads of a cell (a ``FidelityCell``, a ``PatchCell``)."""
+
+    @property
+    def verdict(self) -> Verdict: ...
+
+    @property
+    def interpreted(self) -> tuple[tuple[str, str], ...]: ...
+
+    @property
+    def trusted(self) -> tuple[str, ...]: ...
+
+
+class CellRun:
+    """What a run of source-derived cells (``--linux``'s ``FidelityRun``, ``--patch``'s
+    ``PatchRun``) says as a whole: the worst of its cells' verdicts, and the C they
+    interpreted and the helpers they trusted, each once, sorted."""
+
+    cells: Sequence[RunCell]
+
+    @property
+    def verdict(self) -> Verdict:
+        return worst([c.verdict for c in self.cells])
+
+    @property
+    def interpreted(self) -> tuple[tuple[str, str], ...]:
+        return tuple(sorted({x for c in self.cells for x in c.interpreted}))
+
+    @property
+    def trusted(self) -> tuple[str, ...]:
+        return tuple(sorted({t for c in self.cells for t in c.trusted}))
 
 
 # ---- one tree's run ------------------------------------------------------------------------
@@ -1135,9 +1168,9 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
 
 
 __all__ = [
-    "DECIDE_MS", "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "Contexts", "Decided", "Evaluates",
-    "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim", "RoleProof",
-    "RoleResult", "Side", "altmap_cases", "backstop_role", "check_assumptions", "check_role", "class_miss",
-    "irrelevant_inputs", "merge_found", "model_for", "no_wrap", "order_not_covered", "prove_roles",
-    "role_result", "run_tree", "side", "side_layout", "specialise", "substitute_all", "undisproved",
-    "words_equal"]
+    "DECIDE_MS", "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "CellRun", "Contexts", "Decided",
+    "Evaluates", "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim",
+    "RoleProof", "RoleResult", "RunCell", "Side", "altmap_cases", "backstop_role",
+    "check_assumptions", "check_role", "class_miss", "irrelevant_inputs", "merge_found",
+    "model_for", "no_wrap", "order_not_covered", "prove_roles", "role_result", "run_tree",
+    "side", "side_layout", "specialise", "substitute_all", "undisproved", "words_equal"]

@@ -86,6 +86,7 @@ from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.common import (
     MODELS,
+    CellRun,
     Memo,
     Model,
     ModelValues,
@@ -592,7 +593,7 @@ def _refute(st: Setup, sc: Scenario, name: str, model: z3.ModelRef, inp: Inputs,
 
 
 @frozen
-class FidelityRun:
+class FidelityRun(CellRun):
     """Every cell of one run."""
 
     tree: str
@@ -604,18 +605,6 @@ class FidelityRun:
     #: the assumptions of the cells, each once, located in the tree
     #: (:func:`equiv.zone_device.source.assumed.locate`)
     assumptions: tuple[Located, ...] = ()
-
-    @property
-    def verdict(self) -> Verdict:
-        return worst([c.verdict for c in self.cells])
-
-    @property
-    def trusted(self) -> tuple[str, ...]:
-        return tuple(sorted({t for c in self.cells for t in c.trusted}))
-
-    @property
-    def interpreted(self) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted({x for c in self.cells for x in c.interpreted}))
 
 
 def run_fidelity(st: Setup, types: list[MemoryType | None], orders: list[int], *,

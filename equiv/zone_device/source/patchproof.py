@@ -67,6 +67,7 @@ from equiv.zone_device.obligations import roles_for
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import MAX_TRIPS, Interp
 from equiv.zone_device.source.common import (
+    CellRun,
     ModelValues,
     RenamedModel,
     RoleClaim,
@@ -127,7 +128,7 @@ class PatchCell:
 
 
 @frozen
-class PatchRun:
+class PatchRun(CellRun):
     """Every cell of one base/patched comparison."""
 
     base: str
@@ -139,18 +140,6 @@ class PatchRun:
     #: the assumptions of the cells, each once, located in both trees
     #: (:func:`equiv.zone_device.source.assumed.locate`)
     assumptions: tuple[Located, ...] = ()
-
-    @property
-    def verdict(self) -> Verdict:
-        return worst([c.verdict for c in self.cells])
-
-    @property
-    def interpreted(self) -> tuple[tuple[str, str], ...]:
-        return tuple(sorted({x for c in self.cells for x in c.interpreted}))
-
-    @property
-    def trusted(self) -> tuple[str, ...]:
-        return tuple(sorted({t for c in self.cells for t in c.trusted}))
 
     @property
     def summarised(self) -> tuple[str, ...]:
