@@ -30,7 +30,7 @@ CPU time and where z3's checks went (:func:`z3_buckets`): the interpreter's orac
 ``specialise``'s decisions, the role cases' presence checks, the role words, the loop
 lemmas, and the rest; the first cell of a process also proves the order-free queries the
 later ones take (``clemmas.FREE_PROVED``).  Measured 2026-12-06 (idle, order 10 after 9):
-11-12 s CPU, z3 8.5-9.5 s of it: oracle 2.4 s (193 checks), decisions 2.4 s (228), loop
+11-12 s CPU, z3 8.5-9.5 s of it: oracle 2.3 s (237 checks), decisions 2.3 s (228), loop
 lemmas 1-2 s, words 0.5 s, presence 0.15 s.
 
 ``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
@@ -45,6 +45,7 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from concurrent.futures import TimeoutError as FuturesTimeout
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -124,7 +125,7 @@ BUCKETS = (("oracle (path feasibility)", ("_check", "constant_difference")),
            ("loop lemmas", ("prove_lemmas",)))
 
 
-def z3_buckets(cells: list[tuple[int, object]]) -> str:
+def z3_buckets(cells: list[tuple[int, Callable[[], str]]]) -> str:
     """Run each ``(order, thunk)`` in this process with every ``z3.Solver.check`` timed and
     put in the first :data:`BUCKETS` entry one of whose functions is on the stack; a text
     summary per cell."""
@@ -150,7 +151,7 @@ def z3_buckets(cells: list[tuple[int, object]]) -> str:
         for order, thunk in cells:
             rec.clear()
             c0, t0 = _cpu(), time.perf_counter()
-            verdict = thunk()  # type: ignore[operator]
+            verdict = thunk()
             cpu, wall = _cpu() - c0, time.perf_counter() - t0
             z = sum(r[1] for r in rec)
             lines.append(f"  order {order:2}: {verdict} {wall:.1f} s wall, {cpu:.1f} s CPU; "
@@ -169,7 +170,7 @@ def z3_buckets(cells: list[tuple[int, object]]) -> str:
 def _profile(tree: Path, patched: Path, cfg: Config, orders: list[int]) -> str:
     from equiv.zone_device.source.patchproof import _cell_worker
 
-    def thunk(o: int) -> object:
+    def thunk(o: int) -> Callable[[], str]:
         return lambda: _cell_worker(str(tree), str(patched), cfg, None, o, 60_000).verdict.value
 
     return z3_buckets([(o, thunk(o)) for o in orders])
