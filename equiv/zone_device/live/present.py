@@ -31,7 +31,12 @@ from equiv.report.text import WIDTH
 from equiv.zone_device.live.compare import ASSUMED, PREDICTION, LiveComparison, LiveDiff, PageblockDiff
 from equiv.zone_device.live.ctext import PREDICTION as CTEXT_PREDICTION
 from equiv.zone_device.live.ctext import CTextResult
-from equiv.zone_device.live.run import KernelInfo, LiveRun, NamespaceResult, PairResult
+from equiv.zone_device.live.run import (
+    LiveRun,
+    NamespaceResult,
+    PairResult,
+    kernel_fields,
+)
 from equiv.zone_device.source.patch_present import parse_step
 
 #: The formats of a live report.
@@ -303,12 +308,6 @@ def _ns_json(r: NamespaceResult, times: bool) -> dict[str, Any]:
     return out
 
 
-def _kernel_json(k: KernelInfo) -> dict[str, Any]:
-    return {"release": k.release, "package": k.package, "package_version": k.package_version,
-            "config_sha256": k.config_sha256, "live_kernel": k.kind, "origin": k.origin,
-            "build_key": k.build_key, "patches": list(k.patches)}
-
-
 def _pair_json(p: PairResult) -> dict[str, Any]:
     c = p.comparison
     if c is None:
@@ -331,14 +330,14 @@ def live_json(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
     namespaces (same form) and ``kernel_pairs`` the two kernels' dumps compared."""
     doc: dict[str, Any] = {
         "tool": "equiv", "mode": "live",
-        "kernel": _kernel_json(run.kernel),
+        "kernel": kernel_fields(run.kernel, "live_kernel"),
         "accelerator": run.accelerator, "directory": run.directory,
         "prediction": PREDICTION, "second_prediction": CTEXT_PREDICTION,
         "assumed": list(ASSUMED),
         "namespaces": [_ns_json(r, times) for r in run.namespaces],
         "summary": summary_line(run), "exit_code": run.exit_code}
     if run.patched is not None:
-        doc["patched"] = {"kernel": _kernel_json(run.patched.kernel),
+        doc["patched"] = {"kernel": kernel_fields(run.patched.kernel, "live_kernel"),
                           "directory": run.patched.directory,
                           "namespaces": [_ns_json(r, times) for r in run.patched.namespaces]}
         doc["kernel_pairs"] = [_pair_json(p) for p in run.pairs]

@@ -32,6 +32,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
+from typing import Any
 
 from attrs import frozen
 
@@ -207,10 +208,13 @@ def _compare_dir(directory: str, config: str, tree: str | None, why_no_tree: str
     return cmp, None, time.monotonic() - t0, ct
 
 
-def _kernel_record(kernel: KernelInfo) -> dict[str, object]:
+def kernel_fields(kernel: KernelInfo, kind_key: str = "kernel") -> dict[str, Any]:
+    """``kernel`` as JSON, for the run's record (``run.json``, read back by
+    :func:`_kernel_of`) and for the reports: ``kind_key`` names its ``--live-kernel`` kind
+    (``kernel`` in the record, ``live_kernel`` in a report)."""
     return {"release": kernel.release, "package": kernel.package,
             "package_version": kernel.package_version, "config_sha256": kernel.config_sha256,
-            "kernel": kernel.kind, "origin": kernel.origin, "build_key": kernel.build_key,
+            kind_key: kernel.kind, "origin": kernel.origin, "build_key": kernel.build_key,
             "patches": list(kernel.patches)}
 
 
@@ -225,7 +229,7 @@ def _kernel_of(rec: Mapping[str, object]) -> KernelInfo:
 
 def _write_record(out: Path, kernel: KernelInfo, accelerator: str,
                   dirs: Sequence[tuple[str, str]]) -> None:
-    rec = {"record_version": RECORD_VERSION, **_kernel_record(kernel),
+    rec = {"record_version": RECORD_VERSION, **kernel_fields(kernel),
            "accelerator": accelerator, "namespaces": [{"name": n, "dump": d} for n, d in dirs]}
     (out / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
 
@@ -436,4 +440,4 @@ def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: 
 
 __all__ = ["ALL_TYPES_NAMESPACES", "CONFIG", "DEFAULT_NAMESPACES", "KERNELS", "PATCHED",
            "RECORD", "KernelInfo", "LiveRun", "NamespaceResult", "PairResult", "boot_groups",
-           "load_recorded", "parse_namespaces", "run_live"]
+           "kernel_fields", "load_recorded", "parse_namespaces", "run_live"]
