@@ -31,12 +31,7 @@ from equiv.report.text import WIDTH
 from equiv.zone_device.live.compare import ASSUMED, PREDICTION, LiveComparison, LiveDiff, PageblockDiff
 from equiv.zone_device.live.ctext import PREDICTION as CTEXT_PREDICTION
 from equiv.zone_device.live.ctext import CTextResult
-from equiv.zone_device.live.run import (
-    LiveRun,
-    NamespaceResult,
-    PairResult,
-    kernel_fields,
-)
+from equiv.zone_device.live.run import LiveRun, NamespaceResult, PairResult, kernel_fields
 from equiv.zone_device.source.patch_present import parse_step
 
 #: The formats of a live report.
