@@ -16,9 +16,10 @@ import multiprocessing
 import os
 import signal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, as_completed
 from concurrent.futures import TimeoutError as FuturesTimeout
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from equiv.engine.cache import Cache, cell_key
@@ -143,35 +144,48 @@ def run_groups(specs: Sequence[S], pending: list[list[int]],
         _run_pool(specs, pending, finish, jobs, backstop_s, group, stopped)
 
 
+@contextmanager
+def _workers(jobs: int) -> Iterator[Any]:
+    """Up to ``jobs`` forked pebble worker processes that leave Ctrl-C to this one
+    (:func:`_ignore_sigint`); a call past its ``timeout`` has its worker killed.  On any
+    exception in the block (a failed call, ^C) the workers are stopped, nothing more is
+    started, and the exception goes on."""
+    from pebble import ProcessPool
+
+    ctx = multiprocessing.get_context("fork")
+    with ProcessPool(max_workers=max(1, jobs), context=ctx, initializer=_ignore_sigint) as pool:
+        try:
+            yield pool
+        except BaseException:
+            pool.stop()  # type: ignore[no-untyped-call]
+            pool.join(timeout=10)
+            raise
+
+
+def _backstop_reason(backstop_s: float | None, per: str) -> str:
+    """Why a call whose worker :func:`_workers` killed at the backstop has no result."""
+    return (f"wall-clock backstop reached ({backstop_s:g} s per {per}): the worker was "
+            "killed; raise it with --backstop-s")
+
+
 def _run_pool(specs: Sequence[S], pending: list[list[int]],
               finish: Callable[[list[int], list[CellResult]], None], jobs: int,
               backstop_s: float | None, group: Callable[[list[S]], list[CellResult]],
               stopped: Callable[[S, float, str], CellResult]) -> None:
-    """Local worker processes (pebble: a worker past its group's backstop is killed)."""
-    from pebble import ProcessPool
-
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPool(max_workers=min(jobs, len(pending)), context=ctx,
-                     initializer=_ignore_sigint) as pool:
+    """Local worker processes (:func:`_workers`: a worker past its group's backstop is
+    killed), each group's result as it completes."""
+    with _workers(min(jobs, len(pending))) as pool:
         futures: dict[Future[list[CellResult]], list[int]] = {
             pool.schedule(group, args=([specs[i] for i in idx],), timeout=backstop_s): idx
             for idx in pending}
-        try:
-            for fut in as_completed(futures):
-                idx = futures[fut]
-                try:
-                    res = fut.result()
-                except FuturesTimeout:
-                    why = (f"wall-clock backstop reached ({backstop_s:g} s per group): the "
-                           "worker was killed; raise it with --backstop-s")
-                    res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
-                finish(idx, res)
-        except BaseException:  # a failed group or ^C: stop the workers, start nothing more
-            for fut in futures:
-                fut.cancel()
-            pool.stop()  # type: ignore[no-untyped-call]
-            pool.join(timeout=10)
-            raise
+        for fut in as_completed(futures):
+            idx = futures[fut]
+            try:
+                res = fut.result()
+            except FuturesTimeout:
+                why = _backstop_reason(backstop_s, "group")
+                res = [stopped(specs[i], backstop_s or 0.0, why) for i in idx]
+            finish(idx, res)
 
 
 def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs: int,
@@ -189,33 +203,20 @@ def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs:
     ``KeyboardInterrupt``; an exception in a worker stops the others and is raised here
     (with the worker's traceback as its cause).
     """
-    from pebble import ProcessPool
-
     results: dict[int, R] = {}
-    ctx = multiprocessing.get_context("fork")
-    with ProcessPool(max_workers=max(1, min(jobs, len(calls))), context=ctx,
-                     initializer=_ignore_sigint) as pool:
+    with _workers(min(jobs, len(calls))) as pool:
         futures: dict[int, Future[R]] = {
             i: pool.schedule(fn, args=calls[i], timeout=backstop_s)
             for i in (range(len(calls)) if order is None else order)}
-        try:
-            for i, fut in futures.items():
-                try:
-                    results[i] = fut.result()
-                except FuturesTimeout:
-                    if stopped is None:
-                        raise
-                    results[i] = stopped(i, f"wall-clock backstop reached ({backstop_s:g} s "
-                                            "per cell): the worker was killed; raise it with "
-                                            "--backstop-s")
-                if on_done is not None:
-                    on_done(1)
-        except BaseException:
-            for fut in futures.values():
-                fut.cancel()
-            pool.stop()  # type: ignore[no-untyped-call]
-            pool.join(timeout=10)
-            raise
+        for i, fut in futures.items():
+            try:
+                results[i] = fut.result()
+            except FuturesTimeout:
+                if stopped is None:
+                    raise
+                results[i] = stopped(i, _backstop_reason(backstop_s, "cell"))
+            if on_done is not None:
+                on_done(1)
     return [results[i] for i in range(len(calls))]
 
 
