@@ -331,8 +331,9 @@ def test_a_series_trees_each_have_their_own_label(monkeypatch: pytest.MonkeyPatc
 
     monkeypatch.setattr(patchproof, "load_tree", lambda root: root)
     monkeypatch.setattr(patchproof, "side", lambda label, tree, cfg, full=None: (label, tree))
-    monkeypatch.setattr(patchproof, "_SERIES_SIDES", {})
-    sides = patchproof._series_sides(("/b", "/p1", "/p2"), PRESETS["x86_64-default"])
+    monkeypatch.setattr(patchproof, "_WORKER_SIDES", {})
+    sides = patchproof._worker_sides(("/b", "/p1", "/p2"), PRESETS["x86_64-default"],
+                                     patchproof._series_labels(3))
     assert [("base", Path("/b")), ("patch-1", Path("/p1")), ("patch-2", Path("/p2"))] == sides
 
 

@@ -220,6 +220,26 @@ def map_in_workers(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs:
     return [results[i] for i in range(len(calls))]
 
 
+def map_calls(fn: Callable[..., R], calls: Sequence[tuple[Any, ...]], jobs: int, *,
+              local: Callable[..., R] | None = None, order: Sequence[int] | None = None,
+              on_done: Callable[[int], None] | None = None,
+              backstop_s: float | None = None,
+              stopped: Callable[[int, str], R] | None = None) -> list[R]:
+    """:func:`map_in_workers`, or, when one job or one call is enough and no backstop is
+    asked (a backstop needs a worker to kill), in this process one call after another by
+    ``local(*args)`` (default ``fn``: ``local`` may use what this process already holds),
+    ``on_done(1)`` after each; the results in the order of ``calls`` either way."""
+    if (jobs <= 1 or len(calls) <= 1) and backstop_s is None:
+        out: list[R] = []
+        for args in calls:
+            out.append((local or fn)(*args))
+            if on_done is not None:
+                on_done(1)
+        return out
+    return map_in_workers(fn, calls, jobs, order, on_done, backstop_s=backstop_s,
+                          stopped=stopped)
+
+
 def _ignore_sigint() -> None:
     """In a worker: Ctrl-C reaches the whole process group, but only the parent handles it
     (it stops the workers), so no worker prints a traceback of its own.  And a worker dies
@@ -273,4 +293,4 @@ def _run_dask(address: str, specs: Sequence[S], pending: list[list[int]],
         client.close()
 
 
-__all__ = ["die_with_parent", "map_in_workers", "run_cached", "run_groups"]
+__all__ = ["die_with_parent", "map_calls", "map_in_workers", "run_cached", "run_groups"]

@@ -475,6 +475,14 @@ class RoleResult:
     lemma_cex: LemmaCex | None = None
 
 
+def largest_first(todo: Sequence[tuple[object, int, int | None]]) -> list[int]:
+    """The order in which to start cells ``(type, order, highest order of a class or
+    None)`` in workers: the most orders first (a class's probe), then the largest order
+    (the longest cells first, so that the last ones to end are short)."""
+    return sorted(range(len(todo)),
+                  key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1]))
+
+
 def backstop_role(seconds: float, why: str) -> RoleResult:
     """The one obligation of a cell whose worker was killed at the wall-clock backstop
     (``--backstop-s``, :func:`equiv.engine.runner.map_in_workers`): UNKNOWN, saying why."""
@@ -1171,6 +1179,6 @@ __all__ = [
     "DECIDE_MS", "IRRELEVANT_MS", "MODELS", "SPLIT_COMPOUNDS", "CellRun", "Contexts", "Decided",
     "Evaluates", "HandPath", "Memo", "Model", "ModelValues", "RenamedModel", "RoleClaim",
     "RoleProof", "RoleResult", "RunCell", "Side", "altmap_cases", "backstop_role",
-    "check_assumptions", "check_role", "class_miss", "irrelevant_inputs", "merge_found",
+    "check_assumptions", "check_role", "class_miss", "irrelevant_inputs", "largest_first", "merge_found",
     "model_for", "no_wrap", "order_not_covered", "prove_roles", "role_result", "run_tree",
     "side", "side_layout", "specialise", "substitute_all", "undisproved", "words_equal"]

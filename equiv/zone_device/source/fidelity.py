@@ -49,7 +49,7 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
-from equiv.engine.runner import map_in_workers
+from equiv.engine.runner import map_calls
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree, MacroEnv
 from equiv.loops import Ctx
@@ -99,6 +99,7 @@ from equiv.zone_device.source.common import (
     backstop_role,
     check_assumptions,
     gave_up,
+    largest_first,
     merge_found,
     model_for,
     no_wrap,
@@ -664,15 +665,12 @@ def _run_cells(st: Setup, todo: list[tuple[MemoryType | None, int, int | None]],
         return FidelityCell(ty.kname if ty else "ALL", o, Verdict.UNKNOWN, sec,
                             (backstop_role(sec, why),), (), (), 0)
 
-    if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
-        return [check_fidelity_cell(st, ty, o, timeout_ms=timeout_ms, order_hi=hi)
-                for ty, o, hi in todo]
-    return list(map_in_workers(
+    return map_calls(
         _cell_worker, [(str(st.tree.root), st.config, st.model.name, ty, o, timeout_ms, hi)
                        for ty, o, hi in todo], jobs,
-        order=sorted(range(len(todo)),
-                     key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1])),
-        backstop_s=backstop_s, stopped=stopped))
+        local=lambda _r, _c, _m, ty, o, ms, hi: check_fidelity_cell(st, ty, o, timeout_ms=ms,
+                                                                    order_hi=hi),
+        order=largest_first(todo), backstop_s=backstop_s, stopped=stopped)
 
 
 def _cell_worker(root: str, cfg: Config, model: str, ptype: MemoryType | None, order: int,

@@ -46,8 +46,9 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
-from equiv.engine.runner import map_in_workers
+from equiv.engine.runner import map_calls
 from equiv.engine.verdict import Verdict, worst
+from equiv.linux.ktree import KernelTree
 from equiv.loops import Lemma
 from equiv.memmap import (
     Inputs,
@@ -77,6 +78,7 @@ from equiv.zone_device.source.common import (
     altmap_cases,
     backstop_role,
     check_assumptions,
+    largest_first,
     merge_found,
     no_wrap,
     prove_roles,
@@ -442,22 +444,21 @@ def run_series_proof(roots: Sequence[Path], cfg: Config, types: list[MemoryType 
     trees = [load_tree(r) for r in roots]
     todo = [(ty, o) for o in orders for ty in types]
     names = tuple(str(r) for r in roots)
-    done = (lambda _: on_done(len(roots))) if on_done is not None else None
-    if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
-        sides = _series_sides(names, cfg)
-        out = []
-        for ty, o in todo:
-            out.append(check_series_cell(sides, cfg, ty, o, timeout_ms=timeout_ms))
-            if done is not None:
-                done(1)
-    else:
-        out = list(map_in_workers(_series_worker, [(names, cfg, ty, o, timeout_ms)
-                                                   for ty, o in todo], jobs,
-                                  order=sorted(range(len(todo)), key=lambda i: -todo[i][1]),
-                                  on_done=done, backstop_s=backstop_s,
-                                  stopped=lambda i, why: _stopped_series(
-                                      todo[i][0], todo[i][1], len(labels), backstop_s or 0.0,
-                                      why)))
+    tags = _series_labels(len(roots))
+    sides: list[Side] = []
+
+    def local(_n: object, _c: object, ty: MemoryType | None, o: int, ms: int
+              ) -> tuple[tuple[PatchCell, ...], PatchCell]:
+        if not sides:
+            sides.extend(_read_sides(names, cfg, tags, trees))
+        return check_series_cell(sides, cfg, ty, o, timeout_ms=ms)
+
+    out = map_calls(_series_worker, [(names, cfg, ty, o, timeout_ms) for ty, o in todo], jobs,
+                    local=local, order=sorted(range(len(todo)), key=lambda i: -todo[i][1]),
+                    on_done=(lambda _: on_done(len(roots))) if on_done is not None else None,
+                    backstop_s=backstop_s,
+                    stopped=lambda i, why: _stopped_series(todo[i][0], todo[i][1], len(labels),
+                                                           backstop_s or 0.0, why))
     seconds = time.perf_counter() - t0
 
     def as_run(k: int, label: str, cells: tuple[PatchCell, ...]) -> PatchRun:
@@ -486,31 +487,45 @@ def _stopped_series(ptype: MemoryType | None, order: int, steps: int, seconds: f
     return (cell,) * steps, cell
 
 
-def _series_sides(roots: tuple[str, ...], cfg: Config) -> list[Side]:
-    """The trees of a series read and typed, once per process (:data:`_SERIES_SIDES`), each
-    with its own label (``base``, then ``patch-1``, ...): the interpretations a series
-    shares between its pairs must not share a struct local's uninitialised bytes
-    (``stack.<label>.<local>``)."""
-    key = (roots, cfg)
-    got = _SERIES_SIDES.get(key)
+#: the labels of a pair's trees (:func:`run_patch_proof`)
+PAIR = ("base", "patched")
+
+
+def _series_labels(n: int) -> tuple[str, ...]:
+    """The labels of a series' ``n`` trees: ``base``, then ``patch-1``, ...; each tree its
+    own, since the interpretations a series shares between its pairs must not share a
+    struct local's uninitialised bytes (``stack.<label>.<local>``)."""
+    return ("base", *(f"patch-{k}" for k in range(1, n)))
+
+
+def _read_sides(roots: Sequence[str], cfg: Config, labels: Sequence[str],
+                trees: Sequence[KernelTree] | None = None) -> list[Side]:
+    """The trees at ``roots`` (read, unless ``trees`` holds them) typed for ``cfg`` and
+    labelled ``labels``; the first is the base, in whose whole tree clang types a patched
+    copy of the mirrored files (:func:`_full`)."""
+    base = Path(roots[0])
+    kts = trees if trees is not None else [load_tree(Path(r)) for r in roots]
+    return [side(lb, kt, cfg, None if k == 0 else _full(Path(r), base))
+            for k, (lb, kt, r) in enumerate(zip(labels, kts, roots, strict=True))]
+
+
+def _worker_sides(roots: tuple[str, ...], cfg: Config, labels: tuple[str, ...]) -> list[Side]:
+    """:func:`_read_sides`, once per worker process (:data:`_WORKER_SIDES`): its next cells
+    reuse them (and the proofs of order-free queries,
+    :data:`~equiv.zone_device.source.clemmas.FREE_PROVED`)."""
+    key = (roots, cfg, labels)
+    got = _WORKER_SIDES.get(key)
     if got is None:
-        _SERIES_SIDES.clear()
-        base = Path(roots[0])
-        got = _SERIES_SIDES[key] = [side("base", load_tree(base), cfg)] + [
-            side(f"patch-{k}", load_tree(Path(r)), cfg, _full(Path(r), base))
-            for k, r in enumerate(roots[1:], 1)]
+        _WORKER_SIDES.clear()
+        got = _WORKER_SIDES[key] = _read_sides(roots, cfg, labels)
     return got
 
 
 def _series_worker(roots: tuple[str, ...], cfg: Config, ptype: MemoryType | None, order: int,
                    timeout_ms: int) -> tuple[tuple[PatchCell, ...], PatchCell]:
     """One cell of a series in a worker process (:func:`check_series_cell`)."""
-    return check_series_cell(_series_sides(roots, cfg), cfg, ptype, order,
-                             timeout_ms=timeout_ms)
-
-
-#: a process's trees of the series it runs cells of, by (roots, configuration)
-_SERIES_SIDES: dict[tuple[tuple[str, ...], Config], list[Side]] = {}
+    return check_series_cell(_worker_sides(roots, cfg, _series_labels(len(roots))), cfg,
+                             ptype, order, timeout_ms=timeout_ms)
 
 
 def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
@@ -528,27 +543,20 @@ def run_patch_proof(base_root: Path, patched_root: Path, cfg: Config,
     t0 = time.perf_counter()
     base_tree, patched_tree = load_tree(base_root), load_tree(patched_root)
     sides: list[Side] = []
+    roots = (str(base_root), str(patched_root))
+
+    def local(_b: str, _p: str, _c: Config, ty: MemoryType | None, o: int, ms: int,
+              hi: int | None) -> PatchCell:
+        if not sides:
+            sides.extend(_read_sides(roots, cfg, PAIR, (base_tree, patched_tree)))
+        base, patched = sides
+        return check_patch_cell(base, patched, cfg, ty, o, timeout_ms=ms, order_hi=hi)
 
     def run(todo: list[tuple[MemoryType | None, int, int | None]]) -> list[PatchCell]:
-        if (jobs <= 1 or len(todo) <= 1) and backstop_s is None:
-            if not sides:
-                sides.extend((side("base", base_tree, cfg),
-                              side("patched", patched_tree, cfg, _full(patched_root, base_root))))
-            base, patched = sides
-            out = []
-            for ty, o, hi in todo:
-                out.append(check_patch_cell(base, patched, cfg, ty, o, timeout_ms=timeout_ms,
-                                            order_hi=hi))
-                if on_done is not None:
-                    on_done(1)
-            return out
-        return list(map_in_workers(
-            _cell_worker, [(str(base_root), str(patched_root), cfg, ty, o, timeout_ms, hi)
-                           for ty, o, hi in todo], jobs,
-            order=sorted(range(len(todo)),
-                         key=lambda i: (-((todo[i][2] or todo[i][1]) - todo[i][1]), -todo[i][1])),
-            on_done=on_done, backstop_s=backstop_s,
-            stopped=lambda i, why: stopped_cell(todo[i][0], todo[i][1], backstop_s or 0.0, why)))
+        return map_calls(
+            _cell_worker, [(*roots, cfg, ty, o, timeout_ms, hi) for ty, o, hi in todo], jobs,
+            local=local, order=largest_first(todo), on_done=on_done, backstop_s=backstop_s,
+            stopped=lambda i, why: stopped_cell(todo[i][0], todo[i][1], backstop_s or 0.0, why))
 
     cuts = order_classes(side_layout(side("base", base_tree, cfg), cfg), orders) if classes else []
     in_class = {o for lo, hi in cuts for o in range(lo, hi + 1)}
@@ -583,26 +591,17 @@ def _full(root: Path, base: Path) -> Path | None:
 
 def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryType | None,
                  order: int, timeout_ms: int, order_hi: int | None = None) -> PatchCell:
-    """One cell in a worker process (tree-sitter trees do not cross processes): the two
-    sides read and typed once per worker (:data:`_WORKER_SIDES`), the next cells it runs
-    reuse them (and the proofs of order-free queries,
-    :data:`~equiv.zone_device.source.clemmas.FREE_PROVED`)."""
-    key = (base_root, patched_root, cfg)
-    sides = _WORKER_SIDES.get(key)
-    if sides is None:
-        _WORKER_SIDES.clear()
-        sides = _WORKER_SIDES[key] = (
-            side("base", load_tree(base_root), cfg),
-            side("patched", load_tree(patched_root), cfg,
-                 _full(Path(patched_root), Path(base_root))))
-    b, p = sides
-    return check_patch_cell(b, p, cfg, ptype, order, timeout_ms=timeout_ms, order_hi=order_hi)
+    """One cell in a worker process (tree-sitter trees do not cross processes), the two
+    sides read and typed once per worker (:func:`_worker_sides`)."""
+    base, patched = _worker_sides((base_root, patched_root), cfg, PAIR)
+    return check_patch_cell(base, patched, cfg, ptype, order, timeout_ms=timeout_ms,
+                            order_hi=order_hi)
 
 
-#: a worker process's two sides of the comparison it runs cells of, by (base root, patched
-#: root, configuration): reading and typing the trees (clang) took ~6 s of a ~20 s cell; the
-#: trees are read from disk once per worker, which is only given cells of one comparison
-_WORKER_SIDES: dict[tuple[str, str, Config], tuple[Side, Side]] = {}
+#: a worker process's trees of the comparison or series it runs cells of, by (roots,
+#: configuration, labels): reading and typing the trees (clang) took ~6 s of a ~20 s cell;
+#: the trees are read from disk once per worker, which is only given cells of one run
+_WORKER_SIDES: dict[tuple[tuple[str, ...], Config, tuple[str, ...]], list[Side]] = {}
 
 
 __all__ = ["BY_STEPS", "MAX_ORDER", "PatchCell", "PatchRun", "Reuse", "SeriesRun",
