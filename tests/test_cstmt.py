@@ -27,6 +27,7 @@ from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, Inter
 from equiv.zone_device.source.cinterp import initial_state as initial
 from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.cstmt import STRUCT_COPY
+from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.fidelity import MODELS, setup
 from equiv.zone_device.source.files import FILES, macro_env
@@ -593,15 +594,17 @@ static inline void t_break(unsigned long base, unsigned long n)
     def test_summarised_and_exact(self, tmp_path: Path, fn: str) -> None:
         """``while`` with its step last in the body, ``do`` stepping in its condition
         (``++pfn < end``) and a ``for`` over an ``int`` index are summarised, their lemmas
-        hold, and every page of the range gets its index, any other keeps its bytes."""
+        hold, and every page of the range gets its index, any other keeps its bytes.
+        (A summary records its lemmas when its memory is first read: the page is read
+        first.)"""
         it, st, n, assume = _symbolic(tmp_path, self.CODE)
         base = z3.BitVec("base", 64)
         st2, _ = it.call(fn, [CInt(base), CInt(n)], st)
-        assert it.summarised and it.lemmas
-        assert "" == check_lemmas(it.lemmas, assume, 30_000)
         p = z3.BitVec("p", 64)
         got = st2.mem.read_any(p, True).bits
         old = st.mem.read_any(p, True).bits
+        assert it.summarised and it.lemmas
+        assert "" == check_lemmas(it.lemmas, assume, 30_000)
         assert isinstance(got, z3.BitVecRef) and isinstance(old, z3.BitVecRef)
         index = z3.Extract(8 * 32 + 63, 8 * 32, got)
         want = p - base if fn == "t_int" else p
@@ -614,8 +617,72 @@ static inline void t_break(unsigned long base, unsigned long n)
         fails, so nothing built on the summary is PROVED."""
         it, st, n, assume = _symbolic(tmp_path, self.CODE, 1 << 40)
         base = z3.BitVec("base", 64)
-        it.call("t_int", [CInt(base), CInt(n)], st)
+        st2, _ = it.call("t_int", [CInt(base), CInt(n)], st)
+        st2.mem.read_any(z3.BitVec("p", 64), True)  # (the summary's lemmas, recorded)
         assert check_lemmas(it.lemmas, assume, 30_000).startswith("loop lemma no-wrap")
+
+    PEELED = """
+static inline void t_first_writes_next(unsigned long base, unsigned long n)
+{
+	unsigned long pfn;
+
+	for (pfn = base; pfn < base + n; pfn++) {
+		pfn_to_page(pfn)->index = pfn;
+		if (pfn == base)
+			pfn_to_page(base + 1)->private = 7;
+	}
+}
+
+static inline void t_reads_back(unsigned long base, unsigned long n)
+{
+	unsigned long pfn;
+
+	for (pfn = base; pfn < base + n; pfn++) {
+		if (pfn == base + 1)
+			pfn_to_page(pfn)->private = pfn_to_page(base)->index;
+		pfn_to_page(pfn)->index = pfn;
+	}
+}
+"""
+
+    @pytest.mark.parametrize(("fn", "peeled"), [("t_while", 0), ("t_do", 1),
+                                                ("t_first_writes_next", 1)])
+    def test_a_loop_peels_as_few_iterations_as_its_summary_follows(
+            self, tmp_path: Path, fn: str, peeled: int) -> None:
+        """A symbolic run summarises a loop from its first iteration where it can; a ``do``
+        loop after one (its first runs without the test); a loop whose first iteration
+        writes the next one's page after one (the summary from iteration 0 stops the run,
+        and is dropped with what it recorded); and the summary is exact."""
+        it, st, n, assume = _symbolic(tmp_path, self.CODE + self.PEELED)
+        base = z3.BitVec("base", 64)
+        st2, _ = it.call(fn, [CInt(base), CInt(n)], st)
+        assert [peeled] == list(it.peeled.values())
+        p = z3.BitVec("p", 64)
+        got = st2.mem.read_any(p, True).bits
+        assert isinstance(got, z3.BitVecRef)
+        assert "" == check_lemmas(it.lemmas, assume, 30_000)
+        inside = z3.ULT(p - base, n)
+        assert _valid(z3.Implies(inside, z3.Extract(8 * 32 + 63, 8 * 32, got) == p), assume)
+        if fn == "t_first_writes_next":
+            assert _valid(z3.Implies(z3.UGE(n, 2), z3.Extract(
+                8 * 40 + 63, 8 * 40, st2.mem.read_any(base + 1, True).bits) == 7), assume)
+
+    def test_a_summary_from_too_early_an_iteration_fails_its_lemma(self, tmp_path: Path
+                                                                   ) -> None:
+        """The second iteration reads the page the first wrote: summarised from iteration 0
+        the loop's frame-read lemma fails (and the page's value would be the entry's, not
+        the first iteration's); from iteration ``PEEL`` it holds and the page is right.
+        (Why a cell whose lemmas fail is proved again with every loop peeled ``PEEL``
+        times: ``patchproof._again``, ``fidelity.check_fidelity_cell``.)"""
+        for least, why in ((0, "loop lemma frame-read of t.h:"), (PEEL, "")):
+            it, st, n, assume = _symbolic(tmp_path, self.CODE + self.PEELED)
+            it.peel_least = least
+            base = z3.BitVec("base", 64)
+            st2, _ = it.call("t_reads_back", [CInt(base), CInt(n)], st)
+            private = z3.Extract(8 * 40 + 63, 8 * 40, st2.mem.read_any(base + 1, True).bits)
+            assert [least] == list(it.peeled.values())
+            assert check_lemmas(it.lemmas, assume, 30_000).startswith(why)
+            assert (least == PEEL) == _valid(z3.Implies(z3.UGE(n, 2), private == base), assume)
 
     def test_a_loop_the_summary_cannot_take_stops_the_run(self, tmp_path: Path) -> None:
         """A loop left by ``break`` is unrolled up to the bound, then the run stops naming

@@ -33,7 +33,7 @@ from equiv.engine.verdict import Verdict
 from equiv.linux.patch import prepare
 from equiv.memmap import MemoryType, Scenario, concrete_inputs
 from equiv.page_model import PB_BITS, PageState
-from equiv.zone_device.source import cstmt
+from equiv.zone_device.source import cstmt, patchproof
 from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.common import run_tree, side, side_layout
 from equiv.zone_device.source.csummary import CLemma
@@ -215,6 +215,27 @@ def test_harmless_proved(linux612: Path, tmp_path: Path, patch: str) -> None:  #
     cell = _cell(linux612, _tree(linux612, tmp_path, patch), "x86_64-default", 2)
     assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
 
+
+
+@pytest.mark.slow
+def test_a_lemma_false_after_fewer_peeled_iterations_is_proved_again(
+        linux612: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """harmless/22: the tail loop's second iteration reads the page its first wrote.  The
+    first try summarises the loop from its first iteration and its frame-read lemma fails;
+    the cell is then proved again with every loop peeled ``PEEL`` times (once), PROVED."""
+    tried: list[str] = []
+    again = patchproof._again
+
+    def spy(*a: Any, **k: Any) -> str:
+        tried.append(again(*a, **k))
+        return tried[-1]
+
+    monkeypatch.setattr(patchproof, "_again", spy)
+    cell = _cell(linux612, _tree(linux612, tmp_path,
+                                 "harmless/22-tail-loop-reads-the-previous-tail.patch"),
+                 "x86_64-default", 9)
+    assert cell.verdict is Verdict.PROVED, [(r.name, r.verdict, r.reason) for r in cell.roles]
+    assert [""] == tried
 
 
 DEBIAN_CONFIG = Path("/usr/src/linux-config-6.12/config.amd64_none_amd64.xz")

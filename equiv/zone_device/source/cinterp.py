@@ -12,8 +12,9 @@ function-like macros of the parsed files, ``if``/``else``, ``switch`` with fall-
 the statement when its arms cannot be one value), initialiser lists and compound literals
 of a struct (the rest zero; :mod:`equiv.zone_device.source.cexpr`) (loops:
 :mod:`equiv.zone_device.source.cstmt`: with
-``summarise`` a loop's first :data:`~equiv.zone_device.source.csummary.PEEL` iterations
-run as written, the rest summarised from the C by
+``summarise`` a loop's first few iterations (as few as the summary can follow, at most
+:data:`~equiv.zone_device.source.csummary.PEEL`) run as written, the rest summarised from
+the C by
 :mod:`equiv.zone_device.source.csummary` with its lemmas recorded in
 :attr:`Interp.lemmas`; without, or for a loop the summary cannot take: unrolled, and a
 loop must end within :data:`~equiv.zone_device.source.cstmt.MAX_TRIPS` iterations on
@@ -226,7 +227,7 @@ class Interp:
                  interpret: frozenset[str] | None = None, *, summarise: bool = False,
                  label: str = "c",
                  stack_init: Callable[[str, int], PageState] | None = None,
-                 fold: bool = False, peel: int = PEEL) -> None:
+                 fold: bool = False, peel: int = PEEL, peel_least: int = 0) -> None:
         self.tree, self.menv, self.sc, self.inp = tree, env, sc, inp
         #: clang's types of the tree: every size, offset, integer type and conversion
         self.clang = typed
@@ -251,6 +252,12 @@ class Interp:
         #: ends within them needs none: the search over a few compounds runs the loops over
         #: compounds as written and summarises only the loops within a compound)
         self.peel = peel
+        #: in the symbolic domain a loop peels as few iterations as its summary can follow,
+        #: from this many up to ``peel`` (:func:`~equiv.zone_device.source.cstmt.peeled_summary`;
+        #: ``peel`` for exactly that many)
+        self.peel_least = peel_least
+        #: the fewest iterations each summarised loop ("file:line function") was peeled
+        self.peeled: dict[str, int] = {}
         #: names this run's symbols (two trees in one query must not share stack symbols)
         self.label = label
         self._stack_init = stack_init

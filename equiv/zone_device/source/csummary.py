@@ -2,8 +2,8 @@
 
 A ``for`` loop of the tree's text such as ``for (pfn = head_pfn + 2; pfn < end_pfn; pfn++)
 zone_device_page_init_from_template(pfn_to_page(pfn), pfn, &template);`` is, after its
-first :data:`PEEL` iterations are run as written, replaced by a *summary* derived from the
-C itself, as :mod:`equiv.loops` does for the hand-written model:
+first few iterations (at most :data:`PEEL`) are run as written, replaced by a *summary*
+derived from the C itself, as :mod:`equiv.loops` does for the hand-written model:
 
 * **Shape** (:func:`loop_shape`): a ``for``, ``while`` or ``do`` loop over a variable ``v``
   of any integer type, a condition ``v < hi``, ``v <= hi`` or ``v != hi`` whose bound the
@@ -86,8 +86,10 @@ from equiv.zone_device.source.cstate import (
     term_id,
 )
 
-#: Iterations run as written before a loop is summarised (the first tail of a 6.12
-#: compound writes page[2] through prep_compound_head: outside its own block).
+#: Most iterations run as written before a loop is summarised (the first tail of a 6.12
+#: compound writes page[2] through prep_compound_head: outside its own block, so the
+#: summary of that loop starts at its second iteration); a symbolic run peels as few as the
+#: summary can follow (:func:`equiv.zone_device.source.cstmt.peeled_summary`).
 PEEL = 2
 #: Longest loop a concrete replay runs iteration by iteration.
 CONCRETE_UNROLL = 4096

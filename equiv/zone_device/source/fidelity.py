@@ -110,6 +110,7 @@ from equiv.zone_device.source.common import (
     undisproved,
     words_equal,
 )
+from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.files import load_tree, macro_env
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
@@ -244,6 +245,13 @@ def check_fidelity_cell(st: Setup, ptype: MemoryType | None, order: int, *,
         roles.append(vacuous)
         return done()
     why = _prove_summarised(st, sc, inp, early, pages, pb, assume, its, roles, timeout_ms)
+    if why and not sc.is_class and any(n < PEEL for it in its for n in it.peeled.values()):
+        # a summary made after fewer peeled iterations may rest on a lemma that only holds
+        # from a later one: again with every loop peeled PEEL times, in place of the first
+        its.clear()
+        roles.clear()
+        why = _prove_summarised(st, sc, inp, early, pages, pb, assume, its, roles, timeout_ms,
+                                peel_least=PEEL)
     if why and not sc.is_class and order <= BOUNDED_ORDER:
         bounded: list[RoleResult] = []
         bound = bounded_search(sc, inp, MAX_COMPOUNDS)
@@ -281,9 +289,12 @@ def _side(st: Setup) -> Side:
 
 def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
                       pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
-                      its: list[Interp], roles: list[RoleResult], timeout_ms: int) -> str:
-    """Both sides with their loops summarised; every role decided.  Returns "" if every
-    loop lemma holds, else why not (the roles are then UNKNOWN, not PROVED)."""
+                      its: list[Interp], roles: list[RoleResult], timeout_ms: int, *,
+                      peel_least: int = 0) -> str:
+    """Both sides with their loops summarised (the tree's after at least ``peel_least``
+    peeled iterations, :func:`~equiv.zone_device.source.common.run_tree`); every role
+    decided.  Returns "" if every loop lemma holds, else why not (the roles are then
+    UNKNOWN, not PROVED)."""
     t_cell = time.perf_counter()
     c, t = z3.BitVec("c", 64), z3.BitVec("t", 64)
     b = z3.BitVec("pageblock.b", 64)
@@ -296,7 +307,7 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                              lambda pfn: PageState(bits=z3.Select(pages, pfn)),
                              lambda blk: z3.Select(pbarr, blk),
                              Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms),
-                             summarise=True)
+                             summarise=True, peel_least=peel_least)
     except InterpError as e:
         roles.append(RoleResult("interpret", Verdict.UNKNOWN, time.perf_counter() - t_cell,
                                 reason=str(e)))

@@ -215,6 +215,11 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 
     why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, its, roles, timeout_ms,
                  summarise=True, reuse=reuse)
+    if why and not sc.is_class and any(n < PEEL for i in its for n in i.peeled.values()):
+        # a summary made after fewer peeled iterations may rest on a lemma that only holds
+        # from a later one: again with every loop peeled PEEL times, as the fallback
+        why = _again(base, patched, sc, inp, early, pages, pbarr, assume, its, roles,
+                     timeout_ms, reuse)
     if why and not sc.is_class:
         # the summaries are not justified: look for a difference on at most
         # BOUNDED_COMPOUNDS compounds (bounded model checking; a find is replayed with real
@@ -233,7 +238,8 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
             bound = bounded_search(sc, inp, BOUNDED_COMPOUNDS, altmap=altmap)
             stated.append(bound)
             _prove(base, patched, sc, inp, early, pages, pbarr, [*assume, bound.term], [],
-                   bounded, timeout_ms, summarise=not unrolled, peel=BOUNDED_COMPOUNDS + 1)
+                   bounded, timeout_ms, summarise=not unrolled, peel=BOUNDED_COMPOUNDS + 1,
+                   peel_least=BOUNDED_COMPOUNDS + 1)
             merge_found(roles, bounded, f"found with {how} (at most {BOUNDED_COMPOUNDS} "
                                         f"compounds{', an altmap' if altmap else ''}) after "
                                         f"{why}")
@@ -245,7 +251,8 @@ def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType |
 def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
            pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef],
            its: list[Interp], roles: list[RoleResult], timeout_ms: int, *,
-           summarise: bool, peel: int = PEEL, reuse: Reuse | None = None) -> str:
+           summarise: bool, peel: int = PEEL, peel_least: int = 0,
+           reuse: Reuse | None = None) -> str:
     """Interpret both trees and decide every role (:func:`~equiv.zone_device.source.common.prove_roles`),
     appending to ``its`` and ``roles``; with ``reuse``, a tree's interpretation and its
     proved lemmas are taken from it (and put there).  Returns "" if the loop lemmas hold (or
@@ -260,14 +267,14 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         return z3.Select(pbarr, b)
 
     finals: list[State] = []
-    key = (sc, tuple(a.get_id() for a in assume), summarise, peel)
+    key = (sc, tuple(a.get_id() for a in assume), summarise, peel, peel_least)
     for sd, place in ((base, "base"), (patched, "patched")):
         got = reuse.trees.get((id(sd), *key)) if reuse is not None else None
         if got is None:
             try:
                 oracle = Oracle(assume, altmap_cases(inp), timeout_ms=timeout_ms)
                 got = run_tree(sd, sc, inp, initial, initial_pb, oracle, summarise=summarise,
-                               fold=True, peel=peel)
+                               fold=True, peel=peel, peel_least=peel_least)
             except InterpError as e:
                 roles.append(RoleResult(f"interpret_{place}", Verdict.UNKNOWN,
                                         time.perf_counter() - t_cell, reason=str(e)))
@@ -335,6 +342,21 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         roles, t_cell)
     if reuse is not None and not why:
         reuse.proved.update(id(lm) for lm in asked)
+    return why
+
+
+def _again(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncDeclRef,
+           pages: z3.ArrayRef, pbarr: z3.ArrayRef, assume: list[z3.BoolRef], its: list[Interp],
+           roles: list[RoleResult], timeout_ms: int, reuse: Reuse | None) -> str:
+    """The summarised proof again with every loop peeled :data:`PEEL` times, in place of
+    one whose loop lemmas did not all hold after fewer peeled iterations
+    (:func:`~equiv.zone_device.source.cstmt.peeled_summary`): its roles and interpreters
+    replace the first run's.  Why the lemmas still do not hold, or ""."""
+    again_its: list[Interp] = []
+    again: list[RoleResult] = []
+    why = _prove(base, patched, sc, inp, early, pages, pbarr, assume, again_its, again,
+                 timeout_ms, summarise=True, peel_least=PEEL, reuse=reuse)
+    its[:], roles[:] = again_its, again
     return why
 
 
