@@ -276,11 +276,11 @@ static inline void t_ne_step2(unsigned long base, unsigned long n)
         it, st, n, assume = _symbolic(tmp_path, self.CODE)
         base = z3.BitVec("base", 64)
         st2, _ = it.call(fn, [CInt(base), CInt(n)], st)
+        p = z3.BitVec("p", 64)
+        got = st2.mem.read_any(p, True).bits  # a summary's lemmas are recorded as it is read
+        old = st.mem.read_any(p, True).bits
         assert it.summarised and it.lemmas
         assert "" == check_lemmas(it.lemmas, assume, 30_000)
-        p = z3.BitVec("p", 64)
-        got = st2.mem.read_any(p, True).bits
-        old = st.mem.read_any(p, True).bits
         assert isinstance(got, z3.BitVecRef) and isinstance(old, z3.BitVecRef)
         index = z3.Extract(8 * INDEX + 63, 8 * INDEX, got)
         want = {"p": p, "p+1": p + 1, "p-base": p - base}[self.WANT[fn]]

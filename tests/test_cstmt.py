@@ -20,14 +20,14 @@ from test_linux_tree import linux612, tree612  # noqa: F401  (the session fixtur
 
 from equiv.config import PRESETS
 from equiv.engine.bv import CBV
-from equiv.linux.ktree import KernelTree
+from equiv.linux.ktree import KernelTree, parser
 from equiv.memmap import Scenario, concrete_inputs, symbolic_inputs
 from equiv.page_model import Layout, PageState
 from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, InterpError, Oracle, Ptr, State
 from equiv.zone_device.source.cinterp import initial_state as initial
 from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.cstmt import STRUCT_COPY
-from equiv.zone_device.source.csummary import PEEL
+from equiv.zone_device.source.csummary import PEEL, first_tested, loop_parts
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.fidelity import MODELS, setup
 from equiv.zone_device.source.files import FILES, macro_env
@@ -633,6 +633,15 @@ static inline void t_first_writes_next(unsigned long base, unsigned long n)
 	}
 }
 
+static inline void t_reads_around(unsigned long base, unsigned long n)
+{
+	unsigned long pfn;
+
+	for (pfn = base; pfn < base + n; pfn++)
+		pfn_to_page(pfn)->private =
+			pfn_to_page(base - 1)->index + pfn_to_page(pfn + 1)->index;
+}
+
 static inline void t_reads_back(unsigned long base, unsigned long n)
 {
 	unsigned long pfn;
@@ -667,11 +676,51 @@ static inline void t_reads_back(unsigned long base, unsigned long n)
             assert _valid(z3.Implies(z3.UGE(n, 2), z3.Extract(
                 8 * 40 + 63, 8 * 40, st2.mem.read_any(base + 1, True).bits) == 7), assume)
 
+    @pytest.mark.parametrize(("loop", "tested"), [
+        ("for (pfn = head + 1; pfn < end; pfn++) if (pfn == head+1) f();", True),
+        ("for (unsigned long pfn = head + 1; pfn < end; pfn++) { if (head + 1 == pfn) f(); }",
+         True),
+        ("for (pfn = head + 1; pfn < end; pfn++) if (pfn == head + 2) f();", False),
+        ("for (pfn = head + 1; pfn < end; pfn++) if (pfn != head + 1) f();", False),
+        ("for (i = head + 1; pfn < end; pfn++) if (pfn == head + 1) f();", False),
+        ("while (pfn < end) { if (pfn == head + 1) f(); pfn++; }", False),
+    ])
+    def test_a_loop_that_tests_for_its_first_value(self, loop: str, tested: bool) -> None:
+        """:func:`first_tested`: ``for (v = e; ...)`` whose body tests ``v == e`` (either
+        way round, spaces aside) runs its first iteration as written before any summary;
+        another value, another test, another variable or no ``for`` initialiser do not."""
+        src = f"void g(void) {{ {loop} }}".encode()
+        body = parser().parse(src).root_node.children[0].child_by_field_name("body")
+        assert body is not None
+        node = body.named_children[0]
+        assert tested == first_tested(src, loop_parts(node), "pfn")
+
+    def test_reads_of_pages_no_earlier_iteration_wrote_are_in_its_frame(self, tmp_path: Path
+                                                                         ) -> None:
+        """Each iteration reads the page before the range (no iteration writes it) and the
+        next iteration's page (not yet written): the frame-read lemma holds from iteration
+        0, and the summary gives every page what the loop as written does."""
+        it, st, n, assume = _symbolic(tmp_path, self.CODE + self.PEELED)
+        base = z3.BitVec("base", 64)
+        st2, _ = it.call("t_reads_around", [CInt(base), CInt(n)], st)
+        p = z3.BitVec("p", 64)
+        got = st2.mem.read_any(p, True).bits
+        assert [0] == list(it.peeled.values())
+        assert "" == check_lemmas(it.lemmas, assume, 30_000)
+
+        def index(q: z3.BitVecRef) -> z3.BitVecRef:
+            return z3.Extract(8 * 32 + 63, 8 * 32, st.mem.read_any(q, True).bits)
+
+        want = index(base - 1) + index(p + 1)
+        assert _valid(z3.Implies(z3.ULT(p - base, n),
+                                 z3.Extract(8 * 40 + 63, 8 * 40, got) == want), assume)
+
     def test_a_summary_from_too_early_an_iteration_fails_its_lemma(self, tmp_path: Path
                                                                    ) -> None:
-        """The second iteration reads the page the first wrote: summarised from iteration 0
-        the loop's frame-read lemma fails (and the page's value would be the entry's, not
-        the first iteration's); from iteration ``PEEL`` it holds and the page is right.
+        """The second iteration reads the page the first wrote (an earlier iteration's
+        block): summarised from iteration 0 the loop's frame-read lemma fails (and the
+        page's value would be the entry's, not the first iteration's); from iteration
+        ``PEEL`` it holds and the page is right.
         (Why a cell whose lemmas fail is proved again with every loop peeled ``PEEL``
         times: ``patchproof._again``, ``fidelity.check_fidelity_cell``.)"""
         for least, why in ((0, "loop lemma frame-read of t.h:"), (PEEL, "")):

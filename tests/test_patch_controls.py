@@ -71,7 +71,7 @@ class Control:
 
 
 CONTROLS = {
-    "frame-read": Control("controls/01-frame-read-first-head-as-template.patch", 0,
+    "frame-read": Control("controls/01-frame-read-previous-head-as-template.patch", 0,
                           Verdict.UNKNOWN, lemma=("frame-read", "memmap_init_zone_device")),
     "carry-step": Control("controls/02-carry-step-resched-counter.patch", 0,
                           Verdict.UNKNOWN, lemma=("carry-step", "memmap_init_zone_device")),

@@ -60,6 +60,7 @@ from equiv.zone_device.source.csummary import (
     LoopParts,
     LoopShape,
     LoopSummary,
+    first_tested,
     loop_parts,
     loop_shape,
 )
@@ -260,8 +261,9 @@ def peeled_summary(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, st
 
     How many are peeled: in the concrete domain (a counterexample's replay) always
     ``it.peel``; in the symbolic domain as few as the summary can follow, from
-    ``it.peel_least`` (a ``do`` loop at least one: its first iteration runs without its
-    test) up to ``it.peel``: a summary that stops the run (:class:`InterpError`, e.g. the
+    ``it.peel_least`` (at least one for a ``do`` loop, whose first iteration runs without
+    its test, and for a loop whose body tests for its first value, :func:`first_tested`)
+    up to ``it.peel``: a summary that stops the run (:class:`InterpError`, e.g. the
     first tail of a 6.12 compound writes page[2] through ``prep_compound_head()``, which
     the summary from iteration 0 cannot tell apart from the next iteration's page) is
     dropped with what it recorded, one more iteration runs as written, and the rest is
@@ -272,7 +274,8 @@ def peeled_summary(it: Host, frame: Frame, loop: LoopParts, shape: LoopShape, st
     the loop wherever one from an earlier iteration does (the earlier one's frame lemmas
     show the peeled iterations write their own blocks only)."""
     most = it.peel
-    n = most if not it.symbolic else min(max(it.peel_least, 1 if untested else 0), most)
+    least = max(it.peel_least, 1 if untested or first_tested(frame.src, loop, shape.var) else 0)
+    n = most if not it.symbolic else min(least, most)
     cur = trips(it, frame, loop, state, n, out, exits, untested)
     while cur is not None:
         made = len(it.lemmas)

@@ -39,7 +39,10 @@ condition and ``k < K``):
 
 * ``frame-write``: the body changes no struct page and no pageblock cell outside block ``k``;
 * ``frame-read``: every read the body makes of its entry memory (under the path condition it
-  was made on) lies in block ``k``;
+  was made on) lies in block ``k`` or in no block of an earlier iteration (a page or cell
+  no iteration before ``k`` changed, by ``frame-write``: the loop's real run reads there
+  what the body reads in the entry memory; a read of the compound's head by a tail loop,
+  or of the pages past the range);
 * ``carry-step``: the carry after iteration ``k`` is the same from ``inv(k)`` as from the seed;
 * ``no-wrap``: ``q_k + S`` does not wrap, ``v``'s type holds ``lo + k * S`` and
   ``lo + (k + 1) * S`` and the comparison sees them rise (fall, counting down) without
@@ -475,6 +478,50 @@ _UP = {"<": "<", "<=": "<=", "!=": "!="}
 _DOWN = {">": "<", ">=": "<=", "!=": "!="}
 
 
+def first_tested(src: bytes, loop: LoopParts, var: str) -> bool:
+    """Does the body test whether the loop variable is still its first value: ``for (v = e;
+    ...)`` whose body holds ``v == e`` or ``e == v`` (the same text, spaces aside)?  Such a
+    first iteration is not like the others (6.12's tail loop: ``if (pfn == head_pfn + 1)
+    prep_compound_head(head, order);``), so a symbolic run does not try to summarise the
+    loop from it (:func:`~equiv.zone_device.source.cstmt.peeled_summary`); only a matter
+    of speed, the lemmas decide either way."""
+    init = loop.init
+    if init is None:
+        return False
+    if init.type == "expression_statement" and init.named_children:
+        init = init.named_children[0]
+    if init.type == "assignment_expression":
+        left, first = init.child_by_field_name("left"), init.child_by_field_name("right")
+    elif init.type == "declaration":
+        ds = [d for d in init.children_by_field_name("declarator")
+              if d.type == "init_declarator"]
+        if len(ds) != 1:
+            return False
+        left, first = ds[0].child_by_field_name("declarator"), ds[0].child_by_field_name("value")
+    else:
+        return False
+    if _ident(src, left) != var or first is None:
+        return False
+
+    def norm(n: Node) -> str:
+        return "".join(text(src, n).split())
+
+    want = norm(first)
+    for n in _walk(loop.body):
+        if n.type != "binary_expression" or n.child_by_field_name("operator") is None:
+            continue
+        op = n.child_by_field_name("operator")
+        if op is None or text(src, op) != "==":
+            continue
+        a, b = n.child_by_field_name("left"), n.child_by_field_name("right")
+        if a is None or b is None:
+            continue
+        if (_ident(src, a) == var and norm(b) == want) or \
+                (_ident(src, b) == var and norm(a) == want):
+            return True
+    return False
+
+
 def loop_shape(src: bytes, loop: LoopParts) -> LoopShape | str:
     """The loop's shape if the summary can follow it, else why not (it is then unrolled)."""
     cond = _bare(loop.cond)
@@ -693,6 +740,31 @@ class LoopSummary:
         k = self.owner(n)
         return self.in_range(k), k
 
+    def earlier(self, k: Val, n: Val) -> Cond:
+        """Is struct page ``n`` in the block of an iteration before ``k`` (of those the
+        summary follows)?  Rising, blocks ``0..k-1`` are ``[q0, q0 + k*S)``; falling,
+        ``[q_k + S, q0 + S)``."""
+        first = self.base(k) + self.step_v if self.down else self.q0
+        return bv.ult(n - first, self._mul(k))
+
+    def may_read(self, k: Val, n: Val) -> Cond:
+        """The frame-read lemma's claim about a read of struct page ``n`` that iteration
+        ``k`` makes of its entry memory: ``n`` is in its own block, or in no earlier
+        iteration's (by the frame-write lemma no iteration before ``k`` changed it, so the
+        loop's real run reads there what the summary's reading of the entry memory does);
+        any page, for a loop that writes none."""
+        if not self.writes_pages:
+            return True
+        return bv.or_(self.in_block_pfn(k, n), bv.not_(self.earlier(k, n)))
+
+    def may_read_pb(self, k: Val, b: Val) -> Cond:
+        """:meth:`may_read` for pageblock cell ``b`` (an iteration writes the cells whose
+        first pfn lies in its block)."""
+        if not self.writes_pb:
+            return True
+        pfn = self._pfn_of_block(b)
+        return bv.or_(self.in_block_pfn(k, pfn), bv.not_(self.earlier(k, pfn)))
+
     def _pfn_of_block(self, b: Val) -> Val:
         return b << self.it.cfg.PAGEBLOCK_ORDER
 
@@ -857,8 +929,8 @@ class LoopSummary:
         fw.append(pb_frame)
         fw_strong = z3.And(z3.Implies(outside, z3.Not(written)), pb_frame)
         reads, read_parts = _read_claims(
-            [(pc, self.in_block_pfn(k, n), WitnessPart("read", pfn=_z(n))) for pc, n in track.log] +
-            [(pc, self.in_block_pb(k, b), WitnessPart("read", block=_z(b)))
+            [(pc, self.may_read(k, n), WitnessPart("read", pfn=_z(n))) for pc, n in track.log] +
+            [(pc, self.may_read_pb(k, b), WitnessPart("read", block=_z(b)))
              for pc, b in track.log_pb])
         add = it.lemmas.append
 
@@ -1125,5 +1197,5 @@ def _value_eq(it: Interprets, a: Value, b: Value) -> Cond:
 
 
 __all__ = ["CONCRETE_UNROLL", "PEEL", "CLemma", "Interprets", "LemmaCex", "LemmaWitness",
-           "LoopParts", "LoopShape", "LoopSummary", "SummaryLayer", "WitnessPart", "increment",
-           "lemma_counterexample", "loop_parts", "loop_shape", "written_keys"]
+           "LoopParts", "LoopShape", "LoopSummary", "SummaryLayer", "WitnessPart", "first_tested",
+           "increment", "lemma_counterexample", "loop_parts", "loop_shape", "written_keys"]
