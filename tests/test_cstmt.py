@@ -26,8 +26,9 @@ from equiv.page_model import Layout, PageState
 from equiv.zone_device.source.cinterp import TRUSTED, CCond, CInt, Interp, InterpError, Oracle, Ptr, State
 from equiv.zone_device.source.cinterp import initial_state as initial
 from equiv.zone_device.source.clemmas import check_lemmas
+from equiv.zone_device.source.cloops import first_tested, loop_parts
 from equiv.zone_device.source.cstmt import STRUCT_COPY
-from equiv.zone_device.source.csummary import PEEL, first_tested, loop_parts
+from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.fidelity import MODELS, setup
 from equiv.zone_device.source.files import FILES, macro_env

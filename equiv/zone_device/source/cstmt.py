@@ -2,7 +2,7 @@
 whole structs (:class:`equiv.zone_device.source.cinterp.Interp` calls these with itself).
 
 * **Loops** (C11 6.8.5): ``for``, ``while`` and ``do ... while``.  A loop the summary can
-  follow (:func:`equiv.zone_device.source.csummary.loop_shape`) runs its first
+  follow (:func:`equiv.zone_device.source.cloops.loop_shape`) runs its first
   few iterations as written (as few as the summary can follow, up to the run's ``peel``,
   :data:`~equiv.zone_device.source.csummary.PEEL` by default: :func:`peeled_summary`) and
   the rest as a :class:`~equiv.zone_device.source.csummary.LoopSummary` whose lemmas the
@@ -42,6 +42,7 @@ from equiv.linux.ktree import Node, child, text
 from equiv.memmap import Scenario
 from equiv.page_model import PageState
 from equiv.zone_device.source.cint import INT, IntType, common_type, convert
+from equiv.zone_device.source.cloops import LoopParts, LoopShape, first_tested, loop_parts, loop_shape
 from equiv.zone_device.source.cstate import (
     CCond,
     CInt,
@@ -54,16 +55,7 @@ from equiv.zone_device.source.cstate import (
     State,
     Value,
 )
-from equiv.zone_device.source.csummary import (
-    CONCRETE_UNROLL,
-    Interprets,
-    LoopParts,
-    LoopShape,
-    LoopSummary,
-    first_tested,
-    loop_parts,
-    loop_shape,
-)
+from equiv.zone_device.source.csummary import CONCRETE_UNROLL, Interprets, LoopSummary
 
 #: Most iterations of one loop on one path.
 MAX_TRIPS = 300
