@@ -261,8 +261,10 @@ def _unqualified(t: cindex.Type) -> str:
 # --- a parsed file ------------------------------------------------------------------------
 
 
-@cache
 def _index() -> cindex.Index:
+    """A new clang index for each parse (0.3 ms): parses may run in threads of their own
+    (:func:`equiv.zone_device.source.patchproof._read_sides`), and libclang does not promise
+    that one index may be used from several threads at once; each unit keeps its own."""
     return cindex.Index.create()
 
 

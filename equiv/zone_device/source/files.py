@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 from pathlib import Path
 
 import platformdirs
@@ -231,6 +232,10 @@ def debian_headers(source: Path, cfg: Config, usr_src: Path | None = None) -> He
     return None
 
 
+#: one tree's headers looked for or built at a time (patchproof types trees in threads)
+_HEADERS_LOCK = threading.Lock()
+
+
 def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers:
     """The generated headers ``mm/mm_init.c`` of the tree ``source`` is preprocessed with
     under the preset ``cfg``: Debian's packaged ones where they configure exactly what
@@ -247,12 +252,13 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         raise InputError(f"config {cfg.name} is hypothetical ({cfg.hypothetical_note}): no "
                          ".config builds it, so there are no generated headers to "
                          "preprocess the kernel's C with")
-    found = debian_headers(source, cfg)
-    if found is not None:
-        return found
-    return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
-                                  arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
-                                  what=f"config {cfg.name}")
+    with _HEADERS_LOCK:  # trees are typed in threads; a first run may build the headers
+        found = debian_headers(source, cfg)
+        if found is not None:
+            return found
+        return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
+                                      arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
+                                      what=f"config {cfg.name}")
 
 
 __all__ = ["FILES", "debian_headers", "headers_for", "kbuild_cache", "kconfig_requests",
