@@ -28,10 +28,11 @@ against the end-to-end proof's (issue 32: the per-patch report should cost littl
 process, one after another (the sides read once, as a worker does), and prints each cell's
 CPU time and where z3's checks went (:func:`z3_buckets`): the interpreter's oracle,
 ``specialise``'s decisions, the role cases' presence checks, the role words, the loop
-lemmas, and the rest; the first cell of a process also proves the order-free queries the
-later ones take (``clemmas.FREE_PROVED``).  Measured 2026-12-06 (idle, order 10 after 9):
-11-12 s CPU, z3 8.5-9.5 s of it: oracle 2.3 s (237 checks), decisions 2.3 s (228), loop
-lemmas 1-2 s, words 0.5 s, presence 0.15 s.
+lemmas, and the rest; the first cell of a process also reads the trees, and the second
+proves the order-free queries the later ones take (``clemmas.FREE_PROVED``).  Measured
+2026-12-06 14:00 (idle, order 11 after 9 and 10): 3.6 s CPU, z3 2.9 s of it: decisions
+1.1 s (63 checks), oracle 0.75 s (47), loop lemmas 0.7 s (60), words 0.1 s, presence
+0.07 s (the same morning, before adaptive peeling: 11-12 s CPU).
 
 ``--tree`` defaults to the tests' cached tree (``$XDG_CACHE_HOME/equiv/linux-source-6.12``,
 made by ``pytest tests/test_linux_tree.py``) or ``/usr/src/linux-source-6.12`` unpacked.
