@@ -89,14 +89,6 @@ def free_first(tag: tuple[str, ...], key: tuple[int, ...], terms: list[z3.ExprRe
         FREE_FAILED.add(tag)
         return False
     return True
-    if tag in FREE_FAILED:
-        return False
-    prev = FREE_SEEN.get(tag)
-    FREE_SEEN[tag] = (key, terms)
-    if prev is not None and prev[0] != key:
-        FREE_FAILED.add(tag)
-        return False
-    return True
 
 
 #: resource limit (z3's rlimit, deterministic) of the first try of a loop lemma's conjunct:
@@ -111,8 +103,8 @@ ALONE_RLIMIT = 20_000
 #: resource limit (z3's rlimit, per check) of a conjunct's try under the order-free
 #: assumptions: a try that needs more is taken as not proved there (and asked with every
 #: assumption).  Measured on the backport series, orders 0..18: the conjuncts proved there
-#: take 0.001-3 M (0.4 s at most); without the limit one conjunct whose lemma is new at its
-#: order (order 10 after 9) took 4.4 s there and a fraction of that with every assumption
+#: take 0.001-3 M (0.4 s at most); without the limit one conjunct tried there at order 10
+#: (after 9, when each new query was tried there) took 4.4 s
 FREE_RLIMIT = 4_000_000
 
 
