@@ -653,6 +653,18 @@ static inline void t_reads_back(unsigned long base, unsigned long n)
 		pfn_to_page(pfn)->index = pfn;
 	}
 }
+
+static inline void t_reads_back_down(unsigned long base, unsigned long n)
+{
+	unsigned long pfn;
+
+	for (pfn = base + n; pfn > base; pfn--) {
+		if (pfn < base + n - 1)
+			pfn_to_page(pfn - 1)->private = pfn_to_page(pfn)->private + 1;
+		else
+			pfn_to_page(pfn - 1)->private = 0;
+	}
+}
 """
 
     @pytest.mark.parametrize(("fn", "peeled"), [("t_while", 0), ("t_do", 1),
@@ -733,6 +745,22 @@ static inline void t_reads_back(unsigned long base, unsigned long n)
             assert [least] == list(it.peeled.values())
             assert check_lemmas(it.lemmas, assume, 30_000).startswith(why)
             assert (least == PEEL) == _valid(z3.Implies(z3.UGE(n, 2), private == base), assume)
+
+    def test_a_falling_loop_that_reads_the_block_before_fails_its_lemma(self, tmp_path: Path
+                                                                         ) -> None:
+        """Counting down, iteration ``k >= 2`` reads the page iteration ``k - 1`` wrote (the
+        one above its own, below the first block): an earlier iteration's block, however
+        many iterations are peeled (the seeded bug of the falling side of
+        ``LoopSummary.earlier``, whose earlier blocks lie above the current one)."""
+        for least in (0, PEEL):
+            it, st, n, assume = _symbolic(tmp_path, self.CODE + self.PEELED)
+            it.peel_least = least
+            base = z3.BitVec("base", 64)
+            st2, _ = it.call("t_reads_back_down", [CInt(base), CInt(n)], st)
+            st2.mem.read_any(z3.BitVec("p", 64), True)  # the lemmas of what is read
+            assert it.summarised
+            assert check_lemmas(it.lemmas, assume, 30_000).startswith(
+                "loop lemma frame-read of t.h:"), least
 
     def test_a_loop_the_summary_cannot_take_stops_the_run(self, tmp_path: Path) -> None:
         """A loop left by ``break`` is unrolled up to the bound, then the run stops naming

@@ -453,16 +453,14 @@ class LoopSummary:
         iteration's (by the frame-write lemma no iteration before ``k`` changed it, so the
         loop's real run reads there what the summary's reading of the entry memory does);
         any page, for a loop that writes none."""
-        if not self.writes_pages:
-            return True
-        return bv.or_(self.in_block_pfn(k, n), bv.not_(self.earlier(k, n)))
+        return self._own_or_unwritten(k, n) if self.writes_pages else True
 
     def may_read_pb(self, k: Val, b: Val) -> Cond:
         """:meth:`may_read` for pageblock cell ``b`` (an iteration writes the cells whose
         first pfn lies in its block)."""
-        if not self.writes_pb:
-            return True
-        pfn = self._pfn_of_block(b)
+        return self._own_or_unwritten(k, self._pfn_of_block(b)) if self.writes_pb else True
+
+    def _own_or_unwritten(self, k: Val, pfn: Val) -> Cond:
         return bv.or_(self.in_block_pfn(k, pfn), bv.not_(self.earlier(k, pfn)))
 
     def _pfn_of_block(self, b: Val) -> Val:
