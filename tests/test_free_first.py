@@ -47,3 +47,40 @@ def test_a_query_the_order_enters_is_never_tried_there() -> None:
     assert not clemmas.free_first(("lemma", "1"), k2, t2)  # the name's query changed
     assert ("lemma", "1") in clemmas.FREE_FAILED
     assert not clemmas.free_first(("lemma", "1"), k2, t2)
+
+
+def test_a_conjunct_not_valid_alone_is_not_tried_alone_again() -> None:
+    """:data:`~equiv.zone_device.source.clemmas.ALONE_FAILED`: a conjunct that needs the
+    assumptions is named there after its first try alone; one valid alone is not; both are
+    proved each time (the policy changes which solver answers, never the answer)."""
+    from equiv.loops import Lemma
+
+    x = z3.BitVec("alone.x", 64)
+    needs = Lemma(loop="test loop", kind="bound", premise=z3.BoolVal(True),
+                  claim=z3.And(z3.ULT(x, 10), x + 1 != x))  # the first needs x < 5
+    saved = set(clemmas.ALONE_FAILED)
+    clemmas.ALONE_FAILED.clear()
+    try:
+        for _ in range(2):
+            assert clemmas.prove_lemmas([needs], [z3.ULT(x, 5)], 10_000).why == ""
+            assert clemmas.ALONE_FAILED == {("0", "test loop", "bound", "0")}
+        wrong = Lemma(loop="test loop", kind="bound", premise=z3.BoolVal(True),
+                      claim=z3.And(z3.ULT(x, 4), x + 1 != x))
+        assert "bound of test loop: sat" in clemmas.prove_lemmas([wrong], [z3.ULT(x, 5)],
+                                                                  10_000).why
+    finally:
+        clemmas.ALONE_FAILED.clear()
+        clemmas.ALONE_FAILED.update(saved)
+
+
+def test_the_oracle_leaves_its_solvers_as_it_found_them() -> None:
+    """:meth:`~equiv.zone_device.source.cstate.Oracle._check` asserts a condition in a scope
+    of its own: after a check the case solvers hold their assertions only, and a condition
+    asked once does not constrain the next."""
+    from equiv.zone_device.source.cstate import Oracle
+
+    x = z3.BitVec("oracle.x", 64)
+    o = Oracle([z3.ULT(x, 100)], [(x == 7, []), (x != 7, [])], timeout_ms=10_000)
+    sizes = [len(s.assertions()) for s, _ in o.cases]
+    assert o.feasible(x == 3) and not o.feasible(z3.UGT(x, 200)) and o.feasible(x != 3)
+    assert [len(s.assertions()) for s, _ in o.cases] == sizes

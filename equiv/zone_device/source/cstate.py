@@ -206,17 +206,18 @@ class Oracle:
         the backport series (a worker's cells 18, 16, ..., 0, the same z3 work counted): the
         oracle's checks 5.6-7.3 s of CPU as assumptions, 4.3-5.1 s in scopes, in alternating
         runs (the loop lemmas and ``specialise``'s decisions, whose conditions share terms,
-        were 1.9 and 1.7 times the work in scopes: they keep assumptions)."""
+        were 1.8 and 2.0 times the work in scopes: they keep assumptions)."""
         self.checks += 1
         t0 = time.perf_counter()
         s.push()
         s.add(c)
         try:
             r = s.check()
+            reason = str(s.reason_unknown()) if r == z3.unknown else ""  # (before the pop)
         finally:
             s.pop()
         if r == z3.unknown:
-            why = z3_gave_up(str(s.reason_unknown()), seconds=time.perf_counter() - t0,
+            why = z3_gave_up(reason, seconds=time.perf_counter() - t0,
                              timeout_ms=self.timeout_ms, rlimit=None)
             raise InterpError(f"feasibility of a path undecided: {why}")
         return bool(r == z3.sat)
