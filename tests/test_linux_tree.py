@@ -493,6 +493,33 @@ class TestSpecialiseParent:
         (out,) = specialise([diff], case, {}, None, parent, frozenset({"k"}))  # type: ignore[arg-type]
         assert z3.is_false(out) and case.checks >= 1
 
+    def test_a_condition_over_no_tail_index_is_decided_in_the_compounds_context(self) -> None:
+        """The tail role's compound context (``inner``, common._Shared.compound): x < 4
+        names no tail index k, so the compound's context (x < 2) decides it, once for every
+        case of that compound; k < 4 names it and is asked of the case (k < 3) only."""
+        compound = _Parent(_Counted(z3.ULT(self.x, 2)))
+        diff = z3.If(z3.ULT(self.x, 4), self.a, self.b) != self.a
+        case = _Counted(z3.ULT(self.x, 2), z3.ULT(self.k, 3), refuse=True)
+        (out,) = specialise([diff], case, {}, None, None, frozenset(),  # type: ignore[arg-type]
+                            [(compound, frozenset({"k"}))])  # type: ignore[list-item]
+        assert z3.is_false(out) and compound.context.checks >= 1
+        by_k = z3.If(z3.ULT(self.k, 4), self.a, self.b) != self.a
+        guard = _Parent(_Counted(refuse=True))
+        (out,) = specialise([by_k], _Counted(z3.ULT(self.k, 3)), {}, None, None,  # type: ignore[arg-type]
+                            frozenset(), [(guard, frozenset({"k"}))])  # type: ignore[list-item]
+        assert z3.is_false(out)
+
+    def test_the_compounds_context_is_implied_by_every_tail_case(self) -> None:
+        """RoleClaim.outer (c < n) and the case's compound (c fixed, or c >= 1) follow from
+        each case of the tail role (c < n, 3 <= t < 2^order, the case's compound): a
+        decision in the compound's context holds in each."""
+        c, n, t = z3.BitVecs("c n t", 64)
+        for cc in (c == 0, z3.UGE(c, 1)):
+            s = z3.Solver()
+            s.add(z3.And(z3.ULT(c, n), z3.UGE(t, 3), z3.ULT(t, 512)), cc,
+                  z3.Not(z3.And(z3.ULT(c, n), cc)))
+            assert s.check() == z3.unsat
+
     def test_the_parent_is_implied_by_every_case_of_a_role(self) -> None:
         """RoleClaim.implied of the roles inside the range, 0 < n, follows from each case's
         constraint c < n with c fixed (0..3) or c >= 4: a parent decision holds in each."""

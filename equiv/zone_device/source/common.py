@@ -234,7 +234,8 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
                decided: dict[int, Decided],
                models: list[z3.ModelRef] | None = None,
                parent: _Shared | None = None,
-               local: frozenset[str] = frozenset()) -> list[z3.BoolRef]:
+               local: frozenset[str] = frozenset(),
+               inner: Sequence[tuple[_Shared, frozenset[str]]] = ()) -> list[z3.BoolRef]:
     """Each of ``terms`` simplified in the context of ``context``'s assertions.
 
     The interpreter's struct pages are ``ite`` trees over path conditions (loop trips, the
@@ -259,23 +260,29 @@ def specialise(terms: list[z3.BoolRef], context: z3.Solver,
     that meets it (measured: one condition was decided UNSAT in ten contexts of a cell,
     0.75 s of its 2.7 s of decisions); a decision there holds here (an UNSAT answer under
     fewer assertions is UNSAT under more), and a condition it leaves undecided is asked
-    here as before.
+    here as before.  ``inner``: contexts between the parent and this one, each with the
+    names a condition must not mention to be decided there (the compound's context of a
+    role whose tail index is free, :attr:`RoleClaim.outer`: a condition over no tail index
+    is decided where the head, tail 1 and tail 2 of that compound decide theirs).
 
     Without this, z3 bit-blasts every guarded 512-bit page and searches the loop arithmetic
     inside the page comparison (tens of seconds per query at order 4).
     """
     seen_models: list[z3.ModelRef] = [] if models is None else models
-    up = None if parent is None else \
-        _decider(parent.context, parent.decided, parent.models)
+    ups = [(_decider(p.context, p.decided, p.models), names) for p, names in
+           ([] if parent is None else [(parent, local)]) + list(inner)]
 
     own = _decider(context, decided, seen_models)
 
     def decide(c: z3.BoolRef) -> bool | None:
-        if up is not None and c.get_id() not in decided and not (free_names(c) & local):
-            v = up(c)
-            if v is not None:
-                decided[c.get_id()] = (c, z3.BoolVal(v))
-                return v
+        if ups and c.get_id() not in decided:
+            names = free_names(c)
+            for up, lacks in ups:
+                if not names & lacks:
+                    v = up(c)
+                    if v is not None:
+                        decided[c.get_id()] = (c, z3.BoolVal(v))
+                        return v
         return own(c)
 
     for _ in range(8):
@@ -758,6 +765,10 @@ class _Shared:
         #: a weaker context shared by the cell's cases that imply its assertions, where
         #: :func:`specialise` decides the conditions over none of the role's indices first
         self.parent: _Shared | None = None
+        #: the context of this case's compound without its tail index (a role whose tail
+        #: index is free: :attr:`RoleClaim.outer`), where :func:`specialise` decides the
+        #: conditions over no tail index, or None
+        self.compound: _Shared | None = None
 
     @property
     def present(self) -> z3.CheckSatResult:
@@ -846,8 +857,8 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
                c: z3.BitVecRef, t: z3.BitVecRef, inp: Inputs, order: int,
                timeout_ms: int, split: int = SPLIT_COMPOUNDS,
                contexts: Contexts | None = None, free: list[z3.BoolRef] | None = None,
-               what: str = "", implied: z3.BoolRef | None = None
-               ) -> Verdict | str | RenamedModel:
+               what: str = "", implied: z3.BoolRef | None = None,
+               outer: z3.BoolRef | None = None) -> Verdict | str | RenamedModel:
     """Decide one role: PROVED, VACUOUS, the solver's reason for unknown, or a model of a
     difference.  The role is split by compound (``c == 0 .. split - 1`` and the
     rest; one case for the pages outside the range and for the bitmap) and by altmap, the
@@ -862,17 +873,28 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     (:func:`free_first` names each case by role, ``what`` and case).  ``implied``
     (:attr:`RoleClaim.implied`): a claim every case of the role implies; each case's
     context then has a parent context, the assumptions, the altmap case and ``implied``
-    alone, shared by the cell's roles (:func:`specialise`'s ``parent``)."""
+    alone, shared by the cell's roles (:func:`specialise`'s ``parent``).  ``outer``
+    (:attr:`RoleClaim.outer`): a claim every case of the role implies that names no tail
+    index; a case whose tail index is free then also has the context of its compound (the
+    assumptions, ``outer``, the compound's case and the altmap case: the context of the
+    head, tail 1 and tail 2 of that compound), between the parent and its own.  The names of
+    the tail index are ``t``'s and those of its renaming."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
         _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
     cases0: list[tuple[z3.BoolRef, Renaming]]
+    #: each case's compound: its constraint on ``c`` and the fixed value of ``c``, if any
+    compounds: list[tuple[z3.BoolRef, Renaming]]
     if name == "outside_equal" or name == "pageblock_equal":
         cases0 = [(cons, subs_t)]
+        compounds = [(z3.BoolVal(True), [])]
     else:
         cases0 = [(z3.And(cons, c == i), [(c, z3.BitVecVal(i, 64)), *subs_t])
                   for i in range(split)]
         cases0.append((z3.And(cons, z3.UGE(c, split)), subs_t))
+        compounds = [*((c == i, [(c, z3.BitVecVal(i, 64))]) for i in range(split)),
+                     (z3.UGE(c, split), [])]
+    tail_names = frozenset({str(t), *(n for _, v in subs_t for n in free_names(v))})
     # with and without an altmap: the first pfn in one form (see _first_pfn_renaming)
     altmap = inp.altmap_valid
     parts0 = same.children() if z3.is_and(same) else [same]
@@ -880,11 +902,12 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     if contexts is None:
         contexts = {}
 
-    def context(hyp: list[z3.BoolRef], fixed: Renaming) -> _Shared:
+    def context(hyp: list[z3.BoolRef], fixed: Renaming, simplify: bool = False) -> _Shared:
         # the queries are asked with the fixed indices put into the assertions too (the
         # terms no longer mention them): equisatisfiable, and the same context for every
         # role of this compound, whose decisions are then shared
-        hyp_q = [z3.simplify(z3.substitute(h, *fixed)) for h in hyp] if fixed else hyp
+        hyp_q = [z3.simplify(z3.substitute(h, *fixed)) for h in hyp] if fixed or simplify \
+            else hyp
         key = tuple(h.get_id() for h in hyp_q)
         ctx = contexts.get(key)
         if ctx is None:
@@ -892,7 +915,8 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         return ctx
 
     proved: list[tuple[list[z3.BoolRef], Renaming]] = []
-    for i, ((case0, subs0), on) in enumerate((cs, on) for cs in cases0 for on in (False, True)):
+    for i, ((case0, subs0), (cc, cfixed), on) in enumerate(
+            (cs, cp, on) for cs, cp in zip(cases0, compounds, strict=True) for on in (False, True)):
         fwd = _first_pfn_renaming(inp, on)
         # the variables the query keeps (c when not fixed, t's low bits), as the model
         # will name them: the fixed values go into the terms only
@@ -922,6 +946,13 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         if implied is not None and ctx.parent is None:
             ctx.parent = context([*hyp[:len(assume)], z3.simplify(z3.substitute(implied, *fwd)),
                                   case[-1]], [])
+        if outer is not None and ctx.compound is None and fixed_t is None:
+            # the compound's context, as the head's case makes it (its tail index put in):
+            # the same assertions, so the same context, shared with the head, tail 1 and
+            # tail 2 of this compound and altmap case
+            ctx.compound = context([*hyp[:len(assume)],
+                                    z3.substitute(z3.And(outer, cc), *rename), case[-1]],
+                                   cfixed, simplify=True)
         if ctx.present == z3.unsat:
             continue
         if ctx.present != z3.sat:
@@ -934,7 +965,7 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
                 continue
             FREE_FAILED.add(tag)
         out = _case_words(name, ctx, parts, hyp if fixed else [], rename, timeout_ms,
-                          local=frozenset({str(c), str(t), *(n for _, v in subs_t for n in free_names(v))}))
+                          local=frozenset({str(c), *tail_names}), tail=tail_names)
         if out is not None:
             return out
     # the cases proved by an earlier cell: the role is VACUOUS only if none of them (nor any
@@ -951,7 +982,8 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
 
 def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.BoolRef],
                 rename: Renaming, timeout_ms: int, free: bool = False,
-                local: frozenset[str] = frozenset()) -> str | RenamedModel | None:
+                local: frozenset[str] = frozenset(),
+                tail: frozenset[str] = frozenset()) -> str | RenamedModel | None:
     """One case of a role in its context: the words' differences specialised
     (:func:`specialise`), then each asked; None if none can differ, else the solver's
     reason for an unknown answer or a model of a difference (``hyp``: the case's assertions
@@ -959,10 +991,12 @@ def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.B
     ``free`` (the context has only the order-free assumptions) a difference is no finding:
     "" is returned for it, and the case is asked again with every assumption.  ``local``:
     the names of the role's indices, whose conditions are not asked of the context's
-    parent (:func:`specialise`)."""
+    parent (:func:`specialise`); ``tail``: those of its tail index, whose conditions are
+    not asked of its compound's context (:attr:`_Shared.compound`)."""
     t0 = time.perf_counter()
+    inner = [] if ctx.compound is None or ctx.compound is ctx else [(ctx.compound, tail)]
     diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models,
-                       ctx.parent, local)
+                       ctx.parent, local, inner)
     live = [d for d in diffs if not z3.is_false(d)]
     log.debug("%s%s: specialised in %.1fs, %d live words", name, " (order-free)" if free else "",
               time.perf_counter() - t0, len(live))
@@ -1028,6 +1062,10 @@ class RoleClaim:
     #: the roles inside it: ``c < n`` implies ``0 < n``), or None: the parent context of
     #: the role's cases (:func:`check_role`'s ``implied``)
     implied: z3.BoolRef | None = None
+    #: a claim ``cons`` implies that names no tail index (the compound is one of the
+    #: range's, for the roles inside it), or None: the context of a case's compound
+    #: (:func:`check_role`'s ``outer``)
+    outer: z3.BoolRef | None = None
 
 
 @frozen(kw_only=True, eq=False)
@@ -1164,12 +1202,13 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
         for j, claim in enumerate(o.alone):  # each sufficient: a model of one is no difference
             out = check_role(o.name, o.cons, claim, assume, c, t, inp, bits, p.timeout_ms,
                              split=p.split, contexts=contexts, free=free, what=f"alone{j}",
-                             implied=o.implied)
+                             implied=o.implied, outer=o.outer)
             if out is not Verdict.PROVED:
                 break
         if out is not Verdict.PROVED or not o.alone:
             out = check_role(o.name, o.cons, o.same, assume, c, t, inp, bits, p.timeout_ms,
-                             split=p.split, contexts=contexts, free=free, implied=o.implied)
+                             split=p.split, contexts=contexts, free=free, implied=o.implied,
+                             outer=o.outer)
             if p.steer and isinstance(out, RenamedModel) and not sc.is_class:
                 out = _steered(p, o, out)
         res = role_result(o.name, out, time.perf_counter() - t0, lemma_ok, sc.is_class, p.refute)

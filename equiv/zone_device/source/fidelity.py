@@ -350,8 +350,10 @@ def _prove_summarised(st: Setup, sc: Scenario, inp: Inputs, early: z3.FuncDeclRe
                     want = bv.ite(al, z3.Select(pages, n), want)
                 alone = []
             got = final.mem.read_any(n, cons).bits
+            inside = role.name != "outside"
             obs.append(RoleClaim(f"{role.name}_equal", cons, words_equal(want, got), alone,
-                                 None if role.name == "outside" else z3.ULT(0, g.ncompounds)))
+                                 z3.ULT(0, g.ncompounds) if inside else None,
+                                 in_range if inside else None))
         return obs
 
     return prove_roles(RoleProof(

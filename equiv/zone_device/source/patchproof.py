@@ -321,8 +321,10 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
             # not, the two trees' pages against each other
             alone = [z3.Not(bv.as_z3_bool(f.mem.footprint(n))) for f in finals] \
                 if role.name == "outside" else []
+            inside = role.name != "outside"
             obs.append(RoleClaim(f"{role.name}_equal", cons, words_equal(a.bits, bb.bits), alone,
-                                 None if role.name == "outside" else z3.ULT(0, g.ncompounds)))
+                                 z3.ULT(0, g.ncompounds) if inside else None,
+                                 in_range if inside else None))
         return obs
 
     asked: list[Lemma | CLemma] = []
