@@ -121,30 +121,39 @@ _MEMO: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 
 
 def _pass(e: z3.ExprRef) -> z3.ExprRef:
-    """One bottom-up pass of the rewrite over ``e``'s DAG (each node once)."""
+    """One bottom-up pass of the rewrite over ``e``'s DAG (each node once).  (Low-level z3
+    calls: a node already rewritten is looked up by its id before any Python object is made
+    for it, and a node is rebuilt only if an argument changed; measured on the 22 role terms
+    of a cell of the backport series at order 10: 0.06 s against 0.135 s for the same walk
+    through ``children()`` and ``decl()(...)``, the same terms out.)"""
     memo = _MEMO
-    ref = e.ctx.ref()
+    ctx = e.ctx
+    ref = ctx.ref()
+    get_id, arg = z3.Z3_get_ast_id, z3.Z3_get_app_arg
 
-    def go(x: z3.ExprRef) -> z3.ExprRef:
-        i = x.get_id()
-        hit = memo.get(i)
+    def go(a: z3.Ast) -> z3.ExprRef:
+        hit = memo.get(get_id(ref, a))
         if hit is not None:
             return hit[1]
+        x = z3.ExprRef(a, ctx)  # held by the memo, so that its id is not reused
         out = x
-        n = z3.Z3_get_app_num_args(ref, x.as_ast()) if z3.is_app(x) else 0
+        n = z3.Z3_get_app_num_args(ref, a) if z3.Z3_get_ast_kind(ref, a) == z3.Z3_APP_AST else 0
         if n:
-            old = x.children()
+            old = [arg(ref, a, j) for j in range(n)]
             kids = [go(k) for k in old]
-            if any(not k.eq(o) for k, o in zip(kids, old, strict=True)):
-                out = x.decl()(*kids)
-            if z3.is_app_of(out, z3.Z3_OP_BADD):
-                r = _split_add(out)
+            decl = z3.Z3_get_app_decl(ref, a)
+            if any(get_id(ref, k.as_ast()) != get_id(ref, o) for k, o in zip(kids, old, strict=True)):
+                args = (z3.Ast * n)(*(k.as_ast() for k in kids))
+                out = z3.ExprRef(z3.Z3_mk_app(ref, decl, n, args), ctx)
+            if z3.Z3_get_decl_kind(ref, decl) == z3.Z3_OP_BADD:
+                r = _split_add(z3.BitVecRef(out.as_ast(), ctx))
                 if r is not None:
                     out = r
-        memo[i] = (x, out)
+        memo[get_id(ref, a)] = (x, out)
         return out
 
-    return go(e)
+    out: z3.ExprRef = z3.z3._to_expr_ref(go(e.as_ast()).as_ast(), ctx)  # (its sort's class)
+    return out
 
 
 __all__ = ["split_sums"]
