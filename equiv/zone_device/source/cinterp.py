@@ -439,18 +439,25 @@ class Interp:
         line), not the preprocessor conditions read here; None when clang has none, none
         of that name starts at that line of the text (a function a macro generates), or
         its text holds preprocessor conditionals (whose branches clang chose, not read
-        here)."""
+        here).  Kept per typed tree and name (:data:`_HEADER_DEFS`): a worker's later cells
+        ask the same helpers of the same trees."""
+        memo = (id(self.clang), name)
+        hit = _HEADER_DEFS.get(memo)
+        if hit is not None:
+            return hit[1]
         got = self.clang.definition(name)
-        if got is None:
-            return None
-        root, rel, line = got
-        key = (str(root), rel)
-        if key not in _HEADERS:
-            _HEADERS[key] = KernelTree.load(root, [rel])
-        hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
-        if not hits or any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
-            return None  # conditionals inside: clang's choice of their branches is not read
-        return hits[0]
+        found: Definition | None = None
+        if got is not None:
+            root, rel, line = got
+            key = (str(root), rel)
+            if key not in _HEADERS:
+                _HEADERS[key] = KernelTree.load(root, [rel])
+            hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
+            # conditionals inside: clang's choice of their branches is not read
+            if hits and not any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
+                found = hits[0]
+        _HEADER_DEFS[memo] = (self.clang, found)
+        return found
 
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
@@ -1969,6 +1976,9 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
 #: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
 #: (headers outside the files read are never patched: their text is the one on disk)
 _HEADERS: dict[tuple[str, str], KernelTree] = {}
+#: Process-wide memo of :meth:`Interp.header_definition`, by (the typed tree's id, name);
+#: each entry holds its typed tree, so the id is not reused while the entry lives
+_HEADER_DEFS: dict[tuple[int, str], tuple[TypedTree, Definition | None]] = {}
 
 #: Process-wide memo: a statement macro body's parse tree by its text (pure).
 _STMT_CACHE: dict[str, tuple[Node, bytes]] = {}
