@@ -147,6 +147,8 @@ class Oracle:
         self.checks = 0
         self.cases: list[tuple[z3.Solver, Renaming]] = []
         self._case_sat: dict[int, bool] = {}  # whether each case's assertions hold
+        #: the answers so far, by (case, the condition's id); each entry holds its term
+        self._answers: dict[tuple[int, int], tuple[z3.BoolRef, bool]] = {}
         for cond, rename in cases or []:
             s = z3.SolverFor("QF_AUFBV")
             s.set("timeout", timeout_ms)
@@ -187,7 +189,9 @@ class Oracle:
         """Is ``c`` (renamed as case ``i``) feasible in case ``i``?  A condition the
         renaming folds to False (one of the other case: ``altmap_valid`` put in) is not,
         without a query; one it folds to True is iff the case's assertions are, asked once
-        (measured: about 160 of a cell's 350 feasibility queries were ``False``)."""
+        (measured: about 160 of a cell's 350 feasibility queries were ``False``).  A
+        condition asked again is answered from :attr:`_answers` (its case's assertions do
+        not change: each check is in a scope of its own, :meth:`_check`)."""
         if z3.is_false(c):
             return False
         if z3.is_true(c):
@@ -195,7 +199,11 @@ class Oracle:
             if hit is None:
                 hit = self._case_sat[i] = self._check(self.cases[i][0], c)
             return hit
-        return self._check(self.cases[i][0], c)
+        key = (i, c.get_id())
+        got = self._answers.get(key)
+        if got is None:
+            got = self._answers[key] = (c, self._check(self.cases[i][0], c))
+        return got[1]
 
     def _check(self, s: z3.Solver, c: z3.BoolRef) -> bool:
         """Is ``c`` satisfiable with ``s``'s assertions?  ``c`` is asserted in a scope of its
