@@ -147,6 +147,8 @@ class Oracle:
         self.checks = 0
         self.cases: list[tuple[z3.Solver, Renaming]] = []
         self._case_sat: dict[int, bool] = {}  # whether each case's assertions hold
+        #: a model of the assumptions (:meth:`constant_difference`'s candidate differences)
+        self._model: z3.ModelRef | None = None
         #: the answers so far, by (case, the condition's id); each entry holds its term
         self._answers: dict[tuple[int, int], tuple[z3.BoolRef, bool]] = {}
         for cond, rename in cases or []:
@@ -162,10 +164,12 @@ class Oracle:
         if isinstance(a, z3.ExprRef) and isinstance(b, z3.ExprRef) and free_names(a) != free_names(b):
             return None
         d = a - b
-        self.checks += 1
-        if self.solver.check() != z3.sat:
-            return None
-        v = self.solver.model().eval(d, model_completion=True)
+        if self._model is None:  # one model of the assumptions, asked once
+            self.checks += 1
+            if self.solver.check(z3.BoolVal(True)) != z3.sat:
+                return None
+            self._model = self.solver.model()
+        v = self._model.eval(d, model_completion=True)
         self.checks += 1
         if self.solver.check(d != v) == z3.unsat:
             delta: int = v.as_long()
