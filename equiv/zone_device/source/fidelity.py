@@ -24,7 +24,7 @@ compound ``c``, tail 1, tail 2, any tail ``t >= 3``, any struct page outside the
 compounds, any pageblock cell) the two final states are equal, decided as the patch proof
 decides a role (:func:`~equiv.zone_device.source.common.prove_roles`: split by compound and
 altmap, each case specialised to its constraint,
-:func:`~equiv.zone_device.source.common.specialise`).  Where the hand model shares a struct
+:func:`~equiv.zone_device.source.decide.specialise`).  Where the hand model shares a struct
 page (a deduplicated vmemmap, :func:`aliased`) the tree, which has one struct page per pfn,
 must leave that pfn's page as it was, and the page it shares is proved in its own role.
 A SAT role is replayed concretely on both sides (the hand path with real loops, the tree's
