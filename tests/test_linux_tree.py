@@ -520,6 +520,19 @@ class TestSpecialiseParent:
                   z3.Not(z3.And(z3.ULT(c, n), cc)))
             assert s.check() == z3.unsat
 
+    def test_an_outer_claim_the_cases_do_not_imply_is_refused(self) -> None:
+        """Seeded bug for the compound's context: an ``outer`` claim that is not a conjunct
+        of the role's constraint (here c < 5 for a constraint c < n) would let a decision of
+        a context the cases do not imply stand in them; check_role refuses it before asking
+        anything."""
+        from equiv.zone_device.source.common import check_role
+
+        c, t, n = z3.BitVecs("c t n", 64)
+        cons = z3.And(z3.And(z3.ULT(c, n), z3.UGE(t, 3)), z3.ULT(t, 512))
+        with pytest.raises(ValueError, match="not a conjunct"):
+            check_role("tail_equal", cons, z3.BoolVal(True), [], c, t, None,  # type: ignore[arg-type]
+                       9, 1_000, outer=z3.ULT(c, 5))
+
     def test_the_parent_is_implied_by_every_case_of_a_role(self) -> None:
         """RoleClaim.implied of the roles inside the range, 0 < n, follows from each case's
         constraint c < n with c fixed (0..3) or c >= 4: a parent decision holds in each."""

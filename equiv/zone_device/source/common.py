@@ -647,12 +647,18 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     (:attr:`RoleClaim.implied`): a claim every case of the role implies; each case's
     context then has a parent context, the assumptions, the altmap case and ``implied``
     alone, shared by the cell's roles (:func:`specialise`'s ``parent``).  ``outer``
-    (:attr:`RoleClaim.outer`): a claim every case of the role implies that names no tail
-    index; a case whose tail index is free then also has the context of its compound (the
+    (:attr:`RoleClaim.outer`): a conjunct of ``cons`` (checked: ValueError if it is not)
+    that names no tail index; a case whose tail index is free then also has the context of its compound (the
     assumptions, ``outer``, the compound's case and the altmap case: the context of the
     head, tail 1 and tail 2 of that compound), between the parent and its own.  The names of
     the tail index are ``t``'s and those of its renaming."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
+    if outer is not None and not any(outer.eq(k) for k in _conjuncts(cons)):
+        # a decision in the compound's context holds in a case only if the case implies
+        # that context's assertions: ``outer`` must be one of ``cons``'s conjuncts
+        raise ValueError(f"{name}: the role's outer claim {outer} is not a conjunct of its "
+                         "constraint (a bug in equiv: the compound's context would not be "
+                         "implied by the role's cases)")
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
         _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
     cases0: list[tuple[z3.BoolRef, Renaming]]
@@ -753,6 +759,11 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     return Verdict.PROVED if any_present else Verdict.VACUOUS
 
 
+def _conjuncts(t: z3.BoolRef) -> list[z3.BoolRef]:
+    """The conjuncts of ``t``, nested conjunctions flattened."""
+    return [k for c in t.children() for k in _conjuncts(c)] if z3.is_and(t) else [t]
+
+
 def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.BoolRef],
                 rename: Renaming, timeout_ms: int, free: bool = False,
                 local: frozenset[str] = frozenset(),
@@ -767,7 +778,7 @@ def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.B
     parent (:func:`specialise`); ``tail``: those of its tail index, whose conditions are
     not asked of its compound's context (:attr:`_Shared.compound`)."""
     t0 = time.perf_counter()
-    inner = [] if ctx.compound is None or ctx.compound is ctx else [(ctx.compound, tail)]
+    inner = [] if ctx.compound is None else [(ctx.compound, tail)]
     diffs = specialise([z3.Not(p) for p in parts], ctx.context, ctx.decided, ctx.models,
                        ctx.parent, local, inner)
     live = [d for d in diffs if not z3.is_false(d)]
@@ -835,8 +846,8 @@ class RoleClaim:
     #: the roles inside it: ``c < n`` implies ``0 < n``), or None: the parent context of
     #: the role's cases (:func:`check_role`'s ``implied``)
     implied: z3.BoolRef | None = None
-    #: a claim ``cons`` implies that names no tail index (the compound is one of the
-    #: range's, for the roles inside it), or None: the context of a case's compound
+    #: a conjunct of ``cons`` that names no tail index (the compound is one of the range's,
+    #: for the roles inside it), or None: the context of a case's compound
     #: (:func:`check_role`'s ``outer``)
     outer: z3.BoolRef | None = None
 

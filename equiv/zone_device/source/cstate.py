@@ -146,7 +146,6 @@ class Oracle:
         self.solver.add(*assumptions)
         self.checks = 0
         self.cases: list[tuple[z3.Solver, Renaming]] = []
-        self._case_sat: dict[int, bool] = {}  # whether each case's assertions hold
         #: a model of the assumptions (:meth:`constant_difference`'s candidate differences)
         self._model: z3.ModelRef | None = None
         #: the answers so far, by (case, the condition's id); each entry holds its term
@@ -192,17 +191,12 @@ class Oracle:
     def _case(self, i: int, c: z3.BoolRef) -> bool:
         """Is ``c`` (renamed as case ``i``) feasible in case ``i``?  A condition the
         renaming folds to False (one of the other case: ``altmap_valid`` put in) is not,
-        without a query; one it folds to True is iff the case's assertions are, asked once
-        (measured: about 160 of a cell's 350 feasibility queries were ``False``).  A
-        condition asked again is answered from :attr:`_answers` (its case's assertions do
-        not change: each check is in a scope of its own, :meth:`_check`)."""
+        without a query (measured: about 160 of a cell's 350 feasibility queries were
+        ``False``).  A condition asked again (``True`` included: whether the case's
+        assertions hold) is answered from :attr:`_answers` (its case's assertions do not
+        change: each check is in a scope of its own, :meth:`_check`)."""
         if z3.is_false(c):
             return False
-        if z3.is_true(c):
-            hit = self._case_sat.get(i)
-            if hit is None:
-                hit = self._case_sat[i] = self._check(self.cases[i][0], c)
-            return hit
         key = (i, c.get_id())
         got = self._answers.get(key)
         if got is None:
