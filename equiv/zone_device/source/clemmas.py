@@ -206,7 +206,22 @@ def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
     #: the model of the last conjunct found not valid: (model, substitutions made in it)
     found: list[tuple[z3.ModelRef, list[tuple[z3.ExprRef, z3.ExprRef]]]] = []
 
+    #: the conjuncts proved in this call, by (premise, conjunct) ids: the same loop met
+    #: twice (a function called at two places, or a loop both trees share) gives the same
+    #: terms, proved once (the terms are kept alive by ``lemmas``)
+    proved: dict[tuple[int, int], z3.BoolRef] = {}
+
     def one(part: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
+        simple = z3.simplify(part)
+        key = (premise.get_id(), simple.get_id())
+        if key in proved:
+            return z3.unsat
+        r = _one(simple, premise, tag)
+        if r == z3.unsat:
+            proved[key] = simple
+        return r
+
+    def _one(part: z3.BoolRef, premise: z3.BoolRef, tag: tuple[str, ...]) -> z3.CheckSatResult:
         if valid_alone(part, tag) or (not split and valid_free(part, premise, tag)):
             return z3.unsat
         if not split:

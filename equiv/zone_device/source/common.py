@@ -701,7 +701,7 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         # will name them: the fixed values go into the terms only
         rename = [*fwd, *(x for x in subs_t if not z3.is_bv_value(x[1]))]
         subs = [*subs0, (altmap, z3.BoolVal(on)), *fwd]
-        case = [z3.substitute(case0, *rename), altmap if on else z3.Not(altmap)]
+        case = [z3.simplify(z3.substitute(case0, *rename)), altmap if on else z3.Not(altmap)]
         hyp = [*(z3.simplify(z3.substitute(a, (altmap, z3.BoolVal(on)), *fwd)) for a in assume),
                *case]
         fixed = [x for x in subs0 if z3.is_bv_value(x[1])]
