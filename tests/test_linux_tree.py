@@ -533,6 +533,21 @@ class TestSpecialiseParent:
             check_role("tail_equal", cons, z3.BoolVal(True), [], c, t, None,  # type: ignore[arg-type]
                        9, 1_000, outer=z3.ULT(c, 5))
 
+    def test_an_implied_claim_the_cases_do_not_imply_is_refused(self) -> None:
+        """Seeded bug for the parent context: an ``implied`` claim 0 < m for a constraint
+        c < n (another term) would let the parent's decisions stand in cases that do not
+        imply its assertions; check_role refuses it before asking anything.  0 < n, and a
+        conjunct itself, are accepted."""
+        from equiv.zone_device.source.common import _implied_by, check_role
+
+        c, t, n, m = z3.BitVecs("c t n m", 64)
+        cons = z3.And(z3.And(z3.ULT(c, n), z3.UGE(t, 3)), z3.ULT(t, 512))
+        with pytest.raises(ValueError, match="implied claim"):
+            check_role("tail_equal", cons, z3.BoolVal(True), [], c, t, None,  # type: ignore[arg-type]
+                       9, 1_000, implied=z3.ULT(0, m))
+        assert _implied_by(cons, z3.ULT(0, n), c) and _implied_by(cons, z3.UGE(t, 3), c)
+        assert not _implied_by(cons, z3.ULT(1, n), c) and not _implied_by(cons, z3.ULT(0, n), t)
+
     def test_the_parent_is_implied_by_every_case_of_a_role(self) -> None:
         """RoleClaim.implied of the roles inside the range, 0 < n, follows from each case's
         constraint c < n with c fixed (0..3) or c >= 4: a parent decision holds in each."""

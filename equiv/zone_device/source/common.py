@@ -646,7 +646,8 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     (:func:`free_first` names each case by role, ``what`` and case).  ``implied``
     (:attr:`RoleClaim.implied`): a claim every case of the role implies; each case's
     context then has a parent context, the assumptions, the altmap case and ``implied``
-    alone, shared by the cell's roles (:func:`specialise`'s ``parent``).  ``outer``
+    alone, shared by the cell's roles (:func:`specialise`'s ``parent``; checked,
+    :func:`_implied_by`: ValueError if it does not follow from a conjunct).  ``outer``
     (:attr:`RoleClaim.outer`): a conjunct of ``cons`` (checked: ValueError if it is not)
     that names no tail index; a case whose tail index is free then also has the context of its compound (the
     assumptions, ``outer``, the compound's case and the altmap case: the context of the
@@ -659,6 +660,10 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         raise ValueError(f"{name}: the role's outer claim {outer} is not a conjunct of its "
                          "constraint (a bug in equiv: the compound's context would not be "
                          "implied by the role's cases)")
+    if implied is not None and not _implied_by(cons, implied, c):
+        raise ValueError(f"{name}: the role's implied claim {implied} does not follow from "
+                         "its constraint by one of its conjuncts (a bug in equiv: the "
+                         "parent context would not be implied by the role's cases)")
     subs_t = [(t, z3.BitVecVal(fixed_t, 64))] if fixed_t is not None else \
         _tail_renaming(t, order) if name in ("tail_equal", "outside_equal") else []
     cases0: list[tuple[z3.BoolRef, Renaming]]
@@ -757,6 +762,21 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         if ctx.present != z3.unsat:
             return f"role constraint: {ctx.reason}"
     return Verdict.PROVED if any_present else Verdict.VACUOUS
+
+
+def _implied_by(cons: z3.BoolRef, implied: z3.BoolRef, c: z3.BitVecRef) -> bool:
+    """Does ``cons`` imply ``implied`` by one of its conjuncts, as the parent context of
+    :func:`specialise` needs (a decision there stands in every case)?  ``implied`` is one of
+    the conjuncts, or it is ``0 < n`` and a conjunct is ``c < n`` (unsigned: ``n > c >= 0``)
+    for the same term ``n``.  A syntactic check, exact for what it accepts."""
+    ks = _conjuncts(cons)
+    if any(implied.eq(k) for k in ks):
+        return True
+    if not (z3.is_app_of(implied, z3.Z3_OP_ULT) and z3.is_bv_value(implied.arg(0))
+            and implied.arg(0).as_long() == 0):
+        return False
+    n = implied.arg(1)
+    return any(z3.is_app_of(k, z3.Z3_OP_ULT) and k.arg(0).eq(c) and k.arg(1).eq(n) for k in ks)
 
 
 def _conjuncts(t: z3.BoolRef) -> list[z3.BoolRef]:
