@@ -113,6 +113,29 @@ def check_bitwuzla(text: str, timeout_ms: int) -> str:
     return {bitwuzla.Result.SAT: "sat", bitwuzla.Result.UNSAT: "unsat"}.get(r, "unknown")
 
 
+#: the solver the source-derived proofs (``--patch``, ``--linux``) ask a query of first,
+#: before z3, where z3 is slow (a loop lemma's conjunct, a condition expected to be implied),
+#: or None: Bitwuzla, on the query's SMT-LIB text (:func:`decide`: the text ``--dump-smt``
+#: writes), within :data:`FIRST_MS`.  Its UNSAT answer is the query's proof; any other answer
+#: (or a text it cannot read) sends the query to z3 as before, which gives the model of a
+#: difference or the reason it gave up
+FIRST_SOLVER: str | None = "bitwuzla"
+#: :data:`FIRST_SOLVER`'s time limit per query (ms): past it, z3 is asked
+FIRST_MS = 2_000
+
+
+def first_unsat(assertions: list[z3.BoolRef], timeout_ms: int) -> bool:
+    """Does :data:`FIRST_SOLVER` find the conjunction of ``assertions`` unsatisfiable (within
+    :data:`FIRST_MS` and ``timeout_ms``)?  False for any other answer, and when there is no
+    first solver or it cannot read the query (z3 then decides it alone)."""
+    if FIRST_SOLVER is None:
+        return False
+    try:
+        return decide(FIRST_SOLVER, assertions, min(FIRST_MS, timeout_ms)) == "unsat"
+    except RuntimeError:  # (a text the solver cannot parse: z3 alone, as before)
+        return False
+
+
 def decide(name: str, assertions: list[z3.BoolRef], timeout_ms: int) -> str:
     """Ask solver ``name`` (cvc5 or bitwuzla) about the conjunction of ``assertions``."""
     text = smtlib(assertions, check=False)

@@ -118,32 +118,6 @@ ALONE_FAILED: set[tuple[str, ...]] = set()
 FREE_RLIMIT = 4_000_000
 
 
-#: the solver a loop lemma's conjunct is asked of first, before z3, or None: Bitwuzla, on the
-#: query's SMT-LIB text (:func:`equiv.engine.solvers.decide`, the text ``--dump-smt``
-#: writes), within :data:`FIRST_MS`.  Its UNSAT answer is the conjunct's proof; any other
-#: answer (or a query it cannot read) is asked of z3 as before, which gives the model of a
-#: counterexample or the reason it gave up.  Measured on the backport series (a worker's
-#: cells 18, 12, 9, 4; the conjuncts that reach the full query): z3 1.9 s, Bitwuzla 1.2 s
-#: from the text, each query from scratch; on the outer loops' no-wrap conjuncts (a third
-#: of the lemmas' time) 0.03 s against 0.10-0.17 s
-FIRST_SOLVER: str | None = "bitwuzla"
-#: :data:`FIRST_SOLVER`'s time limit per query (ms): past it, z3 is asked
-FIRST_MS = 2_000
-
-
-def first_unsat(assertions: list[z3.BoolRef], timeout_ms: int) -> bool:
-    """Does :data:`FIRST_SOLVER` find ``assertions`` unsatisfiable (within
-    :data:`FIRST_MS` and ``timeout_ms``)?  False for any other answer, and when there is no
-    first solver or it cannot read the query (then z3 decides it alone)."""
-    if FIRST_SOLVER is None:
-        return False
-    try:
-        return solvers.decide(FIRST_SOLVER, assertions, min(FIRST_MS, timeout_ms)) == "unsat"
-    except RuntimeError as e:  # (a text the solver cannot parse: z3 alone, as before)
-        log.debug("%s could not read a lemma query: %s", FIRST_SOLVER, e)
-        return False
-
-
 @frozen
 class LemmaOutcome:
     """The loop lemmas of a cell (:func:`prove_lemmas`): ``why`` is "" if all hold, else
@@ -252,7 +226,11 @@ def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
         if valid_alone(part, tag) or (not split and valid_free(part, premise, tag)):
             return z3.unsat
         if not split:
-            if first_unsat([*assume, premise, z3.Not(part)], timeout_ms):
+            # first by a second solver (solvers.first_unsat): measured on the
+            # backport series, the conjuncts that reach this query took z3 1.9 s and
+            # Bitwuzla 1.2 s (cells 18, 12, 9, 4), the outer loops' no-wrap conjuncts
+            # (a third of the lemmas' time) 0.03 s against 0.10-0.17 s
+            if solvers.first_unsat([*assume, premise, z3.Not(part)], timeout_ms):
                 return z3.unsat
             r = s.check(z3.Not(part))
             if r == z3.sat:
@@ -341,15 +319,12 @@ __all__ = [
     "ALONE_FAILED",
     "ALONE_RLIMIT",
     "CLASS_LEMMA_MS",
-    "FIRST_MS",
-    "FIRST_SOLVER",
     "FREE_FAILED",
     "FREE_PROVED",
     "FREE_RLIMIT",
     "FREE_SEEN",
     "LemmaOutcome",
     "check_lemmas",
-    "first_unsat",
     "free_first",
     "order_free",
     "prove_lemmas",
