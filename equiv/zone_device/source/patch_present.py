@@ -922,7 +922,8 @@ C_CONSTRUCTS = (
     "from the C (a loop variable of any integer type stepped by a constant once per "
     "iteration, up or down, to a bound the body does not change: v < hi, v <= hi, v != hi, "
     "v > lo, v >= lo, either way round; no early exit), justified by the frame-write, "
-    "frame-read, carry-step and no-wrap lemmas; any other loop unrolled up to a bound, "
+    "frame-read, carry-step and no-wrap lemmas (each conjunct asked of Bitwuzla first, "
+    "then of z3 unless Bitwuzla proved it); any other loop unrolled up to a bound, "
     "then UNKNOWN naming its file:line and why",
     "casts ((void) included; (typeof(x)) of a variable, macro argument or cast, as in "
     "IS_ALIGNED / ALIGN), sizeof of a type or an expression, & * -> . [], pointer "
