@@ -97,3 +97,64 @@ def test_three_solvers_agree_on_every_mutant(name: str) -> None:
                                  mutant=name, solver="all"))
     assert together.verdict is alone.verdict
     assert all("solvers disagree" not in o.reason for o in together.obligations)
+
+
+class TestFirstUnsat:
+    """solvers.first_unsat: the second solver the C path's loop lemmas ask first."""
+
+    x = __import__("z3").BitVec("x", 64)
+
+    def test_an_unsatisfiable_query_is_proved(self) -> None:
+        import z3
+
+        from equiv.engine.solvers import first_unsat
+
+        assert first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 6))], 10_000)
+
+    def test_a_satisfiable_query_is_not(self) -> None:
+        """Seeded bug: x < 5 does not imply x < 4; Bitwuzla's SAT is no proof (z3 then
+        gives the model)."""
+        import z3
+
+        from equiv.engine.solvers import first_unsat
+
+        assert not first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 4))], 10_000)
+
+    def test_no_first_solver_asks_nothing(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import z3
+
+        from equiv.engine import solvers
+
+        monkeypatch.setattr(solvers, "FIRST_SOLVER", None)
+        monkeypatch.setattr(solvers, "decide", lambda *a: pytest.fail("asked"))
+        assert not solvers.first_unsat([z3.BoolVal(False)], 10_000)
+
+    def test_a_query_it_cannot_read_goes_to_z3(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        import z3
+
+        from equiv.engine import solvers
+
+        def unreadable(*_a: object) -> str:
+            raise RuntimeError("parse error")
+
+        monkeypatch.setattr(solvers, "decide", unreadable)
+        assert not solvers.first_unsat([z3.BoolVal(False)], 10_000)
+
+    def test_a_failing_lemma_fails_with_or_without_it(self, monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+        """A loop lemma whose conjunct does not hold: not proved with Bitwuzla asked first
+        (z3 then names it), nor with z3 alone; one that holds is proved either way."""
+        import z3
+
+        from equiv.engine import solvers
+        from equiv.loops import Lemma
+        from equiv.zone_device.source.clemmas import ALONE_FAILED, prove_lemmas
+
+        k, n = z3.BitVecs("k n", 64)
+        bad = Lemma("loop", "no-wrap", z3.ULT(k, n), z3.ULT(k + 1, n))
+        good = Lemma("loop", "no-wrap", z3.And(z3.ULT(k, n), z3.ULE(n, 100)), z3.ULE(k, k + 1))
+        for first in ("bitwuzla", None):
+            monkeypatch.setattr(solvers, "FIRST_SOLVER", first)
+            ALONE_FAILED.clear()
+            assert prove_lemmas([bad], [], 10_000).why.startswith("loop lemma no-wrap of loop")
+            assert prove_lemmas([good], [], 10_000).why == ""
