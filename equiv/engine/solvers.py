@@ -113,12 +113,13 @@ def check_bitwuzla(text: str, timeout_ms: int) -> str:
     return {bitwuzla.Result.SAT: "sat", bitwuzla.Result.UNSAT: "unsat"}.get(r, "unknown")
 
 
-#: the solver the source-derived proofs (``--patch``, ``--linux``) ask a query of first,
-#: before z3, where z3 is slow (a loop lemma's conjunct, a condition expected to be implied),
-#: or None: Bitwuzla, on the query's SMT-LIB text (:func:`decide`: the text ``--dump-smt``
-#: writes), within :data:`FIRST_MS`.  Its UNSAT answer is the query's proof; any other answer
-#: (or a text it cannot read) sends the query to z3 as before, which gives the model of a
-#: difference or the reason it gave up
+#: the solver the source-derived proofs (``--patch``, ``--linux``) ask a loop lemma's
+#: conjunct of first, before z3 (where z3's incremental core is slow: 64-bit adder and shift
+#: arithmetic; not the roles' ``ite`` decisions, where it is faster), or None: Bitwuzla, on
+#: the query's SMT-LIB text (:func:`decide`: the text ``--dump-smt`` writes), within
+#: :data:`FIRST_MS`.  Its UNSAT answer is the query's proof; any other answer (or a text it
+#: cannot read) sends the query to z3 as before, which gives the model of a difference or
+#: the reason it gave up
 FIRST_SOLVER: str | None = "bitwuzla"
 #: :data:`FIRST_SOLVER`'s time limit per query (ms): past it, z3 is asked
 FIRST_MS = 2_000

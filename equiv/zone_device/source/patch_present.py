@@ -49,6 +49,7 @@ from typing import Any
 from attrs import frozen
 from junitparser import Error, Failure, JUnitXml, TestCase, TestSuite
 
+from equiv.engine import solvers
 from equiv.engine.cache import TOOL_VERSION
 from equiv.engine.picture import ObjectBytes
 from equiv.engine.verdict import Verdict, worst
@@ -82,6 +83,14 @@ TAGS = {"interpreted": "run", "outside": "OUTSIDE", "type-read": "read",
         "type-unread": "unread", "file-scope": "scope"}
 
 #: Page roles: what each ``<role>_equal`` obligation observes.
+def lemma_solvers() -> str:
+    """Which solvers decided the loop lemmas' conjuncts (:func:`equiv.engine.solvers.first_unsat`)."""
+    if solvers.FIRST_SOLVER is None:
+        return f"each conjunct by {solvers.version('z3')}"
+    return (f"each conjunct by {solvers.version(solvers.FIRST_SOLVER)} first, then by "
+            f"{solvers.version('z3')} unless that proved it")
+
+
 ROLE_ABOUT = {
     "head": "the head of every compound of the range",
     "tail1": "tail page 1 of every compound (the folio's page[1] overlay)",
@@ -384,7 +393,7 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
     lemmas = sum(c.lemmas for c in run.cells)
     out += wrap(f"loop-summary lemmas: {lemmas} over {len(run.cells)} "
                 f"cell{'s' * (len(run.cells) != 1)} (a role counts as proved only if its "
-                "cell's lemmas are)")
+                f"cell's lemmas are; {lemma_solvers()})")
     out += assumption_lines(run.assumptions)
     out.append(f"trusted helpers, not interpreted ({len(run.trusted)}):")
     for n in run.trusted:
