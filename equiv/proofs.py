@@ -121,7 +121,8 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--solver", default=None,
                    help="who decides each query: zone-device: z3 (default), cvc5, bitwuzla, or "
                         "all (every query by all three; a disagreement is UNKNOWN); vmap: "
-                        "bitwuzla (default) or z3")
+                        "bitwuzla (default) or z3; --linux: bitwuzla (default: Bitwuzla "
+                        "first where z3 is slow, then z3) or z3 (z3 alone)")
     p.add_argument("--emit-tests", default=None, metavar="DIR",
                    help="write, for every counterexample, a pytest file replaying it through "
                         "the model into DIR (zone-device: also a KUnit-style C sketch of the "

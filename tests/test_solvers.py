@@ -183,3 +183,29 @@ class TestFirstUnsat:
             assert not o.feasible(z3.UGT(self.x, 7), hard=True)
             assert o.feasible(z3.ULT(self.x, 2)) and not o.feasible(z3.UGT(self.x, 8))
         assert asked == ["bitwuzla", "bitwuzla"]
+
+
+class TestLinuxSolverOption:
+    """--solver with --linux chooses the C path's second solver (solvers.FIRST_SOLVER)."""
+
+    def test_an_unoffered_solver_is_one_line_and_exit_3(self, tmp_path: Path) -> None:
+        code, out, err = run("--linux", str(tmp_path), "--solver", "cvc5", "--orders", "0")
+        assert code == 3 and out == ""
+        assert err.strip().splitlines() == [
+            "equiv: error: --solver 'cvc5' with --linux; valid: bitwuzla (the default: "
+            "Bitwuzla first where z3 is slow, then z3); z3 (z3 alone)"]
+
+    @pytest.mark.parametrize(("given", "first"), [(None, "bitwuzla"), ("bitwuzla", "bitwuzla"),
+                                                   ("z3", None)])
+    def test_the_choice_sets_the_second_solver(self, monkeypatch: pytest.MonkeyPatch,
+                                               given: str | None, first: str | None) -> None:
+        import argparse
+
+        from equiv.engine import solvers
+        from equiv.zone_device.source.cli import second_solver
+        from equiv.zone_device.source.patch_present import lemma_solvers
+
+        monkeypatch.setattr(solvers, "FIRST_SOLVER", "bitwuzla")
+        second_solver(argparse.Namespace(solver=given))
+        assert solvers.FIRST_SOLVER == first
+        assert lemma_solvers().startswith("each conjunct by " + ("bitwuzla" if first else "z3"))

@@ -68,11 +68,31 @@ def _types(spec: str) -> list[MemoryType | None]:
     return [None] if spec == "all" else types
 
 
+#: ``--solver`` with ``--linux``: who decides the queries z3's incremental core is slow on
+#: (the loop lemmas' conjuncts, the vmemmap fold's questions: ``solvers.FIRST_SOLVER``)
+LINUX_SOLVERS = {"bitwuzla": "the default: Bitwuzla first where z3 is slow, then z3",
+                 "z3": "z3 alone"}
+
+
+def second_solver(args: argparse.Namespace) -> None:
+    """Set :data:`equiv.engine.solvers.FIRST_SOLVER` from ``--solver`` for a ``--linux`` run
+    (before its workers fork: they inherit it), or raise the one-line input error that
+    names the valid choices."""
+    from equiv.engine import solvers
+
+    name = getattr(args, "solver", None) or "bitwuzla"
+    if name not in LINUX_SOLVERS:
+        raise InputError(f"--solver {name!r} with --linux; valid: "
+                         + "; ".join(f"{k} ({v})" for k, v in LINUX_SOLVERS.items()))
+    solvers.FIRST_SOLVER = None if name == "z3" else name
+
+
 def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
               err: TextIO | None = None) -> int:
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
     the standard output: the command line's writer), ``err`` shows the progress (on a
     terminal, unless ``--quiet``).  Returns the exit code."""
+    second_solver(args)
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
         return run_patch(args, cfg, emit, err)
     if args.format not in LINUX_FORMATS:
@@ -131,6 +151,8 @@ def _config_and_budget(args: argparse.Namespace) -> list[str]:
         parts += ["--config", args.config]
     if args.timeout_ms != 60_000:
         parts += ["--timeout-ms", str(args.timeout_ms)]
+    if getattr(args, "solver", None) not in (None, "bitwuzla"):
+        parts += ["--solver", args.solver]
     return parts
 
 
