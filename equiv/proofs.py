@@ -247,6 +247,12 @@ def _patched(args: argparse.Namespace) -> None:
 _LIST_READS = frozenset({"list", "subject", "quiet", "no_times"})
 _SELF_TEST_READS = frozenset({"self_test", "subject", "jobs", "cache_dir", "no_cache", "quiet",
                               "no_times", "output", "format", "report"})
+#: the options a --linux run reads (without --live: that mode reads --linux too); it keeps
+#: no cache, so --no-cache asks nothing of it (--kernel-tree gets its own line)
+_LINUX_READS = frozenset({"linux", "patch", "against", "per_patch", "compare", "types", "orders",
+                          "solver", "config", "kconfig", "timeout_ms", "backstop_s", "jobs",
+                          "format", "output", "report", "no_times", "quiet", "verbose",
+                          "subject", "no_cache", "kernel_tree"})
 
 
 def _mode_options(args: argparse.Namespace) -> None:
@@ -256,10 +262,16 @@ def _mode_options(args: argparse.Namespace) -> None:
     if "no_cache" in chosen and "cache_dir" in chosen:
         raise InputError(f"--no-cache and --cache-dir {args.cache_dir} contradict each other: "
                          "give --cache-dir DIR to use a cache there, or --no-cache for none")
+    live = any(getattr(args, o, None) not in (None, False)
+               for o in ("live", "live_from", "live_out", "live_kernel", "live_setup"))
     for on, mode, reads, what in (
             (args.list, "--list", _LIST_READS, "--subject"),
             (args.self_test, "--self-test", _SELF_TEST_READS,
-             "--subject, --jobs, --cache-dir or --no-cache, --output and --quiet")):
+             "--subject, --jobs, --cache-dir or --no-cache, --output and --quiet"),
+            (getattr(args, "linux", None) is not None and not live, "--linux", _LINUX_READS,
+             "--patch, --against, --per-patch, --compare, --types, --orders, --solver, "
+             "--config or --kconfig, --timeout-ms, --backstop-s, --jobs and the report's "
+             "options")):
         extra = sorted(chosen - reads) if on else []
         if extra:
             raise InputError(f"{_flag(extra[0])} does not apply to {mode}, which takes only "

@@ -438,6 +438,21 @@ class TestOptions:
                        "only --subject, --jobs, --cache-dir or --no-cache, --output and "
                        "--quiet\n")
 
+    @pytest.mark.parametrize("argv", [["--mutant", "mutant_short_copy"], ["--revision", "v5"],
+                                      ["--dump-smt", "smt"], ["--rlimit", "1000"],
+                                      ["--obligation", "head"], ["--emit-tests", "t"],
+                                      ["--cache-dir", "c"]])
+    def test_linux_refuses_what_it_does_not_read(self, argv: list[str], tmp_path: Path) -> None:
+        """--linux interprets the trees' C: a model's option (a mutant, a revision, an
+        obligation), the model's budget or dumps, or a cache it does not keep was ignored
+        without a word; refused before the tree is read."""
+        code, out, err = run("--linux", str(tmp_path), *argv)
+        assert (code, out) == (3, "")
+        assert err == (f"equiv: error: {argv[0]} does not apply to --linux, which takes only "
+                       "--patch, --against, --per-patch, --compare, --types, --orders, "
+                       "--solver, --config or --kconfig, --timeout-ms, --backstop-s, --jobs "
+                       "and the report's options\n")
+
     def test_list_refuses_what_it_does_not_read(self) -> None:
         code, out, err = run("--list", "--config", "arm64-4k")
         assert (code, out) == (3, "")
