@@ -159,31 +159,6 @@ class TestFirstUnsat:
             assert prove_lemmas([bad], [], 10_000).why.startswith("loop lemma no-wrap of loop")
             assert prove_lemmas([good], [], 10_000).why == ""
 
-    def test_the_oracles_hard_questions_get_z3s_answers(self, monkeypatch: pytest.MonkeyPatch
-                                                        ) -> None:
-        """The interpreter's oracle asks a hard question (the vmemmap fold's) of Bitwuzla
-        first and takes its SAT or UNSAT; the answers are z3's, with and without it."""
-        import z3
-
-        from equiv.engine import solvers
-        from equiv.zone_device.source.cstate import Oracle
-
-        asked: list[str] = []
-        real = solvers.decide
-
-        def counted(name: str, assertions: list[z3.BoolRef], ms: int) -> str:
-            asked.append(name)
-            return real(name, assertions, ms)
-
-        monkeypatch.setattr(solvers, "decide", counted)
-        for first in ("bitwuzla", None):
-            monkeypatch.setattr(solvers, "FIRST_SOLVER", first)
-            o = Oracle([z3.ULT(self.x, 5)], timeout_ms=10_000)
-            assert o.feasible(z3.ULT(self.x, 3), hard=True)
-            assert not o.feasible(z3.UGT(self.x, 7), hard=True)
-            assert o.feasible(z3.ULT(self.x, 2)) and not o.feasible(z3.UGT(self.x, 8))
-        assert asked == ["bitwuzla", "bitwuzla"]
-
 
 class TestLinuxSolverOption:
     """--solver with --linux chooses the C path's second solver (solvers.FIRST_SOLVER)."""

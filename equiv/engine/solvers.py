@@ -114,9 +114,8 @@ def check_bitwuzla(text: str, timeout_ms: int) -> str:
 
 
 #: the solver the source-derived proofs (``--patch``, ``--linux``) ask a loop lemma's
-#: conjunct and the vmemmap fold's questions of first, before z3 (where z3's incremental
-#: core is slow: 64-bit adder and shift arithmetic; not the roles' ``ite`` decisions nor the
-#: other path conditions, where it is faster), or None: Bitwuzla, on
+#: conjunct of first, before z3 (where z3's incremental core is slow: 64-bit adder and shift
+#: arithmetic; not the roles' ``ite`` decisions, where it is faster), or None: Bitwuzla, on
 #: the query's SMT-LIB text (:func:`decide`: the text ``--dump-smt`` writes), within
 #: :data:`FIRST_MS`.  Its UNSAT answer is the query's proof; any other answer (or a text it
 #: cannot read) sends the query to z3 as before, which gives the model of a difference or
@@ -126,22 +125,16 @@ FIRST_SOLVER: str | None = "bitwuzla"
 FIRST_MS = 2_000
 
 
-def first_answer(assertions: list[z3.BoolRef], timeout_ms: int) -> str:
-    """:data:`FIRST_SOLVER`'s answer on the conjunction of ``assertions`` (within
-    :data:`FIRST_MS` and ``timeout_ms``): ``sat``, ``unsat``, or ``unknown`` also when there
-    is no first solver or it cannot read the query (z3 then decides it alone)."""
-    if FIRST_SOLVER is None:
-        return "unknown"
-    try:
-        return decide(FIRST_SOLVER, assertions, min(FIRST_MS, timeout_ms))
-    except (RuntimeError, ImportError):  # (a text it cannot parse, or not installed: z3 alone)
-        return "unknown"
-
-
 def first_unsat(assertions: list[z3.BoolRef], timeout_ms: int) -> bool:
-    """Does :data:`FIRST_SOLVER` find the conjunction of ``assertions`` unsatisfiable?
-    (:func:`first_answer`; False for any other answer.)"""
-    return first_answer(assertions, timeout_ms) == "unsat"
+    """Does :data:`FIRST_SOLVER` find the conjunction of ``assertions`` unsatisfiable (within
+    :data:`FIRST_MS` and ``timeout_ms``)?  False for any other answer, and when there is no
+    first solver or it cannot read the query (z3 then decides it alone)."""
+    if FIRST_SOLVER is None:
+        return False
+    try:
+        return decide(FIRST_SOLVER, assertions, min(FIRST_MS, timeout_ms)) == "unsat"
+    except (RuntimeError, ImportError):  # (a text it cannot parse, or not installed: z3 alone)
+        return False
 
 
 def decide(name: str, assertions: list[z3.BoolRef], timeout_ms: int) -> str:

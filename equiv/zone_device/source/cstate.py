@@ -28,7 +28,7 @@ from collections.abc import Callable
 import z3
 from attrs import frozen
 
-from equiv.engine import bv, solvers
+from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import EquivError
 from equiv.engine.query import z3_gave_up
@@ -175,10 +175,7 @@ class Oracle:
             return delta
         return None
 
-    def feasible(self, c: Cond, *, hard: bool = False) -> bool:
-        """Can ``c`` hold under the assumptions?  ``hard``: a question z3's incremental
-        core is slow on (the vmemmap fold's: is this pfn aliased on this path?), asked of
-        the second solver first (:meth:`_check`)."""
+    def feasible(self, c: Cond) -> bool:
         if isinstance(c, bool):
             return c
         s = z3.simplify(c)
@@ -187,11 +184,11 @@ class Oracle:
         if z3.is_true(s):
             return True
         if self.cases:
-            return any(self._case(i, z3.simplify(z3.substitute(c, *rn)) if rn else c, hard)
+            return any(self._case(i, z3.simplify(z3.substitute(c, *rn)) if rn else c)
                        for i, (_, rn) in enumerate(self.cases))
-        return self._check(self.solver, c, hard)
+        return self._check(self.solver, c)
 
-    def _case(self, i: int, c: z3.BoolRef, hard: bool = False) -> bool:
+    def _case(self, i: int, c: z3.BoolRef) -> bool:
         """Is ``c`` (renamed as case ``i``) feasible in case ``i``?  A condition the
         renaming folds to False (one of the other case: ``altmap_valid`` put in) is not,
         without a query (measured: about 160 of a cell's 350 feasibility queries were
@@ -203,10 +200,10 @@ class Oracle:
         key = (i, c.get_id())
         got = self._answers.get(key)
         if got is None:
-            got = self._answers[key] = (c, self._check(self.cases[i][0], c, hard))
+            got = self._answers[key] = (c, self._check(self.cases[i][0], c))
         return got[1]
 
-    def _check(self, s: z3.Solver, c: z3.BoolRef, hard: bool = False) -> bool:
+    def _check(self, s: z3.Solver, c: z3.BoolRef) -> bool:
         """Is ``c`` satisfiable with ``s``'s assertions?  ``c`` is asserted in a scope of its
         own (push, add, check, pop), not passed as an assumption.  As far as we can tell, z3's
         incremental core keeps what it made of an assumption (its bit-blasted circuit) for
@@ -217,13 +214,6 @@ class Oracle:
         runs (the loop lemmas and ``specialise``'s decisions, whose conditions share terms,
         were 1.8 and 2.0 times the work in scopes: they keep assumptions)."""
         self.checks += 1
-        if hard:
-            # the second solver's SAT or UNSAT is the answer (both solvers decide QF_AUFBV
-            # exactly); only if it gives none is z3 asked.  Measured on the backport
-            # series (cells 18, 12, 9): the fold's questions z3 3.0 s, Bitwuzla 2.2 s
-            said = solvers.first_answer([*s.assertions(), c], self.timeout_ms)
-            if said in ("sat", "unsat"):
-                return said == "sat"
         t0 = time.perf_counter()
         s.push()
         s.add(c)
@@ -368,7 +358,7 @@ class VmemmapFold:
             out = pfn
         elif cond is True:
             out = folded
-        elif self.oracle is None or not self.oracle.feasible(bv.and_(pc, cond), hard=True):
+        elif self.oracle is None or not self.oracle.feasible(bv.and_(pc, cond)):
             out = pfn if self.oracle is not None else bv.ite(cond, folded, pfn)
         else:
             # aliased on this path or on some: ``ite(aliased, folded, pfn)`` either way, a
