@@ -126,8 +126,8 @@ BUCKETS = (("oracle (path feasibility)", ("_check", "constant_difference")),
            ("loop lemmas", ("prove_lemmas",)))
 
 
-#: the bucket of the second solver's queries (solvers.decide: the loop lemmas' conjuncts and
-#: the vmemmap fold's questions Bitwuzla is asked first; they are not also in a z3 bucket)
+#: the bucket of the second solver's queries (solvers.decide: the loop lemmas' conjuncts
+#: Bitwuzla is asked first; they are not also in a z3 bucket)
 SECOND = "Bitwuzla, asked first"
 
 

@@ -69,7 +69,7 @@ def _types(spec: str) -> list[MemoryType | None]:
 
 
 #: ``--solver`` with ``--linux``: who decides the queries z3's incremental core is slow on
-#: (the loop lemmas' conjuncts, the vmemmap fold's questions: ``solvers.FIRST_SOLVER``)
+#: (the loop lemmas' conjuncts: ``solvers.FIRST_SOLVER``)
 LINUX_SOLVERS = {"bitwuzla": "the default: Bitwuzla first where z3 is slow, then z3",
                  "z3": "z3 alone"}
 

@@ -82,7 +82,6 @@ STATUSES = {
 TAGS = {"interpreted": "run", "outside": "OUTSIDE", "type-read": "read",
         "type-unread": "unread", "file-scope": "scope"}
 
-#: Page roles: what each ``<role>_equal`` obligation observes.
 def lemma_solvers() -> str:
     """Which solvers decided the loop lemmas' conjuncts (:func:`equiv.engine.solvers.first_unsat`)."""
     if solvers.FIRST_SOLVER is None:
@@ -91,6 +90,7 @@ def lemma_solvers() -> str:
             f"{solvers.version('z3')} unless that proved it")
 
 
+#: Page roles: what each ``<role>_equal`` obligation observes.
 ROLE_ABOUT = {
     "head": "the head of every compound of the range",
     "tail1": "tail page 1 of every compound (the folio's page[1] overlay)",
