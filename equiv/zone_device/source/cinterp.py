@@ -1854,7 +1854,7 @@ def join_guards(pcs: list[Cond], oracle: Oracle | None) -> tuple[Cond, list[Cond
     Returns:
         The merged path condition (exact under the assumptions) and one selector per path.
     """
-    lists = [_conjuncts(pc) for pc in pcs]
+    lists = [conjuncts(pc) for pc in pcs]
     shared = {x.get_id() for x in lists[0]}
     for lst in lists[1:]:
         shared &= {x.get_id() for x in lst}
@@ -1890,7 +1890,7 @@ def join_guards(pcs: list[Cond], oracle: Oracle | None) -> tuple[Cond, list[Cond
     return pc, sel
 
 
-def _conjuncts(c: Cond) -> list[z3.BoolRef]:
+def conjuncts(c: Cond) -> list[z3.BoolRef]:
     """The conjuncts of a path condition, nested ``And`` flattened, first occurrence first."""
     if isinstance(c, bool):
         return [] if c else [z3.BoolVal(False)]

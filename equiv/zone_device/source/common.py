@@ -35,7 +35,7 @@ from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import ConcreteRun, FieldDiff, Observed, page_diffs
 from equiv.zone_device.present import page_boxes
-from equiv.zone_device.source.cinterp import Interp, initial_state
+from equiv.zone_device.source.cinterp import Interp, conjuncts, initial_state
 from equiv.zone_device.source.clemmas import (
     FREE_FAILED,
     FREE_PROVED,
@@ -654,7 +654,7 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
     head, tail 1 and tail 2 of that compound), between the parent and its own.  The names of
     the tail index are ``t``'s and those of its renaming."""
     fixed_t = {"head_equal": 0, "tail1_equal": 1, "tail2_equal": 2}.get(name)
-    if outer is not None and not any(outer.eq(k) for k in _conjuncts(cons)):
+    if outer is not None and not _is_conjunct(cons, outer):
         # a decision in the compound's context holds in a case only if the case implies
         # that context's assertions: ``outer`` must be one of ``cons``'s conjuncts
         raise ValueError(f"{name}: the role's outer claim {outer} is not a conjunct of its "
@@ -769,19 +769,19 @@ def _implied_by(cons: z3.BoolRef, implied: z3.BoolRef, c: z3.BitVecRef) -> bool:
     :func:`specialise` needs (a decision there stands in every case)?  ``implied`` is one of
     the conjuncts, or it is ``0 < n`` and a conjunct is ``c < n`` (unsigned: ``n > c >= 0``)
     for the same term ``n``.  A syntactic check, exact for what it accepts."""
-    ks = _conjuncts(cons)
-    if any(implied.eq(k) for k in ks):
+    if _is_conjunct(cons, implied):
         return True
     if not (z3.is_app_of(implied, z3.Z3_OP_ULT) and z3.is_bv_value(implied.arg(0))
             and implied.arg(0).as_long() == 0):
         return False
     n = implied.arg(1)
-    return any(z3.is_app_of(k, z3.Z3_OP_ULT) and k.arg(0).eq(c) and k.arg(1).eq(n) for k in ks)
+    return any(z3.is_app_of(k, z3.Z3_OP_ULT) and k.arg(0).eq(c) and k.arg(1).eq(n)
+               for k in conjuncts(cons))
 
 
-def _conjuncts(t: z3.BoolRef) -> list[z3.BoolRef]:
-    """The conjuncts of ``t``, nested conjunctions flattened."""
-    return [k for c in t.children() for k in _conjuncts(c)] if z3.is_and(t) else [t]
+def _is_conjunct(cons: z3.BoolRef, x: z3.BoolRef) -> bool:
+    """Is ``x`` one of ``cons``'s conjuncts (nested ``And`` flattened)?"""
+    return any(x.eq(k) for k in conjuncts(cons))
 
 
 def _case_words(name: str, ctx: _Shared, parts: list[z3.BoolRef], hyp: list[z3.BoolRef],
