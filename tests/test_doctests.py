@@ -13,6 +13,7 @@ import equiv.engine.options
 import equiv.engine.verdict
 import equiv.report.text
 import equiv.zone_device.counterexample
+import equiv.zone_device.live.boot
 import equiv.zone_device.names
 import equiv.zone_device.source.cint
 import equiv.zone_device.source.cli
@@ -22,6 +23,7 @@ import equiv.zone_device.source.cli
                                     equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
                                     equiv.zone_device.source.cint,
                                     equiv.zone_device.counterexample, equiv.zone_device.names,
+                                    equiv.zone_device.live.boot,
                                     equiv.report.text])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""

@@ -15,6 +15,7 @@ import errno
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -259,6 +260,86 @@ def test_a_guest_that_never_ran_names_the_console(monkeypatch: pytest.MonkeyPatc
     with pytest.raises(InputError, match=r"the guest script never ran; vng.log: .*console tail"):
         boot.boot_and_dump(packages.KernelFiles(tmp_path / "root"), ko,
                            [boot.Namespace("devdax", "4K", "mem")], tmp_path / "o")
+
+
+CRASH = ("[    0.556742] BUG: unable to handle page fault for address: ff175563fffff000\n"
+         "[    0.556742] RIP: 0010:native_write_msr+0x4/0x20\n"
+         "[    0.556742] R13: 0000000000000cc0 R14: 0000000000000018\n"
+         "[    0.556742] Kernel panic - not syncing: Fatal exception in interrupt\n")
+
+
+def _boots(monkeypatch: pytest.MonkeyPatch, outcomes: list[str]) -> list[Any]:
+    """A fake vng whose n-th boot is ``outcomes[n]``: ``crash`` (the console's oops, the
+    script never ran), ``ok`` (the script ran and wrote its marker), ``fail`` (the script
+    ran and failed), ``silent`` (no script, no oops)."""
+    calls: list[Any] = []
+    monkeypatch.setattr(shutil, "which", lambda c, path=None: f"/usr/bin/{c}")
+    monkeypatch.setenv("EQUIV_LIVE_KVM", "0")
+
+    def run(cmd: list[str], log: Path, timeout: float) -> tuple[int | None, float]:
+        what = outcomes[len(calls)]
+        calls.append(cmd)
+        out = Path(cmd[cmd.index("--rwdir") + 1])
+        log.write_text("[    0.000000] Linux version 6.12.117\n" +
+                       (CRASH if what == "crash" else "qemu: console tail\n"))
+        if what in ("ok", "fail"):
+            (out / boot.GUEST_LOG).write_text("equiv-guest: started\n" +
+                                              ("" if what == "ok" else "FAILED: ndctl\n"))
+        if what == "ok":
+            (out / boot.MARKER).write_text("ok\n")
+        return 255, 11.0
+
+    monkeypatch.setattr(boot, "_run", run)
+    return calls
+
+
+def _boot_1g(tmp_path: Path, again: Callable[[str], None] = lambda _s: None,
+             ) -> dict[boot.Namespace, Path]:
+    ko = tmp_path / "equiv_dump.ko"
+    ko.write_bytes(b"")
+    return boot.boot_and_dump(packages.KernelFiles(tmp_path / "root"), ko,
+                              [boot.Namespace("devdax", "1G", "dev")], tmp_path / "o",
+                              again=again)
+
+
+def test_a_guest_kernel_crash_before_the_script_is_booted_once_more(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The crash seen once in CI (the Debian kernel's oops 0.56 s into a TCG boot): booted
+    again, the reason reported with the oops's lines and the first console kept."""
+    calls = _boots(monkeypatch, ["crash", "ok"])
+    said: list[str] = []
+    got = _boot_1g(tmp_path, said.append)
+    assert len(calls) == 2 and list(got) == [boot.Namespace("devdax", "1G", "dev")]
+    assert len(said) == 1
+    assert "crashed 11 s into the boot (TCG), before the guest script ran" in said[0]
+    assert "BUG: unable to handle page fault for address: ff175563fffff000 | RIP: " in said[0]
+    assert "R13" not in said[0] and said[0].endswith(str(tmp_path / "o" / boot.FIRST_VNG_LOG))
+    assert "BUG: unable" in (tmp_path / "o" / boot.FIRST_VNG_LOG).read_text()
+    assert "BUG: unable" not in (tmp_path / "o" / boot.VNG_LOG).read_text()
+
+
+def test_a_second_crash_is_the_error_naming_the_oops(monkeypatch: pytest.MonkeyPatch,
+                                                    tmp_path: Path) -> None:
+    calls = _boots(monkeypatch, ["crash", "crash"])
+    with pytest.raises(InputError) as e:
+        _boot_1g(tmp_path)
+    msg = str(e.value)
+    assert len(calls) == 2 and "\n" not in msg
+    assert ("the guest script never ran; vng.log: BUG: unable to handle page fault for "
+            "address: ff175563fffff000 | RIP: 0010:native_write_msr+0x4/0x20 | Kernel panic - "
+            "not syncing: Fatal exception in interrupt (logs in") in msg
+
+
+@pytest.mark.parametrize("outcome", ["fail", "silent"])
+def test_no_second_boot_without_a_crash_before_the_script(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, outcome: str) -> None:
+    """A guest script that ran and failed (the failure may be this tool's), or a console
+    with no oops: one boot, the error at once."""
+    calls = _boots(monkeypatch, [outcome, "ok"])
+    said: list[str] = []
+    with pytest.raises(InputError):
+        _boot_1g(tmp_path, said.append)
+    assert len(calls) == 1 and said == []
 
 
 def test_a_namespace_twice_is_refused(tmp_path: Path) -> None:

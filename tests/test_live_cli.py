@@ -120,6 +120,29 @@ def test_json_report(tmp_path: Path) -> None:
     assert sarif["runs"][0]["properties"]["config_sha256"] == rec["config_sha256"]
 
 
+def test_a_repeated_boot_is_recorded_and_reported(tmp_path: Path) -> None:
+    """A boot repeated after the guest kernel crashed (boot.boot_and_dump) is written to
+    run.json and shown by every report of the run, also when re-read with --live-from."""
+    dst = tmp_path / "run"
+    shutil.copytree(DATA, dst)
+    rec = json.loads((DATA / RECORD).read_text())
+    why = ("boot 2: the guest kernel crashed 11 s into the boot (TCG), before the guest "
+           "script ran (Kernel panic - not syncing: Fatal exception in interrupt)")
+    live_run._write_record(dst, live_run._kernel_of(rec), rec["accelerator"],
+                           [(e["name"], e["dump"]) for e in rec["namespaces"]], [why])
+    code, out, _ = run("--live-from", str(dst), "--no-times", "--quiet",
+                       "--report", f"json={tmp_path / 'r.json'}",
+                       "--report", f"junit={tmp_path / 'j.xml'}")
+    assert code == 0
+    assert "note: boot 2: the guest kernel crashed 11 s into the boot (TCG), before" in out
+    note = out[out.index("note:"):]
+    assert "Fatal exception in\n    interrupt)" in note and all(len(ln) <= 72 for ln in note.splitlines())
+    assert json.loads((tmp_path / "r.json").read_text())["notes"] == [why]
+    assert f'name="note_1" value="{why}"' in (tmp_path / "j.xml").read_text()
+    _, out, _ = run("--live-from", str(DATA), "--no-times", "--quiet", "--format", "json")
+    assert json.loads(out)["notes"] == []
+
+
 def test_junit_keeps_to_the_strict_schema() -> None:
     """<testsuites> carries only the attributes Jenkins' junit-10.xsd allows, and its time
     is the sum of its suites'."""

@@ -42,12 +42,13 @@ everywhere.  ``EQUIV_LIVE_KVM=0`` or ``=1`` skips the probe.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import signal
 import subprocess
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from attrs import frozen
@@ -65,6 +66,13 @@ MARKER = "done"
 GUEST_SCRIPT = "guest.sh"
 GUEST_LOG = "guest.log"
 VNG_LOG = "vng.log"
+#: the first attempt's console, kept when a boot is repeated (:func:`boot_and_dump`)
+FIRST_VNG_LOG = "vng-1.log"
+#: console lines that say the guest kernel crashed: an oops's first line, its instruction
+#: pointer, the panic (the kernel's own wording: lib/bug.c, arch/x86/mm/fault.c,
+#: kernel/panic.c)
+CRASH_LINE = re.compile(r"(BUG: |Oops: |general protection fault|RIP: |"
+                        r"Kernel panic - not syncing)")
 #: seconds a boot may take before it is killed (TCG boots take 15-60 s on 2 shared cores)
 BOOT_TIMEOUT = 600.0
 #: seconds the KVM probe boot may take
@@ -436,8 +444,43 @@ def _tail(path: Path, n: int = 6) -> str:
     return " | ".join(lines[-n:]) or f"{path.name} is empty"
 
 
+def crash_lines(console: str) -> str:
+    """The guest kernel's crash in its console text: the oops, instruction pointer and panic
+    lines (:data:`CRASH_LINE`, without their time stamps, each once) joined by `` | ``; ""
+    when there is none.
+
+    >>> console = ("[    0.55] BUG: unable to handle page fault for address: ff17\\n"
+    ...            "[    0.55] RIP: 0010:x+0x1/0x2\\n[    0.55] R13: 0000000000000cc0\\n"
+    ...            "[    0.55] Kernel panic - not syncing: Fatal exception\\n")
+    >>> crash_lines(console).split(" | ")  # doctest: +NORMALIZE_WHITESPACE
+    ['BUG: unable to handle page fault for address: ff17', 'RIP: 0010:x+0x1/0x2',
+     'Kernel panic - not syncing: Fatal exception']
+    >>> crash_lines("[    2.23] ledtrig-cpu: registered\\n")
+    ''
+    """
+    seen: list[str] = []
+    for line in console.splitlines():
+        m = CRASH_LINE.search(line)
+        if m and line[m.start():].strip() not in seen:
+            seen.append(line[m.start():].strip())
+    return " | ".join(seen[:4])
+
+
+def _crash(outdir: Path) -> str:
+    """:func:`crash_lines` of the boot's console when the guest script never ran (no
+    guest.log); "" when it ran, or the console is missing or shows no crash (a host tool's
+    failure, a timeout without an oops)."""
+    if (outdir / GUEST_LOG).exists():
+        return ""
+    try:
+        return crash_lines((outdir / VNG_LOG).read_text(errors="replace"))
+    except OSError:
+        return ""
+
+
 def boot_and_dump(files: KernelFiles, ko: Path, namespaces: Sequence[Namespace], outdir: Path,
-                  timeout: float = BOOT_TIMEOUT) -> dict[Namespace, Path]:
+                  timeout: float = BOOT_TIMEOUT,
+                  again: Callable[[str], None] = lambda _s: None) -> dict[Namespace, Path]:
     """Boot ``files``' kernel once, create each of ``namespaces`` in turn and dump its struct
     pages with ``ko``; the dump directory of each namespace (``outdir/<name>``, read it with
     :func:`equiv.zone_device.live.dump.load`).
@@ -445,9 +488,17 @@ def boot_and_dump(files: KernelFiles, ko: Path, namespaces: Sequence[Namespace],
     ``outdir`` is created (emptied of a previous run's marker); it keeps ``guest.sh``,
     ``guest.log`` (the script's output) and ``vng.log`` (the boot's console).
 
+    A guest kernel that crashed before the guest script ran (an oops on the console, no
+    guest.log: nothing of this tool had run in the guest yet) is booted once more, and
+    ``again`` gets a line saying why (the crash's lines, where the first console is kept).
+    This was seen once, in CI under TCG: the pinned Debian kernel's page fault in an
+    interrupt 0.56 s into the boot of the 2 GiB region; the same boot here, six times in a
+    row, did not crash.  A second crash is the error.
+
     InputError: a missing host tool (qemu, ndctl, vng, ...), duplicate namespaces, a boot
     killed after ``timeout`` seconds, or a guest script that did not write its marker (the
-    message ends with the tail of guest.log, or of vng.log when the script never ran).
+    message ends with the tail of guest.log, or when the script never ran the guest kernel's
+    crash lines or else the tail of vng.log).
     """
     if not namespaces:
         raise InputError("boot_and_dump: no namespace requested")
@@ -473,16 +524,24 @@ def boot_and_dump(files: KernelFiles, ko: Path, namespaces: Sequence[Namespace],
             f.truncate(16 * MIB)  # sparse: the namespace is never read
         qemu = nvme_qemu_opts(image)
     cmd = vng_command(files, outdir, memory, append, kvm, script, qemu)
+    accel = "KVM" if kvm else "TCG"
     rc, took = _run(cmd, outdir / VNG_LOG, timeout)
+    crash = _crash(outdir)
+    if crash and not (outdir / MARKER).exists():
+        (outdir / VNG_LOG).replace(outdir / FIRST_VNG_LOG)
+        again(f"the guest kernel crashed {took:.0f} s into the boot ({accel}), before the "
+              f"guest script ran ({crash}); booted once more, the first console kept in "
+              f"{outdir / FIRST_VNG_LOG}")
+        rc, took = _run(cmd, outdir / VNG_LOG, timeout)
+        crash = _crash(outdir)
     if (outdir / MARKER).exists():
         return {ns: outdir / ns.name for ns in namespaces}
-    accel = "KVM" if kvm else "TCG"
     if rc is None:
         why = f"killed after {timeout:.0f} s ({accel})"
     else:
         why = f"vng exited {rc} after {took:.0f} s ({accel}) without the guest's marker"
     log = outdir / GUEST_LOG
     tail = _tail(log) if log.exists() else f"the guest script never ran; vng.log: " \
-        f"{_tail(outdir / VNG_LOG)}"
+        f"{crash or _tail(outdir / VNG_LOG)}"
     raise InputError(f"booting {files.image.name} to dump {', '.join(n.name for n in namespaces)}"
                      f" failed: {why}; {tail} (logs in {outdir})")

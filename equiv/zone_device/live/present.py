@@ -170,6 +170,9 @@ def render_live_text(run: LiveRun, *, times: bool = True) -> str:
         lines += ["", *_pair_lines(run)]
     lines.append("")
     lines += _wrap(summary_line(run), "")
+    for label, r in (("", run), ("patched kernel, ", run.patched)):
+        for n in r.notes if r is not None else ():
+            lines += _wrap(f"note: {label}{n}", "")
     if times:
         lines += _wrap("time: " + ", ".join(f"{n} {s:.1f} s" for n, s in run.timings), "")
     return "\n".join(lines) + "\n"
@@ -330,10 +333,11 @@ def live_json(run: LiveRun, *, times: bool = True) -> dict[str, Any]:
         "prediction": PREDICTION, "second_prediction": CTEXT_PREDICTION,
         "assumed": list(ASSUMED),
         "namespaces": [_ns_json(r, times) for r in run.namespaces],
-        "summary": summary_line(run), "exit_code": run.exit_code}
+        "summary": summary_line(run), "exit_code": run.exit_code, "notes": list(run.notes)}
     if run.patched is not None:
         doc["patched"] = {"kernel": kernel_fields(run.patched.kernel, "live_kernel"),
                           "directory": run.patched.directory,
+                          "notes": list(run.patched.notes),
                           "namespaces": [_ns_json(r, times) for r in run.patched.namespaces]}
         doc["kernel_pairs"] = [_pair_json(p) for p in run.pairs]
     if times:
@@ -398,6 +402,8 @@ def render_live_junit(run: LiveRun, *, times: bool = True) -> str:
                      *((("origin", k.origin), ("build_key", k.build_key)) if k.origin else ()),
                      *((("tool_version", TOOL_VERSION),) if times else ())):
         suite.add_property(key, val)
+    for i, n in enumerate((*run.notes, *(run.patched.notes if run.patched else ())), 1):
+        suite.add_property(f"note_{i}", n)
     cases, failures, errors = _junit_cases(run, "", times)
     if run.patched is not None:
         more, f2, e2 = _junit_cases(run.patched, "patched/", times)

@@ -124,6 +124,8 @@ class LiveRun:
     patched: LiveRun | None = None
     #: each namespace's unpatched and patched dumps compared with each other
     pairs: tuple[PairResult, ...] = ()
+    #: what a reader of the run should know that is not a result: a boot repeated, and why
+    notes: tuple[str, ...] = ()
 
     @property
     def exit_code(self) -> int:
@@ -228,9 +230,10 @@ def _kernel_of(rec: Mapping[str, object]) -> KernelInfo:
 
 
 def _write_record(out: Path, kernel: KernelInfo, accelerator: str,
-                  dirs: Sequence[tuple[str, str]]) -> None:
+                  dirs: Sequence[tuple[str, str]], notes: Sequence[str]) -> None:
     rec = {"record_version": RECORD_VERSION, **kernel_fields(kernel),
-           "accelerator": accelerator, "namespaces": [{"name": n, "dump": d} for n, d in dirs]}
+           "accelerator": accelerator, "namespaces": [{"name": n, "dump": d} for n, d in dirs],
+           "notes": list(notes)}
     (out / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
 
 
@@ -300,6 +303,16 @@ def _kernel_info(kind: str, files: packages.KernelFiles, config: Path, release: 
                       kind, files.origin, files.build_key, tuple(p.name for p in patches))
 
 
+def _noter(notes: list[str], name: str, label: str,
+           progress: Callable[[str], None]) -> Callable[[str], None]:
+    """What a boot's ``again`` line does: a note of the run (``name: why``) and a progress
+    line."""
+    def again(why: str) -> None:
+        notes.append(f"{name}: {why}")
+        progress(f"{name}{label}   again: {why}")
+    return again
+
+
 #: the patched kernel's run directory, inside the unpatched one's
 PATCHED = "patched"
 
@@ -339,6 +352,7 @@ def run_live(names: Sequence[str], out: Path | None = None,
     accel = "KVM" if kvm else "TCG"
     results: list[dict[str, Future[Compared]]] = []
     dirs: list[list[tuple[str, str]]] = []
+    notes: list[list[str]] = []
     releases: list[str] = []
     pair_futures: dict[str, Future[PairResult]] = {}
     # compares beside the next boot (which keeps one core busy under TCG), then on every core
@@ -349,12 +363,14 @@ def run_live(names: Sequence[str], out: Path | None = None,
             shutil.copyfile(files.config, kout / CONFIG)
             res: dict[str, Future[Compared]] = {}
             kd: list[tuple[str, str]] = []
+            kn: list[str] = []
             release = "unknown"
             for i, group in enumerate(boot_groups(namespaces), 1):
                 t0 = time.monotonic()
                 bdir = kout / f"boot-{i}"
                 progress(f"boot {i}{label}   {', '.join(n.name for n in group)} ({accel})")
-                got = boot.boot_and_dump(files, ko, group, bdir)
+                got = boot.boot_and_dump(files, ko, group, bdir,
+                                         again=_noter(kn, f"boot {i}", label, progress))
                 timings.append((f"boot {i}{label}", time.monotonic() - t0))
                 release = _release(bdir / boot.GUEST_LOG)
                 for ns, d in got.items():
@@ -368,24 +384,25 @@ def run_live(names: Sequence[str], out: Path | None = None,
                                                             str(d))
             results.append(res)
             dirs.append(kd)
+            notes.append(kn)
             releases.append(release)
         t0 = time.monotonic()
         done = [{n: f.result() for n, f in res.items()} for res in results]
         pairs = tuple(pair_futures[n.name].result() for n in namespaces if n.name in pair_futures)
         timings.append(("compare (after the last boot)", time.monotonic() - t0))
     runs: list[LiveRun] = []
-    for (_, kout, p), (files, _), kd, dn, release in zip(sides, prepared, dirs, done, releases,
-                                                         strict=True):
+    for (_, kout, p), (files, _), kd, dn, release, kn in zip(sides, prepared, dirs, done,
+                                                             releases, notes, strict=True):
         info = _kernel_info(kernel, files, kout / CONFIG, release, p)
-        _write_record(kout, info, accel, kd)
+        _write_record(kout, info, accel, kd, kn)
         rows = tuple(NamespaceResult(n, str(kout / d), *dn[n]) for n, d in kd)
-        runs.append(LiveRun(info, accel, rows, str(kout), ()))
+        runs.append(LiveRun(info, accel, rows, str(kout), (), notes=tuple(kn)))
     if len(runs) > 1:
         rec = json.loads((out / RECORD).read_text())
         rec["patched"] = {"dir": PATCHED, "record": f"{PATCHED}/{RECORD}"}
         (out / RECORD).write_text(json.dumps(rec, indent=2) + "\n")
     return LiveRun(runs[0].kernel, accel, runs[0].namespaces, str(out), tuple(timings),
-                   runs[1] if len(runs) > 1 else None, pairs)
+                   runs[1] if len(runs) > 1 else None, pairs, runs[0].notes)
 
 
 def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: None,
@@ -404,6 +421,7 @@ def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: 
         kernel = _kernel_of(rec)
         entries = [(str(e["name"]), str(e["dump"])) for e in rec["namespaces"]]
         accel = str(rec["accelerator"])
+        recorded_notes = tuple(str(n) for n in rec.get("notes", []))
         patched_dir = str(rec["patched"]["dir"]) if "patched" in rec else None
     except FileNotFoundError:
         raise InputError(f"--live-from {directory}: no {RECORD} (a run directory of --live "
@@ -435,7 +453,7 @@ def load_recorded(directory: Path, progress: Callable[[str], None] = lambda _s: 
             pairs.append(_pair(r.name, r.dump, theirs[r.name]) if r.name in theirs else
                          PairResult(r.name, None, "not dumped by the patched kernel"))
     return LiveRun(kernel, f"recorded ({accel})", tuple(rows), str(directory),
-                   (("compare", time.monotonic() - t0),), patched, tuple(pairs))
+                   (("compare", time.monotonic() - t0),), patched, tuple(pairs), recorded_notes)
 
 
 __all__ = ["ALL_TYPES_NAMESPACES", "CONFIG", "DEFAULT_NAMESPACES", "KERNELS", "PATCHED",
