@@ -135,6 +135,48 @@ def test_series_proved(linux612: Path, tmp_path: Path, order: int) -> None:  # n
     assert cell.lemmas > 0 and any("memmap_init_zone_device" in s for s in cell.summarised)
 
 
+@pytest.mark.slow
+def test_a_series_pairs_share_their_decisions_and_still_refute(
+        linux612: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:  # noqa: F811
+    """check_series_cell shares the roles' query contexts between its pairs (Reuse): the
+    pair (series, series + bug 04) makes fewer contexts than the same pair proved alone,
+    and is REFUTED in the same roles either way (a decision carried over from the pair
+    before it hides no difference).  Order 2, all types at once."""
+    from equiv.zone_device.source import common
+
+    cfg = CFG
+    made = [0]
+    init = common._Shared.__init__
+
+    def counted(self: Any, *a: Any, **kw: Any) -> None:
+        made[0] += 1
+        init(self, *a, **kw)
+
+    monkeypatch.setattr(common._Shared, "__init__", counted)
+    sides = [side(n, load_tree(r), cfg) for n, r in (
+        ("base", linux612), ("patch-1", _tree(linux612, tmp_path / "s")),
+        ("patch-2", _tree(linux612, tmp_path / "b", "bugs/04-missing-set-page-count.patch")))]
+    per_step: list[int] = []
+    cell = patchproof.check_patch_cell
+
+    def step(*a: Any, **kw: Any) -> Any:
+        before = made[0]
+        out = cell(*a, **kw)
+        per_step.append(made[0] - before)
+        return out
+
+    monkeypatch.setattr(patchproof, "check_patch_cell", step)
+    steps, series = patchproof.check_series_cell(sides, cfg, None, 2)
+    assert [Verdict.PROVED, Verdict.REFUTED] == [c.verdict for c in steps]
+    assert series.verdict is Verdict.REFUTED and series.by_steps == 0
+    before = made[0]
+    alone = cell(sides[1], sides[2], cfg, None, 2)
+    assert per_step[1] < made[0] - before, (per_step, made[0] - before)
+    refuted = {r.name for r in alone.roles if r.verdict is Verdict.REFUTED}
+    assert refuted and refuted == {r.name for r in steps[1].roles
+                                   if r.verdict is Verdict.REFUTED}
+
+
 def _bug_cases() -> list[object]:
     out = []
     for bug in EXPECT["bug"]:

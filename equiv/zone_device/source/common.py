@@ -899,6 +899,11 @@ class RoleProof:
     steer: bool = False
     #: a replayed difference gets its irrelevant inputs marked (:func:`irrelevant_inputs`)
     explain: bool = False
+    #: the query contexts the roles share (:func:`check_role`), given to share them with
+    #: other proofs of the same cell's assumptions (the pairs of a series: a context's
+    #: decisions are facts of its assertions, whichever trees they were asked for); None:
+    #: the cell's own
+    contexts: Contexts | None = None
 
 
 def _steered(p: RoleProof, o: RoleClaim, found: RenamedModel) -> RenamedModel:
@@ -999,7 +1004,8 @@ def prove_roles(p: RoleProof, roles: list[RoleResult], started: float) -> str:
         return why
     # the tail index's width in the queries: the order (the highest of a class)
     bits = sc.orders[-1]
-    contexts: Contexts = {}  # the roles' query contexts, shared where they are one
+    # the roles' query contexts, shared where they are one
+    contexts: Contexts = {} if p.contexts is None else p.contexts
     for o in obs:
         t0 = time.perf_counter()
         out: Verdict | str | RenamedModel = Verdict.PROVED

@@ -70,6 +70,7 @@ from equiv.zone_device.source.assumed import Located, bounded_search, locate
 from equiv.zone_device.source.cinterp import MAX_TRIPS, Interp
 from equiv.zone_device.source.common import (
     CellRun,
+    Contexts,
     ModelValues,
     RenamedModel,
     RoleClaim,
@@ -153,15 +154,21 @@ class Reuse:
     """What the pairs of trees of one (type, order) cell of a series share
     (:func:`check_series_cell`): each tree's interpretation, by the tree (its
     :class:`~equiv.zone_device.source.common.Side`), the scenario, the assumptions' terms
-    and how the loops ran; and the loop lemmas proved (by identity: the interpretations
-    here hold them).  Sound because a tree's interpretation depends on nothing else (every
-    tree of a series has its own label, so the uninitialised bytes of its struct locals are
-    its own symbols), and a loop lemma is a claim about one tree's loop under the cell's
-    assumptions, whichever tree it is compared with."""
+    and how the loops ran; the loop lemmas proved (by identity: the interpretations here
+    hold them); and the roles' query contexts with what ``specialise`` decided in them
+    (:data:`~equiv.zone_device.source.common.Contexts`), so that a tree's ``ite``
+    conditions decided in its pair with the tree before it are not asked again in its pair
+    with the tree after it.  Sound because a tree's interpretation depends on nothing else
+    (every tree of a series has its own label, so the uninitialised bytes of its struct
+    locals are its own symbols), a loop lemma is a claim about one tree's loop under the
+    cell's assumptions, whichever tree it is compared with, and a decision is a fact of its
+    context's assertions (a context is found by the ids of the assertions it holds, a
+    decision by the id of the condition it holds)."""
 
     def __init__(self) -> None:
         self.trees: dict[tuple[object, ...], tuple[Interp, State]] = {}
         self.proved: set[int] = set()
+        self.contexts: Contexts = {}
 
 
 def check_patch_cell(base: Side, patched: Side, cfg: Config, ptype: MemoryType | None,
@@ -341,7 +348,7 @@ def _prove(base: Side, patched: Side, sc: Scenario, inp: Inputs, early: z3.FuncD
         lemmas=lemmas,
         refute=lambda n, m, dt: _refute(base, patched, sc, n, m, inp, early, pages, pbarr,
                                         {"c": c, "t": t, "b": b}, dt, summarise=summarise),
-        steer=True, explain=True),
+        steer=True, explain=True, contexts=reuse.contexts if reuse is not None else None),
         roles, t_cell)
     if reuse is not None and not why:
         reuse.proved.update(id(lm) for lm in asked)
