@@ -492,8 +492,8 @@ def boot_and_dump(files: KernelFiles, ko: Path, namespaces: Sequence[Namespace],
     guest.log: nothing of this tool had run in the guest yet) is booted once more, and
     ``again`` gets a line saying why (the crash's lines, where the first console is kept).
     This was seen once, in CI under TCG: the pinned Debian kernel's page fault in an
-    interrupt 0.56 s into the boot of the 2 GiB region; the same boot here, six times in a
-    row, did not crash.  A second crash is the error.
+    interrupt 0.56 s into the boot of the 2 GiB region; the same boot here, 18 times (12 of
+    them with both cores busy), did not crash.  A second crash is the error.
 
     InputError: a missing host tool (qemu, ndctl, vng, ...), duplicate namespaces, a boot
     killed after ``timeout`` seconds, or a guest script that did not write its marker (the
