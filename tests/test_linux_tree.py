@@ -510,28 +510,31 @@ class TestSpecialiseParent:
                             frozenset(), [(guard, frozenset({"k"}))])  # type: ignore[list-item]
         assert z3.is_false(out)
 
-    def test_what_is_taken_as_a_conjunct_is_implied_by_every_case(self) -> None:
-        """The code's check of RoleClaim.outer (``_is_conjunct``), asked of z3: every claim
-        it accepts for the tail role's constraint (c < n, 3 <= t < 2^order) follows from each
-        of check_role's cases of it (the constraint with c fixed, or c >= SPLIT), so a
-        decision in the compound's context holds in each; the claims it refuses include
-        ones that do not follow."""
-        from equiv.zone_device.source.common import _is_conjunct
+    @pytest.mark.parametrize("check", ["outer", "implied"])
+    def test_what_the_context_checks_accept_follows_in_every_case(self, check: str) -> None:
+        """The code's checks of RoleClaim.outer (``_is_conjunct``) and RoleClaim.implied
+        (``_implied_by``), asked of z3: every claim they accept for the tail role's
+        constraint (c < n, 3 <= t < 2^order) follows from each of check_role's cases of it
+        (the constraint with c fixed to 0..SPLIT-1, or c >= SPLIT), so a decision in the
+        compound's or the parent context holds in each; the claims refused include ones
+        that do not follow."""
+        from equiv.zone_device.source.common import _implied_by, _is_conjunct
 
         c, n, t, m = z3.BitVecs("c n t m", 64)
         cons = z3.And(z3.And(z3.ULT(c, n), z3.UGE(t, 3)), z3.ULT(t, 512))
-        claims = [z3.ULT(c, n), z3.UGE(t, 3), z3.ULT(t, 512), z3.ULT(c, m), z3.ULT(c, 5),
-                  z3.ULE(c, n), z3.ULT(n, c)]
-        accepted = [x for x in claims if _is_conjunct(cons, x)]
-        assert len(accepted) == 3
+        claims = [z3.ULT(c, n), z3.UGE(t, 3), z3.ULT(t, 512), z3.ULT(0, n), z3.ULT(c, m),
+                  z3.ULT(c, 5), z3.ULE(c, n), z3.ULT(n, c), z3.ULT(0, m), z3.ULT(1, n),
+                  z3.ULT(0, t), z3.ULT(2, n)]
+        accepted = [x for x in claims if (_is_conjunct(cons, x) if check == "outer"
+                                          else _implied_by(cons, x, c))]
+        assert len(accepted) == (3 if check == "outer" else 4)
         for x in accepted:
             for cc in [*(c == i for i in range(SPLIT_COMPOUNDS)), z3.UGE(c, SPLIT_COMPOUNDS)]:
                 s = z3.Solver()
                 s.add(z3.And(cons, cc), z3.Not(x))
                 assert s.check() == z3.unsat, x
-        refused_but_false = [x for x in claims if x not in accepted and
-                             z3.Solver().check(cons, z3.Not(x)) == z3.sat]
-        assert refused_but_false, "the seeded claims include ones that do not follow"
+        assert [x for x in claims if x not in accepted and
+                z3.Solver().check(cons, z3.Not(x)) == z3.sat], "seeded claims that do not follow"
 
     def test_an_outer_claim_the_cases_do_not_imply_is_refused(self) -> None:
         """Seeded bug for the compound's context: an ``outer`` claim that is not a conjunct
@@ -560,25 +563,6 @@ class TestSpecialiseParent:
                        9, 1_000, implied=z3.ULT(0, m))
         assert _implied_by(cons, z3.ULT(0, n), c) and _implied_by(cons, z3.UGE(t, 3), c)
         assert not _implied_by(cons, z3.ULT(1, n), c) and not _implied_by(cons, z3.ULT(0, n), t)
-
-    def test_what_is_taken_as_implied_is_implied_by_every_case(self) -> None:
-        """The code's check of RoleClaim.implied (``_implied_by``), asked of z3: every claim
-        it accepts for the constraint c < n, 3 <= t < 2^order follows from each of
-        check_role's cases (c fixed to 0..SPLIT-1, or c >= SPLIT), so a parent decision
-        holds in each."""
-        from equiv.zone_device.source.common import _implied_by
-
-        c, n, t, m = z3.BitVecs("c n t m", 64)
-        cons = z3.And(z3.And(z3.ULT(c, n), z3.UGE(t, 3)), z3.ULT(t, 512))
-        claims = [z3.ULT(0, n), z3.ULT(c, n), z3.UGE(t, 3), z3.ULT(0, m), z3.ULT(1, n),
-                  z3.ULT(0, t), z3.ULT(2, n)]
-        accepted = [x for x in claims if _implied_by(cons, x, c)]
-        assert len(accepted) == 3
-        for x in accepted:
-            for cc in [*(c == i for i in range(SPLIT_COMPOUNDS)), z3.UGE(c, SPLIT_COMPOUNDS)]:
-                s = z3.Solver()
-                s.add(z3.And(cons, cc), z3.Not(x))
-                assert s.check() == z3.unsat, x
 
 
 class TestAliased:
