@@ -262,6 +262,8 @@ def test_a_guest_that_never_ran_names_the_console(monkeypatch: pytest.MonkeyPatc
                            [boot.Namespace("devdax", "4K", "mem")], tmp_path / "o")
 
 
+#: a console's oops as the kernel prints one; CI's message kept only the registers (CR2
+#: ff175563fffff000) and the panic line, so the BUG and RIP lines here are made up
 CRASH = ("[    0.556742] BUG: unable to handle page fault for address: ff175563fffff000\n"
          "[    0.556742] RIP: 0010:native_write_msr+0x4/0x20\n"
          "[    0.556742] R13: 0000000000000cc0 R14: 0000000000000018\n"
