@@ -132,7 +132,8 @@ def _boot(k: Kernel, ko: Path, groups: list[list[boot.Namespace]], out: Path,
             print(f"  {k.label}: reused {d}")
         else:
             t0 = time.monotonic()
-            got = boot.boot_and_dump(k.files, ko, g, d)
+            got = boot.boot_and_dump(k.files, ko, g, d,
+                                     again=lambda why: print(f"  {k.label}: again: {why}"))
             took = time.monotonic() - t0
             k.boot_seconds += took
             stamp.write_text(image_id)

@@ -6,8 +6,10 @@ import io
 from pathlib import Path
 
 import pytest
+import z3
 
 from equiv.engine import query as check
+from equiv.engine import solvers
 from equiv.engine.verdict import Verdict
 from equiv.memmap import MemoryType
 from equiv.proofs import main
@@ -102,38 +104,22 @@ def test_three_solvers_agree_on_every_mutant(name: str) -> None:
 class TestFirstUnsat:
     """solvers.first_unsat: the second solver the C path's loop lemmas ask first."""
 
-    x = __import__("z3").BitVec("x", 64)
+    x = z3.BitVec("x", 64)
 
     def test_an_unsatisfiable_query_is_proved(self) -> None:
-        import z3
-
-        from equiv.engine.solvers import first_unsat
-
-        assert first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 6))], 10_000)
+        assert solvers.first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 6))], 10_000)
 
     def test_a_satisfiable_query_is_not(self) -> None:
         """Seeded bug: x < 5 does not imply x < 4; Bitwuzla's SAT is no proof (z3 then
         gives the model)."""
-        import z3
-
-        from equiv.engine.solvers import first_unsat
-
-        assert not first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 4))], 10_000)
+        assert not solvers.first_unsat([z3.ULT(self.x, 5), z3.Not(z3.ULT(self.x, 4))], 10_000)
 
     def test_no_first_solver_asks_nothing(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import z3
-
-        from equiv.engine import solvers
-
         monkeypatch.setattr(solvers, "FIRST_SOLVER", None)
         monkeypatch.setattr(solvers, "decide", lambda *a: pytest.fail("asked"))
         assert not solvers.first_unsat([z3.BoolVal(False)], 10_000)
 
     def test_a_query_it_cannot_read_goes_to_z3(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        import z3
-
-        from equiv.engine import solvers
-
         def unreadable(*_a: object) -> str:
             raise RuntimeError("parse error")
 
@@ -144,9 +130,6 @@ class TestFirstUnsat:
                                                        ) -> None:
         """A loop lemma whose conjunct does not hold: not proved with Bitwuzla asked first
         (z3 then names it), nor with z3 alone; one that holds is proved either way."""
-        import z3
-
-        from equiv.engine import solvers
         from equiv.loops import Lemma
         from equiv.zone_device.source.clemmas import ALONE_FAILED, prove_lemmas
 
@@ -176,7 +159,6 @@ class TestLinuxSolverOption:
                                                given: str | None, first: str | None) -> None:
         import argparse
 
-        from equiv.engine import solvers
         from equiv.zone_device.source.cli import second_solver
         from equiv.zone_device.source.patch_present import lemma_solvers
 

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None, out: TextIO = sys.stdout,
                 print(f"booting also needs: {host.install_command(gone)}", file=out)
             return 0
         dirs = boot.boot_and_dump(files, ko, namespaces,
-                                  args.out or packages.cache_dir() / "dumps")
+                                  args.out or packages.cache_dir() / "dumps",
+                                  again=lambda why: print(f"again   {why}", file=out))
         t3 = time.monotonic()
         print(f"boot    {len(namespaces)} namespace(s)  ({t3 - t2:.1f} s)", file=out)
         for ns, d in dirs.items():

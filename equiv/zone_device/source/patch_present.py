@@ -82,6 +82,7 @@ STATUSES = {
 TAGS = {"interpreted": "run", "outside": "OUTSIDE", "type-read": "read",
         "type-unread": "unread", "file-scope": "scope"}
 
+
 def lemma_solvers() -> str:
     """Which solvers decided the loop lemmas' conjuncts (:func:`equiv.engine.solvers.first_unsat`)."""
     if solvers.FIRST_SOLVER is None:
