@@ -5,10 +5,12 @@ files the caller names are read (:meth:`KernelTree.load` takes the list; the zon
 subject's is :data:`equiv.zone_device.source.files.FILES`); each is parsed with tree-sitter's C grammar,
 which tolerates the kernel's macros (``__meminit``, ``__ref``, ``static_assert`` at file
 scope, ...) without a preprocessor run.  Preprocessor conditionals (``#ifdef``, ``#if``,
-``#else``, ``#elif``) are kept in the syntax tree and resolved here against a
-:class:`MacroEnv` the caller builds from its configuration (the zone-device one:
-:func:`equiv.zone_device.source.files.macro_env`), so "the definition of ``page_cpupid_reset_last`` for
-this config" is one of several in mm.h, picked by its ``#if`` chain.
+``#else``, ``#elif``) are kept in the syntax tree and resolved here by a
+:class:`Preprocessor` the caller gives: on the C path the compiler's own decisions
+(:class:`equiv.linux.skipped.ClangBranches`, the lines clang skipped for the configuration),
+so "the definition of ``page_cpupid_reset_last`` for this config" is one of several in
+mm.h, picked as clang picked it.  :class:`MacroEnv` (a hand list of macros) remains for
+readers of the hand models' own tables.
 
 What is indexed: function definitions, function-like and object-like ``#define``\\ s,
 ``struct``/``union`` definitions and ``enum`` definitions, each with its file, line and the
@@ -64,6 +66,23 @@ class Parent(Protocol):
     def children(self) -> list[Node]: ...
 
 
+class Preprocessor(Protocol):
+    """Who decides which branch of a preprocessor conditional is compiled.
+
+    :meth:`taken` answers for one branch node (``preproc_if``, ``preproc_ifdef``,
+    ``preproc_elif``, ``preproc_elifdef`` or ``preproc_else``) of the text ``src``, given
+    that every earlier branch of its chain was not taken.  The C path's one is clang's
+    (:class:`equiv.linux.cfront.ClangBranches`: the lines the compiler's preprocessor
+    skipped); :class:`MacroEnv` is a hand list of macros, for readers of the hand models'
+    own tables only.  ``assumed_undefined`` names what was guessed rather than decided
+    (always empty for clang's)."""
+
+    @property
+    def assumed_undefined(self) -> set[str]: ...
+
+    def taken(self, src: bytes, branch: Node) -> bool: ...
+
+
 @define
 class MacroEnv:
     """Which preprocessor macros are defined, and their values, for one configuration.
@@ -95,6 +114,17 @@ class MacroEnv:
     def value(self, name: str) -> int:
         """The value of ``name`` (0 when undefined, as cpp does)."""
         return self.values.get(name, 0) if self.defined(name) else 0
+
+    def taken(self, src: bytes, branch: Node) -> bool:
+        """Is ``branch`` taken (:class:`Preprocessor`), by evaluating its condition here."""
+        t = branch.type
+        if t in ("preproc_ifdef", "preproc_elifdef"):
+            name = text(src, child(branch, "name"))
+            neg = branch.children[0].type in ("#ifndef", "#elifndef")
+            return self.defined(name) != neg
+        if t in ("preproc_if", "preproc_elif"):
+            return bool(eval_condition(src, child(branch, "condition"), self))
+        return True  # preproc_else
 
 
 # ---- preprocessor conditions ------------------------------------------------------------
@@ -137,7 +167,7 @@ def eval_condition(src: bytes, node: Node, env: MacroEnv) -> int:
                      "valid: defined(X), IS_ENABLED(X), !, &&, ||, comparisons of macros")
 
 
-def active_children(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Node]:
+def active_children(src: bytes, node: Parent, env: Preprocessor) -> Iterator[Node]:
     """The children of ``node`` with every preprocessor conditional replaced by the
     children of its branch taken under ``env`` (recursively)."""
     for c in node.children:
@@ -156,23 +186,12 @@ class Body:
         self.children = children
 
 
-def taken_branch(src: bytes, node: Node, env: MacroEnv) -> Body | None:
+def taken_branch(src: bytes, node: Node, env: Preprocessor) -> Body | None:
     """The children of the branch of ``#if/#ifdef ... #elif ... #else ... #endif`` taken."""
     cur: Node | None = node
     while cur is not None:
-        if cur.type == "preproc_ifdef":
-            name = text(src, child(cur, "name"))
-            neg = cur.children[0].type == "#ifndef"
-            take = env.defined(name) != neg
-        elif cur.type in ("preproc_if", "preproc_elif"):
-            take = bool(eval_condition(src, child(cur, "condition"), env))
-        elif cur.type == "preproc_elifdef":
-            name = text(src, child(cur, "name"))
-            take = env.defined(name) != (cur.children[0].type == "#elifndef")
-        else:  # preproc_else
-            take = True
         alt = cur.child_by_field_name("alternative")
-        if take:
+        if env.taken(src, cur):
             skip = {"name", "condition", "alternative"}
             kids = [c for i, c in enumerate(cur.children)
                     if cur.field_name_for_child(i) not in skip and c.type not in
@@ -203,25 +222,14 @@ class Definition:
     def where(self) -> str:
         return f"{self.file}:{self.line}"
 
-    def active(self, env: MacroEnv) -> bool:
+    def active(self, env: Preprocessor) -> bool:
         """Is this definition compiled under ``env``?"""
         for cond, idx in self.conds:
             branch: Node | None = cond
             k = 0
             chosen = None
             while branch is not None:
-                t = branch.type
-                if t == "preproc_ifdef":
-                    name = text(self.src, child(branch, "name"))
-                    take = env.defined(name) != (branch.children[0].type == "#ifndef")
-                elif t in ("preproc_if", "preproc_elif"):
-                    take = bool(eval_condition(self.src, child(branch, "condition"), env))
-                elif t == "preproc_elifdef":
-                    name = text(self.src, child(branch, "name"))
-                    take = env.defined(name) != (branch.children[0].type == "#elifndef")
-                else:
-                    take = True
-                if take:
+                if env.taken(self.src, branch):
                     chosen = k
                     break
                 branch = branch.child_by_field_name("alternative")
@@ -314,7 +322,7 @@ class KernelTree:
         return cls(root=path, version=makefile_version(path) or "unknown", sources=sources, defs=defs,
                    missing_files=tuple(missing))
 
-    def find(self, name: str, env: MacroEnv, kind: str | None = None) -> Definition | None:
+    def find(self, name: str, env: Preprocessor, kind: str | None = None) -> Definition | None:
         """The definition of ``name`` compiled under ``env`` (the first, in file order), or None."""
         for d in self.defs.get(name, ()):
             if (kind is None or d.kind == kind) and d.active(env):
@@ -415,7 +423,7 @@ def _type_definition(file: str, src: bytes, spec: Node,
     return Definition(kind, text(src, name), file, spec.start_point[0] + 1, spec, src, conds)
 
 
-def enum_values(tree: KernelTree, name: str, env: MacroEnv) -> dict[str, int]:
+def enum_values(tree: KernelTree, name: str, env: Preprocessor) -> dict[str, int]:
     """The enumerators of ``enum name`` under ``env``, with their values (C rules: each is
     the previous plus one unless given; values may name earlier enumerators)."""
     d = tree.find(name, env, "enum")
@@ -444,5 +452,6 @@ def _enum_expr(expr: str, known: dict[str, int]) -> int:
     return -1  # not needed by the model; marked as unknown
 
 
-__all__ = ["MAKEFILE", "Body", "Definition", "KernelTree", "MacroEnv", "Parent", "active_children", "child",
-           "definition_lines", "enum_values", "eval_condition", "parser", "taken_branch", "text"]
+__all__ = ["MAKEFILE", "Body", "Definition", "KernelTree", "MacroEnv", "Parent", "Preprocessor",
+           "active_children", "child", "definition_lines", "enum_values", "eval_condition",
+           "parser", "taken_branch", "text"]

@@ -39,7 +39,7 @@ from typing import Protocol
 from attrs import evolve
 
 from equiv.engine.bv import Cond, Val
-from equiv.linux.ktree import KernelTree, MacroEnv, Node, child, parser, text
+from equiv.linux.ktree import KernelTree, Node, Preprocessor, child, parser, text
 from equiv.page_model import PageState
 from equiv.zone_device.source.cstate import (
     Frame,
@@ -155,7 +155,7 @@ class Host(Protocol):
 
     #: the tree's text and the configuration's macros
     tree: KernelTree
-    menv: MacroEnv
+    menv: Preprocessor
     #: the helpers run from the text, with their file:line
     interpreted: dict[str, str]
 

@@ -82,11 +82,10 @@ from equiv.engine.errors import InputError
 from equiv.linux.ktree import (
     Definition,
     KernelTree,
-    MacroEnv,
     Node,
+    Preprocessor,
     active_children,
     child,
-    enum_values,
     parser,
     text,
 )
@@ -222,7 +221,7 @@ TRUSTED: dict[str, Trusted] = dict((
 class Interp:
     """Runs functions of one kernel tree for one scenario and one set of inputs."""
 
-    def __init__(self, tree: KernelTree, env: MacroEnv, typed: TypedTree,
+    def __init__(self, tree: KernelTree, env: Preprocessor, typed: TypedTree,
                  sc: Scenario, inp: Inputs, oracle: Oracle | None,
                  interpret: frozenset[str] | None = None, *, summarise: bool = False,
                  label: str = "c",
@@ -239,9 +238,10 @@ class Interp:
         self.psize = structs["page"].size
         self.interpreted: dict[str, str] = {}  # function -> file:line
         self.trusted_used: set[str] = set()
+        #: the enumerators the stand-ins read (memory types, page flags): clang's values
         self.enums: dict[str, int] = {}
         for e in ("memory_type", "pageflags"):
-            self.enums.update(enum_values(tree, e, env))
+            self.enums.update(typed.enumerators(e))
         self.depth = 0
         self.canon = KeyCanon(oracle)
         #: restrict which tree functions are interpreted (others must be trusted)

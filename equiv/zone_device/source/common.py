@@ -28,7 +28,7 @@ from equiv.engine.picture import Box
 from equiv.engine.query import z3_gave_up
 from equiv.engine.splitsum import split_sums
 from equiv.engine.verdict import Verdict, worst
-from equiv.linux.ktree import KernelTree, MacroEnv
+from equiv.linux.ktree import KernelTree, Preprocessor
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Assumption, Inputs, Scenario
 from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
@@ -56,7 +56,6 @@ from equiv.zone_device.source.cstate import (
 from equiv.zone_device.source.csummary import PEEL, CLemma, LemmaCex, has_select
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.decide import Decided, Memo, specialise, substitute_all
-from equiv.zone_device.source.files import macro_env
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
@@ -385,7 +384,8 @@ class Side:
     #: "live" (``--live``)
     label: str
     tree: KernelTree
-    env: MacroEnv
+    #: the preprocessor's decisions: clang's (:meth:`TypedTree.branches`)
+    env: Preprocessor
     structs: dict[str, SrcStruct]
     #: clang's types of the tree (:mod:`equiv.zone_device.source.ctyped`)
     typed: TypedTree
@@ -399,9 +399,8 @@ def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) ->
     Raises:
         InputError: no headers for ``cfg``, or clang cannot type the tree.
     """
-    env = macro_env(cfg)
     typed = typed_for(tree, cfg, full)
-    return Side(label, tree, env, source_structs(typed), typed)
+    return Side(label, tree, typed.branches(tree), source_structs(typed), typed)
 
 
 def side_layout(sd: Side, cfg: Config) -> Layout:

@@ -51,6 +51,7 @@ from equiv.linux.cfront import (
     Variable,
 )
 from equiv.linux.ktree import KernelTree
+from equiv.linux.skipped import ClangBranches, Skipped, skipped
 
 #: the file the interpreter runs, relative to the tree
 FILE = "mm/mm_init.c"
@@ -119,6 +120,7 @@ class TypedTree:
         self._types: dict[str, TypeInfo | None] = {}
         self._names: dict[str, cindex.Cursor] | None = None
         self._constants: dict[str, Constant] | None = None
+        self._skipped: Skipped | None = None
 
     @classmethod
     def parse(cls, root: Path, sources: Mapping[str, bytes], headers: Headers,
@@ -265,6 +267,34 @@ class TypedTree:
             self._constants = {**cfront.enum_constants(self.unit),
                                **cfront.macro_constants(self.unit)}
         return self._constants.get(name)
+
+    def enumerators(self, name: str) -> dict[str, int]:
+        """The enumerators of ``enum name`` with clang's values (the definition clang
+        compiled, under this configuration).
+
+        Raises:
+            InputError: the unit defines no such enum.
+        """
+        decls = [d for d in self.unit.top(_K.ENUM_DECL).get(name, ()) if d.is_definition()]
+        if not decls:
+            raise InputError(f"enum {name}: not defined in {self.unit.file} as clang "
+                             "compiled it")
+        return {str(c.spelling): int(c.enum_value) for c in decls[0].get_children()
+                if c.kind == _K.ENUM_CONSTANT_DECL}
+
+    # -- the preprocessor -------------------------------------------------------------------
+
+    def skipped(self) -> Skipped:
+        """The lines clang's preprocessor skipped in this unit, file by file
+        (:func:`equiv.linux.skipped.skipped`)."""
+        if self._skipped is None:
+            self._skipped = skipped(self.unit)
+        return self._skipped
+
+    def branches(self, tree: KernelTree) -> ClangBranches:
+        """The :class:`~equiv.linux.ktree.Preprocessor` the interpreter reads ``tree``'s
+        texts under: every ``#if`` branch decided as clang decided it in this unit."""
+        return ClangBranches.of(self.skipped(), tree.sources.items())
 
     # -- definitions ------------------------------------------------------------------------
 

@@ -18,7 +18,16 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
-from equiv.linux.ktree import KernelTree, MacroEnv, Node, Parent, active_children, child, enum_values, text
+from equiv.linux.ktree import (
+    KernelTree,
+    Node,
+    Parent,
+    Preprocessor,
+    active_children,
+    child,
+    enum_values,
+    text,
+)
 from equiv.page_model import Layout
 from equiv.zone_device.source.drift_tables import TABLES
 from equiv.zone_device.source.src_layout import SrcStruct, compare_with_model
@@ -39,12 +48,12 @@ def _norm(s: str) -> str:
     return " ".join(s.split())
 
 
-def effects(src: bytes, body: Node, env: MacroEnv) -> list[Effect]:
+def effects(src: bytes, body: Node, env: Preprocessor) -> list[Effect]:
     """The effects of a function body (a compound statement), in order."""
     return list(_effects(src, body, env))
 
 
-def _effects(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Effect]:
+def _effects(src: bytes, node: Parent, env: Preprocessor) -> Iterator[Effect]:
     for c in active_children(src, node, env):
         t = c.type
         line = c.start_point[0] + 1
@@ -87,7 +96,7 @@ def _effects(src: bytes, node: Parent, env: MacroEnv) -> Iterator[Effect]:
             yield Effect(f"<{t}> {_norm(text(src, c))[:60]}", line)
 
 
-def _stmt(src: bytes, node: Node, env: MacroEnv) -> Iterator[Effect]:
+def _stmt(src: bytes, node: Node, env: Preprocessor) -> Iterator[Effect]:
     from equiv.linux.ktree import Body
 
     yield from _effects(src, Body([node]), env)
@@ -142,7 +151,7 @@ def _model_enums() -> dict[str, dict[str, int]]:
             "pageflags": {"PG_head": PG_head, "PG_reserved": PG_reserved}}
 
 
-def drift_report(tree: KernelTree, env: MacroEnv, model: str, config: str,
+def drift_report(tree: KernelTree, env: Preprocessor, model: str, config: str,
                  layout: Layout | None = None,
                  structs: dict[str, SrcStruct] | None = None) -> DriftReport:
     """Compare every function tabled for ``model``, the model's struct page / folio layout

@@ -51,7 +51,7 @@ from equiv.engine.bv import CBV, Cond, Val
 from equiv.engine.errors import InputError, InternalMismatch
 from equiv.engine.runner import map_calls
 from equiv.engine.verdict import Verdict, worst
-from equiv.linux.ktree import KernelTree, MacroEnv
+from equiv.linux.ktree import KernelTree, Preprocessor
 from equiv.loops import Ctx
 from equiv.memmap import (
     VMEMMAP_RESERVE_NR,
@@ -112,7 +112,7 @@ from equiv.zone_device.source.common import (
 )
 from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
-from equiv.zone_device.source.files import load_tree, macro_env
+from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
 #: Largest order proved: the PUD order with 4K pages (1 GiB compounds), as ``--patch``.
@@ -159,17 +159,17 @@ class Setup:
 
     tree: KernelTree
     config: Config
-    env: MacroEnv
+    env: Preprocessor  #: clang's decisions of the tree's #if (:meth:`TypedTree.branches`)
     structs: dict[str, SrcStruct]
     model: Model
     typed: TypedTree  #: clang's types of the tree
 
 
 def setup(tree: KernelTree, cfg: Config, model: Model) -> Setup:
-    """Type the tree with clang once (its structs with it) and resolve the macros for ``cfg``."""
-    env = macro_env(cfg)
+    """Type the tree with clang once (its structs with it); its ``#if`` branches are the
+    ones clang took."""
     typed = typed_for(tree, cfg)
-    return Setup(tree, cfg, env, source_structs(typed), model, typed)
+    return Setup(tree, cfg, typed.branches(tree), source_structs(typed), model, typed)
 
 
 def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.ArrayRef]:

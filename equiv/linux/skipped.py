@@ -1,0 +1,163 @@
+"""Which preprocessor branches the compiler took: the lines clang skipped.
+
+The C path reads a kernel's text with tree-sitter (:mod:`equiv.linux.ktree`), which keeps
+``#if``/``#ifdef``/``#elif``/``#else`` in the syntax tree.  Which branch is compiled is
+decided here by the compiler, never by a list of macros: clang preprocesses the translation
+unit with the configuration's ``autoconf.h`` and the tree's headers
+(:func:`equiv.linux.cfront.parse`, with the detailed preprocessing record), and libclang's
+``clang_getAllSkippedRanges`` lists every range of lines its preprocessor skipped.
+
+**What a skipped range is** (clang's ``PreprocessingRecord::SourceRangeSkipped``, checked
+on small files by ``tests/test_skipped.py``): it starts on the line of the directive whose
+branch was not taken (``#if 0``, or the ``#else`` after a taken branch) and ends on the
+line of the directive that ends the skipping (the next ``#elif``/``#else``/``#endif`` of
+the chain that is reached); consecutive untaken branches make one range.  So a branch
+whose directive is on line ``L`` is taken exactly when no range has ``start <= L < end``:
+``L`` is neither the start of a skipped range nor inside one (a nested conditional inside
+a skipped branch is not taken), and a range's last line is the directive that resumed.
+
+**What is not decided** (an :class:`Undecided` error, which the interpreter reports as
+UNKNOWN naming the file, never a guess):
+
+* a file the translation unit never read (a ``.c`` file other than the unit's, a header it
+  does not include): clang's preprocessor did not see its conditionals;
+* a header without an include guard that the unit includes more than once: each inclusion
+  may take other branches, and the skipped ranges do not say which inclusion skipped
+  what (clang's ``clang_isFileMultipleIncludeGuarded`` tells a guarded header, which is
+  read once).
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Iterable, Mapping
+from functools import cache
+
+from attrs import field, frozen
+from clang import cindex
+
+from equiv.engine.errors import InputError
+from equiv.linux.cfront import Unit
+from equiv.linux.ktree import Node
+
+
+class Undecided(InputError):
+    """A preprocessor branch the compiler's run does not decide (see the module)."""
+
+
+class _RangeList(ctypes.Structure):
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(cindex.SourceRange))]
+
+
+@cache
+def _lib() -> ctypes.CDLL:
+    lib = ctypes.CDLL(cindex.conf.get_filename())
+    lib.clang_getAllSkippedRanges.restype = ctypes.POINTER(_RangeList)
+    lib.clang_getAllSkippedRanges.argtypes = [ctypes.c_void_p]
+    lib.clang_disposeSourceRangeList.restype = None
+    lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_RangeList)]
+    lib.clang_isFileMultipleIncludeGuarded.restype = ctypes.c_uint
+    lib.clang_isFileMultipleIncludeGuarded.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+    return lib
+
+
+@frozen
+class Skipped:
+    """The preprocessor's decisions in one translation unit: per file (relative to the
+    unit's roots) the skipped line ranges ``(start, end)``, the files it read, and the
+    unguarded headers it included more than once (their decisions are per inclusion)."""
+
+    unit: str  #: the translation unit's file (``mm/mm_init.c``)
+    ranges: Mapping[str, tuple[tuple[int, int], ...]]
+    entered: frozenset[str]
+    repeated: Mapping[str, int] = field(factory=dict)
+
+    def taken(self, file: str, line: int) -> bool:
+        """Is the branch whose directive is on ``line`` of ``file`` compiled?
+
+        Raises:
+            Undecided: ``file`` is not part of the unit, or is an unguarded header the
+                unit includes more than once.
+        """
+        if file not in self.entered:
+            raise Undecided(f"{file} is not read when clang compiles {self.unit}: its "
+                            "preprocessor conditionals are not decided by the compiler")
+        if file in self.repeated:
+            raise Undecided(f"{file} has no include guard and {self.unit} includes it "
+                            f"{self.repeated[file]} times: clang's choice of its #if "
+                            "branches is per inclusion")
+        return not any(s <= line < e for s, e in self.ranges.get(file, ()))
+
+
+def skipped(unit: Unit) -> Skipped:
+    """The :class:`Skipped` of ``unit`` (parsed with the detailed preprocessing record,
+    ``cfront.parse(..., macros=True)``), files named relative to its roots."""
+    tu, rel = unit.tu, unit.name
+    lib = _lib()
+    ranges: dict[str, list[tuple[int, int]]] = {}
+    got = lib.clang_getAllSkippedRanges(tu.obj)
+    try:
+        for i in range(got.contents.count):
+            r = got.contents.ranges[i]
+            f = r.start.file
+            if f is not None:
+                ranges.setdefault(rel(f.name), []).append((int(r.start.line), int(r.end.line)))
+    finally:
+        lib.clang_disposeSourceRangeList(got)
+    entered = {unit.file}
+    count: dict[str, int] = {}
+    files: dict[str, cindex.File] = {}
+    for inc in tu.get_includes():
+        f = inc.include
+        if f is None:
+            continue
+        r = rel(f.name)
+        entered.add(r)
+        count[r] = count.get(r, 0) + 1
+        files[r] = f
+    repeated = {r: n for r, n in count.items() if n > 1 and
+                not lib.clang_isFileMultipleIncludeGuarded(tu.obj, files[r].obj)}
+    return Skipped(unit.file, {f: tuple(sorted(v)) for f, v in ranges.items()},
+                   frozenset(entered), repeated)
+
+
+@frozen(eq=False)
+class ClangBranches:
+    """The :class:`equiv.linux.ktree.Preprocessor` of the C path: a branch of a file's text
+    is taken when the compiler took it (:meth:`Skipped.taken`).  ``files`` maps each text
+    the reader holds (its bytes) to its relative name; ``decided`` records every answer
+    given, ``(file, line) -> taken``, for reports and tests (it grows on read)."""
+
+    skipped: Skipped
+    files: Mapping[bytes, str]
+    decided: dict[tuple[str, int], bool] = field(factory=dict)
+
+    @property
+    def assumed_undefined(self) -> set[str]:
+        """Nothing is assumed: every branch is the compiler's."""
+        return set()
+
+    @classmethod
+    def of(cls, skipped: Skipped, texts: Iterable[tuple[str, bytes]]) -> ClangBranches:
+        """The branches of the texts ``(relative name, bytes)`` the reader holds."""
+        return cls(skipped, {src: f for f, src in texts})
+
+    def taken(self, src: bytes, branch: Node) -> bool:
+        """Is ``branch`` compiled (see :class:`equiv.linux.ktree.Preprocessor`)?
+
+        Raises:
+            Undecided: the text is not one of the reader's files, or as
+                :meth:`Skipped.taken`.
+        """
+        file = self.files.get(src)
+        if file is None:
+            raise Undecided("a preprocessor conditional in a text that is not one of the "
+                            "files read for this translation unit: not decided by the "
+                            "compiler")
+        line = branch.start_point[0] + 1
+        got = self.skipped.taken(file, line)
+        self.decided[(file, line)] = got
+        return got
+
+
+__all__ = ["ClangBranches", "Skipped", "Undecided", "skipped"]
