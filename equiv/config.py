@@ -28,6 +28,9 @@ class Config:
     description: str = ""
     #: values not read from a .config but taken from the arch preset, printed with results
     assumed: tuple[str, ...] = ()
+    #: the whole ``.config`` text this configuration was read from (``--kconfig``): the C
+    #: path prepares the tree with it as given (:func:`equiv.zone_device.source.files.headers_for`)
+    kconfig: str | None = field(default=None, eq=False, repr=False)
     BITS_PER_LONG: int = 64
     PAGE_SHIFT: int = 12
     SPARSEMEM_VMEMMAP: bool = True
@@ -269,7 +272,20 @@ def from_kconfig(path: str) -> Config:
     """
     from equiv.linux import kconfig  # not at the top: this module is loaded for every run
 
-    sym = kconfig.read(path)
+    text = kconfig.read_text(path)
+    return from_kconfig_text(text, path)
+
+
+def from_kconfig_text(text: str, path: str) -> Config:
+    """:func:`from_kconfig` of the ``.config`` ``text`` (``path`` names it in messages and
+    is the configuration's name).
+
+    Raises:
+        InputError: as :func:`from_kconfig`.
+    """
+    from equiv.linux import kconfig
+
+    sym = kconfig.parse(text)
     if not sym:
         raise InputError(f"--kconfig {path!r} has no CONFIG_ lines; pass a kernel .config "
                          "(plain or compressed, e.g. /proc/config.gz)")
@@ -301,7 +317,7 @@ def from_kconfig(path: str) -> Config:
         assumed.append("MAX_PHYSMEM_BITS=52 when 5-level paging is enabled at boot (unused: "
                        "section bits are not in page->flags under VMEMMAP) [M]")
     cfg = evolve(base, name=path, description=f"from {path} (arch {base.arch})",
-                 assumed=tuple(assumed), **values)
+                 assumed=tuple(assumed), kconfig=text, **values)
     try:
         return cfg.validate()
     except InputError as e:

@@ -17,13 +17,15 @@ them for its own kernel (``linux-headers-<abi>-<flavour>``:
    whole once under
    ``<cache>/src/<top>-<hash of the tarball's stamp>`` (about 1.7 GB), and it must be the
    same kernel version;
-2. ``make -C <tree> O=<dir> ARCH=<arch> [CROSS_COMPILE=...] [CC=clang] defconfig``; the
-   asked symbols written over it (:func:`equiv.linux.kconfig.edit`); ``make olddefconfig``;
-3. every asked symbol must hold afterwards (:func:`equiv.linux.kconfig.unmet`): a symbol
-   the tree's Kconfig defines that came out otherwise refuses the configuration with one
-   line naming it and the Kconfig lines that decide it (the refusal is cached too); a
-   symbol the tree does not define at all (``CONFIG_MM_ID`` in 6.12: a later kernel's
-   option) is left out and listed in the record;
+2. a whole ``.config`` given (``--kconfig``) is copied to ``<dir>/.config`` as it is; a
+   preset's fragment is merged the kernel's way: ``make -C <tree> O=<dir> ARCH=<arch>
+   [CROSS_COMPILE=...] [CC=clang] defconfig``, the fragment's symbols written over it
+   (:func:`equiv.linux.kconfig.edit`); then ``make olddefconfig``;
+3. nothing is forced: every symbol asked (the fragment's, or the given ``.config``'s) that
+   came out otherwise is recorded as ``changed`` (name, asked, got), and a symbol the
+   tree's Kconfig does not define at all (``CONFIG_MM_ID`` in 6.12: a later kernel's
+   option) as ``left_out``; the report prints both.  A configuration is refused only when
+   a step fails (one line naming the step, its last error lines and the log);
 4. ``make prepare0``: ``archprepare`` (``autoconf.h``, the arch's generated headers,
    ``utsrelease.h``) and the top ``Kbuild`` (``bounds.h``, ``asm-offsets.h``), the part of
    ``make prepare`` headers need (``prepare`` adds the objtool and resolve_btfids host
@@ -60,7 +62,7 @@ from equiv.linux.cfront import Headers
 from equiv.linux.ktree import makefile_version
 
 #: bump when the recipe changes in a way :func:`request_key` does not see
-RECIPE_VERSION = 1
+RECIPE_VERSION = 2
 #: Debian's ``linux-source-6.12`` tarball, the default full tree of a files-only one
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 #: the stamp of a tree unpacked from a tarball: ``<tarball> <size> <mtime_ns>``
@@ -113,6 +115,8 @@ class Request:
     arch: str
     make_vars: tuple[str, ...]
     symbols: tuple[tuple[str, str], ...]
+    #: a whole ``.config`` to start from, as given (None: the arch's ``make defconfig``)
+    config: str | None = None
 
     @property
     def srcarch(self) -> str:
@@ -127,6 +131,8 @@ class Request:
             h.update(f"make {var}\n".encode())
         for name, value in self.symbols:
             h.update(f"{kconfig.line(name, value)}\n".encode())
+        if self.config is not None:
+            h.update(b"config\n" + self.config.encode())
         return h.hexdigest()[:16]
 
     def make(self, work: Path) -> list[str]:
@@ -308,7 +314,8 @@ def run(cmd: Sequence[str], log: Path, what: str) -> None:
 
 
 def request(source: Path, symbols: Mapping[str, str], cache: Path, *, arch: str = "x86_64",
-            cc: str | None = None, tarball: Path | None = None) -> Request:
+            cc: str | None = None, tarball: Path | None = None,
+            config: str | None = None) -> Request:
     """The :class:`Request` of ``symbols`` on ``source``'s kernel (finding, or unpacking,
     the full tree: :func:`full_tree`).
 
@@ -328,48 +335,58 @@ def request(source: Path, symbols: Mapping[str, str], cache: Path, *, arch: str 
     if cc is not None:
         make_vars.append(f"CC={cc}")
     return Request(tree, tree_version(tree), _identity(tree), arch, tuple(make_vars),
-                   tuple(sorted(symbols.items())))
+                   tuple(sorted(symbols.items())), config)
 
 
 def _headers(req: Request, out: Path) -> Headers:
     return Headers(req.tree, out, req.srcarch, ARCHES[req.arch][1])
 
 
-def prepare_headers(source: Path, symbols: Mapping[str, str], cache: Path, *,
+def prepare_headers(source: Path, symbols: Mapping[str, str] | str, cache: Path, *,
                     arch: str = "x86_64", cc: str | None = None, tarball: Path | None = None,
                     what: str = "", runner: Runner = run) -> Headers:
-    """The generated headers of ``source``'s kernel configured with ``symbols`` (whole names
-    -> ``y``, ``n`` or a number) over the arch's ``defconfig``, from the cache or made as
-    the module docstring says.  ``what`` names the configuration in messages (a preset's
-    name); ``cc`` is the kernel's compiler when not the arch's gcc (``clang``: KMSAN
-    depends on ``CC_IS_CLANG``).
+    """The generated headers of ``source``'s kernel configured with ``symbols``: a fragment
+    (whole names -> ``y``, ``n`` or a number) merged over the arch's ``defconfig`` (as
+    ``make defconfig <fragment>.config`` merges one), or a ``str``, a whole ``.config``
+    taken as given; from the cache or made as the module docstring says.  ``what`` names
+    the configuration in messages (a preset's name); ``cc`` is the kernel's compiler when
+    not the arch's gcc (``clang``: KMSAN depends on ``CC_IS_CLANG``).
+
+    Nothing is forced: what ``make olddefconfig`` changed (an asked symbol that came out
+    otherwise, a symbol of the given ``.config`` the tree's Kconfig sets another way) is
+    recorded (:func:`record`: ``changed``, ``left_out``), for the report to print.
 
     Raises:
-        InputError: a configuration the tree cannot build as asked (one line naming each
-            symbol that did not hold, and why), a missing host tool (with the apt-get line),
-            a failed make, or as :func:`request`.
+        InputError: a step of the preparation failed (naming the step and the log), a
+            missing host tool (with the apt-get line), or as :func:`request`.
     """
-    req = request(source, symbols, cache, arch=arch, cc=cc, tarball=tarball)
+    given, fragment = (symbols, {}) if isinstance(symbols, str) else (None, symbols)
+    req = request(source, fragment, cache, arch=arch, cc=cc, tarball=tarball, config=given)
     headers = cache / "headers"
     out = headers / req.key
-    refused = headers / f"{req.key}.refused"
     with locked(headers / f"{req.key}.lock"):
         if (out / RECORD).is_file():
             return _headers(req, out)
-        if refused.is_file():
-            raise InputError(refused.read_text().strip())
         require_tools(arch, cc)
-        _prepare(req, out, refused, what or "the configuration asked for", runner)
+        try:
+            _prepare(req, out, runner)
+        except InputError as e:
+            raise InputError(f"{what or 'the configuration asked for'} cannot be prepared on "
+                             f"linux {req.version} ({' '.join(req.make_vars)}): {e}") from None
     return _headers(req, out)
 
 
 def configure(make: Sequence[str], work: Path, asked: Mapping[str, str], log: Path,
-              runner: Runner) -> str:
-    """``make defconfig``, the ``asked`` symbols written in, ``make olddefconfig`` (``make``:
-    the command line up to the target, building into ``work``): the ``.config`` text."""
-    runner([*make, "defconfig"], log, "make defconfig")
+              runner: Runner, given: str | None = None) -> str:
+    """``make defconfig`` with the ``asked`` symbols written in, or the ``given`` whole
+    ``.config`` as it is, then ``make olddefconfig`` (``make``: the command line up to the
+    target, building into ``work``): the ``.config`` text."""
     config = work / ".config"
-    config.write_text(kconfig.edit(config.read_text(), asked))
+    if given is None:
+        runner([*make, "defconfig"], log, "make defconfig")
+        config.write_text(kconfig.edit(config.read_text(), asked))
+    else:
+        config.write_text(given)
     runner([*make, "olddefconfig"], log, "make olddefconfig")
     return config.read_text()
 
@@ -385,7 +402,7 @@ def unmet_reasons(tree: Path, failed: Sequence[tuple[str, str, str]], srcarch: s
     return out
 
 
-def _prepare(req: Request, out: Path, refused: Path, what: str, runner: Runner) -> None:
+def _prepare(req: Request, out: Path, runner: Runner) -> None:
     work = out.with_name(out.name + ".work")
     log = out.with_name(out.name + ".log")
     shutil.rmtree(work, ignore_errors=True)
@@ -394,18 +411,11 @@ def _prepare(req: Request, out: Path, refused: Path, what: str, runner: Runner) 
                    f"{' '.join(req.make_vars)}\n")
     make = req.make(work)
     t0 = time.monotonic()
-    asked = dict(req.symbols)
-    failed = kconfig.unmet(asked, configure(make, work, asked, log, runner))
+    asked = dict(req.symbols) if req.config is None else kconfig.values(req.config)
+    failed = kconfig.unmet(asked, configure(make, work, asked, log, runner, req.config))
     known = kconfig.defined(req.tree, [n for n, _, _ in failed]) if failed else set()
     left_out = sorted(n for n, _, _ in failed if n not in known)
-    wrong = [(n, a, g) for n, a, g in failed if n in known]
-    if wrong:
-        why = unmet_reasons(req.tree, wrong, req.srcarch)
-        msg = (f"{what} cannot be built as modelled on linux {req.version} "
-               f"({' '.join(req.make_vars)}): {' | '.join(why)}")
-        refused.write_text(msg + "\n")
-        shutil.rmtree(work, ignore_errors=True)
-        raise InputError(msg)
+    changed = [[n, a, g] for n, a, g in failed if n in known]
     configured = time.monotonic() - t0
     runner([*make, f"-j{JOBS}", PREPARE], log, f"make {PREPARE}")
     gone = [g for g in (f.format(a=req.srcarch) for f in GENERATED) if not (work / g).exists()]
@@ -414,7 +424,8 @@ def _prepare(req: Request, out: Path, refused: Path, what: str, runner: Runner) 
     record = {
         "key": req.key, "version": req.version, "tree": str(req.tree), "identity": req.identity,
         "arch": req.arch, "make": list(req.make_vars), "target": PREPARE,
-        "symbols": dict(req.symbols), "left_out": left_out,
+        "symbols": dict(req.symbols), "left_out": left_out, "changed": changed,
+        "given": None if req.config is None else hashlib.sha256(req.config.encode()).hexdigest(),
         "configure_seconds": round(configured, 1),
         "seconds": round(time.monotonic() - t0, 1),
         "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"),

@@ -304,7 +304,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
     ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
-    from equiv.zone_device.source.files import FILES
+    from equiv.zone_device.source.files import FILES, headers_for, prepared_notes
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
     from equiv.zone_device.source.patch_views import render as render_patch
     from equiv.zone_device.source.patchproof import run_patch_proof
@@ -362,7 +362,8 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
             t.name for t in types if t is not None),
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
         files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
-        steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes))
+        steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes),
+        kbuild=prepared_notes(headers_for(base, cfg)))
     code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:

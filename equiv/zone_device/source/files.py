@@ -26,7 +26,7 @@ from equiv.config import Config
 from equiv.engine.errors import InputError
 from equiv.linux import kbuild, kconfig
 from equiv.linux.cfront import DEBIAN_ARCHES, Headers
-from equiv.linux.ktree import KernelTree, MacroEnv
+from equiv.linux.ktree import KernelTree, MacroEnv, makefile_version
 from equiv.page_model import FlagsLayout
 
 #: The files the model mirrors, relative to the tree's root.
@@ -199,36 +199,72 @@ def kbuild_cache() -> Path:
     return Path(env) if env else _user_cache() / "kbuild"
 
 
+#: ``.config`` symbols that describe the compiler a configuration was made with (Kbuild
+#: writes them from the toolchain it runs: ``CC_VERSION_TEXT``, ``GCC_VERSION``,
+#: ``CC_HAS_*``, ...), left out when a given ``.config`` is matched with a package's
+_TOOLCHAIN = re.compile(r"CONFIG_(CC|AS|LD|RUSTC|BINDGEN|PAHOLE|GCC|CLANG|TOOLS)_\w*|"
+                        r"CONFIG_\w*_VERSION(_TEXT)?|CONFIG_BUILD_SALT")
+
+
+def _same_config(given: str, packaged: str) -> bool:
+    """Do two ``.config`` texts set every symbol alike, toolchain symbols aside?"""
+    a, b = kconfig.values(given), kconfig.values(packaged)
+    names = {n for n in a.keys() | b.keys() if not _TOOLCHAIN.fullmatch(n)}
+    return all(a.get(n, "n") == b.get(n, "n") for n in names)
+
+
+def _debian_builds(usr_src: Path, version: str, target: str) -> list[tuple[Path, str, str]]:
+    """Debian's unpacked ``linux-headers-<abi>-<flavour>`` directories under ``usr_src``
+    of kernel ``version`` (read from the ``-common`` package's Makefile, so that 6.1's
+    ``6.1.0-NN`` names match as 6.12's ``6.12.117+deb12`` do) for clang's ``target``:
+    (the directory, its abi, its flavour)."""
+    out = []
+    for word, (_, tgt) in DEBIAN_ARCHES.items():
+        if tgt != target:
+            continue
+        for build in sorted(usr_src.glob(f"linux-headers-*-{word}")):
+            if build.name.endswith("-common"):
+                continue
+            rest = build.name.removeprefix("linux-headers-")
+            # the flavour is the last word (amd64) or two (cloud-amd64); the abi the rest
+            for flavour in (word, *(f"{f}-{word}" for f in ("cloud", "rt"))):
+                abi = rest.removesuffix(f"-{flavour}")
+                common = usr_src / f"linux-headers-{abi}-common"
+                if abi != rest and common.is_dir() and makefile_version(common) == version:
+                    out.append((build, abi, flavour))
+                    break
+    return out
+
+
 def debian_headers(source: Path, cfg: Config, usr_src: Path | None = None) -> Headers | None:
     """Debian's packaged headers (``linux-headers-<abi>-common`` and ``-<flavour>``, as
     :func:`equiv.zone_device.live.packages.fetch` unpacks them under
-    ``<user cache>/equiv/live/root/usr/src``) when there are some of ``source``'s kernel
-    version for ``cfg``'s arch whose ``.config`` sets every symbol of
-    :func:`kconfig_symbols` that it knows as ``cfg`` decides it; else None."""
+    ``<user cache>/equiv/live/root/usr/src``) of ``source``'s kernel version for ``cfg``'s
+    arch whose ``.config`` is ``cfg``'s: for a ``.config`` given (``cfg.kconfig``) the same
+    symbols set alike (toolchain symbols aside); for a preset, every symbol of
+    :func:`kconfig_symbols` that it knows set as the preset decides it.  Else None."""
     usr_src = usr_src or _user_cache() / "live" / "root" / "usr" / "src"
     version = kbuild.tree_version(source)
-    words = [w for w, (_, target) in DEBIAN_ARCHES.items()
-             if target == kbuild.ARCHES[cfg.arch][1]]
     asked = kconfig_symbols(cfg)
-    for word in words:
-        for build in sorted(usr_src.glob(f"linux-headers-{version}+*-{word}")):
-            abi = build.name.removeprefix("linux-headers-").removesuffix(f"-{word}")
-            if not re.fullmatch(rf"{re.escape(version)}\+\w+", abi):
-                continue
-            config = build / ".config"
-            if not (config.is_file() and (build / "include/generated/autoconf.h").is_file()):
-                continue
-            text = config.read_text(errors="replace")
-            known = kconfig.values(text)
-            # a symbol the .config has no line for may be one this kernel lacks (MM_ID): it
-            # matches when absent means what the preset asks ("n"), else it must be absent
-            # from the tree's Kconfig too
-            wrong = [n for n, a, _ in kconfig.unmet(asked, known) if n in known or a != "n"]
-            if any(n in known for n in wrong):
-                continue
-            common = build.parent / f"linux-headers-{abi}-common"
-            if not (wrong and kconfig.defined(common, wrong)):
-                return Headers.debian(usr_src, abi, word)
+    for build, abi, flavour in _debian_builds(usr_src, version, kbuild.ARCHES[cfg.arch][1]):
+        config = build / ".config"
+        if not (config.is_file() and (build / "include/generated/autoconf.h").is_file()):
+            continue
+        text = config.read_text(errors="replace")
+        if cfg.kconfig is not None:
+            if _same_config(cfg.kconfig, text):
+                return Headers.debian(usr_src, abi, flavour)
+            continue
+        known = kconfig.values(text)
+        # a symbol the .config has no line for may be one this kernel lacks (MM_ID): it
+        # matches when absent means what the preset asks ("n"), else it must be absent
+        # from the tree's Kconfig too
+        wrong = [n for n, a, _ in kconfig.unmet(asked, known) if n in known or a != "n"]
+        if any(n in known for n in wrong):
+            continue
+        common = build.parent / f"linux-headers-{abi}-common"
+        if not (wrong and kconfig.defined(common, wrong)):
+            return Headers.debian(usr_src, abi, flavour)
     return None
 
 
@@ -238,15 +274,18 @@ _HEADERS_LOCK = threading.Lock()
 
 def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers:
     """The generated headers ``mm/mm_init.c`` of the tree ``source`` is preprocessed with
-    under the preset ``cfg``: Debian's packaged ones where they configure exactly what
-    ``cfg`` decides (:func:`debian_headers`), else the tree's own build system's
+    under ``cfg``: Debian's packaged ones where they configure exactly what ``cfg`` decides
+    (:func:`debian_headers`), else the tree's own build system's
     (:func:`equiv.linux.kbuild.prepare_headers` under ``cache``, default
-    :func:`kbuild_cache`), with clang as the kernel's compiler for KMSAN
-    (``CC_IS_CLANG``).
+    :func:`kbuild_cache`): the ``.config`` of ``--kconfig`` (``cfg.kconfig``) as given, or
+    a preset's symbols (:func:`kconfig_requests`) merged over the arch's ``defconfig``;
+    then ``make olddefconfig prepare0``, nothing forced (what olddefconfig changed is in
+    the record: :func:`prepared_notes`).  clang is the kernel's compiler for KMSAN and
+    where the ``.config`` says ``CC_IS_CLANG``.
 
     Raises:
-        InputError: a hypothetical preset (no ``.config`` builds it), a preset the tree's
-            Kconfig cannot build as modelled (naming the symbol), or a missing host tool.
+        InputError: a hypothetical preset (no ``.config`` builds it), a step of the
+            preparation that failed (naming it), or a missing host tool.
     """
     if cfg.hypothetical:
         raise InputError(f"config {cfg.name} is hypothetical ({cfg.hypothetical_note}): no "
@@ -256,10 +295,46 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         found = debian_headers(source, cfg)
         if found is not None:
             return found
+        if cfg.kconfig is not None:  # the .config as given, nothing forced
+            clang = "CONFIG_CC_IS_CLANG=y" in cfg.kconfig.splitlines()
+            return kbuild.prepare_headers(source, cfg.kconfig, cache or kbuild_cache(),
+                                          arch=cfg.arch, cc="clang" if clang else None,
+                                          what=f"--kconfig {cfg.name}")
         return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
                                       arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
                                       what=f"config {cfg.name}")
 
 
+def prepared_notes(headers: Headers) -> tuple[str, ...]:
+    """What a report says of how ``headers`` were made: Debian's package, or the tree's
+    ``make olddefconfig prepare0`` with every symbol it set otherwise than asked."""
+    rec = kbuild.record(headers)
+    if not rec:
+        return (f"headers: Debian's packaged {headers.build.name} (its .config is the one "
+                "asked for)",)
+    base = ("the --kconfig .config as given" if rec.get("given") else
+            "the preset's symbols merged over make defconfig")
+    make = rec.get("make") or []
+    assert isinstance(make, list)
+    out = [f"headers: {base}, make olddefconfig {kbuild.PREPARE} on linux "
+           f"{rec.get('version')} ({' '.join(map(str, make))})"]
+    changed = rec.get("changed") or []
+    assert isinstance(changed, list)
+    kernel = [c for c in changed if not _TOOLCHAIN.fullmatch(c[0])]
+    tools = [c[0] for c in changed if _TOOLCHAIN.fullmatch(c[0])]
+    if kernel:
+        out.append(f"make olddefconfig set {len(kernel)} symbol(s) otherwise than asked "
+                   "(the proof is of the configuration as prepared): "
+                   + ", ".join(f"{n} {a} -> {g}" for n, a, g in kernel))
+    if tools:
+        out.append(f"{len(tools)} symbol(s) that describe the compiler differ from the "
+                   f"given .config's (this machine's toolchain): {', '.join(tools)}")
+    left = rec.get("left_out") or []
+    assert isinstance(left, list)
+    if left:
+        out.append("asked but not symbols of this tree's Kconfig: " + ", ".join(left))
+    return tuple(out)
+
+
 __all__ = ["FILES", "debian_headers", "headers_for", "kbuild_cache", "kconfig_requests",
-           "kconfig_symbols", "load_tree", "macro_env"]
+           "kconfig_symbols", "load_tree", "macro_env", "prepared_notes"]

@@ -161,6 +161,8 @@ class PatchReport:
     #: the lines the patches (or the other tree) change: (file, line ranges of the patched
     #: tree), where a difference is located when its patched chain passes through one
     changed: tuple[tuple[str, tuple[range, ...]], ...] = ()
+    #: how the configuration's headers were made (:func:`~equiv.zone_device.source.files.prepared_notes`)
+    kbuild: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -353,6 +355,11 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
                 out += wrap(f"{i}. {p.name}{mail}", "  ", "     ")
     hyp = " (hypothetical layout)" if rep.hypothetical else ""
     out.append(f"config:  {rep.config}{hyp}")
+    for note in rep.kbuild:
+        out += wrap(note, " " * 9, " " * 11)
+    if rep.kbuild:
+        out += wrap("preprocessor: every #if, #ifdef, #elif and #else branch read is the one "
+                    "clang's preprocessor took under these headers", " " * 9, " " * 11)
     types = ("all five, one cell per order with pgmap->type symbolic" if rep.types == "all"
              else rep.types)
     out += wrap(f"orders:  {_orders_text(rep.orders)}; types: {types}", "", " " * 9)
@@ -531,6 +538,7 @@ def patch_json(rep: PatchReport, *, times: bool = True,
                     "patches": [{"file": p.name, "subject": p.subject, "index": p.index,
                                  "count": p.count, "label": p.label} for p in rep.patches]},
         "config": rep.config, "hypothetical_config": rep.hypothetical,
+        "kbuild": list(rep.kbuild),
         "orders": list(rep.orders), "types": rep.types,
         "touched": [{"file": r.touched.file, "name": r.touched.name, "what": r.touched.what,
                      "kind": r.touched.kind, "line": r.touched.line, "status": r.status}
@@ -938,7 +946,9 @@ C_CONSTRUCTS = (
     "casts ((void) included; (typeof(x)) of a variable, macro argument or cast, as in "
     "IS_ALIGNED / ALIGN), sizeof of a type or an expression, & * -> . [], pointer "
     "differences (struct pages; zone_idx's zone - zone->zone_pgdat->node_zones), unsigned / "
-    "and %; preprocessor conditionals resolved by the configuration",
+    "and %; every preprocessor conditional decided as clang's preprocessor decided it under "
+    "the configuration's headers (the lines it skipped; a file it did not read is not "
+    "decided: UNKNOWN)",
     "memcpy / memset (and memcpy_flushcache) byte by byte, each byte keeping its provenance "
     "(trusted, below)",
 )
