@@ -21,15 +21,26 @@ UNKNOWN naming the file, never a guess):
 
 * a file the translation unit never read (a ``.c`` file other than the unit's, a header it
   does not include): clang's preprocessor did not see its conditionals;
-* a header without an include guard that the unit includes more than once: each inclusion
-  may take other branches, and the skipped ranges do not say which inclusion skipped
-  what (clang's ``clang_isFileMultipleIncludeGuarded`` tells a guarded header, which is
-  read once).
+* a header whose body the unit compiles more than once (no include guard, or one undefined
+  in between): each inclusion may take other branches, and the skipped ranges do not say
+  which inclusion skipped what.  (libclang's ``get_includes`` does not list an
+  ``#include`` its guard let clang skip without reading the file, so its count is of
+  real reads.)
+
+A guarded header is read once, except when it is included again while it is still being
+read (include/linux/mmzone.h includes itself through memory_hotplug.h): that second entry
+skips the whole body under the guard, one range from the ``#ifndef`` to its ``#endif``.
+Such a range is recognised (the guard's ``#define`` on the next line is in clang's record
+of the macros defined, so the first entry took the body) and left out.
+
+File names are normalised (``sub/../h.h`` is ``h.h``).
 """
 
 from __future__ import annotations
 
 import ctypes
+import os
+import re
 from collections.abc import Iterable, Mapping
 from functools import cache
 
@@ -56,8 +67,6 @@ def _lib() -> ctypes.CDLL:
     lib.clang_getAllSkippedRanges.argtypes = [ctypes.c_void_p]
     lib.clang_disposeSourceRangeList.restype = None
     lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_RangeList)]
-    lib.clang_isFileMultipleIncludeGuarded.restype = ctypes.c_uint
-    lib.clang_isFileMultipleIncludeGuarded.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
     return lib
 
 
@@ -71,6 +80,9 @@ class Skipped:
     ranges: Mapping[str, tuple[tuple[int, int], ...]]
     entered: frozenset[str]
     repeated: Mapping[str, int] = field(factory=dict)
+    #: guarded headers entered again while being read: the whole-body ranges of the later
+    #: entries, left out of ``ranges`` (:func:`_reentry`)
+    reentered: Mapping[str, tuple[tuple[int, int], ...]] = field(factory=dict)
 
     def taken(self, file: str, line: int) -> bool:
         """Is the branch whose directive is on ``line`` of ``file`` compiled?
@@ -83,53 +95,80 @@ class Skipped:
             raise Undecided(f"{file} is not read when clang compiles {self.unit}: its "
                             "preprocessor conditionals are not decided by the compiler")
         if file in self.repeated:
-            raise Undecided(f"{file} has no include guard and {self.unit} includes it "
-                            f"{self.repeated[file]} times: clang's choice of its #if "
-                            "branches is per inclusion")
+            raise Undecided(f"{self.unit} reads {file} {self.repeated[file]} times (no "
+                            "include guard stops it): clang's choice of its #if branches "
+                            "is per inclusion")
         return not any(s <= line < e for s, e in self.ranges.get(file, ()))
 
 
 def skipped(unit: Unit) -> Skipped:
     """The :class:`Skipped` of ``unit`` (parsed with the detailed preprocessing record,
     ``cfront.parse(..., macros=True)``), files named relative to its roots."""
-    tu, rel = unit.tu, unit.name
+    tu = unit.tu
     lib = _lib()
+
+    def rel(path: str) -> str:
+        return unit.name(os.path.normpath(path))
+
     ranges: dict[str, list[tuple[int, int]]] = {}
+    reentered: dict[str, list[tuple[int, int]]] = {}
     got = lib.clang_getAllSkippedRanges(tu.obj)
     try:
         for i in range(got.contents.count):
             r = got.contents.ranges[i]
             f = r.start.file
-            if f is not None:
-                ranges.setdefault(rel(f.name), []).append((int(r.start.line), int(r.end.line)))
+            if f is None:
+                continue
+            span = (int(r.start.line), int(r.end.line))
+            into = reentered if _reentry(unit, f, span[0]) else ranges
+            into.setdefault(rel(f.name), []).append(span)
     finally:
         lib.clang_disposeSourceRangeList(got)
     entered = {unit.file}
     count: dict[str, int] = {}
-    files: dict[str, cindex.File] = {}
-    for inc in tu.get_includes():
-        f = inc.include
-        if f is None:
+    for inc in tu.get_includes():  # an include its guard made clang skip is not listed
+        if inc.include is None:
             continue
-        r = rel(f.name)
+        r = rel(inc.include.name)
         entered.add(r)
         count[r] = count.get(r, 0) + 1
-        files[r] = f
-    repeated = {r: n for r, n in count.items() if n > 1 and
-                not lib.clang_isFileMultipleIncludeGuarded(tu.obj, files[r].obj)}
+    # read more than once with its body compiled more than once: per-inclusion decisions
+    repeated = {r: n for r, n in count.items() if n - len(reentered.get(r, ())) > 1}
     return Skipped(unit.file, {f: tuple(sorted(v)) for f, v in ranges.items()},
-                   frozenset(entered), repeated)
+                   frozenset(entered), repeated, {f: tuple(v) for f, v in reentered.items()})
+
+
+_GUARD = re.compile(rb"\s*#\s*ifndef\s+(\w+)\s*$")
+
+
+def _reentry(unit: Unit, file: cindex.File, line: int) -> bool:
+    """Is the skipped range starting on ``line`` of ``file`` a guarded header entered again
+    while it was still being read (a header that includes itself through others, as
+    include/linux/mmzone.h does through memory_hotplug.h)?  Then its include guard
+    ``#ifndef X`` on ``line`` was false and the whole body skipped, though the first entry
+    took it: that entry's ``#define X`` on the next line is in clang's record of the macros
+    defined.  Such a range says nothing of the first entry's branches."""
+    lines = unit.contents(file).split(b"\n")
+    if not 0 < line <= len(lines):
+        return False
+    m = _GUARD.match(lines[line - 1])
+    if m is None:
+        return False
+    name = m.group(1).decode()
+    return any(c.location.file is not None and c.location.file.name == file.name
+               and c.location.line == line + 1
+               for c in unit.top(cindex.CursorKind.MACRO_DEFINITION).get(name, ()))
 
 
 @frozen(eq=False)
 class ClangBranches:
     """The :class:`equiv.linux.ktree.Preprocessor` of the C path: a branch of a file's text
     is taken when the compiler took it (:meth:`Skipped.taken`).  ``files`` maps each text
-    the reader holds (its bytes) to its relative name; ``decided`` records every answer
+    the reader holds (its bytes) to its relative names; ``decided`` records every answer
     given, ``(file, line) -> taken``, for reports and tests (it grows on read)."""
 
     skipped: Skipped
-    files: Mapping[bytes, str]
+    files: Mapping[bytes, tuple[str, ...]]
     decided: dict[tuple[str, int], bool] = field(factory=dict)
 
     @property
@@ -139,8 +178,12 @@ class ClangBranches:
 
     @classmethod
     def of(cls, skipped: Skipped, texts: Iterable[tuple[str, bytes]]) -> ClangBranches:
-        """The branches of the texts ``(relative name, bytes)`` the reader holds."""
-        return cls(skipped, {src: f for f, src in texts})
+        """The branches of the texts ``(relative name, bytes)`` the reader holds (two files
+        of the same text are both kept: a branch is decided when both agree)."""
+        files: dict[bytes, tuple[str, ...]] = {}
+        for f, src in texts:
+            files[src] = (*files.get(src, ()), f)
+        return cls(skipped, files)
 
     def taken(self, src: bytes, branch: Node) -> bool:
         """Is ``branch`` compiled (see :class:`equiv.linux.ktree.Preprocessor`)?
@@ -149,15 +192,20 @@ class ClangBranches:
             Undecided: the text is not one of the reader's files, or as
                 :meth:`Skipped.taken`.
         """
-        file = self.files.get(src)
-        if file is None:
+        names = self.files.get(src)
+        if names is None:
             raise Undecided("a preprocessor conditional in a text that is not one of the "
                             "files read for this translation unit: not decided by the "
                             "compiler")
         line = branch.start_point[0] + 1
-        got = self.skipped.taken(file, line)
-        self.decided[(file, line)] = got
-        return got
+        got = {self.skipped.taken(f, line) for f in names}
+        if len(got) != 1:
+            raise Undecided(f"{' and '.join(names)} have the same text but clang took "
+                            f"other branches at line {line} of each: which file a "
+                            "definition is read from does not say which was compiled")
+        for f in names:
+            self.decided[(f, line)] = next(iter(got))
+        return got.pop()
 
 
 __all__ = ["ClangBranches", "Skipped", "Undecided", "skipped"]
