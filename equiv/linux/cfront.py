@@ -66,6 +66,9 @@ from equiv.linux.btf import Member
 
 #: ``KBUILD_CFLAGS`` of the kernel's top Makefile that change what a type is
 TYPE_FLAGS = ("-std=gnu11", "-funsigned-char", "-fshort-wchar")
+#: where the build's own flags are not known (Debian's packaged headers): the top Makefile's
+#: optimisation for CONFIG_CC_OPTIMIZE_FOR_PERFORMANCE, the default (``__OPTIMIZE__``)
+DEFAULT_FLAGS = ("-O2",)
 #: ``scripts/Makefile.extrawarn``'s errors that clang knows: code the kernel build rejects
 ERROR_FLAGS = ("-Werror=implicit-function-declaration", "-Werror=implicit-int",
                "-Werror=return-type", "-Werror=strict-prototypes",
@@ -103,6 +106,10 @@ class Headers:
     build: Path
     arch: str = "x86"  #: the kernel's ``SRCARCH``
     target: str = "x86_64-linux-gnu"  #: clang's ``--target``
+    #: the flags the tree's build gives every C file (``-std``, ``-funsigned-char``, ``-O2``,
+    #: ...: :func:`equiv.linux.kbuild.c_flags`); empty when not asked of the build (Debian's
+    #: packaged headers): then :data:`TYPE_FLAGS` and :data:`DEFAULT_FLAGS`
+    cflags: tuple[str, ...] = ()
 
     @classmethod
     def debian(cls, usr_src: Path, abi: str, flavour: str) -> Headers:
@@ -158,7 +165,8 @@ def clang_args(tree: Path, file: str, headers: Headers) -> list[str]:
                      ("include/uapi", "include/generated/uapi")):
         dirs += [s / sub for s in srcs]
         dirs.append(headers.build / gen)
-    out = ["-nostdinc", "-D__KERNEL__", f"--target={headers.target}", *TYPE_FLAGS, *ERROR_FLAGS]
+    flags = headers.cflags or ("-D__KERNEL__", *TYPE_FLAGS, *DEFAULT_FLAGS)
+    out = ["-nostdinc", f"--target={headers.target}", *flags, *ERROR_FLAGS]
     seen: set[Path] = set()
     for d in dirs:
         if d.is_dir() and d not in seen:

@@ -26,10 +26,13 @@ them for its own kernel (``linux-headers-<abi>-<flavour>``:
    tree's Kconfig does not define at all (``CONFIG_MM_ID`` in 6.12: a later kernel's
    option) as ``left_out``; the report prints both.  A configuration is refused only when
    a step fails (one line naming the step, its last error lines and the log);
-4. ``make prepare0``: ``archprepare`` (``autoconf.h``, the arch's generated headers,
+4. ``make V=1 prepare0``: ``archprepare`` (``autoconf.h``, the arch's generated headers,
    ``utsrelease.h``) and the top ``Kbuild`` (``bounds.h``, ``asm-offsets.h``), the part of
    ``make prepare`` headers need (``prepare`` adds the objtool and resolve_btfids host
-   tools, which build objects, not headers).
+   tools, which build objects, not headers).  Its compile of ``asm-offsets.c`` is printed
+   with the flags Kbuild gives every C file of this configuration: those that decide what
+   the C means (:func:`c_flags`: ``-std``, ``-funsigned-char``, ``-O2``, ...) are kept in
+   the record, and the C front end compiles with them (:attr:`Headers.cflags`).
 
 The result is cached under ``<cache>/headers/<key>`` (:func:`request_key`: the tree's
 version and identity, the arch, the make variables, the asked symbols and
@@ -47,6 +50,7 @@ import hashlib
 import json
 import os
 import re
+import shlex
 import shutil
 import subprocess
 import time
@@ -62,7 +66,7 @@ from equiv.linux.cfront import Headers
 from equiv.linux.ktree import makefile_version
 
 #: bump when the recipe changes in a way :func:`request_key` does not see
-RECIPE_VERSION = 2
+RECIPE_VERSION = 3
 #: Debian's ``linux-source-6.12`` tarball, the default full tree of a files-only one
 TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
 #: the stamp of a tree unpacked from a tarball: ``<tarball> <size> <mtime_ns>``
@@ -339,7 +343,9 @@ def request(source: Path, symbols: Mapping[str, str], cache: Path, *, arch: str 
 
 
 def _headers(req: Request, out: Path) -> Headers:
-    return Headers(req.tree, out, req.srcarch, ARCHES[req.arch][1])
+    rec = out / RECORD
+    flags = json.loads(rec.read_text()).get("cflags", []) if rec.is_file() else []
+    return Headers(req.tree, out, req.srcarch, ARCHES[req.arch][1], tuple(flags))
 
 
 def prepare_headers(source: Path, symbols: Mapping[str, str] | str, cache: Path, *,
@@ -417,7 +423,7 @@ def _prepare(req: Request, out: Path, runner: Runner) -> None:
     left_out = sorted(n for n, _, _ in failed if n not in known)
     changed = [[n, a, g] for n, a, g in failed if n in known]
     configured = time.monotonic() - t0
-    runner([*make, f"-j{JOBS}", PREPARE], log, f"make {PREPARE}")
+    runner([*make, "V=1", f"-j{JOBS}", PREPARE], log, f"make {PREPARE}")
     gone = [g for g in (f.format(a=req.srcarch) for f in GENERATED) if not (work / g).exists()]
     if gone:
         raise InputError(f"make {PREPARE} made no {', '.join(gone)} (log: {log})")
@@ -425,6 +431,7 @@ def _prepare(req: Request, out: Path, runner: Runner) -> None:
         "key": req.key, "version": req.version, "tree": str(req.tree), "identity": req.identity,
         "arch": req.arch, "make": list(req.make_vars), "target": PREPARE,
         "symbols": dict(req.symbols), "left_out": left_out, "changed": changed,
+        "cflags": c_flags(log.read_text(errors="replace"), req.srcarch),
         "given": None if req.config is None else hashlib.sha256(req.config.encode()).hexdigest(),
         "configure_seconds": round(configured, 1),
         "seconds": round(time.monotonic() - t0, 1),
@@ -433,6 +440,39 @@ def _prepare(req: Request, out: Path, runner: Runner) -> None:
     (work / RECORD).write_text(json.dumps(record, indent=1) + "\n")
     shutil.rmtree(out, ignore_errors=True)
     work.rename(out)
+
+
+#: the compiler flags of a build's command line that decide what C means to the front end:
+#: the language and its dialect, char's signedness, wchar_t's size, the optimisation level
+#: (``__OPTIMIZE__``: the kernel's compile-time asserts), and the macros defined on it
+_KEEP = re.compile(r"-std=\S+|-f(un)?signed-char|-fshort-wchar|-fms-extensions|-O\w*|"
+                   r"-[DU]\w+(=.*)?")
+
+
+def c_flags(log: str, srcarch: str) -> list[str]:
+    """The flags of ``log``'s command that compiled ``arch/<srcarch>/kernel/asm-offsets.c``
+    during ``make V=1 prepare0`` (Kbuild's ``c_flags`` of every C file of the kernel:
+    ``KBUILD_CFLAGS``, ``KBUILD_CPPFLAGS``, ``NOSTDINC_FLAGS``, ``LINUXINCLUDE``) that
+    :data:`_KEEP` selects, the per-file ``KBUILD_*`` names left out; [] when the log holds
+    no such command.
+
+    >>> c_flags("  gcc -Wp,-MMD,x -nostdinc -D__KERNEL__ -std=gnu11 -funsigned-char -O2 "
+    ...         "-DKBUILD_BASENAME='\"a\"' -Wall -c -S -o arch/x86/kernel/asm-offsets.s "
+    ...         "arch/x86/kernel/asm-offsets.c", "x86")
+    ['-D__KERNEL__', '-std=gnu11', '-funsigned-char', '-O2']
+    """
+    src = f"arch/{srcarch}/kernel/asm-offsets.c"
+    for line in log.splitlines():
+        words = line.split()
+        if not words or not words[-1].endswith(src) or "-S" not in words:
+            continue
+        try:
+            args = shlex.split(line)
+        except ValueError:
+            continue
+        return [a for a in args if _KEEP.fullmatch(a)
+                and not re.match(r"-D_*KBUILD_", a)]
+    return []
 
 
 def record(headers: Headers) -> dict[str, object]:

@@ -124,6 +124,22 @@ def values(text: str) -> dict[str, str]:
     return out
 
 
+#: the first line every Kconfig front end (``conf``, ``mconf``, ...) writes to a ``.config``
+GENERATED = "# Automatically generated file; DO NOT EDIT."
+
+
+def is_whole(text: str) -> bool:
+    """Is ``text`` a whole ``.config`` as Kconfig writes it (its first lines say so), not a
+    fragment of a few symbols to merge over a ``defconfig``?
+
+    >>> is_whole(GENERATED + "\\n# Linux/x86 6.1.192 Kernel Configuration\\nCONFIG_X=y\\n")
+    True
+    >>> is_whole("CONFIG_ZONE_DEVICE=y\\n")
+    False
+    """
+    return GENERATED in text.lstrip("\n").splitlines()[:3]
+
+
 def line(name: str, value: str) -> str:
     """The ``.config`` line that sets ``name`` to ``value`` (``"n"``: not set).
 

@@ -215,7 +215,8 @@ class TypedTree:
         for the configuration's target with the kernel's type flags."""
         src = f"{'struct ' + ctype.split()[1] + ';' if ctype.startswith(('struct ', 'union ')) else ''}" \
               f"typedef {ctype} __equiv_t;\n"
-        args = [f"--target={self.headers.target}", "-nostdinc", *cfront.TYPE_FLAGS]
+        args = [f"--target={self.headers.target}", "-nostdinc",
+                *(self.headers.cflags or cfront.TYPE_FLAGS)]
         tu = _probe_index().parse("equiv_type.c", args=args, unsaved_files=[("equiv_type.c", src)])
         if any(d.severity >= cindex.Diagnostic.Error for d in tu.diagnostics):
             return None

@@ -216,7 +216,8 @@ def _same_config(given: str, packaged: str) -> bool:
 def _debian_builds(usr_src: Path, version: str, target: str) -> list[tuple[Path, str, str]]:
     """Debian's unpacked ``linux-headers-<abi>-<flavour>`` directories under ``usr_src``
     of kernel ``version`` (read from the ``-common`` package's Makefile, so that 6.1's
-    ``6.1.0-NN`` names match as 6.12's ``6.12.117+deb12`` do) for clang's ``target``:
+    ``6.1.0-NN`` names match as 6.12's ``6.12.117+deb12`` do; without one, from an abi
+    that names the version) for clang's ``target``:
     (the directory, its abi, its flavour)."""
     out = []
     for word, (_, tgt) in DEBIAN_ARCHES.items():
@@ -230,7 +231,10 @@ def _debian_builds(usr_src: Path, version: str, target: str) -> list[tuple[Path,
             for flavour in (word, *(f"{f}-{word}" for f in ("cloud", "rt"))):
                 abi = rest.removesuffix(f"-{flavour}")
                 common = usr_src / f"linux-headers-{abi}-common"
-                if abi != rest and common.is_dir() and makefile_version(common) == version:
+                named = abi.split("+", 1)[0] == version  # 6.12.117+deb12
+                if abi != rest and common.is_dir() and (
+                        makefile_version(common) == version
+                        or (named and makefile_version(common) is None)):
                     out.append((build, abi, flavour))
                     break
     return out
@@ -278,7 +282,9 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
     (:func:`debian_headers`), else the tree's own build system's
     (:func:`equiv.linux.kbuild.prepare_headers` under ``cache``, default
     :func:`kbuild_cache`): the ``.config`` of ``--kconfig`` (``cfg.kconfig``) as given, or
-    a preset's symbols (:func:`kconfig_requests`) merged over the arch's ``defconfig``;
+    a preset's symbols (:func:`kconfig_requests`) merged over the arch's ``defconfig`` as
+    ``make defconfig <fragment>.config`` does (a ``--kconfig`` fragment, a file Kconfig did
+    not write, is the preset built from it, its own symbols over the preset's);
     then ``make olddefconfig prepare0``, nothing forced (what olddefconfig changed is in
     the record: :func:`prepared_notes`).  clang is the kernel's compiler for KMSAN and
     where the ``.config`` says ``CC_IS_CLANG``.
@@ -295,9 +301,13 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         found = debian_headers(source, cfg)
         if found is not None:
             return found
-        if cfg.kconfig is not None:  # the .config as given, nothing forced
+        if cfg.kconfig is not None:  # the .config as given (a fragment merged), nothing forced
             clang = "CONFIG_CC_IS_CLANG=y" in cfg.kconfig.splitlines()
-            return kbuild.prepare_headers(source, cfg.kconfig, cache or kbuild_cache(),
+            # a fragment (a file Kconfig did not write): as a preset built from it, its own
+            # symbols over the ones that preset asks
+            given = (cfg.kconfig if kconfig.is_whole(cfg.kconfig)
+                     else {**kconfig_requests(cfg), **kconfig.values(cfg.kconfig)})
+            return kbuild.prepare_headers(source, given, cache or kbuild_cache(),
                                           arch=cfg.arch, cc="clang" if clang else None,
                                           what=f"--kconfig {cfg.name}")
         return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
@@ -308,12 +318,16 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
 def prepared_notes(headers: Headers) -> tuple[str, ...]:
     """What a report says of how ``headers`` were made: Debian's package, or the tree's
     ``make olddefconfig prepare0`` with every symbol it set otherwise than asked."""
+    from equiv.linux.cfront import DEFAULT_FLAGS, TYPE_FLAGS
+
     rec = kbuild.record(headers)
     if not rec:
         return (f"headers: Debian's packaged {headers.build.name} (its .config is the one "
-                "asked for)",)
+                "asked for)", "compiler flags: equiv's, the build's not known from packaged "
+                f"headers: {' '.join((*TYPE_FLAGS, *DEFAULT_FLAGS))}")
     base = ("the --kconfig .config as given" if rec.get("given") else
-            "the preset's symbols merged over make defconfig")
+            "the symbols asked (a preset's, or a --kconfig fragment's) merged over make "
+            "defconfig")
     make = rec.get("make") or []
     assert isinstance(make, list)
     out = [f"headers: {base}, make olddefconfig {kbuild.PREPARE} on linux "
@@ -329,6 +343,10 @@ def prepared_notes(headers: Headers) -> tuple[str, ...]:
     if tools:
         out.append(f"{len(tools)} symbol(s) that describe the compiler differ from the "
                    f"given .config's (this machine's toolchain): {', '.join(tools)}")
+    flags = [f for f in headers.cflags if not f.startswith("-D")]
+    out.append("compiler flags: " + (f"the tree's build's (make V=1): {' '.join(flags)}"
+                                     if headers.cflags else
+                                     f"equiv's: {' '.join((*TYPE_FLAGS, *DEFAULT_FLAGS))}"))
     left = rec.get("left_out") or []
     assert isinstance(left, list)
     if left:
