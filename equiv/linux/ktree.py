@@ -322,6 +322,16 @@ class KernelTree:
         return cls(root=path, version=makefile_version(path) or "unknown", sources=sources, defs=defs,
                    missing_files=tuple(missing))
 
+    def add_file(self, file: str, src: bytes) -> None:
+        """Read one more file (relative path, its text) into the index, as :meth:`load`
+        does; a file already read is left as it is."""
+        if file in self.sources:
+            return
+        self.sources[file] = src
+        tree = parser().parse(src)
+        for d in _index(file, src, tree.root_node, ()):
+            self.defs.setdefault(d.name, []).append(d)
+
     def find(self, name: str, env: Preprocessor, kind: str | None = None) -> Definition | None:
         """The definition of ``name`` compiled under ``env`` (the first, in file order), or None."""
         for d in self.defs.get(name, ()):

@@ -163,13 +163,22 @@ def _reentry(unit: Unit, file: cindex.File, line: int) -> bool:
 @frozen(eq=False)
 class ClangBranches:
     """The :class:`equiv.linux.ktree.Preprocessor` of the C path: a branch of a file's text
-    is taken when the compiler took it (:meth:`Skipped.taken`).  ``files`` maps each text
-    the reader holds (its bytes) to its relative names; ``decided`` records every answer
-    given, ``(file, line) -> taken``, for reports and tests (it grows on read)."""
+    is taken when the compiler took it (:meth:`Skipped.taken`).  ``units`` are the
+    translation units whose decisions count (the entry file's first; a ``.c`` file of
+    another unit is added with :meth:`add` when the interpreter follows a call into it):
+    a file is decided by every unit that read it, and they must agree (a header that two
+    units compile otherwise is not decided).  ``files`` maps each text the reader holds
+    (its bytes) to its relative names; ``decided`` records every answer given,
+    ``(file, line) -> taken``, for reports and tests (it grows on read)."""
 
-    skipped: Skipped
-    files: Mapping[bytes, tuple[str, ...]]
+    units: list[Skipped]
+    files: dict[bytes, tuple[str, ...]]
     decided: dict[tuple[str, int], bool] = field(factory=dict)
+
+    @property
+    def skipped(self) -> Skipped:
+        """The entry file's unit."""
+        return self.units[0]
 
     @property
     def assumed_undefined(self) -> set[str]:
@@ -180,17 +189,39 @@ class ClangBranches:
     def of(cls, skipped: Skipped, texts: Iterable[tuple[str, bytes]]) -> ClangBranches:
         """The branches of the texts ``(relative name, bytes)`` the reader holds (two files
         of the same text are both kept: a branch is decided when both agree)."""
-        files: dict[bytes, tuple[str, ...]] = {}
+        out = cls([skipped], {})
+        out.add_texts(texts)
+        return out
+
+    def add_texts(self, texts: Iterable[tuple[str, bytes]]) -> None:
+        """Hold the texts ``(relative name, bytes)`` too."""
         for f, src in texts:
-            files[src] = (*files.get(src, ()), f)
-        return cls(skipped, files)
+            if f not in self.files.get(src, ()):
+                self.files[src] = (*self.files.get(src, ()), f)
+
+    def add(self, skipped: Skipped, texts: Iterable[tuple[str, bytes]]) -> None:
+        """Count the decisions of another unit, and hold its texts."""
+        if all(u is not skipped for u in self.units):
+            self.units.append(skipped)
+        self.add_texts(texts)
+
+    def _taken(self, file: str, line: int) -> bool:
+        readers = [u for u in self.units if file in u.entered]
+        if len(readers) <= 1:
+            return (readers or self.units)[0].taken(file, line)
+        got = {u.taken(file, line) for u in readers}
+        if len(got) != 1:
+            raise Undecided(f"{file}:{line}: {readers[0].unit} and another unit read compile "
+                            "this conditional otherwise: which unit's branch runs is not one "
+                            "answer")
+        return got.pop()
 
     def taken(self, src: bytes, branch: Node) -> bool:
         """Is ``branch`` compiled (see :class:`equiv.linux.ktree.Preprocessor`)?
 
         Raises:
-            Undecided: the text is not one of the reader's files, or as
-                :meth:`Skipped.taken`.
+            Undecided: the text is not one of the reader's files, two files of the text or
+                two units disagree, or as :meth:`Skipped.taken`.
         """
         names = self.files.get(src)
         if names is None:
@@ -198,7 +229,7 @@ class ClangBranches:
                             "files read for this translation unit: not decided by the "
                             "compiler")
         line = branch.start_point[0] + 1
-        got = {self.skipped.taken(f, line) for f in names}
+        got = {self._taken(f, line) for f in names}
         if len(got) != 1:
             raise Undecided(f"{' and '.join(names)} have the same text but clang took "
                             f"other branches at line {line} of each: which file a "

@@ -89,6 +89,7 @@ from equiv.linux.ktree import (
     parser,
     text,
 )
+from equiv.linux.skipped import ClangBranches
 from equiv.memmap import Inputs, Scenario, storage_pfn
 from equiv.page_model import PageState, extend_chain, ite_page, splice
 from equiv.zone_device.source import cexpr, cint
@@ -415,6 +416,8 @@ class Interp:
         if d is None and m is None:  # a header the files read are not: where clang found it
             h = self.header_definition(name)
             d, m = (h, None) if h is not None and h.kind == "function" else (None, h)
+        if d is None and m is None:  # another .c file: its own unit (the linker's join)
+            d = self.other_unit_definition(name)
         if d is not None and (self.only is None or name in self.only):
             return self._run_function(d, args, state, site)
         if m is not None and m.node.type == "preproc_function_def" and site is not None:
@@ -428,6 +431,31 @@ class Interp:
         where = f" at {site[0].at(site[1])}" if site else ""
         raise InterpError(f"call to {name}(){where}: not defined in the parsed files and not "
                           "a trusted helper; model it or add its file")
+
+    def other_unit_definition(self, name: str) -> Definition | None:
+        """The function ``name`` defined in another ``.c`` file of the entry file's
+        directory, as clang compiles that file's own unit under the configuration
+        (:meth:`~equiv.zone_device.source.ctyped.TypedTree.follow`): the file is read into
+        the tree, its ``#if`` branches decided by its unit (headers by every unit that
+        read them, agreeing), its types by its unit; None when no such file defines it.
+
+        Raises:
+            InterpError: two files define it, or one cannot be compiled.
+        """
+        if not isinstance(self.menv, ClangBranches):
+            return None
+        try:
+            got = self.clang.follow(name)
+        except InputError as e:
+            raise InterpError(f"call to {name}(): {e}") from None
+        if got is None:
+            return None
+        file, src, unit = got
+        self.tree.add_file(file, src)
+        self.menv.add(unit.skipped(), [(file, self.tree.sources[file])])
+        found = [d for d in self.tree.defs.get(name, ())
+                 if d.kind == "function" and d.file == file and d.active(self.menv)]
+        return found[0] if found else None
 
     def header_definition(self, name: str) -> Definition | None:
         """The function or macro ``name`` as clang compiled it for this configuration, read

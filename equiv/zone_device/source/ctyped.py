@@ -41,6 +41,7 @@ from clang import cindex
 from equiv.config import Config
 from equiv.engine.errors import InputError
 from equiv.linux import cfront
+from equiv.linux.callgraph import candidates
 from equiv.linux.cfront import (
     BinaryOp,
     Constant,
@@ -115,6 +116,15 @@ class TypedTree:
 
     def __init__(self, unit: Unit, headers: Headers) -> None:
         self.unit, self.headers = unit, headers
+        #: where the unit was parsed from (:meth:`parse`): the tree, the whole tree behind a
+        #: patched copy, and the texts that replace files of it
+        self.root: Path | None = None
+        self.full: Path | None = None
+        self.sources: Mapping[str, bytes] = {}
+        #: the units of other ``.c`` files whose functions the interpreter runs
+        #: (:meth:`follow`), by file, and which unit defines each such function
+        self.others: dict[str, TypedTree] = {}
+        self.owner: dict[str, TypedTree] = {}
         self._layouts: dict[str, StructLayout] = {}
         self._functions: dict[str, FunctionTypes | None] = {}
         self._types: dict[str, TypeInfo | None] = {}
@@ -124,25 +134,28 @@ class TypedTree:
 
     @classmethod
     def parse(cls, root: Path, sources: Mapping[str, bytes], headers: Headers,
-              full: Path | None = None) -> TypedTree:
-        """``mm/mm_init.c`` of the tree at ``root`` whose files (relative paths) have the
-        texts ``sources`` (a patched tree's; the others as on disk), typed with
+              full: Path | None = None, file: str = FILE) -> TypedTree:
+        """``file`` (``mm/mm_init.c``) of the tree at ``root`` whose files (relative paths)
+        have the texts ``sources`` (a patched tree's; the others as on disk), typed with
         ``headers``.  ``full`` is a whole tree to parse in when ``root`` holds only the
         mirrored files (a patched copy): ``sources`` then replace its texts.  Where neither
         holds ``mm/``'s other headers, those of ``headers.source`` are read.
 
         Raises:
-            InputError: no ``mm/mm_init.c``; a clang error (one line).
+            InputError: no such file; a clang error (one line).
         """
         tree = root if full is None else full
         texts = {f: t.decode("utf-8", "replace") for f, t in sources.items()}
-        if FILE not in texts and not (tree / FILE).is_file():
-            raise InputError(f"{root}: no {FILE} to type with clang")
+        if file not in texts and not (tree / file).is_file():
+            raise InputError(f"{root}: no {file} to type with clang")
         include = [headers.source / "mm"] if (headers.source / "mm").is_dir() else []
-        unit = cfront.parse(tree, FILE, headers, text=texts.get(FILE), files=texts,
-                            include=include, extra=cfront.constant_probe(CONSTANTS),
+        unit = cfront.parse(tree, file, headers, text=texts.get(file), files=texts,
+                            include=include,
+                            extra=cfront.constant_probe(CONSTANTS) if file == FILE else "",
                             macros=True)
-        return cls(unit, headers)
+        out = cls(unit, headers)
+        out.root, out.full, out.sources = root, full, sources
+        return out
 
     @classmethod
     def standalone(cls, root: Path, file: str, target: str = "x86_64-linux-gnu") -> TypedTree:
@@ -320,13 +333,62 @@ class TypedTree:
 
     def function(self, name: str) -> FunctionTypes | None:
         """clang's types in the definition of function ``name`` (None: the file defines no
-        such function, e.g. a macro)."""
+        such function, e.g. a macro), in this unit or in the unit of another ``.c`` file
+        :meth:`follow` found it in."""
         if name not in self._functions:
             try:
                 self._functions[name] = cfront.function_types(self.unit, name)
             except InputError:
                 self._functions[name] = None
-        return self._functions[name]
+        got = self._functions[name]
+        if got is None and name in self.owner:
+            return self.owner[name].function(name)
+        return got
+
+    def follow(self, name: str) -> tuple[str, bytes, TypedTree] | None:
+        """The ``.c`` file, its text and its unit that define the external function
+        ``name`` this unit calls but does not define (``vmem_altmap_offset`` of 6.1's
+        mm/memremap.c, ``__init_single_page`` of mm/page_alloc.c before 6.4), compiled
+        under the same configuration: the files of this file's directory that spell a
+        definition of it (:func:`equiv.linux.callgraph.candidates`) are parsed, and the
+        one whose unit clang compiles a non-static definition of ``name`` in is the
+        callee.  None when none does.
+
+        Raises:
+            InputError: two files define it (which one links is not decided here), or a
+                clang error in a candidate.
+        """
+        if name in self.owner:
+            t = self.owner[name]
+            file = t.unit.file
+            return file, self._text(file), t
+        if self.root is None:
+            return None
+        found: list[tuple[str, TypedTree]] = []
+        for file in candidates([self.root, *([self.full] if self.full else [])],
+                               str(Path(self.unit.file).parent), name, skip=self.unit.file):
+            if file not in self.others:
+                self.others[file] = TypedTree.parse(self.root, self.sources, self.headers,
+                                                    self.full, file)
+            if _defines(self.others[file].unit, name, file):
+                found.append((file, self.others[file]))
+        if len(found) > 1:
+            raise InputError(f"{name}() is defined, not static, in {found[0][0]} and "
+                             f"{found[1][0]} under this configuration: which one links is "
+                             "not decided here")
+        if not found:
+            return None
+        file, t = found[0]
+        self.owner[name] = t
+        return file, self._text(file), t
+
+    def _text(self, file: str) -> bytes:
+        if file in self.sources:
+            return self.sources[file]
+        for root in (self.root, self.full):
+            if root is not None and (root / file).is_file():
+                return (root / file).read_bytes()
+        raise InputError(f"{file}: not in {self.root}")
 
     def variable(self, fn: str, name: str, line: int | None = None) -> Variable | None:
         """The parameter (``line`` None) or local ``name`` of function ``fn`` declared on
@@ -421,6 +483,14 @@ def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
 #: the words a type of C itself starts with
 _C_WORDS = frozenset({"void", "char", "short", "int", "long", "signed", "unsigned", "_Bool",
                       "float", "double", "struct", "union", "enum", "__int128"})
+
+
+def _defines(unit: Unit, name: str, file: str) -> bool:
+    """Does clang compile a definition of the function ``name`` with external linkage in
+    ``file`` of ``unit``?"""
+    return any(c.is_definition() and c.storage_class != cindex.StorageClass.STATIC
+               and c.location.file is not None and unit.name(c.location.file.name) == file
+               for c in unit.top(_K.FUNCTION_DECL).get(name, ()))
 
 
 def _anonymous(rec: cindex.Cursor) -> bool:
