@@ -132,6 +132,7 @@ from equiv.zone_device.source.cstmt import (
 from equiv.zone_device.source.csummary import PEEL, CLemma
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.src_layout import source_structs
+from equiv.zone_device.source.standins import CHECKED, digest
 
 #: Deepest call nesting.
 MAX_DEPTH = 24
@@ -195,11 +196,13 @@ TRUSTED: dict[str, Trusted] = dict((
        "altmap->base_pfn (the range start), ->reserve, ->free, zone->zone_pgdat->node_id "
        "(nid); zone is &zone->zone_pgdat->node_zones[ZONE_DEVICE] (the ZONE_DEVICE zone)",
        "the caller's objects: the inputs of the proof"),
-    _t("set_pageblock_migratetype", "6.12: UNMOVABLE if grouping by mobility is disabled, "
+    _t("set_pageblock_migratetype", "UNMOVABLE if grouping by mobility is disabled, "
        "else the migratetype into bits 0..2 (MIGRATETYPE_MASK) of the pageblock bitmap cell "
-       "(equiv/zone_device/source/slow_v612y.py)", "mm/page_alloc.c is not read"),
+       "(equiv/zone_device/source/slow_v612y.py)",
+       "set_pfnblock_flags_mask()'s try_cmpxchg() loop (inline assembly) on the section's "
+       "pageblock bitmap, modelled as one cell per pageblock"),
     _t("init_pageblock_migratetype", "the model's init_pageblock_migratetype on the pageblock "
-       "bitmap cell", "mm/page_alloc.c is not read"),
+       "bitmap cell", "its text is the 2026 mm tree's, checked against no tree here"),
     _t("page_folio", "the page itself (after __init_single_page the page is not a tail) [M]",
        "a _Generic over _compound_head(), whose page_fixed_fake_head() tests a static key"),
     _t("kasan_enabled", "true (tag-based KASAN configs only) [M]",
@@ -456,6 +459,54 @@ class Interp:
         found = [d for d in self.tree.defs.get(name, ())
                  if d.kind == "function" and d.file == file and d.active(self.menv)]
         return found[0] if found else None
+
+    def definition_of(self, name: str) -> Definition | None:
+        """The definition of the function or macro ``name`` compiled in this configuration:
+        in the files read, in a header clang found it in, or in another ``.c`` file's
+        unit (:meth:`other_unit_definition`); None where the tree has none."""
+        d = self.tree.find(name, self.menv, "function") or self.tree.find(name, self.menv,
+                                                                          "macro")
+        return d or self.header_definition(name) or self.other_unit_definition(name)
+
+    def stand_in_checked(self, name: str) -> None:
+        """Check that the tree's definitions the stand-in ``name`` paraphrases
+        (:data:`~equiv.zone_device.source.standins.CHECKED`) are a text it was checked
+        against, before it is applied; once per tree and process.
+
+        Raises:
+            InterpError: a definition is missing, or their digest is no checked version's
+                (the cell is UNKNOWN, naming them).
+        """
+        c = CHECKED.get(name)
+        memo = (id(self.clang), name)
+        if c is None or _STANDINS_OK.get(memo) is self.clang:
+            return
+        got, defs = self.stand_in_digest(name)
+        if got not in c.digests:
+            raise InterpError(f"stand-in {name}: this tree's text of {', '.join(c.texts)} "
+                              f"({', '.join(d.where for d in defs)}) is not the text it was "
+                              f"checked against ({', '.join(sorted(set(c.versions)))}; digest "
+                              f"{got}); not applied: interpret it, or check the stand-in "
+                              "against this text")
+        _STANDINS_OK[memo] = self.clang
+
+    def stand_in_digest(self, name: str) -> tuple[str, list[Definition]]:
+        """The digest of this tree's definitions that the stand-in ``name`` paraphrases
+        (:func:`~equiv.zone_device.source.standins.digest`), and the definitions.
+
+        Raises:
+            InterpError: one is missing.
+        """
+        c = CHECKED[name]
+        defs = []
+        for n in c.texts:
+            d = self.definition_of(n)
+            if d is None:
+                raise InterpError(f"stand-in {name}: this tree has no definition of {n} to "
+                                  "check it against (its model paraphrases the text of "
+                                  f"{', '.join(sorted(set(c.versions)))}); not applied")
+            defs.append(d)
+        return digest([text(d.src, d.node) for d in defs]), defs
 
     def header_definition(self, name: str) -> Definition | None:
         """The function or macro ``name`` as clang compiled it for this configuration, read
@@ -1679,6 +1730,7 @@ class Interp:
             return v
 
         def use(key: str) -> None:
+            self.stand_in_checked(key)
             self.trusted_used.add(key)
 
         frame_node = site if site is not None else None
@@ -2004,6 +2056,9 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
 #: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
 #: (headers outside the files read are never patched: their text is the one on disk)
 _HEADERS: dict[tuple[str, str], KernelTree] = {}
+#: the stand-ins whose texts were found checked, per typed tree (kept with it: an id is
+#: reused only once the tree is gone)
+_STANDINS_OK: dict[tuple[int, str], TypedTree] = {}
 #: Process-wide memo of :meth:`Interp.header_definition`, by (the typed tree's id, name);
 #: each entry holds its typed tree, so the id is not reused while the entry lives
 _HEADER_DEFS: dict[tuple[int, str], tuple[TypedTree, Definition | None]] = {}

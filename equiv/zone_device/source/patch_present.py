@@ -63,6 +63,7 @@ from equiv.zone_device.source.common import RoleResult
 from equiv.zone_device.source.csummary import LemmaCex
 from equiv.zone_device.source.patchproof import PatchCell, PatchRun
 from equiv.zone_device.source.present import assumption_lines
+from equiv.zone_device.source.standins import checked_versions
 
 #: JSON schema tag of the report (``schemas/equiv.patch-1.schema.json``).
 PATCH_SCHEMA = "equiv.patch/1"
@@ -965,14 +966,15 @@ def interpreter_support() -> str:
                              break_on_hyphens=False)
 
     out = ["C interpreter (--linux BASE --patch FILE... / --against DIR):"]
-    out += item("reads: " + ", ".join(FILES), "  ")
+    out += item("reads: " + ", ".join(FILES) + "; and the .c files of mm/ that define "
+                "what those call (each compiled as its own unit)", "  ")
     out += item("runs: memmap_init_zone_device() and what it calls, from the tree's "
                 "text:", "  ")
     for c in C_CONSTRUCTS:
         out += item(c, "    ")
     out.append(f"  trusted helpers, not interpreted ({len(TRUSTED)}):")
     for t in TRUSTED.values():
-        out += item(f"{t.name}: {t.model}", "    ")
+        out += item(f"{t.name}: {t.model} [{checked_versions(t.name)}]", "    ")
     return "\n".join(out) + "\n"
 
 
