@@ -13,7 +13,9 @@ them for its own kernel (``linux-headers-<abi>-<flavour>``:
    ``O=`` on a tree configured in place); else the tarball it was unpacked from (its
    ``.equiv-tarball`` stamp, written by :func:`equiv.zone_device.live.ctext.source_tree`;
    without one, as for a copy of a few files such as a patched tree, a tree of the same
-   version unpacked before, else Debian's ``/usr/src/linux-source-6.12.tar.xz``), unpacked
+   version unpacked before, else Debian's ``/usr/src/linux-source-<major>.<minor>.tar.xz``
+   of the tree's own version, read from its Makefile first: no other series' tarball is
+   unpacked), unpacked
    whole once under
    ``<cache>/src/<top>-<hash of the tarball's stamp>`` (about 1.7 GB), and it must be the
    same kernel version;
@@ -67,8 +69,17 @@ from equiv.linux.ktree import makefile_version
 
 #: bump when the recipe changes in a way :func:`request_key` does not see
 RECIPE_VERSION = 3
-#: Debian's ``linux-source-6.12`` tarball, the default full tree of a files-only one
-TARBALL = Path("/usr/src/linux-source-6.12.tar.xz")
+#: Debian's ``linux-source-<major>.<minor>`` tarball of a kernel version, the default full
+#: tree of a files-only one (:func:`tarball_for`)
+TARBALL = "/usr/src/linux-source-{series}.tar.xz"
+
+
+def tarball_for(version: str) -> Path:
+    """Debian's ``linux-source`` tarball of the series of kernel ``version`` (``6.1.192``:
+    ``/usr/src/linux-source-6.1.tar.xz``); the version is the tree's Makefile's, known
+    before anything is unpacked."""
+    series = ".".join(version.split(".")[:2])
+    return Path(TARBALL.format(series=series))
 #: the stamp of a tree unpacked from a tarball: ``<tarball> <size> <mtime_ns>``
 STAMP = ".equiv-tarball"
 #: the record of a finished preparation, in its directory
@@ -210,10 +221,13 @@ def full_tree(source: Path, cache: Path, srcarch: str, tarball: Path | None = No
         same = _unpacked_of(cache, tree_version(source), srcarch)
         if same is not None:
             return same
-    tarball = tarball or TARBALL
+    want = tree_version(source)
+    tarball = tarball or tarball_for(want)
     if not tarball.is_file():
-        raise InputError(f"{source} lacks the kernel's build system and {tarball} is missing "
-                         "(apt-get install linux-source-6.12, or give a whole kernel tree)")
+        pkg = tarball.name.removesuffix(".tar.xz")
+        raise InputError(f"{source} (linux {want}) lacks the kernel's build system and "
+                         f"{tarball} is missing (apt-get install {pkg}, or give a whole "
+                         f"linux {want} tree)")
     top = tarball.name.removesuffix(".xz").removesuffix(".tar")
     # one directory per tarball (by its path, size and date): two packages' trees side by side
     stamp_text = _stamp_of(tarball)
@@ -222,7 +236,7 @@ def full_tree(source: Path, cache: Path, srcarch: str, tarball: Path | None = No
         made = root / STAMP
         if not (made.is_file() and made.read_text().strip() == stamp_text):
             _unpack(tarball, root)
-    want, got = tree_version(source), tree_version(root)
+    got = tree_version(root)
     if want != got:
         raise InputError(f"{source} is linux {want} and lacks the build system; {tarball} is "
                          f"linux {got}: give a whole {want} tree")

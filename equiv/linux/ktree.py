@@ -23,7 +23,7 @@ defines are parameters.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Protocol
@@ -321,6 +321,17 @@ class KernelTree:
                 defs.setdefault(d.name, []).append(d)
         return cls(root=path, version=makefile_version(path) or "unknown", sources=sources, defs=defs,
                    missing_files=tuple(missing))
+
+    @classmethod
+    def of_texts(cls, root: str | Path, texts: Mapping[str, bytes]) -> KernelTree:
+        """The tree at ``root`` holding the given texts (relative path -> bytes: what a
+        compiler read, a patched text included) instead of what is on disk."""
+        path = Path(root)
+        out = cls(root=path, version=makefile_version(path) or "unknown", sources={},
+                  defs={}, missing_files=())
+        for f, src in texts.items():
+            out.add_file(f, src)
+        return out
 
     def add_file(self, file: str, src: bytes) -> None:
         """Read one more file (relative path, its text) into the index, as :meth:`load`

@@ -528,9 +528,10 @@ class Interp:
         found: Definition | None = None
         if got is not None:
             root, rel, line = got
-            key = (str(root), rel)
+            src = self.clang.read(root / rel)  # as clang read it: a patched header's text
+            key = (str(root), rel, src)
             if key not in _HEADERS:
-                _HEADERS[key] = KernelTree.load(root, [rel])
+                _HEADERS[key] = KernelTree.of_texts(root, {rel: src})
             hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
             # conditionals inside: clang's choice of their branches is not read
             if hits and not any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
@@ -2055,7 +2056,7 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
 
 #: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
 #: (headers outside the files read are never patched: their text is the one on disk)
-_HEADERS: dict[tuple[str, str], KernelTree] = {}
+_HEADERS: dict[tuple[str, str, bytes], KernelTree] = {}
 #: the stand-ins whose texts were found checked, per typed tree (kept with it: an id is
 #: reused only once the tree is gone)
 _STANDINS_OK: dict[tuple[int, str], TypedTree] = {}

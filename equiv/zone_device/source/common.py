@@ -56,6 +56,7 @@ from equiv.zone_device.source.cstate import (
 from equiv.zone_device.source.csummary import PEEL, CLemma, LemmaCex, has_select
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
 from equiv.zone_device.source.decide import Decided, Memo, specialise, substitute_all
+from equiv.zone_device.source.files import require_entry
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
@@ -400,6 +401,7 @@ def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) ->
         InputError: no headers for ``cfg``, or clang cannot type the tree.
     """
     typed = typed_for(tree, cfg, full)
+    require_entry(tree, typed, cfg)
     return Side(label, tree, typed.branches(tree), source_structs(typed), typed)
 
 

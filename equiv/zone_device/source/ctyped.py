@@ -329,6 +329,13 @@ class TypedTree:
                 return root, str(path.relative_to(root)), int(start.line)
         return None
 
+    def read(self, path: Path) -> bytes:
+        """The text of the file at ``path`` as clang read it in this unit (a patched text
+        where one replaced the file's), else as it is on disk."""
+        f = self.unit.tu.get_file(str(path))
+        got = self.unit.contents(f) if f is not None else b""
+        return got or path.read_bytes()
+
     # -- functions -------------------------------------------------------------------------
 
     def function(self, name: str) -> FunctionTypes | None:
@@ -360,15 +367,15 @@ class TypedTree:
         """
         if name in self.owner:
             t = self.owner[name]
-            file = t.unit.file
-            return file, self._text(file), t
+            return t.unit.file, t.sources[t.unit.file], t
         if self.root is None:
             return None
         found: list[tuple[str, TypedTree]] = []
         for file in candidates([self.root, *([self.full] if self.full else [])],
                                str(Path(self.unit.file).parent), name, skip=self.unit.file):
-            if file not in self.others:
-                self.others[file] = TypedTree.parse(self.root, self.sources, self.headers,
+            if file not in self.others:  # its text as the reader reads it (a patched copy's)
+                texts = {**self.sources, file: self._text(file)}
+                self.others[file] = TypedTree.parse(self.root, texts, self.headers,
                                                     self.full, file)
             if _defines(self.others[file].unit, name, file):
                 found.append((file, self.others[file]))
@@ -380,9 +387,11 @@ class TypedTree:
             return None
         file, t = found[0]
         self.owner[name] = t
-        return file, self._text(file), t
+        return file, t.sources[file], t
 
     def _text(self, file: str) -> bytes:
+        """``file``'s text as this tree has it: a replaced text, else the tree's copy (a
+        patched copy holds the files a patch changed), else the whole tree's."""
         if file in self.sources:
             return self.sources[file]
         for root in (self.root, self.full):
@@ -473,10 +482,16 @@ def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
     from equiv.zone_device.source.files import headers_for
 
     headers = headers_for(tree.root if full is None else full, cfg, cache)
+    texts = dict(tree.sources)
+    if full is not None:  # a patched copy: every file it holds is the patched tree's
+        for p in sorted(tree.root.rglob("*")):
+            rel = str(p.relative_to(tree.root))
+            if p.is_file() and rel not in texts and p.suffix in (".c", ".h"):
+                texts[rel] = p.read_bytes()
     key = (str(tree.root), str(full), headers,
-           hash(tuple(sorted((f, hash(t)) for f, t in tree.sources.items()))))
+           hash(tuple(sorted((f, hash(t)) for f, t in texts.items()))))
     if key not in _TYPED:
-        _TYPED[key] = TypedTree.parse(tree.root, tree.sources, headers, full)
+        _TYPED[key] = TypedTree.parse(tree.root, texts, headers, full)
     return _TYPED[key]
 
 

@@ -112,7 +112,7 @@ from equiv.zone_device.source.common import (
 )
 from equiv.zone_device.source.csummary import PEEL
 from equiv.zone_device.source.ctyped import TypedTree, typed_for
-from equiv.zone_device.source.files import load_tree
+from equiv.zone_device.source.files import load_tree, require_entry
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
 #: Largest order proved: the PUD order with 4K pages (1 GiB compounds), as ``--patch``.
@@ -169,6 +169,7 @@ def setup(tree: KernelTree, cfg: Config, model: Model) -> Setup:
     """Type the tree with clang once (its structs with it); its ``#if`` branches are the
     ones clang took."""
     typed = typed_for(tree, cfg)
+    require_entry(tree, typed, cfg)
     return Setup(tree, cfg, typed.branches(tree), source_structs(typed), model, typed)
 
 

@@ -19,6 +19,7 @@ import os
 import re
 import threading
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import platformdirs
 
@@ -28,6 +29,9 @@ from equiv.linux import kbuild, kconfig
 from equiv.linux.cfront import DEBIAN_ARCHES, Headers
 from equiv.linux.ktree import KernelTree, MacroEnv, makefile_version
 from equiv.page_model import FlagsLayout
+
+if TYPE_CHECKING:
+    from equiv.zone_device.source.ctyped import TypedTree
 
 #: The files the model mirrors, relative to the tree's root.
 FILES = (
@@ -51,13 +55,44 @@ FILES = (
 )
 
 
+#: the function the C path runs, from the tree's text
+ENTRY = "memmap_init_zone_device"
+#: the first kernel with compound ZONE_DEVICE pages (``pgmap->vmemmap_shift``,
+#: ``memmap_init_compound``, 5.17): the code the template series replaces
+OLDEST = (5, 17)
+
+
 def load_tree(root: str | Path) -> KernelTree:
     """The tree at ``root`` with the files the model mirrors (:data:`FILES`) parsed.
 
     Raises:
-        InputError: ``root`` is not a directory or holds none of :data:`FILES`.
+        InputError: ``root`` is not a directory, holds none of :data:`FILES`, or is a
+            kernel older than :data:`OLDEST` (its Makefile's version, read first).
     """
+    version = makefile_version(Path(root))
+    nums = re.match(r"(\d+)\.(\d+)", version or "")
+    if nums and (int(nums.group(1)), int(nums.group(2))) < OLDEST:
+        raise InputError(f"--linux {root} is linux {version}, older than "
+                         f"{'.'.join(map(str, OLDEST))}: it has no compound ZONE_DEVICE pages "
+                         "(pgmap->vmemmap_shift, memmap_init_compound), the code the "
+                         "template series replaces; give a 5.17 or later tree")
     return KernelTree.load(root, FILES)
+
+
+def require_entry(tree: KernelTree, typed: TypedTree, cfg: Config) -> None:
+    """Refuse a tree and configuration under which clang compiles no :data:`ENTRY`, in
+    ``mm/mm_init.c``'s unit (``typed``) or another ``.c`` file of ``mm/`` (5.17 to 6.3 have
+    it in mm/page_alloc.c), with one line naming the configuration and how it was prepared.
+
+    Raises:
+        InputError: not compiled.
+    """
+    if typed.function(ENTRY) is not None or typed.follow(ENTRY) is not None:
+        return
+    raise InputError(f"{tree.root} (linux {tree.version}): under config {cfg.name} clang "
+                     f"compiles no {ENTRY}() in mm/ (is CONFIG_ZONE_DEVICE set? it depends "
+                     "on MEMORY_HOTPLUG, MEMORY_HOTREMOVE and SPARSEMEM_VMEMMAP); "
+                     + "; ".join(prepared_notes(typed.headers)))
 
 
 def macro_env(cfg: Config) -> MacroEnv:
@@ -354,5 +389,17 @@ def prepared_notes(headers: Headers) -> tuple[str, ...]:
     return tuple(out)
 
 
-__all__ = ["FILES", "debian_headers", "headers_for", "kbuild_cache", "kconfig_requests",
-           "kconfig_symbols", "load_tree", "macro_env", "prepared_notes"]
+__all__ = [
+    "ENTRY",
+    "FILES",
+    "OLDEST",
+    "debian_headers",
+    "headers_for",
+    "kbuild_cache",
+    "kconfig_requests",
+    "kconfig_symbols",
+    "load_tree",
+    "macro_env",
+    "prepared_notes",
+    "require_entry",
+]
