@@ -21,7 +21,6 @@ reader must find active.
 from __future__ import annotations
 
 import os
-
 import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path

@@ -116,7 +116,9 @@ def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
         st = src.stat()
         made_from = f"{src} {st.st_size} {st.st_mtime_ns}\n"
     fresh = not made_from or (stamp.is_file() and stamp.read_text() == made_from)
-    if not fresh or not all((root / f).is_file() for f in want):
+    # mm/ whole: the .c files a call is followed into (mm/page_alloc.c's
+    # set_pageblock_migratetype, whose text a stand-in is checked against)
+    if not fresh or not all((root / f).is_file() for f in (*want, "mm/page_alloc.c")):
         if not src.is_file():
             return None, f"{TARBALL} is not installed (apt-get install {TOP})"
         names = {f"{TOP}/{f}" for f in want}
@@ -124,7 +126,7 @@ def source_tree(cache: Path | None = None) -> tuple[Path | None, str]:
         try:
             with tarfile.open(src, "r:xz") as tar:
                 for m in tar:
-                    if m.name in names:
+                    if m.name in names or (m.name.startswith(f"{TOP}/mm/") and m.isfile()):
                         tar.extract(m, root.parent, filter="data")
         except (OSError, tarfile.TarError) as e:
             return None, f"cannot unpack {src}: {e}"

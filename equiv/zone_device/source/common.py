@@ -54,9 +54,8 @@ from equiv.zone_device.source.cstate import (
     free_names,
 )
 from equiv.zone_device.source.csummary import PEEL, CLemma, LemmaCex, has_select
-from equiv.zone_device.source.ctyped import TypedTree, typed_for
+from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
 from equiv.zone_device.source.decide import Decided, Memo, specialise, substitute_all
-from equiv.zone_device.source.files import require_entry
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 

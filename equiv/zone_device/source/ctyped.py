@@ -371,7 +371,8 @@ class TypedTree:
         if self.root is None:
             return None
         found: list[tuple[str, TypedTree]] = []
-        for file in candidates([self.root, *([self.full] if self.full else [])],
+        roots = [r for r in (self.root, self.full, self.headers.source) if r is not None]
+        for file in candidates(list(dict.fromkeys(roots)),
                                str(Path(self.unit.file).parent), name, skip=self.unit.file):
             if file not in self.others:  # its text as the reader reads it (a patched copy's)
                 texts = {**self.sources, file: self._text(file)}
@@ -394,7 +395,7 @@ class TypedTree:
         patched copy holds the files a patch changed), else the whole tree's."""
         if file in self.sources:
             return self.sources[file]
-        for root in (self.root, self.full):
+        for root in (self.root, self.full, self.headers.source):
             if root is not None and (root / file).is_file():
                 return (root / file).read_bytes()
         raise InputError(f"{file}: not in {self.root}")
@@ -495,6 +496,25 @@ def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
     return _TYPED[key]
 
 
+def require_entry(tree: KernelTree, typed: TypedTree, cfg: Config) -> None:
+    """Refuse a tree and configuration under which clang compiles no
+    ``memmap_init_zone_device()`` (:data:`~equiv.zone_device.source.files.ENTRY`), in
+    ``mm/mm_init.c``'s unit (``typed``) or another ``.c`` file of ``mm/`` (5.17 to 6.3 have
+    it in mm/page_alloc.c), with one line naming the configuration and how it was prepared.
+
+    Raises:
+        InputError: not compiled.
+    """
+    from equiv.zone_device.source.files import ENTRY, prepared_notes
+
+    if typed.function(ENTRY) is not None or typed.follow(ENTRY) is not None:
+        return
+    raise InputError(f"{tree.root} (linux {tree.version}): under config {cfg.name} clang "
+                     f"compiles no {ENTRY}() in mm/ (is CONFIG_ZONE_DEVICE set? it depends "
+                     "on MEMORY_HOTPLUG, MEMORY_HOTREMOVE and SPARSEMEM_VMEMMAP); "
+                     + "; ".join(prepared_notes(typed.headers)))
+
+
 #: the words a type of C itself starts with
 _C_WORDS = frozenset({"void", "char", "short", "int", "long", "signed", "unsigned", "_Bool",
                       "float", "double", "struct", "union", "enum", "__int128"})
@@ -513,4 +533,4 @@ def _anonymous(rec: cindex.Cursor) -> bool:
         or "(unnamed" in str(rec.spelling) or "(anonymous" in str(rec.spelling)
 
 
-__all__ = ["CONSTANTS", "FILE", "IntType", "TypeInfo", "TypedTree", "typed_for"]
+__all__ = ["CONSTANTS", "FILE", "IntType", "TypeInfo", "TypedTree", "require_entry", "typed_for"]

@@ -111,8 +111,8 @@ from equiv.zone_device.source.common import (
     words_equal,
 )
 from equiv.zone_device.source.csummary import PEEL
-from equiv.zone_device.source.ctyped import TypedTree, typed_for
-from equiv.zone_device.source.files import load_tree, require_entry
+from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
+from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
 #: Largest order proved: the PUD order with 4K pages (1 GiB compounds), as ``--patch``.

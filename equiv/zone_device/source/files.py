@@ -19,7 +19,6 @@ import os
 import re
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import platformdirs
 
@@ -29,9 +28,6 @@ from equiv.linux import kbuild, kconfig
 from equiv.linux.cfront import DEBIAN_ARCHES, Headers
 from equiv.linux.ktree import KernelTree, MacroEnv, makefile_version
 from equiv.page_model import FlagsLayout
-
-if TYPE_CHECKING:
-    from equiv.zone_device.source.ctyped import TypedTree
 
 #: The files the model mirrors, relative to the tree's root.
 FILES = (
@@ -77,22 +73,6 @@ def load_tree(root: str | Path) -> KernelTree:
                          "(pgmap->vmemmap_shift, memmap_init_compound), the code the "
                          "template series replaces; give a 5.17 or later tree")
     return KernelTree.load(root, FILES)
-
-
-def require_entry(tree: KernelTree, typed: TypedTree, cfg: Config) -> None:
-    """Refuse a tree and configuration under which clang compiles no :data:`ENTRY`, in
-    ``mm/mm_init.c``'s unit (``typed``) or another ``.c`` file of ``mm/`` (5.17 to 6.3 have
-    it in mm/page_alloc.c), with one line naming the configuration and how it was prepared.
-
-    Raises:
-        InputError: not compiled.
-    """
-    if typed.function(ENTRY) is not None or typed.follow(ENTRY) is not None:
-        return
-    raise InputError(f"{tree.root} (linux {tree.version}): under config {cfg.name} clang "
-                     f"compiles no {ENTRY}() in mm/ (is CONFIG_ZONE_DEVICE set? it depends "
-                     "on MEMORY_HOTPLUG, MEMORY_HOTREMOVE and SPARSEMEM_VMEMMAP); "
-                     + "; ".join(prepared_notes(typed.headers)))
 
 
 def macro_env(cfg: Config) -> MacroEnv:
@@ -401,5 +381,4 @@ __all__ = [
     "load_tree",
     "macro_env",
     "prepared_notes",
-    "require_entry",
 ]
