@@ -92,9 +92,14 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
     the standard output: the command line's writer), ``err`` shows the progress (on a
     terminal, unless ``--quiet``).  Returns the exit code."""
+    from equiv.zone_device.source.files import as_prepared
+
     second_solver(args)
+    # the configuration as the tree prepares it: its headers, and the model's booleans
+    # where make olddefconfig set them otherwise than asked
+    cfg, notes = as_prepared(Path(args.linux), cfg)
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
-        return run_patch(args, cfg, emit, err)
+        return run_patch(args, cfg, emit, err, notes)
     if args.format not in LINUX_FORMATS:
         raise InputError(f"--linux reports in {', '.join(LINUX_FORMATS)}, not --format "
                          f"{args.format!r}")
@@ -298,11 +303,12 @@ def _series(args: argparse.Namespace, base: Path, cfg: Config,
 
 
 def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
-              err: TextIO | None = None) -> int:
+              err: TextIO | None = None, notes: tuple[str, ...] = ()) -> int:
     """``--linux BASE --patch FILE...`` or ``--linux BASE --against PATCHED``: prove the
     patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code.
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
-    ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
+    ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left.
+    ``notes`` say how the configuration was prepared (:func:`~equiv.zone_device.source.files.as_prepared`)."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
     from equiv.zone_device.source.files import FILES, headers_for, prepared_notes
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
@@ -363,7 +369,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
         files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
         steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes),
-        kbuild=prepared_notes(headers_for(base, cfg)))
+        kbuild=notes or prepared_notes(headers_for(base, cfg)))
     code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:

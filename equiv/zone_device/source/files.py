@@ -308,6 +308,8 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         InputError: a hypothetical preset (no ``.config`` builds it), a step of the
             preparation that failed (naming it), or a missing host tool.
     """
+    if isinstance(cfg.headers, Headers):  # prepared before (:func:`as_prepared`)
+        return cfg.headers
     if cfg.hypothetical:
         raise InputError(f"config {cfg.name} is hypothetical ({cfg.hypothetical_note}): no "
                          ".config builds it, so there are no generated headers to "
@@ -328,6 +330,55 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
                                       arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
                                       what=f"config {cfg.name}")
+
+
+def as_prepared(source: Path, cfg: Config) -> tuple[Config, tuple[str, ...]]:
+    """``cfg`` as the tree ``source`` prepared it (:func:`headers_for`), with the headers
+    it is read with from then on (``Config.headers``): each boolean the model reads
+    (:data:`equiv.config.KCONFIG_BOOLS`) that ``make olddefconfig`` set otherwise than
+    asked takes the prepared ``.config``'s value (a symbol the tree's Kconfig lacks, such
+    as 6.12's ``MM_ID``, keeps the configuration's), so that the layout, the deduplicated
+    vmemmap and the scenario are those of the configuration the compiler saw; and what
+    the report says of it (:func:`prepared_notes`, then the model's values that moved).
+
+    Raises:
+        InputError: as :func:`headers_for`, or the prepared configuration is not one the
+            model can take (:meth:`~equiv.config.Config.validate`).
+    """
+    from attrs import evolve
+
+    from equiv.config import KCONFIG_BOOLS
+
+    headers = headers_for(source, cfg)
+    notes = prepared_notes(headers)
+    rec = kbuild.record(headers)
+    config = headers.build / ".config"
+    moved: dict[str, bool] = {}
+    if rec and config.is_file():
+        got = kconfig.values(config.read_text(errors="replace"))
+        left = rec.get("left_out") or []
+        assert isinstance(left, list)
+        lacks = {str(n) for n in left}
+        for f in KCONFIG_BOOLS:
+            sym = f"CONFIG_{f}"
+            value = got.get(sym, "n") in ("y", "m")
+            if sym not in lacks and value != getattr(cfg, f):
+                moved[f] = value
+    out = evolve(cfg, headers=headers, **moved)  # type: ignore[arg-type]
+    try:
+        out = out.validate()
+    except InputError as e:
+        raise InputError(f"config {cfg.name} as linux {rec.get('version', '?')} prepared it: "
+                         f"{e}") from None
+    if moved:
+        notes += ("the model follows the prepared configuration: "
+                  + ", ".join(f"{f}={'y' if v else 'n'}" for f, v in moved.items()),)
+    notes += ("deduplicated vmemmap (struct pages of a compound past the first "
+              "VMEMMAP_RESERVE_NR share storage when there is no altmap): "
+              + ("yes, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=y" if out.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP
+                 else "no, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP is not set: every struct page its "
+                      "own"),)
+    return out, notes
 
 
 def prepared_notes(headers: Headers) -> tuple[str, ...]:
@@ -373,6 +424,7 @@ __all__ = [
     "ENTRY",
     "FILES",
     "OLDEST",
+    "as_prepared",
     "debian_headers",
     "headers_for",
     "kbuild_cache",
