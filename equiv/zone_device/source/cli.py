@@ -92,14 +92,12 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
     the standard output: the command line's writer), ``err`` shows the progress (on a
     terminal, unless ``--quiet``).  Returns the exit code."""
-    from equiv.zone_device.source.files import as_prepared
+    from equiv.zone_device.source.files import as_prepared, check_version
 
     second_solver(args)
-    # the configuration as the tree prepares it: its headers, and the model's booleans
-    # where make olddefconfig set them otherwise than asked
-    cfg, notes = as_prepared(Path(args.linux), cfg)
+    check_version(args.linux)
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
-        return run_patch(args, cfg, emit, err, notes)
+        return run_patch(args, cfg, emit, err)
     if args.format not in LINUX_FORMATS:
         raise InputError(f"--linux reports in {', '.join(LINUX_FORMATS)}, not --format "
                          f"{args.format!r}")
@@ -108,6 +106,9 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     if args.compare is not None and name is None:
         raise InputError(f"--compare {args.compare!r} has no hand-written model to check a tree "
                          f"against; valid with --linux: {', '.join(MODELS)}")
+    # the configuration as the tree prepares it: its headers, and the model's booleans
+    # where make olddefconfig set them otherwise than asked
+    cfg, _ = as_prepared(Path(args.linux), cfg)
     model = model_for(tree, name)
     st = setup(tree, cfg, model)
     layout = model.layout(Layout.from_config(cfg))
@@ -303,14 +304,13 @@ def _series(args: argparse.Namespace, base: Path, cfg: Config,
 
 
 def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None],
-              err: TextIO | None = None, notes: tuple[str, ...] = ()) -> int:
+              err: TextIO | None = None) -> int:
     """``--linux BASE --patch FILE...`` or ``--linux BASE --against PATCHED``: prove the
     patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code.
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
-    ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left.
-    ``notes`` say how the configuration was prepared (:func:`~equiv.zone_device.source.files.as_prepared`)."""
+    ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
-    from equiv.zone_device.source.files import FILES, headers_for, prepared_notes
+    from equiv.zone_device.source.files import FILES, as_prepared
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
     from equiv.zone_device.source.patch_views import render as render_patch
     from equiv.zone_device.source.patchproof import run_patch_proof
@@ -331,6 +331,9 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     base = Path(args.linux)
     jobs = _jobs(args)
     base_tree = load_tree(base)
+    # the configuration as the tree prepares it: its headers, and the model's booleans
+    # where make olddefconfig set them otherwise than asked
+    cfg, notes = as_prepared(base, cfg)
     with tempfile.TemporaryDirectory(prefix="equiv-patched-") as tmp:
         if args.against is not None:
             root = Path(args.against)
@@ -369,7 +372,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
         files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
         steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes),
-        kbuild=notes or prepared_notes(headers_for(base, cfg)))
+        kbuild=notes)
     code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:

@@ -65,6 +65,17 @@ def load_tree(root: str | Path) -> KernelTree:
         InputError: ``root`` is not a directory, holds none of :data:`FILES`, or is a
             kernel older than :data:`OLDEST` (its Makefile's version, read first).
     """
+    check_version(root)
+    return KernelTree.load(root, FILES)
+
+
+def check_version(root: str | Path) -> None:
+    """Refuse a tree older than :data:`OLDEST` by its Makefile's version, before anything
+    of it is read or unpacked.
+
+    Raises:
+        InputError: one line naming the version and why.
+    """
     version = makefile_version(Path(root))
     nums = re.match(r"(\d+)\.(\d+)", version or "")
     if nums and (int(nums.group(1)), int(nums.group(2))) < OLDEST:
@@ -72,7 +83,6 @@ def load_tree(root: str | Path) -> KernelTree:
                          f"{'.'.join(map(str, OLDEST))}: it has no compound ZONE_DEVICE pages "
                          "(pgmap->vmemmap_shift, memmap_init_compound), the code the "
                          "template series replaces; give a 5.17 or later tree")
-    return KernelTree.load(root, FILES)
 
 
 def macro_env(cfg: Config) -> MacroEnv:
@@ -425,6 +435,7 @@ __all__ = [
     "FILES",
     "OLDEST",
     "as_prepared",
+    "check_version",
     "debian_headers",
     "headers_for",
     "kbuild_cache",
