@@ -31,6 +31,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
+from attrs import evolve
+
 from equiv.config import Config
 from equiv.engine.errors import InputError, parse_ranges
 from equiv.engine.verdict import EXIT, Verdict
@@ -108,11 +110,12 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                          f"against; valid with --linux: {', '.join(MODELS)}")
     # the configuration as the tree prepares it: its headers, and the model's booleans
     # where make olddefconfig set them otherwise than asked
-    cfg, _ = as_prepared(Path(args.linux), cfg)
+    cfg, notes = as_prepared(Path(args.linux), cfg)
     model = model_for(tree, name)
     st = setup(tree, cfg, model)
     layout = model.layout(Layout.from_config(cfg))
-    drift = drift_report(tree, st.env, model.name, cfg.name, layout, st.structs)
+    drift = evolve(drift_report(tree, st.env, model.name, cfg.name, layout, st.structs),
+                   kbuild=notes)
     lay = compare_with_model(layout, st.structs)
     jobs = _jobs(args)
     run = run_fidelity(st, _types(args.types), _orders(args.orders), timeout_ms=args.timeout_ms,

@@ -126,6 +126,8 @@ class DriftReport:
     rows: tuple[DriftRow, ...]
     assumed_undefined: tuple[str, ...]
     missing_files: tuple[str, ...]
+    #: how the configuration's headers were made (:func:`~equiv.zone_device.source.files.as_prepared`)
+    kbuild: tuple[str, ...] = ()
 
     @property
     def ok(self) -> bool:

@@ -25,6 +25,7 @@ def render_linux_text(drift: DriftReport, layout: SrcLayoutReport, run: Fidelity
     """The compiler-style text report of a ``--linux`` run."""
     out = [f"kernel tree {drift.tree} (version {drift.version}), model {drift.model}, "
            f"config {drift.config}"]
+    out += [f"  {n}" for n in drift.kbuild]
     if drift.missing_files:
         out.append("missing files: " + ", ".join(drift.missing_files))
     out.append("drift (the tree's text against what the model mirrors):")
@@ -123,7 +124,7 @@ def linux_json(drift: DriftReport, layout: SrcLayoutReport, run: FidelityRun | N
     """The same report as data (schema ``equiv.linux/1``)."""
     doc: dict[str, Any] = {
         "schema": "equiv.linux/1", "tree": drift.tree, "version": drift.version,
-        "model": drift.model, "config": drift.config,
+        "model": drift.model, "config": drift.config, "kbuild": list(drift.kbuild),
         "drift": [{"name": r.name, "kind": r.kind, "where": r.where, "verdict": r.verdict,
                    "model": r.model_stmt or None, "tree": r.tree_stmt or None,
                    "tree_line": r.tree_line or None} for r in drift.rows],
