@@ -110,3 +110,18 @@ def test_a_tree_older_than_5_17_is_refused(tmp_path: Path) -> None:
     code, out, err = _run(["--linux", str(tmp_path), "--patch", str(patch)])
     assert code == 3 and out == "" and err.count("\n") == 1
     assert "linux 5.15.1, older than 5.17" in err
+
+
+@pytest.mark.parametrize(("body", "never"), [
+    ("{\n\treturn false;\n}", True),
+    ("((void)(altmap), (void)(pgmap), false)", True),
+    ("(is_power_of_2(sizeof(struct page)) && (pgmap) && !(altmap))", False),
+    ("{ return !altmap && (nr_vmemmap_pages > VMEMMAP_RESERVE_NR); }", False),
+])
+def test_a_vmemmap_that_can_never_be_optimised_is_told_apart(body: str, never: bool) -> None:
+    """The deduplicated-vmemmap rule reads vmemmap_can_optimize() as compiled: the forms
+    the kernel writes where the arch cannot deduplicate are false whatever they are given."""
+    from equiv.zone_device.source.files import _NEVER
+    from equiv.zone_device.source.standins import normalised
+
+    assert bool(_NEVER.fullmatch(normalised(body))) is never

@@ -11,6 +11,8 @@ import equiv.engine.cache
 import equiv.engine.errors
 import equiv.engine.options
 import equiv.engine.verdict
+import equiv.linux.kbuild
+import equiv.linux.kconfig
 import equiv.report.text
 import equiv.zone_device.counterexample
 import equiv.zone_device.live.boot
@@ -23,8 +25,8 @@ import equiv.zone_device.source.cli
                                     equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
                                     equiv.zone_device.source.cint,
                                     equiv.zone_device.counterexample, equiv.zone_device.names,
-                                    equiv.zone_device.live.boot,
-                                    equiv.report.text])
+                                    equiv.zone_device.live.boot, equiv.linux.kbuild,
+                                    equiv.linux.kconfig, equiv.report.text])
 def test_doctests(module: object) -> None:
     """Every example in the module's docstrings holds."""
     res = doctest.testmod(module)  # type: ignore[arg-type]

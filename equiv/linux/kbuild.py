@@ -471,7 +471,7 @@ def c_flags(log: str, srcarch: str) -> list[str]:
     no such command.
 
     >>> c_flags("  gcc -Wp,-MMD,x -nostdinc -D__KERNEL__ -std=gnu11 -funsigned-char -O2 "
-    ...         "-DKBUILD_BASENAME='\"a\"' -Wall -c -S -o arch/x86/kernel/asm-offsets.s "
+    ...         "-DKBUILD_BASENAME=kmod_a -Wall -c -S -o arch/x86/kernel/asm-offsets.s "
     ...         "arch/x86/kernel/asm-offsets.c", "x86")
     ['-D__KERNEL__', '-std=gnu11', '-funsigned-char', '-O2']
     """
