@@ -112,6 +112,7 @@ def skipped(unit: Unit) -> Skipped:
 
     ranges: dict[str, list[tuple[int, int]]] = {}
     reentered: dict[str, list[tuple[int, int]]] = {}
+    lines: dict[str, list[bytes]] = {}  # each file's lines, split once
     got = lib.clang_getAllSkippedRanges(tu.obj)
     try:
         for i in range(got.contents.count):
@@ -120,7 +121,7 @@ def skipped(unit: Unit) -> Skipped:
             if f is None:
                 continue
             span = (int(r.start.line), int(r.end.line))
-            into = reentered if _reentry(unit, f, span[0]) else ranges
+            into = reentered if _reentry(unit, f, span[0], lines) else ranges
             into.setdefault(rel(f.name), []).append(span)
     finally:
         lib.clang_disposeSourceRangeList(got)
@@ -141,17 +142,20 @@ def skipped(unit: Unit) -> Skipped:
 _GUARD = re.compile(rb"\s*#\s*ifndef\s+(\w+)\s*$")
 
 
-def _reentry(unit: Unit, file: cindex.File, line: int) -> bool:
+def _reentry(unit: Unit, file: cindex.File, line: int, lines: dict[str, list[bytes]]) -> bool:
     """Is the skipped range starting on ``line`` of ``file`` a guarded header entered again
     while it was still being read (a header that includes itself through others, as
     include/linux/mmzone.h does through memory_hotplug.h)?  Then its include guard
     ``#ifndef X`` on ``line`` was false and the whole body skipped, though the first entry
     took it: that entry's ``#define X`` on the next line is in clang's record of the macros
-    defined.  Such a range says nothing of the first entry's branches."""
-    lines = unit.contents(file).split(b"\n")
-    if not 0 < line <= len(lines):
+    defined.  Such a range says nothing of the first entry's branches.  ``lines`` keeps
+    each file's lines, split once."""
+    if file.name not in lines:
+        lines[file.name] = unit.contents(file).split(b"\n")
+    text = lines[file.name]
+    if not 0 < line <= len(text):
         return False
-    m = _GUARD.match(lines[line - 1])
+    m = _GUARD.match(text[line - 1])
     if m is None:
         return False
     name = m.group(1).decode()

@@ -92,7 +92,7 @@ from equiv.linux.ktree import (
 from equiv.linux.skipped import ClangBranches
 from equiv.memmap import Inputs, Scenario, storage_pfn
 from equiv.page_model import PageState, extend_chain, ite_page, splice
-from equiv.zone_device.source import cexpr, cint
+from equiv.zone_device.source import cdefs, cexpr, cint
 from equiv.zone_device.source.cint import INT, IntType
 from equiv.zone_device.source.cstate import (
     BaseLayer,
@@ -132,7 +132,7 @@ from equiv.zone_device.source.cstmt import (
 from equiv.zone_device.source.csummary import PEEL, CLemma
 from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.src_layout import source_structs
-from equiv.zone_device.source.standins import CHECKED, digest
+from equiv.zone_device.source.standins import CHECKED
 
 #: Deepest call nesting.
 MAX_DEPTH = 24
@@ -436,113 +436,42 @@ class Interp:
                           "a trusted helper; model it or add its file")
 
     def other_unit_definition(self, name: str) -> Definition | None:
-        """The function ``name`` defined in another ``.c`` file of the entry file's
-        directory, as clang compiles that file's own unit under the configuration
-        (:meth:`~equiv.zone_device.source.ctyped.TypedTree.follow`): the file is read into
-        the tree, its ``#if`` branches decided by its unit (headers by every unit that
-        read them, agreeing), its types by its unit; None when no such file defines it.
+        """:func:`~equiv.zone_device.source.cdefs.other_unit_definition` of this tree.
 
         Raises:
             InterpError: two files define it, or one cannot be compiled.
         """
-        if not isinstance(self.menv, ClangBranches):
-            return None
         try:
-            got = self.clang.follow(name)
+            return cdefs.other_unit_definition(self.tree, self.menv, self.clang, name)
         except InputError as e:
             raise InterpError(f"call to {name}(): {e}") from None
-        if got is None:
-            return None
-        file, src, unit = got
-        self.tree.add_file(file, src)
-        self.menv.add(unit.skipped(), [(file, self.tree.sources[file])])
-        found = [d for d in self.tree.defs.get(name, ())
-                 if d.kind == "function" and d.file == file and d.active(self.menv)]
-        return found[0] if found else None
-
-    def definition_of(self, name: str) -> Definition | None:
-        """The definition of the function or macro ``name`` compiled in this configuration:
-        in the files read, in a header clang found it in, or in another ``.c`` file's
-        unit (:meth:`other_unit_definition`); None where the tree has none."""
-        d = self.tree.find(name, self.menv, "function") or self.tree.find(name, self.menv,
-                                                                          "macro")
-        return d or self.header_definition(name) or self.other_unit_definition(name)
 
     def stand_in_checked(self, name: str) -> None:
-        """Check that the tree's definitions the stand-in ``name`` paraphrases
-        (:data:`~equiv.zone_device.source.standins.CHECKED`) are a text it was checked
-        against, before it is applied; once per tree and process.  (Only on a kernel
-        tree read as clang compiled it: every run of the C path; the interpreter's unit
-        tests over small C files under a hand :class:`~equiv.linux.ktree.MacroEnv` have no
-        kernel text to check.)
+        """Check that the tree's definitions the stand-in ``name`` paraphrases are a text
+        it was checked against, before it is applied
+        (:func:`~equiv.zone_device.source.cdefs.stand_in_problem`; once per tree and
+        process, and :func:`~equiv.zone_device.source.common.side` asks before workers
+        fork).  Only on a kernel tree read as clang compiled it: every run of the C path;
+        the interpreter's unit tests over small C files under a hand
+        :class:`~equiv.linux.ktree.MacroEnv` have no kernel text to check.
 
         Raises:
             InterpError: a definition is missing, or their digest is no checked version's
                 (the cell is UNKNOWN, naming them).
         """
-        c = CHECKED.get(name)
-        memo = (id(self.clang), name)
-        if c is None or _STANDINS_OK.get(memo) is self.clang:
+        if name not in CHECKED or not isinstance(self.menv, ClangBranches):
             return
-        if not isinstance(self.menv, ClangBranches):
-            return  # not a kernel tree as compiled (a test's small C under a MacroEnv)
-        got, defs = self.stand_in_digest(name)
-        if got not in c.digests:
-            raise InterpError(f"stand-in {name}: this tree's text of {', '.join(c.texts)} "
-                              f"({', '.join(d.where for d in defs)}) is not the text it was "
-                              f"checked against ({', '.join(sorted(set(c.versions)))}; digest "
-                              f"{got}); not applied: interpret it, or check the stand-in "
-                              "against this text")
-        _STANDINS_OK[memo] = self.clang
+        problem = cdefs.stand_in_problem(self.tree, self.menv, self.clang, name)
+        if problem is not None:
+            raise InterpError(problem)
 
     def stand_in_digest(self, name: str) -> tuple[str, list[Definition]]:
-        """The digest of this tree's definitions that the stand-in ``name`` paraphrases
-        (:func:`~equiv.zone_device.source.standins.digest`), and the definitions.
-
-        Raises:
-            InterpError: one is missing.
-        """
-        c = CHECKED[name]
-        defs = []
-        for n in c.texts:
-            d = self.definition_of(n)
-            if d is None:
-                raise InterpError(f"stand-in {name}: this tree has no definition of {n} to "
-                                  "check it against (its model paraphrases the text of "
-                                  f"{', '.join(sorted(set(c.versions)))}); not applied")
-            defs.append(d)
-        return digest([text(d.src, d.node) for d in defs]), defs
+        """:func:`~equiv.zone_device.source.cdefs.stand_in_digest` of this tree."""
+        return cdefs.stand_in_digest(self.tree, self.menv, self.clang, name)
 
     def header_definition(self, name: str) -> Definition | None:
-        """The function or macro ``name`` as clang compiled it for this configuration, read
-        from the text of the header clang found it in when the files read
-        (:data:`~equiv.zone_device.source.files.FILES`) do not define it: the static inline
-        helpers of the headers ``mm/mm_init.c`` includes, the arch's own included
-        (``atomic_set`` of include/linux/atomic/atomic-instrumented.h, x86's
-        ``arch_atomic_set``).  Which definition is compiled is clang's answer (its file and
-        line), not the preprocessor conditions read here; None when clang has none, none
-        of that name starts at that line of the text (a function a macro generates), or
-        its text holds preprocessor conditionals (whose branches clang chose, not read
-        here).  Kept per typed tree and name (:data:`_HEADER_DEFS`): a worker's later cells
-        ask the same helpers of the same trees."""
-        memo = (id(self.clang), name)
-        hit = _HEADER_DEFS.get(memo)
-        if hit is not None:
-            return hit[1]
-        got = self.clang.definition(name)
-        found: Definition | None = None
-        if got is not None:
-            root, rel, line = got
-            src = self.clang.read(root / rel)  # as clang read it: a patched header's text
-            key = (str(root), rel, src)
-            if key not in _HEADERS:
-                _HEADERS[key] = KernelTree.of_texts(root, {rel: src})
-            hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
-            # conditionals inside: clang's choice of their branches is not read
-            if hits and not any(n.type.startswith("preproc_if") for n in walk(hits[0].node)):
-                found = hits[0]
-        _HEADER_DEFS[memo] = (self.clang, found)
-        return found
+        """:func:`~equiv.zone_device.source.cdefs.header_definition` of this tree."""
+        return cdefs.header_definition(self.clang, name)
 
     def _run_function(self, d: Definition, args: list[Callable[[State], tuple[State, Value]]],
                       state: State, site: tuple[Frame, Node] | None = None
@@ -2058,16 +1987,6 @@ def _parse_expr(body: str) -> tuple[Node, bytes]:
     _EXPR_CACHE[body] = out
     return out
 
-
-#: Process-wide memo: a header read for :meth:`Interp.header_definition`, by (root, file)
-#: (headers outside the files read are never patched: their text is the one on disk)
-_HEADERS: dict[tuple[str, str, bytes], KernelTree] = {}
-#: the stand-ins whose texts were found checked, per typed tree (kept with it: an id is
-#: reused only once the tree is gone)
-_STANDINS_OK: dict[tuple[int, str], TypedTree] = {}
-#: Process-wide memo of :meth:`Interp.header_definition`, by (the typed tree's id, name);
-#: each entry holds its typed tree, so the id is not reused while the entry lives
-_HEADER_DEFS: dict[tuple[int, str], tuple[TypedTree, Definition | None]] = {}
 
 #: Process-wide memo: a statement macro body's parse tree by its text (pure).
 _STMT_CACHE: dict[str, tuple[Node, bytes]] = {}

@@ -35,6 +35,7 @@ from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import ConcreteRun, FieldDiff, Observed, page_diffs
 from equiv.zone_device.present import page_boxes
+from equiv.zone_device.source.cdefs import precheck
 from equiv.zone_device.source.cinterp import Interp, conjuncts, initial_state
 from equiv.zone_device.source.clemmas import (
     FREE_FAILED,
@@ -401,7 +402,9 @@ def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) ->
     """
     typed = typed_for(tree, cfg, full)
     require_entry(tree, typed, cfg)
-    return Side(label, tree, typed.branches(tree), source_structs(typed), typed)
+    env = typed.branches(tree)
+    precheck(tree, env, typed)  # the stand-ins' texts, once, before workers fork
+    return Side(label, tree, env, source_structs(typed), typed)
 
 
 def side_layout(sd: Side, cfg: Config) -> Layout:
