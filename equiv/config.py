@@ -32,7 +32,7 @@ class Config:
     #: path prepares the tree with it as given (:func:`equiv.zone_device.source.files.headers_for`)
     kconfig: str | None = field(default=None, eq=False, repr=False)
     #: the generated headers the C path prepared for this configuration
-    #: (:func:`equiv.zone_device.source.files.as_prepared`: an ``equiv.linux.cfront.Headers``),
+    #: (:func:`equiv.zone_device.source.prepared.as_prepared`: an ``equiv.linux.cfront.Headers``),
     #: which it is then read with everywhere, workers included
     headers: object | None = field(default=None, eq=False, repr=False)
     BITS_PER_LONG: int = 64

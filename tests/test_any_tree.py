@@ -121,7 +121,7 @@ def test_a_tree_older_than_5_17_is_refused(tmp_path: Path) -> None:
 def test_a_vmemmap_that_can_never_be_optimised_is_told_apart(body: str, never: bool) -> None:
     """The deduplicated-vmemmap rule reads vmemmap_can_optimize() as compiled: the forms
     the kernel writes where the arch cannot deduplicate are false whatever they are given."""
-    from equiv.zone_device.source.files import _NEVER
+    from equiv.zone_device.source.prepared import _NEVER
     from equiv.zone_device.source.standins import normalised
 
     assert bool(_NEVER.fullmatch(normalised(body))) is never

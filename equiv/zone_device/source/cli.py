@@ -94,7 +94,8 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
     the standard output: the command line's writer), ``err`` shows the progress (on a
     terminal, unless ``--quiet``).  Returns the exit code."""
-    from equiv.zone_device.source.files import as_prepared, check_version
+    from equiv.zone_device.source.files import check_version
+    from equiv.zone_device.source.prepared import as_prepared
 
     second_solver(args)
     check_version(args.linux)
@@ -313,10 +314,11 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
     ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
     from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
-    from equiv.zone_device.source.files import FILES, as_prepared
+    from equiv.zone_device.source.files import FILES
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
     from equiv.zone_device.source.patch_views import render as render_patch
     from equiv.zone_device.source.patchproof import run_patch_proof
+    from equiv.zone_device.source.prepared import as_prepared
 
     if args.format not in PATCH_FORMATS:
         raise InputError(f"--linux with --patch/--against reports in {', '.join(PATCH_FORMATS)}, "

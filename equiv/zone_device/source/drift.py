@@ -126,7 +126,7 @@ class DriftReport:
     rows: tuple[DriftRow, ...]
     assumed_undefined: tuple[str, ...]
     missing_files: tuple[str, ...]
-    #: how the configuration's headers were made (:func:`~equiv.zone_device.source.files.as_prepared`)
+    #: how the configuration's headers were made (:func:`~equiv.zone_device.source.prepared.as_prepared`)
     kbuild: tuple[str, ...] = ()
 
     @property

@@ -342,101 +342,6 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
                                       what=f"config {cfg.name}")
 
 
-def as_prepared(source: Path, cfg: Config) -> tuple[Config, tuple[str, ...]]:
-    """``cfg`` as the tree ``source`` prepared it (:func:`headers_for`), with the headers
-    it is read with from then on (``Config.headers``): each boolean the model reads
-    (:data:`equiv.config.KCONFIG_BOOLS`) that ``make olddefconfig`` set otherwise than
-    asked takes the prepared ``.config``'s value (a symbol the tree's Kconfig lacks, such
-    as 6.12's ``MM_ID``, keeps the configuration's), so that the layout, the deduplicated
-    vmemmap and the scenario are those of the configuration the compiler saw; and what
-    the report says of it (:func:`prepared_notes`, then the model's values that moved).
-
-    Raises:
-        InputError: as :func:`headers_for`, or the prepared configuration is not one the
-            model can take (:meth:`~equiv.config.Config.validate`).
-    """
-    from attrs import evolve
-
-    from equiv.config import KCONFIG_BOOLS
-
-    headers = headers_for(source, cfg)
-    notes = prepared_notes(headers)
-    rec = kbuild.record(headers)
-    config = headers.build / ".config"
-    moved: dict[str, bool] = {}
-    if rec and config.is_file():
-        got = kconfig.values(config.read_text(errors="replace"))
-        left = rec.get("left_out") or []
-        assert isinstance(left, list)
-        lacks = {str(n) for n in left}
-        for f in KCONFIG_BOOLS:
-            sym = f"CONFIG_{f}"
-            value = got.get(sym, "n") in ("y", "m")
-            if sym not in lacks and value != getattr(cfg, f):
-                moved[f] = value
-    out = evolve(cfg, headers=headers, **moved)  # type: ignore[arg-type]
-    dedup, why = dedup_rule(source, out)
-    if dedup != out.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP:
-        moved["ARCH_WANT_OPTIMIZE_DAX_VMEMMAP"] = dedup
-        out = evolve(out, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=dedup)
-    try:
-        out = out.validate()
-    except InputError as e:
-        raise InputError(f"config {cfg.name} as linux {rec.get('version', '?')} prepared it: "
-                         f"{e}") from None
-    if moved:
-        notes += ("the model follows the prepared configuration: "
-                  + ", ".join(f"{f}={'y' if v else 'n'}" for f, v in moved.items()),)
-    notes += ("deduplicated vmemmap (struct pages of a compound past the first "
-              "VMEMMAP_RESERVE_NR share storage when there is no altmap): "
-              + ("yes" if dedup else "no, every struct page its own") + f": {why}",)
-    return out, notes
-
-
-#: a ``vmemmap_can_optimize()`` that is false whatever it is given, as the kernel writes
-#: it where the arch cannot deduplicate (a function returning false, or 6.1's macro)
-_NEVER = re.compile(r"\{ return (false|0); \}|\(?\(\(void\) ?\(altmap\), ?\(void\) ?\(pgmap\), "
-                    r"?(false|0)\)\)?|\(?(false|0)\)?")
-
-
-def dedup_rule(source: Path, cfg: Config) -> tuple[bool, str]:
-    """Whether the tree at ``source`` under ``cfg`` (prepared: ``cfg.headers``) maps the
-    struct pages of a compound past the first ``VMEMMAP_RESERVE_NR`` vmemmap pages onto
-    shared storage, read from the tree's ``vmemmap_can_optimize()`` as clang compiles it
-    (its ``#if`` branch is clang's): false when that definition is false whatever it is
-    given, else true; and the sentence that says so.  6.12 guards it with
-    ``CONFIG_ARCH_WANT_OPTIMIZE_DAX_VMEMMAP``, 6.1 with
-    ``CONFIG_ARCH_WANT_HUGETLB_PAGE_OPTIMIZE_VMEMMAP``: the text says which.
-
-    Raises:
-        InputError: the tree has no such definition (the rule is not read from it).
-    """
-    from equiv.linux.ktree import text
-    from equiv.zone_device.source.ctyped import typed_for
-    from equiv.zone_device.source.standins import normalised
-
-    tree = load_tree(source)
-    branches = typed_for(tree, cfg).branches(tree)
-    name, seen = "vmemmap_can_optimize", []
-    for _ in range(4):  # #define vmemmap_can_optimize __vmemmap_can_optimize
-        d = tree.find(name, branches, "function") or tree.find(name, branches, "macro")
-        if d is None:
-            raise InputError(f"{source} (linux {tree.version}) has no {name}() under config "
-                             f"{cfg.name}: which struct pages share storage (the "
-                             "deduplicated vmemmap) is not read from this tree")
-        seen.append(d.where)
-        body = d.node.child_by_field_name("body" if d.kind == "function" else "value")
-        got = normalised(text(d.src, body)) if body is not None else ""
-        if d.kind == "macro" and re.fullmatch(r"\w+", got) and got not in ("false", "0"):
-            name = got
-            continue
-        never = bool(_NEVER.fullmatch(got))
-        return not never, (f"{'false whatever it is given' if never else 'may be true'}: "
-                           f"vmemmap_can_optimize() as clang compiles it ({', '.join(seen)})")
-    raise InputError(f"{source}: vmemmap_can_optimize() is an alias of an alias past "
-                     f"{', '.join(seen)}: the deduplicated vmemmap is not read from it")
-
-
 def prepared_notes(headers: Headers) -> tuple[str, ...]:
     """What a report says of how ``headers`` were made: Debian's package, or the tree's
     ``make olddefconfig prepare0`` with every symbol it set otherwise than asked."""
@@ -480,10 +385,8 @@ __all__ = [
     "ENTRY",
     "FILES",
     "OLDEST",
-    "as_prepared",
     "check_version",
     "debian_headers",
-    "dedup_rule",
     "headers_for",
     "kbuild_cache",
     "kconfig_requests",
