@@ -375,9 +375,7 @@ class TypedTree:
         for file in candidates(list(dict.fromkeys(roots)),
                                str(Path(self.unit.file).parent), name, skip=self.unit.file):
             if file not in self.others:  # its text as the reader reads it (a patched copy's)
-                texts = {**self.sources, file: self._text(file)}
-                self.others[file] = TypedTree.parse(self.root, texts, self.headers,
-                                                    self.full, file)
+                self.others[file] = self._other_unit(file)
             if _defines(self.others[file].unit, name, file):
                 found.append((file, self.others[file]))
         if len(found) > 1:
@@ -389,6 +387,24 @@ class TypedTree:
         file, t = found[0]
         self.owner[name] = t
         return file, t.sources[file], t
+
+    def _other_unit(self, file: str) -> TypedTree:
+        """``file``'s own unit, parsed with this tree's texts; one per process for the same
+        clang input (:data:`_OTHER_UNITS`: the whole tree parsed in, the headers, the file's
+        text and every header text that replaces the tree's), so that a patched tree whose
+        patches change no header shares the base's unit (a unit of mm/page_alloc.c holds
+        some 300 MB)."""
+        assert self.root is not None
+        texts = {**self.sources, file: self._text(file)}
+        key = (str(self.full or self.root), self.headers, file, texts[file],
+               hash(tuple(sorted((f, hash(t)) for f, t in texts.items() if f.endswith(".h")))))
+        hit = _OTHER_UNITS.get(key)
+        # a .c text the unit #includes must be the same too (the key holds headers only)
+        if hit is None or any(f in hit.skipped().entered and hit.sources.get(f) != t
+                              for f, t in texts.items() if not f.endswith(".h")):
+            hit = _OTHER_UNITS[key] = TypedTree.parse(self.root, texts, self.headers,
+                                                      self.full, file)
+        return hit
 
     def _text(self, file: str) -> bytes:
         """``file``'s text as this tree has it: a replaced text, else the tree's copy (a
@@ -468,6 +484,8 @@ class TypedTree:
 
 
 _TYPED: dict[tuple[str, str, Headers, int], TypedTree] = {}
+#: the units of other ``.c`` files (:meth:`TypedTree._other_unit`), by their clang input
+_OTHER_UNITS: dict[tuple[str, Headers, str, bytes, int], TypedTree] = {}
 
 
 def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
