@@ -148,7 +148,8 @@ def _reentry(unit: Unit, file: cindex.File, line: int, lines: dict[str, list[byt
     include/linux/mmzone.h does through memory_hotplug.h)?  Then its include guard
     ``#ifndef X`` on ``line`` was false and the whole body skipped, though the first entry
     took it: that entry's ``#define X`` on the next line is in clang's record of the macros
-    defined.  Such a range says nothing of the first entry's branches.  ``lines`` keeps
+    defined (the cursor at the name, looked up by its place).  Such a range says nothing
+    of the first entry's branches.  ``lines`` keeps
     each file's lines, split once."""
     if file.name not in lines:
         lines[file.name] = unit.contents(file).split(b"\n")
@@ -159,9 +160,14 @@ def _reentry(unit: Unit, file: cindex.File, line: int, lines: dict[str, list[byt
     if m is None:
         return False
     name = m.group(1).decode()
-    return any(c.location.file is not None and c.location.file.name == file.name
-               and c.location.line == line + 1
-               for c in unit.top(cindex.CursorKind.MACRO_DEFINITION).get(name, ()))
+    nxt = text[line] if line < len(text) else b""
+    d = re.match(rb"\s*#\s*define\s+" + re.escape(m.group(1)) + rb"\b", nxt)
+    if d is None:
+        return False
+    # the cursor clang recorded where the #define names the macro (none if it was skipped)
+    at = cindex.SourceLocation.from_position(unit.tu, file, line + 1, d.end() - len(name) + 1)
+    c = cindex.Cursor.from_location(unit.tu, at)
+    return bool(c.kind == cindex.CursorKind.MACRO_DEFINITION and c.spelling == name)
 
 
 @frozen(eq=False)
