@@ -76,6 +76,11 @@ LONG_GROUPS: dict[str, float] = {
     "tests/test_patch_proof.py::test_series_proved[18]": 70,
     "tests/test_vmap_any.py::TestAnyCells::test_batching_bugs_killed_on_the_any_cell": 60,
     "tests/test_patch_proof.py::test_series_proved[2]": 60,
+    # issue 45 (2026-12-07, idle 2 cores; the first also prepares Debian's 6.1 headers)
+    "tests/test_any_tree.py::test_612_series_with_debians_configuration": 90,
+    "tests/test_any_tree.py::test_612_series_on_arm64": 80,
+    "tests/test_any_tree.py::test_61_seeded_edits_with_debians_configuration"
+    "[bugs/01-tail-loop-one-past-end]": 70,
 }
 
 
