@@ -385,7 +385,7 @@ def test_x86_preset_prepared_as_the_tree_builds_it() -> None:
     cfg = PRESETS["x86_64-compound-info-head"]
     h = files.headers_for(_source(), cfg, _cache())
     assert ["CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP", "n", "y"] in kbuild.record(h)["changed"]
-    got, notes = prepared.as_prepared(_source(), evolve(cfg, headers=h))
+    got, notes = prepared.as_prepared(files.load_tree(_source()), evolve(cfg, headers=h))
     assert got.HUGETLB_PAGE_OPTIMIZE_VMEMMAP
     text = " ".join(notes)
     assert "CONFIG_HUGETLB_PAGE_OPTIMIZE_VMEMMAP n -> y" in text
@@ -403,7 +403,7 @@ def test_arm64_preset_prepared() -> None:
     assert h.arch == "arm64" and h.target == "aarch64-linux-gnu"
     changed = {n: g for n, _, g in kbuild.record(h)["changed"]}
     assert changed["CONFIG_HAVE_ALIGNED_STRUCT_PAGE"] == "y"
-    got, notes = prepared.as_prepared(_source(), evolve(PRESETS["arm64-4k"], headers=h))
+    got, notes = prepared.as_prepared(files.load_tree(_source()), evolve(PRESETS["arm64-4k"], headers=h))
     assert got.HAVE_ALIGNED_STRUCT_PAGE and not got.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP
     assert "no, every struct page its own" in " ".join(notes)
 

@@ -14,20 +14,13 @@ from pathlib import Path
 import debian_trees
 import pytest
 
-from equiv.config import PRESETS, Config, from_kconfig
-from equiv.memmap import Scenario, concrete_inputs
-from equiv.zone_device.source.cinterp import TRUSTED, Interp
-from equiv.zone_device.source.common import side, side_layout
+from equiv.config import PRESETS, from_kconfig
+from equiv.zone_device.source.cdefs import stand_in_digest
+from equiv.zone_device.source.cinterp import TRUSTED
+from equiv.zone_device.source.common import side
 from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.patch_present import interpreter_support
 from equiv.zone_device.source.standins import CHECKED, NO_TEXT, V61, V612, checked_versions, digest
-
-
-def _interp(root: Path, cfg: Config) -> Interp:
-    sd = side("base", load_tree(root), cfg)
-    layout = side_layout(sd, cfg)
-    inp = concrete_inputs(layout, start_pfn=0x1000, nr_pages=64)
-    return Interp(sd.tree, sd.env, sd.typed, Scenario(layout, None, 0), inp, None)
 
 
 @pytest.mark.slow
@@ -36,14 +29,13 @@ def test_each_stand_in_is_checked_against_the_trees_text(series: str) -> None:
     root = debian_trees.tree(series)
     cfg = (PRESETS["x86_64-default"] if series == "6.12"
            else from_kconfig(str(debian_trees.config(series))))
-    it = _interp(root, cfg)
-    version = it.tree.version
+    sd = side("base", load_tree(root), cfg)
     label = V612 if series == "6.12" else V61
     for name, c in CHECKED.items():
-        got, defs = it.stand_in_digest(name)
+        got, defs = stand_in_digest(sd.tree, sd.env, sd.typed, name)
         assert [d.name for d in defs] == list(c.texts)
         assert got in c.digests, (name, got, [d.where for d in defs])
-        if version == label:  # the version the table was read from: named for this digest
+        if sd.tree.version == label:  # the version the table was read from: named for this digest
             assert label in c.digests[got], (name, c.digests[got])
 
 
@@ -54,6 +46,7 @@ def test_every_trusted_row_says_what_it_was_checked_against() -> None:
         if name in CHECKED:
             assert V612 in said and V61 in said
     assert set(CHECKED).isdisjoint(NO_TEXT)
+    assert set(CHECKED) | set(NO_TEXT) <= set(TRUSTED)  # looked up by the trusted row's name
     listed = " ".join(interpreter_support().split())
     assert "checked against the text of 6.1.192, 6.12.118 (set_pageblock_migratetype," in listed
 
@@ -64,3 +57,33 @@ def test_a_changed_text_is_not_a_checked_one() -> None:
     same = base.replace("\n\t", "\n    /* comment */ ")
     assert digest([base]) == digest([same])
     assert digest([base]) != digest([base.replace("(section &&", "!!(section &&")])
+
+
+@pytest.mark.slow
+def test_a_stand_in_is_not_applied_to_text_it_was_not_checked_against(tmp_path: Path) -> None:
+    """A patch that changes folio_test_large() (a test of ours: a second condition) makes
+    every cell that reaches its stand-in UNKNOWN naming the definition, never PROVED with
+    the stand-in applied to the changed text."""
+    import difflib
+    import io
+
+    from equiv.proofs import main
+
+    root = debian_trees.tree("6.12")
+    rel = "include/linux/page-flags.h"
+    old = (root / rel).read_text()
+    body = "\treturn folio_test_head(folio);\n}"
+    at = old.index("folio_test_large(const struct folio *folio)\n{\n")
+    cut = old.index(body, at)
+    new = old[:cut] + "\treturn folio_test_head(folio) && folio->flags != 0;\n}" + \
+        old[cut + len(body):]
+    patch = tmp_path / "ftl.patch"
+    patch.write_text("".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True),
+                                                  f"a/{rel}", f"b/{rel}")))
+    out, err = io.StringIO(), io.StringIO()
+    code = main(["--linux", str(root), "--patch", str(patch), "--orders", "2", "--types",
+                 "GENERIC", "--no-times"], out=out, err=err)
+    text = " ".join(out.getvalue().split())
+    assert code == 2, (code, err.getvalue(), text[-2000:])
+    assert "stand-in folio_test_large: this tree's text of folio_test_large" in text
+    assert "is not the text it was checked against" in text

@@ -34,7 +34,8 @@ API, present in the wheel's ``libclang.so``): the operator of a binary expressio
 anonymous members (``clang_Cursor_isAnonymousRecordDecl``; the bindings' ``is_anonymous``
 also says True for a named member of an unnamed union type), a type without its
 qualifiers (``clang_getUnqualifiedType``) and the text clang read
-(``clang_getFileContents``, the patched text for a patched file).
+(``clang_getFileContents``, the patched text for a patched file) and the lines the
+preprocessor skipped (``clang_getAllSkippedRanges``: :mod:`equiv.linux.skipped`).
 
 **Macros.**  A cursor's location is the expansion site: for code from a macro's body, where
 the macro is used (``file:line`` in every answer is that one).  libclang gives no spelling
@@ -196,6 +197,12 @@ class _CXString(ctypes.Structure):
     _fields_ = [("data", ctypes.c_void_p), ("private_flags", ctypes.c_uint)]
 
 
+class RangeList(ctypes.Structure):
+    """libclang's ``CXSourceRangeList`` (:mod:`equiv.linux.skipped`)."""
+
+    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(cindex.SourceRange))]
+
+
 @cache
 def _lib() -> ctypes.CDLL:
     """A second handle on the bindings' ``libclang.so`` (its own function prototypes, so the
@@ -216,6 +223,8 @@ def _lib() -> ctypes.CDLL:
         ("clang_getUnqualifiedType", cindex.Type, [cindex.Type]),
         ("clang_getFileContents", ctypes.c_void_p,
          [ctypes.c_void_p, ctypes.c_void_p, ctypes.POINTER(ctypes.c_size_t)]),
+        ("clang_getAllSkippedRanges", ctypes.POINTER(RangeList), [ctypes.c_void_p]),
+        ("clang_disposeSourceRangeList", None, [ctypes.POINTER(RangeList)]),
     ):
         fn = getattr(lib, name)
         fn.restype, fn.argtypes = res, args

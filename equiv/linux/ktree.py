@@ -72,7 +72,7 @@ class Preprocessor(Protocol):
     :meth:`taken` answers for one branch node (``preproc_if``, ``preproc_ifdef``,
     ``preproc_elif``, ``preproc_elifdef`` or ``preproc_else``) of the text ``src``, given
     that every earlier branch of its chain was not taken.  The C path's one is clang's
-    (:class:`equiv.linux.cfront.ClangBranches`: the lines the compiler's preprocessor
+    (:class:`equiv.linux.skipped.ClangBranches`: the lines the compiler's preprocessor
     skipped); :class:`MacroEnv` is a hand list of macros, for readers of the hand models'
     own tables only.  ``assumed_undefined`` names what was guessed rather than decided
     (always empty for clang's)."""
@@ -314,21 +314,17 @@ class KernelTree:
         if not sources:
             raise InputError(f"--linux {root!r} holds none of {', '.join(files)}; give the root "
                              "of a kernel source tree")
-        defs: dict[str, list[Definition]] = {}
-        for f, src in sources.items():
-            tree = parser().parse(src)
-            for d in _index(f, src, tree.root_node, ()):
-                defs.setdefault(d.name, []).append(d)
-        return cls(root=path, version=makefile_version(path) or "unknown", sources=sources, defs=defs,
-                   missing_files=tuple(missing))
+        return cls.of_texts(path, sources, missing)
 
     @classmethod
-    def of_texts(cls, root: str | Path, texts: Mapping[str, bytes]) -> KernelTree:
+    def of_texts(cls, root: str | Path, texts: Mapping[str, bytes],
+                 missing: Sequence[str] = ()) -> KernelTree:
         """The tree at ``root`` holding the given texts (relative path -> bytes: what a
-        compiler read, a patched text included) instead of what is on disk."""
+        compiler read, a patched text included) instead of what is on disk; ``missing``
+        lists the files asked for that it lacks."""
         path = Path(root)
         out = cls(root=path, version=makefile_version(path) or "unknown", sources={},
-                  defs={}, missing_files=())
+                  defs={}, missing_files=tuple(missing))
         for f, src in texts.items():
             out.add_file(f, src)
         return out

@@ -38,36 +38,21 @@ File names are normalised (``sub/../h.h`` is ``h.h``).
 
 from __future__ import annotations
 
-import ctypes
 import os
 import re
 from collections.abc import Iterable, Mapping
-from functools import cache
 
 from attrs import field, frozen
 from clang import cindex
 
 from equiv.engine.errors import InputError
+from equiv.linux import cfront
 from equiv.linux.cfront import Unit
 from equiv.linux.ktree import Node
 
 
 class Undecided(InputError):
     """A preprocessor branch the compiler's run does not decide (see the module)."""
-
-
-class _RangeList(ctypes.Structure):
-    _fields_ = [("count", ctypes.c_uint), ("ranges", ctypes.POINTER(cindex.SourceRange))]
-
-
-@cache
-def _lib() -> ctypes.CDLL:
-    lib = ctypes.CDLL(cindex.conf.get_filename())
-    lib.clang_getAllSkippedRanges.restype = ctypes.POINTER(_RangeList)
-    lib.clang_getAllSkippedRanges.argtypes = [ctypes.c_void_p]
-    lib.clang_disposeSourceRangeList.restype = None
-    lib.clang_disposeSourceRangeList.argtypes = [ctypes.POINTER(_RangeList)]
-    return lib
 
 
 @frozen
@@ -105,7 +90,7 @@ def skipped(unit: Unit) -> Skipped:
     """The :class:`Skipped` of ``unit`` (parsed with the detailed preprocessing record,
     ``cfront.parse(..., macros=True)``), files named relative to its roots."""
     tu = unit.tu
-    lib = _lib()
+    lib = cfront._lib()
 
     def rel(path: str) -> str:
         return unit.name(os.path.normpath(path))

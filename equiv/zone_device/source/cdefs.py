@@ -21,10 +21,12 @@ fork: they inherit the answers, and the other units parsed on the way).
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
+from equiv.config import Config
 from equiv.linux.ktree import Definition, KernelTree, Node, Preprocessor, text
 from equiv.linux.skipped import ClangBranches
-from equiv.zone_device.source.ctyped import TypedTree
+from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
 from equiv.zone_device.source.standins import CHECKED, digest
 
 #: Process-wide memo: a header read for :func:`header_definition`, by (root, file, the
@@ -153,6 +155,25 @@ def stand_in_problem(tree: KernelTree, env: Preprocessor, typed: TypedTree,
     return problem
 
 
+def compiled(tree: KernelTree, cfg: Config,
+             full: Path | None = None) -> tuple[TypedTree, ClangBranches]:
+    """``tree`` as clang compiles it for ``cfg`` (:func:`~equiv.zone_device.source.ctyped.typed_for`;
+    ``full``: the whole tree behind a patched copy): refused when it compiles no
+    ``memmap_init_zone_device()`` (:func:`~equiv.zone_device.source.ctyped.require_entry`),
+    its ``#if`` branches clang's, every stand-in's text checked (:func:`precheck`), where
+    the tree is read, before workers fork.
+
+    Raises:
+        InputError: as :func:`~equiv.zone_device.source.ctyped.typed_for` and
+            :func:`~equiv.zone_device.source.ctyped.require_entry`.
+    """
+    typed = typed_for(tree, cfg, full)
+    require_entry(tree, typed, cfg)
+    env = typed.branches(tree)
+    precheck(tree, env, typed)
+    return typed, env
+
+
 def precheck(tree: KernelTree, env: Preprocessor, typed: TypedTree) -> None:
     """Ask :func:`stand_in_problem` of every checked stand-in now (where a tree is read,
     before worker processes fork), so that no worker parses the other units again."""
@@ -161,5 +182,5 @@ def precheck(tree: KernelTree, env: Preprocessor, typed: TypedTree) -> None:
             stand_in_problem(tree, env, typed, name)
 
 
-__all__ = ["definition_of", "header_definition", "other_unit_definition", "precheck",
+__all__ = ["compiled", "definition_of", "header_definition", "other_unit_definition", "precheck",
            "stand_in_digest", "stand_in_problem"]

@@ -465,10 +465,6 @@ class Interp:
         if problem is not None:
             raise InterpError(problem)
 
-    def stand_in_digest(self, name: str) -> tuple[str, list[Definition]]:
-        """:func:`~equiv.zone_device.source.cdefs.stand_in_digest` of this tree."""
-        return cdefs.stand_in_digest(self.tree, self.menv, self.clang, name)
-
     def header_definition(self, name: str) -> Definition | None:
         """:func:`~equiv.zone_device.source.cdefs.header_definition` of this tree."""
         return cdefs.header_definition(self.clang, name)

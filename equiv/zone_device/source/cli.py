@@ -94,11 +94,9 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     """Run ``--linux`` for one configuration; ``emit`` writes the report (to ``--output`` or
     the standard output: the command line's writer), ``err`` shows the progress (on a
     terminal, unless ``--quiet``).  Returns the exit code."""
-    from equiv.zone_device.source.files import check_version
     from equiv.zone_device.source.prepared import as_prepared
 
     second_solver(args)
-    check_version(args.linux)
     if getattr(args, "patch", None) or getattr(args, "against", None) is not None:
         return run_patch(args, cfg, emit, err)
     if args.format not in LINUX_FORMATS:
@@ -111,7 +109,7 @@ def run_linux(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                          f"against; valid with --linux: {', '.join(MODELS)}")
     # the configuration as the tree prepares it: its headers, and the model's booleans
     # where make olddefconfig set them otherwise than asked
-    cfg, notes = as_prepared(Path(args.linux), cfg)
+    cfg, notes = as_prepared(tree, cfg)
     model = model_for(tree, name)
     st = setup(tree, cfg, model)
     layout = model.layout(Layout.from_config(cfg))
@@ -338,7 +336,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     base_tree = load_tree(base)
     # the configuration as the tree prepares it: its headers, and the model's booleans
     # where make olddefconfig set them otherwise than asked
-    cfg, notes = as_prepared(base, cfg)
+    cfg, notes = as_prepared(base_tree, cfg)
     with tempfile.TemporaryDirectory(prefix="equiv-patched-") as tmp:
         if args.against is not None:
             root = Path(args.against)

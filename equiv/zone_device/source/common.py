@@ -35,7 +35,7 @@ from equiv.page_model import PB_BITS, ConcreteMemory, Layout, Memory, PageState
 from equiv.slow_path import memmap_init_zone_device
 from equiv.zone_device.counterexample import ConcreteRun, FieldDiff, Observed, page_diffs
 from equiv.zone_device.present import page_boxes
-from equiv.zone_device.source.cdefs import precheck
+from equiv.zone_device.source.cdefs import compiled
 from equiv.zone_device.source.cinterp import Interp, conjuncts, initial_state
 from equiv.zone_device.source.clemmas import (
     FREE_FAILED,
@@ -55,7 +55,7 @@ from equiv.zone_device.source.cstate import (
     free_names,
 )
 from equiv.zone_device.source.csummary import PEEL, CLemma, LemmaCex, has_select
-from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
+from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.decide import Decided, Memo, specialise, substitute_all
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
@@ -400,10 +400,7 @@ def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) ->
     Raises:
         InputError: no headers for ``cfg``, or clang cannot type the tree.
     """
-    typed = typed_for(tree, cfg, full)
-    require_entry(tree, typed, cfg)
-    env = typed.branches(tree)
-    precheck(tree, env, typed)  # the stand-ins' texts, once, before workers fork
+    typed, env = compiled(tree, cfg, full)
     return Side(label, tree, env, source_structs(typed), typed)
 
 

@@ -82,6 +82,7 @@ from equiv.page_model import (
 from equiv.zone_device.counterexample import ConcreteRun
 from equiv.zone_device.obligations import roles_for
 from equiv.zone_device.source.assumed import Located, bounded_search, locate
+from equiv.zone_device.source.cdefs import compiled
 from equiv.zone_device.source.cinterp import Interp, InterpError, Oracle, State
 from equiv.zone_device.source.clemmas import check_lemmas
 from equiv.zone_device.source.common import (
@@ -111,7 +112,7 @@ from equiv.zone_device.source.common import (
     words_equal,
 )
 from equiv.zone_device.source.csummary import PEEL
-from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
+from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.files import load_tree
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
 
@@ -168,9 +169,8 @@ class Setup:
 def setup(tree: KernelTree, cfg: Config, model: Model) -> Setup:
     """Type the tree with clang once (its structs with it); its ``#if`` branches are the
     ones clang took."""
-    typed = typed_for(tree, cfg)
-    require_entry(tree, typed, cfg)
-    return Setup(tree, cfg, typed.branches(tree), source_structs(typed), model, typed)
+    typed, env = compiled(tree, cfg)
+    return Setup(tree, cfg, env, source_structs(typed), model, typed)
 
 
 def _inputs(sc: Scenario) -> tuple[Inputs, z3.FuncDeclRef, z3.ArrayRef, z3.ArrayRef]:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import re
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 
 import platformdirs
@@ -328,18 +329,18 @@ def headers_for(source: Path, cfg: Config, cache: Path | None = None) -> Headers
         found = debian_headers(source, cfg)
         if found is not None:
             return found
-        if cfg.kconfig is not None:  # the .config as given (a fragment merged), nothing forced
-            clang = "CONFIG_CC_IS_CLANG=y" in cfg.kconfig.splitlines()
+        preset = kconfig_requests(cfg)
+        asked: Mapping[str, str] | str = preset
+        clang, what = cfg.KMSAN, f"config {cfg.name}"
+        if cfg.kconfig is not None:  # the .config as given, nothing forced
+            clang = clang or "CONFIG_CC_IS_CLANG=y" in cfg.kconfig.splitlines()
             # a fragment (a file Kconfig did not write): as a preset built from it, its own
             # symbols over the ones that preset asks
-            given = (cfg.kconfig if kconfig.is_whole(cfg.kconfig)
-                     else {**kconfig_requests(cfg), **kconfig.values(cfg.kconfig)})
-            return kbuild.prepare_headers(source, given, cache or kbuild_cache(),
-                                          arch=cfg.arch, cc="clang" if clang else None,
-                                          what=f"--kconfig {cfg.name}")
-        return kbuild.prepare_headers(source, kconfig_requests(cfg), cache or kbuild_cache(),
-                                      arch=cfg.arch, cc="clang" if cfg.KMSAN else None,
-                                      what=f"config {cfg.name}")
+            asked = (cfg.kconfig if kconfig.is_whole(cfg.kconfig)
+                     else {**preset, **kconfig.values(cfg.kconfig)})
+            what = f"--kconfig {cfg.name}"
+        return kbuild.prepare_headers(source, asked, cache or kbuild_cache(), arch=cfg.arch,
+                                      cc="clang" if clang else None, what=what)
 
 
 def prepared_notes(headers: Headers) -> tuple[str, ...]:

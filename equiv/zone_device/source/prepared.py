@@ -12,21 +12,21 @@ the report.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from attrs import evolve
 
 from equiv.config import KCONFIG_BOOLS, Config
 from equiv.engine.errors import InputError
 from equiv.linux import kbuild, kconfig
-from equiv.linux.ktree import text
+from equiv.linux.ktree import KernelTree, text
 from equiv.zone_device.source.ctyped import typed_for
-from equiv.zone_device.source.files import headers_for, load_tree, prepared_notes
+from equiv.zone_device.source.files import headers_for, prepared_notes
 from equiv.zone_device.source.standins import normalised
 
 
-def as_prepared(source: Path, cfg: Config) -> tuple[Config, tuple[str, ...]]:
-    """``cfg`` as the tree ``source`` prepared it (:func:`headers_for`), with the headers
+def as_prepared(tree: KernelTree, cfg: Config) -> tuple[Config, tuple[str, ...]]:
+    """``cfg`` as the tree ``tree`` (read: :func:`~equiv.zone_device.source.files.load_tree`)
+    prepared it (:func:`headers_for`), with the headers
     it is read with from then on (``Config.headers``): each boolean the model reads
     (:data:`equiv.config.KCONFIG_BOOLS`) that ``make olddefconfig`` set otherwise than
     asked takes the prepared ``.config``'s value (a symbol the tree's Kconfig lacks, such
@@ -38,7 +38,7 @@ def as_prepared(source: Path, cfg: Config) -> tuple[Config, tuple[str, ...]]:
         InputError: as :func:`headers_for`, or the prepared configuration is not one the
             model can take (:meth:`~equiv.config.Config.validate`).
     """
-    headers = headers_for(source, cfg)
+    headers = headers_for(tree.root, cfg)
     notes = prepared_notes(headers)
     rec = kbuild.record(headers)
     config = headers.build / ".config"
@@ -54,7 +54,7 @@ def as_prepared(source: Path, cfg: Config) -> tuple[Config, tuple[str, ...]]:
             if sym not in lacks and value != getattr(cfg, f):
                 moved[f] = value
     out = evolve(cfg, headers=headers, **moved)  # type: ignore[arg-type]
-    dedup, why = dedup_rule(source, out)
+    dedup, why = dedup_rule(tree, out)
     if dedup != out.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP:
         moved["ARCH_WANT_OPTIMIZE_DAX_VMEMMAP"] = dedup
         out = evolve(out, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=dedup)
@@ -78,8 +78,8 @@ _NEVER = re.compile(r"\{ return (false|0); \}|\(?\(\(void\) ?\(altmap\), ?\(void
                     r"?(false|0)\)\)?|\(?(false|0)\)?")
 
 
-def dedup_rule(source: Path, cfg: Config) -> tuple[bool, str]:
-    """Whether the tree at ``source`` under ``cfg`` (prepared: ``cfg.headers``) maps the
+def dedup_rule(tree: KernelTree, cfg: Config) -> tuple[bool, str]:
+    """Whether ``tree`` under ``cfg`` (prepared: ``cfg.headers``) maps the
     struct pages of a compound past the first ``VMEMMAP_RESERVE_NR`` vmemmap pages onto
     shared storage, read from the tree's ``vmemmap_can_optimize()`` as clang compiles it
     (its ``#if`` branch is clang's): false when that definition is false whatever it is
@@ -90,13 +90,12 @@ def dedup_rule(source: Path, cfg: Config) -> tuple[bool, str]:
     Raises:
         InputError: the tree has no such definition (the rule is not read from it).
     """
-    tree = load_tree(source)
     branches = typed_for(tree, cfg).branches(tree)
     name, seen = "vmemmap_can_optimize", []
     for _ in range(4):  # #define vmemmap_can_optimize __vmemmap_can_optimize
         d = tree.find(name, branches, "function") or tree.find(name, branches, "macro")
         if d is None:
-            raise InputError(f"{source} (linux {tree.version}) has no {name}() under config "
+            raise InputError(f"{tree.root} (linux {tree.version}) has no {name}() under config "
                              f"{cfg.name}: which struct pages share storage (the "
                              "deduplicated vmemmap) is not read from this tree")
         seen.append(d.where)
@@ -108,7 +107,7 @@ def dedup_rule(source: Path, cfg: Config) -> tuple[bool, str]:
         never = bool(_NEVER.fullmatch(got))
         return not never, (f"{'false whatever it is given' if never else 'may be true'}: "
                            f"vmemmap_can_optimize() as clang compiles it ({', '.join(seen)})")
-    raise InputError(f"{source}: vmemmap_can_optimize() is an alias of an alias past "
+    raise InputError(f"{tree.root}: vmemmap_can_optimize() is an alias of an alias past "
                      f"{', '.join(seen)}: the deduplicated vmemmap is not read from it")
 
 

@@ -96,6 +96,9 @@ NO_TEXT: dict[str, str] = {
                                   "here until it is checked)",
     "kasan_enabled": "a static key under KASAN_HW_TAGS; checked against no text here",
     "page_kasan_tag_set": "a try_cmpxchg() loop (inline assembly); checked against no text",
+    "cond_resched, pr_debug, BUILD_BUG_ON, compiletime_assert, VM_BUG_ON*, fallthrough":
+        "no effect on the modelled memory whatever their text (scheduling, printing, "
+        "compile-time and debug-only checks)",
 }
 
 
@@ -106,9 +109,8 @@ def checked_versions(name: str) -> str:
         c = CHECKED[name]
         return f"checked against the text of {', '.join(sorted(set(c.versions)))} " \
                f"({', '.join(c.texts)})"
-    for key, why in NO_TEXT.items():
-        if name == key or name.split(",")[0] == key.split(",")[0]:
-            return f"no kernel text to check: {why}"
+    if name in NO_TEXT:
+        return f"no kernel text to check: {NO_TEXT[name]}"
     return "a modelling choice, not kernel text"
 
 
