@@ -85,6 +85,9 @@ class FlagsLayout:
     last_cpupid_not_in_page_flags: bool
     node_not_in_page_flags: bool
     fields: tuple[FlagsField, ...]
+    #: fields a layout taken from a tree has not (the macro named is no C constant there:
+    #: :func:`equiv.zone_device.source.tree_layout.flags_from_tree`)
+    left_out: tuple[str, ...] = ()
 
     def get(self, name: str) -> FlagsField:
         for f in self.fields:

@@ -59,6 +59,7 @@ from equiv.zone_device.source.ctyped import TypedTree
 from equiv.zone_device.source.decide import Decided, Memo, specialise, substitute_all
 from equiv.zone_device.source.slow_v612y import layout_612, path_612y
 from equiv.zone_device.source.src_layout import SrcStruct, source_structs
+from equiv.zone_device.source.tree_layout import layout_from_tree
 
 HandPath = Callable[[Ctx, Scenario, Inputs], Memory]
 
@@ -405,9 +406,14 @@ def side(label: str, tree: KernelTree, cfg: Config, full: Path | None = None) ->
 
 
 def side_layout(sd: Side, cfg: Config) -> Layout:
-    """The struct page layout of ``cfg`` as the hand model of ``sd``'s kernel version
-    (:func:`model_for`) lays it out."""
-    return model_for(sd.tree, None).layout(Layout.from_config(cfg))
+    """The struct page layout of ``sd``'s tree for ``cfg`` as clang lays it out
+    (:func:`~equiv.zone_device.source.tree_layout.layout_from_tree`): the bytes, atoms,
+    printed names and page->flags layout a proof about the tree runs on and reports.
+
+    Raises:
+        InputError: the tree's page->flags layout is not one clang evaluates.
+    """
+    return layout_from_tree(sd.typed, cfg)
 
 
 def run_tree(sd: Side, sc: Scenario, inp: Inputs, initial: Callable[[Val], PageState],

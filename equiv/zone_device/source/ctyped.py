@@ -61,7 +61,7 @@ FILE = "mm/mm_init.c"
 IntType = tuple[int, bool]
 
 #: the page-flags layout's sections (include/linux/page-flags-layout.h, include/linux/mm.h)
-_FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG")
+_FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG", "LRU_GEN", "LRU_REFS")
 #: the object-like macros whose values clang evaluates for the interpreter
 #: (:meth:`TypedTree.constant`): arch and poison constants (arch/*/include/asm/page_types.h,
 #: include/linux/mmzone.h, include/linux/pageblock-flags.h, include/linux/poison.h,
@@ -69,7 +69,8 @@ _FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG")
 #: include/linux/mm.h)
 CONSTANTS = ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
              "SECTION_SIZE_BITS", "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING",
-             "POISON_POINTER_DELTA", "KASAN_TAG_KERNEL", "LAST_CPUPID_SHIFT",
+             "POISON_POINTER_DELTA", "KASAN_TAG_KERNEL", "LAST_CPUPID_SHIFT", "ZONES_SHIFT",
+             "NODES_SHIFT", "MAX_NUMNODES",
              *(f"{f}_{w}" for f in _FLAG_FIELDS for w in ("PGSHIFT", "PGOFF", "WIDTH", "MASK")))
 
 _K = cindex.CursorKind
@@ -281,6 +282,13 @@ class TypedTree:
             self._constants = {**cfront.enum_constants(self.unit),
                                **cfront.macro_constants(self.unit)}
         return self._constants.get(name)
+
+    def macros_defined(self, names: Iterable[str]) -> frozenset[str]:
+        """Those of ``names`` the unit defines as a macro where clang read it (a
+        ``#define`` on a line the preprocessor skipped is not one; an ``#undef`` is not
+        followed: the page-flags layout's flags, the one use, are never undefined)."""
+        defs = self.unit.top(_K.MACRO_DEFINITION)
+        return frozenset(n for n in names if n in defs)
 
     def enumerators(self, name: str) -> dict[str, int]:
         """The enumerators of ``enum name`` with clang's values (the definition clang
