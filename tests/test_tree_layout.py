@@ -13,7 +13,7 @@ in 6.12, is left out).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
@@ -66,7 +66,7 @@ FOLIO_61 = StructLayout("folio", "include/linux/mm_types.h:281", 128, 8, (
 class Stub:
     """What :func:`layout_from_tree` asks of a :class:`TypedTree`."""
 
-    def __init__(self, consts: dict[str, int | None], defined: Iterable[str] = (),
+    def __init__(self, consts: Mapping[str, int | None], defined: Iterable[str] = (),
                  folio: StructLayout = FOLIO_61) -> None:
         self.consts, self.defined, self.folio = consts, set(defined), folio
 
