@@ -92,8 +92,13 @@ def skipped(unit: Unit) -> Skipped:
     tu = unit.tu
     lib = cfront._lib()
 
+    named: dict[str, str] = {}
+
     def rel(path: str) -> str:
-        return unit.name(os.path.normpath(path))
+        got = named.get(path)
+        if got is None:
+            got = named[path] = unit.name(os.path.normpath(path))
+        return got
 
     ranges: dict[str, list[tuple[int, int]]] = {}
     reentered: dict[str, list[tuple[int, int]]] = {}
