@@ -118,6 +118,8 @@ def split_sums(e: z3.ExprRef, rounds: int = 4) -> z3.ExprRef:
 #: their DAG, which is then walked once.  Each entry holds its term, so an id is not reused
 #: for another term while the entry lives.
 _MEMO: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
+#: the most entries :data:`_MEMO` keeps (emptied when full, between two rewrites)
+_MEMO_MAX = 200_000
 
 
 def _pass(e: z3.ExprRef) -> z3.ExprRef:

@@ -305,12 +305,13 @@ class Unit:
         are macro uses and includes, never asked, whose names cost as much as the walk)."""
         if not self._kinds:
             by_kind: dict[int, list[cindex.Cursor]] = {}
-            kind_of = cindex.conf.lib.clang_getCursorKind
             tu = self.tu
 
             def visit(child: cindex.Cursor, _parent: cindex.Cursor, _data: object) -> int:
                 child._tu = tu  # as the bindings' get_children: the unit outlives the cursor
-                by_kind.setdefault(kind_of(child), []).append(child)
+                # the CXCursor's own kind field (clang_getCursorKind returns it), read
+                # without a call into libclang
+                by_kind.setdefault(child._kind_id, []).append(child)
                 return 1  # CXChildVisit_Continue
 
             cindex.conf.lib.clang_visitChildren(tu.cursor, cindex.callbacks["cursor_visit"](visit),

@@ -24,21 +24,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from equiv.config import Config
+from equiv.engine.memo import Lru
 from equiv.linux.ktree import Definition, KernelTree, Node, Preprocessor, text
 from equiv.linux.skipped import ClangBranches
 from equiv.zone_device.source.ctyped import TypedTree, require_entry, typed_for
 from equiv.zone_device.source.standins import CHECKED, digest
 
 #: Process-wide memo: a header read for :func:`header_definition`, by (root, file, the
-#: text clang read)
-_HEADERS: dict[tuple[str, str, bytes], KernelTree] = {}
-
-#: Process-wide memo of :func:`header_definition`, by (the typed tree's id, name); each
-#: entry holds its typed tree, so the id is not reused while the entry lives
-_HEADER_DEFS: dict[tuple[int, str], tuple[TypedTree, Definition | None]] = {}
-
-#: Process-wide memo of :func:`stand_in_problem`, as :data:`_HEADER_DEFS`
-_STAND_INS: dict[tuple[int, str], tuple[TypedTree, str | None]] = {}
+#: text clang read); the last 64 (:class:`~equiv.engine.memo.Lru`)
+_HEADERS: Lru[tuple[str, str, bytes], KernelTree] = Lru(64)
 
 
 def _walk(node: Node) -> Iterator[Node]:
@@ -56,25 +50,26 @@ def header_definition(typed: TypedTree, name: str) -> Definition | None:
     line), not the preprocessor conditions read here; None when clang has none, none of
     that name starts at that line of the text (a function a macro generates), or its text
     holds preprocessor conditionals (whose branches clang chose, not read here).  Kept per
-    typed tree and name (:data:`_HEADER_DEFS`): a worker's later cells ask the same
+    typed tree and name (:attr:`TypedTree.memo`): a worker's later cells ask the same
     helpers of the same trees."""
-    memo = (id(typed), name)
-    hit = _HEADER_DEFS.get(memo)
-    if hit is not None:
-        return hit[1]
+    memo = ("header_definition", name)
+    if memo in typed.memo:
+        return typed.memo[memo]  # type: ignore[return-value]  # as stored below
     got = typed.definition(name)
     found: Definition | None = None
     if got is not None:
         root, rel, line = got
         src = typed.read(root / rel)  # as clang read it: a patched header's text
         key = (str(root), rel, src)
-        if key not in _HEADERS:
-            _HEADERS[key] = KernelTree.of_texts(root, {rel: src})
-        hits = [d for d in _HEADERS[key].defs.get(name, ()) if d.line == line]
+        header = _HEADERS.get(key)
+        if header is None:
+            header = KernelTree.of_texts(root, {rel: src})
+            _HEADERS.put(key, header)
+        hits = [d for d in header.defs.get(name, ()) if d.line == line]
         # conditionals inside: clang's choice of their branches is not read
         if hits and not any(n.type.startswith("preproc_if") for n in _walk(hits[0].node)):
             found = hits[0]
-    _HEADER_DEFS[memo] = (typed, found)
+    typed.memo[memo] = found
     return found
 
 
@@ -136,11 +131,10 @@ def stand_in_problem(tree: KernelTree, env: Preprocessor, typed: TypedTree,
                      name: str) -> str | None:
     """Why the stand-in ``name`` may not be applied to this tree (a definition it
     paraphrases is missing, or their text is no version's it was checked against), or
-    None; kept per typed tree (:data:`_STAND_INS`)."""
-    memo = (id(typed), name)
-    hit = _STAND_INS.get(memo)
-    if hit is not None:
-        return hit[1]
+    None; kept per typed tree (:attr:`TypedTree.memo`)."""
+    memo = ("stand_in_problem", name)
+    if memo in typed.memo:
+        return typed.memo[memo]  # type: ignore[return-value]  # as stored below
     c = CHECKED[name]
     try:
         got, defs = stand_in_digest(tree, env, typed, name)
@@ -151,7 +145,7 @@ def stand_in_problem(tree: KernelTree, env: Preprocessor, typed: TypedTree,
             "it, or check the stand-in against this text")
     except LookupError as e:
         problem = str(e)
-    _STAND_INS[memo] = (typed, problem)
+    typed.memo[memo] = problem
     return problem
 
 

@@ -58,6 +58,16 @@ def order_free(sc: Scenario, inp: Inputs, assume: list[z3.BoolRef]) -> list[z3.B
 #: cell that poses the same one takes the proof.  Sound whatever the cell: the formula is
 #: the same, so is its answer (as :data:`equiv.engine.query.ANSWERS`).
 FREE_PROVED: dict[tuple[int, ...], list[z3.ExprRef]] = {}
+#: the most proofs :data:`FREE_PROVED` keeps: emptied when full (its terms hold whole
+#: memories' DAGs; a process proving many trees' cells must not keep them all)
+FREE_PROVED_MAX = 4096
+
+
+def remember_free(key: tuple[int, ...], terms: list[z3.ExprRef]) -> None:
+    """Record in :data:`FREE_PROVED` the query of ``key`` as proved (``terms`` kept alive)."""
+    if len(FREE_PROVED) >= FREE_PROVED_MAX:
+        FREE_PROVED.clear()
+    FREE_PROVED[key] = terms
 #: what was tried under the order-free assumptions alone and not proved there, by name (a
 #: loop lemma's conjunct, a role's case): not tried so again in this process (a query the
 #: order enters is then asked once with every assumption, as before)
@@ -199,7 +209,7 @@ def prove_lemmas(lemmas: Sequence[Lemma | CLemma], assume: list[z3.BoolRef], tim
             fs.add(*free)
             free_solver.append(fs)
         if free_solver[0].check(premise, z3.Not(part)) == z3.unsat:
-            FREE_PROVED[key] = [*free, premise, part]
+            remember_free(key, [*free, premise, part])
             return True
         FREE_FAILED.add(tag)
         return False

@@ -43,6 +43,7 @@ from equiv.zone_device.source.clemmas import (
     free_first,
     order_free,
     prove_lemmas,
+    remember_free,
 )
 from equiv.zone_device.source.cstate import (
     Case,
@@ -751,7 +752,7 @@ def check_role(name: str, cons: z3.BoolRef, same: z3.BoolRef, assume: list[z3.Bo
         if try_free:
             if _case_words(name, context(fhyp, []), parts, [], [], timeout_ms,
                            free=True) is None:
-                FREE_PROVED[key] = [*fhyp, *parts]
+                remember_free(key, [*fhyp, *parts])
                 continue
             FREE_FAILED.add(tag)
         out = _case_words(name, ctx, parts, hyp if fixed else [], rename, timeout_ms,

@@ -229,6 +229,10 @@ class Oracle:
         return bool(r == z3.sat)
 
 
+#: the most terms a process-wide memo by term id keeps (it is emptied when full: a
+#: process that proves many cells must not keep every cell's terms alive)
+MEMO_TERMS = 200_000
+
 _FREE: dict[int, tuple[z3.ExprRef, frozenset[str]]] = {}
 
 
@@ -242,6 +246,8 @@ def free_names(t: z3.ExprRef) -> frozenset[str]:
         out = frozenset((str(t),))
     else:
         out = frozenset().union(*(free_names(c) for c in t.children()))
+    if len(_FREE) >= MEMO_TERMS:  # bounded: the terms kept alive hold their DAGs
+        _FREE.clear()
     _FREE[t.get_id()] = (t, out)
     return out
 

@@ -71,6 +71,7 @@ from equiv.page_model import PageState, ite_page
 from equiv.zone_device.source.cint import UNSIGNED_LONG, IntType, common_type, convert
 from equiv.zone_device.source.cloops import LoopShape
 from equiv.zone_device.source.cstate import (
+    MEMO_TERMS,
     CCond,
     CInt,
     Frame,
@@ -799,6 +800,8 @@ def has_select(t: z3.ExprRef) -> bool:
     if hit is not None:
         return hit[1]
     out = z3.is_select(t) or any(has_select(c) for c in t.children())
+    if len(_SELECT) >= MEMO_TERMS:  # bounded: the terms kept alive hold their DAGs
+        _SELECT.clear()
     _SELECT[t.get_id()] = (t, out)
     return out
 

@@ -40,6 +40,7 @@ from clang import cindex
 
 from equiv.config import Config
 from equiv.engine.errors import InputError
+from equiv.engine.memo import Lru
 from equiv.linux import cfront
 from equiv.linux.callgraph import candidates
 from equiv.linux.cfront import (
@@ -132,6 +133,9 @@ class TypedTree:
         self._names: dict[str, cindex.Cursor] | None = None
         self._constants: dict[str, Constant] | None = None
         self._skipped: Skipped | None = None
+        #: answers other modules keep per typed tree (:mod:`equiv.zone_device.source.cdefs`:
+        #: header definitions, stand-in checks), dropped with it
+        self.memo: dict[tuple[str, str], object] = {}
 
     @classmethod
     def parse(cls, root: Path, sources: Mapping[str, bytes], headers: Headers,
@@ -410,8 +414,8 @@ class TypedTree:
         # a .c text the unit #includes must be the same too (the key holds headers only)
         if hit is None or any(f in hit.skipped().entered and hit.sources.get(f) != t
                               for f, t in texts.items() if not f.endswith(".h")):
-            hit = _OTHER_UNITS[key] = TypedTree.parse(self.root, texts, self.headers,
-                                                      self.full, file)
+            hit = TypedTree.parse(self.root, texts, self.headers, self.full, file)
+            _OTHER_UNITS.put(key, hit)
         return hit
 
     def _text(self, file: str) -> bytes:
@@ -491,9 +495,9 @@ class TypedTree:
         return next(iter(hits.values())) if len(hits) == 1 else None
 
 
-_TYPED: dict[tuple[str, str, Headers, int], TypedTree] = {}
+_TYPED: Lru[tuple[str, str, Headers, int], TypedTree] = Lru(8)
 #: the units of other ``.c`` files (:meth:`TypedTree._other_unit`), by their clang input
-_OTHER_UNITS: dict[tuple[str, Headers, str, bytes, int], TypedTree] = {}
+_OTHER_UNITS: Lru[tuple[str, Headers, str, bytes, int], TypedTree] = Lru(8)
 
 
 def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
@@ -517,9 +521,11 @@ def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,
                 texts[rel] = p.read_bytes()
     key = (str(tree.root), str(full), headers,
            hash(tuple(sorted((f, hash(t)) for f, t in texts.items()))))
-    if key not in _TYPED:
-        _TYPED[key] = TypedTree.parse(tree.root, texts, headers, full)
-    return _TYPED[key]
+    got = _TYPED.get(key)
+    if got is None:
+        got = TypedTree.parse(tree.root, texts, headers, full)
+        _TYPED.put(key, got)
+    return got
 
 
 def require_entry(tree: KernelTree, typed: TypedTree, cfg: Config) -> None:
