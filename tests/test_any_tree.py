@@ -79,6 +79,8 @@ def test_61_seeded_edits_with_debians_configuration(linux61: Path, name: str) ->
                                for r in refuted), (cell["order"], refuted)
         if "folio._pincount" in fields:
             assert all(f["offset"] == 24 for r in refuted for f in r["fields"]), refuted
+            # the changed file is read (its prep_compound_head run), not listed as unread
+            assert doc["files_outside"] == [] and "mm/page_alloc.c" in doc["files_read"]
 
 
 @pytest.mark.slow

@@ -366,6 +366,11 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
                                       timeout_ms=args.timeout_ms, jobs=jobs, on_done=advance,
                                       backstop_s=args.backstop_s)
     ran = _ran(run.interpreted)
+    # a file another unit's definition was run from (6.1's mm/page_alloc.c, followed from
+    # memmap_init_zone_device()) is read, whatever FILES lists
+    followed = {f for _, f in ran} & set(outside_files)
+    read = (*FILES, *sorted(followed))
+    outside_files = tuple(f for f in outside_files if f not in followed)
     rep = PatchReport(
         base=str(args.linux), base_version=base_tree.version, patches=tuple(patches),
         against=None if args.against is None else str(args.against),
@@ -373,7 +378,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         orders=tuple(orders), types="all" if args.types == "all" else ",".join(
             t.name for t in types if t is not None),
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
-        files_outside=outside_files, files_read=FILES, run=run, command=_command(args),
+        files_outside=outside_files, files_read=read, run=run, command=_command(args),
         steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes),
         kbuild=notes)
     code = EXIT[rep.verdict]
