@@ -130,6 +130,7 @@ def skipped(unit: Unit) -> Skipped:
 
 
 _GUARD = re.compile(rb"\s*#\s*ifndef\s+(\w+)\s*$")
+_DEFINE = re.compile(rb"\s*#\s*define\s+(\w+)\b")
 
 
 def _reentry(unit: Unit, file: cindex.File, line: int, lines: dict[str, list[bytes]]) -> bool:
@@ -151,8 +152,8 @@ def _reentry(unit: Unit, file: cindex.File, line: int, lines: dict[str, list[byt
         return False
     name = m.group(1).decode()
     nxt = text[line] if line < len(text) else b""
-    d = re.match(rb"\s*#\s*define\s+" + re.escape(m.group(1)) + rb"\b", nxt)
-    if d is None:
+    d = _DEFINE.match(nxt)
+    if d is None or d.group(1) != m.group(1):
         return False
     # the cursor clang recorded where the #define names the macro (none if it was skipped)
     at = cindex.SourceLocation.from_position(unit.tu, file, line + 1, d.end() - len(name) + 1)
