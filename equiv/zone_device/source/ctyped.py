@@ -71,7 +71,7 @@ _FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG", "LRU_G
 CONSTANTS = ("PAGE_SHIFT", "PAGE_SIZE", "PFN_SECTION_SHIFT", "PAGES_PER_SECTION",
              "SECTION_SIZE_BITS", "pageblock_order", "pageblock_nr_pages", "TAIL_MAPPING",
              "POISON_POINTER_DELTA", "KASAN_TAG_KERNEL", "LAST_CPUPID_SHIFT", "ZONES_SHIFT",
-             "NODES_SHIFT", "MAX_NUMNODES",
+             "NODES_SHIFT", "MAX_NUMNODES", "MAX_PHYSMEM_BITS",
              *(f"{f}_{w}" for f in _FLAG_FIELDS for w in ("PGSHIFT", "PGOFF", "WIDTH", "MASK")))
 
 _K = cindex.CursorKind

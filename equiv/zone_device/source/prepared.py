@@ -58,6 +58,7 @@ def as_prepared(tree: KernelTree, cfg: Config) -> tuple[Config, tuple[str, ...]]
     if dedup != out.ARCH_WANT_OPTIMIZE_DAX_VMEMMAP:
         moved["ARCH_WANT_OPTIMIZE_DAX_VMEMMAP"] = dedup
         out = evolve(out, ARCH_WANT_OPTIMIZE_DAX_VMEMMAP=dedup)
+    out, numbers = _tree_numbers(tree, out)
     try:
         out = out.validate()
     except InputError as e:
@@ -66,10 +67,52 @@ def as_prepared(tree: KernelTree, cfg: Config) -> tuple[Config, tuple[str, ...]]
     if moved:
         notes += ("the model follows the prepared configuration: "
                   + ", ".join(f"{f}={'y' if v else 'n'}" for f, v in moved.items()),)
+    notes += numbers
     notes += ("deduplicated vmemmap (struct pages of a compound past the first "
               "VMEMMAP_RESERVE_NR share storage when there is no altmap): "
               + ("yes" if dedup else "no, every struct page its own") + f": {why}",)
     return out, notes
+
+
+#: the configuration's numbers the scenario and the assumptions use (``range-physmem``,
+#: ``nid``, the section and pageblock arithmetic), by the macro whose value clang gives
+NUMBERS = {"PAGE_SHIFT": "PAGE_SHIFT", "SECTION_SIZE_BITS": "SECTION_SIZE_BITS",
+           "PAGEBLOCK_ORDER": "pageblock_order", "NODES_SHIFT": "NODES_SHIFT",
+           "MAX_PHYSMEM_BITS": "MAX_PHYSMEM_BITS"}
+
+
+def _tree_numbers(tree: KernelTree, cfg: Config) -> tuple[Config, tuple[str, ...]]:
+    """``cfg`` with each of :data:`NUMBERS` that clang evaluates in the tree (under
+    ``cfg.headers``) taken from it, and the lines the report prints: the values taken and
+    where each is defined, and those the tree has no C constant for (x86's
+    ``MAX_PHYSMEM_BITS`` with 5-level paging is decided at boot), which keep the
+    configuration's value and are named as such.  ``NODES_SHIFT`` counts only with NUMA
+    (without it the model has one node)."""
+    typed = typed_for(tree, cfg)
+    took: list[str] = []
+    kept: list[str] = []  # "macro (why) = the configuration's value"
+    moved: dict[str, int] = {}
+    for f, macro in NUMBERS.items():
+        if f == "NODES_SHIFT" and not cfg.NUMA:
+            continue
+        c = typed.constant(macro)
+        if c is None or c.value is None:
+            why = "not defined" if c is None else f"{c.where}: no C constant"
+            kept.append(f"{macro} ({why}) = {getattr(cfg, f)}")
+            continue
+        took.append(f"{macro}={c.value} ({c.where})")
+        if c.value != getattr(cfg, f):
+            moved[f] = c.value
+    out = evolve(cfg, **moved) if moved else cfg  # type: ignore[arg-type]
+    lines: tuple[str, ...] = (
+        "the scenario's numbers are the tree's, as clang evaluates them: " + ", ".join(took),)
+    if moved:
+        lines += ("of which the configuration said otherwise: "
+                  + ", ".join(f"{f} {getattr(cfg, f)} -> {v}" for f, v in moved.items()),)
+    if kept:
+        lines += ("the configuration's values kept, the tree giving none: "
+                  + ", ".join(kept),)
+    return out, lines
 
 
 #: a ``vmemmap_can_optimize()`` that is false whatever it is given, as the kernel writes
