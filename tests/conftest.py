@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -142,6 +143,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "slow" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _forget_memos() -> Iterator[None]:
+    """Each test file starts with the process-wide memos empty (equiv.engine.memo): a
+    worker runs many files, and what one file's proofs kept (parsed trees, shared answers,
+    terms) is never another's to hold in memory."""
+    yield
+    from equiv.engine.memo import forget_all
+
+    forget_all()
 
 
 @pytest.fixture

@@ -5,15 +5,36 @@ preprocessing record is about 100 MB) per process, so that a worker's later cell
 A process that reads many trees (a test worker running dozens of patched copies, a
 ``--per-patch`` run over a long series) must not keep every one: a slow-suite worker that
 did reached 12 GB.  :class:`Lru` keeps the ``keep`` entries used last.
+
+Every process-wide memo registers how to empty it (:func:`on_forget`; an :class:`Lru`
+does so itself), and :func:`forget_all` empties them all: what a long-lived process that
+runs unrelated proofs (a test worker between test files) calls to start afresh.  Emptying
+a memo never changes an answer, only what is computed again.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
+from collections.abc import Callable
 from typing import Generic, TypeVar
 
 K = TypeVar("K")
 V = TypeVar("V")
+
+
+#: how to empty each process-wide memo (:func:`on_forget`)
+_FORGET: list[Callable[[], None]] = []
+
+
+def on_forget(clear: Callable[[], None]) -> None:
+    """Register ``clear`` (a memo's own emptying) with :func:`forget_all`."""
+    _FORGET.append(clear)
+
+
+def forget_all() -> None:
+    """Empty every registered process-wide memo."""
+    for clear in _FORGET:
+        clear()
 
 
 class Lru(Generic[K, V]):
@@ -28,6 +49,7 @@ class Lru(Generic[K, V]):
     def __init__(self, keep: int) -> None:
         self.keep = keep
         self._d: OrderedDict[K, V] = OrderedDict()
+        on_forget(self.clear)
 
     def get(self, key: K) -> V | None:
         """The entry of ``key`` (now the newest), or None."""
@@ -56,4 +78,4 @@ class Lru(Generic[K, V]):
         return key in self._d
 
 
-__all__ = ["Lru"]
+__all__ = ["Lru", "forget_all", "on_forget"]

@@ -27,6 +27,7 @@ import z3
 from attrs import Factory, define, fields
 
 from equiv.engine.cache import Cache, query_key
+from equiv.engine.memo import on_forget
 from equiv.engine.solvers import available, decide, smtlib
 
 #: An answer shared in-process: the answer, and the assertions it is for (kept alive so
@@ -69,6 +70,7 @@ class Answers:
 
 #: The answers shared in this process (:class:`Answers`).
 ANSWERS = Answers()
+on_forget(ANSWERS.clear)
 
 
 def clear_answers() -> None:

@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import z3
 
+from equiv.engine.memo import on_forget
+
 
 def _split(e: z3.BitVecRef, w: int) -> tuple[z3.BitVecRef, z3.BitVecRef] | None:
     """``e`` as (high part, low ``w`` bits), if it is a concatenation split at ``w``, or
@@ -120,6 +122,7 @@ def split_sums(e: z3.ExprRef, rounds: int = 4) -> z3.ExprRef:
 _MEMO: dict[int, tuple[z3.ExprRef, z3.ExprRef]] = {}
 #: the most entries :data:`_MEMO` keeps (emptied when full, between two rewrites)
 _MEMO_MAX = 200_000
+on_forget(_MEMO.clear)
 
 
 def _pass(e: z3.ExprRef) -> z3.ExprRef:

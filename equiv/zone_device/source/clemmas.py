@@ -19,6 +19,7 @@ import z3
 from attrs import frozen
 
 from equiv.engine import solvers
+from equiv.engine.memo import on_forget
 from equiv.loops import Ctx, Lemma
 from equiv.memmap import Inputs, Scenario, assumptions
 from equiv.page_model import Memory
@@ -76,6 +77,8 @@ FREE_FAILED: set[tuple[str, ...]] = set()
 #: name whose query changes from one cell to the next is one the order enters, asked from
 #: then on with every assumption only (its answer under fewer would not be shared)
 FREE_SEEN: dict[tuple[str, ...], tuple[tuple[int, ...], list[z3.ExprRef]]] = {}
+for _memo in (FREE_PROVED, FREE_FAILED, FREE_SEEN):
+    on_forget(_memo.clear)
 
 
 def free_first(tag: tuple[str, ...], key: tuple[int, ...], terms: list[z3.ExprRef]) -> bool:

@@ -31,6 +31,7 @@ from attrs import frozen
 from equiv.engine import bv
 from equiv.engine.bv import BV, CBV, Cond, Val
 from equiv.engine.errors import EquivError
+from equiv.engine.memo import on_forget
 from equiv.engine.query import z3_gave_up
 from equiv.linux.ktree import Node
 from equiv.page_model import PageState, ite_page
@@ -234,6 +235,7 @@ class Oracle:
 MEMO_TERMS = 200_000
 
 _FREE: dict[int, tuple[z3.ExprRef, frozenset[str]]] = {}
+on_forget(_FREE.clear)
 
 
 def free_names(t: z3.ExprRef) -> frozenset[str]:

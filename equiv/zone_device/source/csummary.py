@@ -66,6 +66,7 @@ from attrs import frozen
 from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Cond, Val
+from equiv.engine.memo import on_forget
 from equiv.linux.ktree import Node
 from equiv.page_model import PageState, ite_page
 from equiv.zone_device.source.cint import UNSIGNED_LONG, IntType, common_type, convert
@@ -791,6 +792,7 @@ def _scalar_part(pc: z3.BoolRef) -> z3.BoolRef:
 
 
 _SELECT: dict[int, tuple[z3.ExprRef, bool]] = {}
+on_forget(_SELECT.clear)
 
 
 def has_select(t: z3.ExprRef) -> bool:

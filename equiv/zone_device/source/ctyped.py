@@ -495,9 +495,12 @@ class TypedTree:
         return next(iter(hits.values())) if len(hits) == 1 else None
 
 
-_TYPED: Lru[tuple[str, str, Headers, int], TypedTree] = Lru(8)
-#: the units of other ``.c`` files (:meth:`TypedTree._other_unit`), by their clang input
-_OTHER_UNITS: Lru[tuple[str, Headers, str, bytes, int], TypedTree] = Lru(8)
+#: the typed trees of this process (:func:`typed_for`), the last 6 used: a series' base and
+#: four patched trees, and one more (each holds a translation unit of some 100 MB)
+_TYPED: Lru[tuple[str, str, Headers, int], TypedTree] = Lru(6)
+#: the units of other ``.c`` files (:meth:`TypedTree._other_unit`), by their clang input,
+#: the last 4 used
+_OTHER_UNITS: Lru[tuple[str, Headers, str, bytes, int], TypedTree] = Lru(4)
 
 
 def typed_for(tree: KernelTree, cfg: Config, full: Path | None = None,

@@ -47,6 +47,7 @@ from equiv.config import Config
 from equiv.engine import bv
 from equiv.engine.bv import CBV, Val
 from equiv.engine.errors import InputError
+from equiv.engine.memo import on_forget
 from equiv.engine.runner import map_calls
 from equiv.engine.verdict import Verdict, worst
 from equiv.linux.ktree import KernelTree
@@ -638,6 +639,7 @@ def _cell_worker(base_root: str, patched_root: str, cfg: Config, ptype: MemoryTy
 #: configuration, labels): reading and typing the trees (clang) took ~6 s of a ~20 s cell;
 #: the trees are read from disk once per worker, which is only given cells of one run
 _WORKER_SIDES: dict[tuple[tuple[str, ...], Config, tuple[str, ...]], list[Side]] = {}
+on_forget(_WORKER_SIDES.clear)
 
 
 __all__ = ["BY_STEPS", "MAX_ORDER", "PatchCell", "PatchRun", "Reuse", "SeriesRun",
