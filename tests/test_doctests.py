@@ -9,6 +9,7 @@ import pytest
 import equiv.engine.bv
 import equiv.engine.cache
 import equiv.engine.errors
+import equiv.engine.memo
 import equiv.engine.options
 import equiv.engine.verdict
 import equiv.linux.kbuild
@@ -21,7 +22,7 @@ import equiv.zone_device.source.cint
 import equiv.zone_device.source.cli
 
 
-@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
+@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache, equiv.engine.memo,
                                     equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
                                     equiv.zone_device.source.cint,
                                     equiv.zone_device.counterexample, equiv.zone_device.names,
