@@ -22,7 +22,8 @@ import equiv.zone_device.source.cint
 import equiv.zone_device.source.cli
 
 
-@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache, equiv.engine.memo,
+@pytest.mark.parametrize("module", [equiv.engine.bv, equiv.engine.errors, equiv.engine.cache,
+                                    equiv.engine.memo,
                                     equiv.engine.options, equiv.engine.verdict, equiv.zone_device.source.cli,
                                     equiv.zone_device.source.cint,
                                     equiv.zone_device.counterexample, equiv.zone_device.names,
