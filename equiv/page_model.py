@@ -51,6 +51,11 @@ _ALWAYS_PAGEFLAGS = 20
 #: the always-present page flags of an older release, where it has fewer: 6.12's end at
 #: PG_unevictable (include/linux/page-flags.h of 6.12; PG_dropbehind came in 6.14)
 OLDER_ALWAYS_PAGEFLAGS: dict[str, int] = {"6.12": 19}
+#: ``KASAN_TAG_WIDTH`` under ``CONFIG_KASAN_HW_TAGS`` by release, where it is not the
+#: model's 4: 6.12's include/linux/page-flags-layout.h gives 8 to SW and HW tags alike
+#: (found by the C path, which reads clang's value: ``--linux`` of 6.12 with
+#: arm64-4k-kasan-hw was UNKNOWN on KASAN_TAG_PGSHIFT)
+OLDER_KASAN_HW_WIDTH: dict[str, int] = {"6.12": 8}
 
 
 @frozen
@@ -101,9 +106,11 @@ class FlagsLayout:
         return (1 << self.last_cpupid_shift) - 1
 
     @classmethod
-    def from_config(cls, cfg: Config, always: int = _ALWAYS_PAGEFLAGS) -> FlagsLayout:
+    def from_config(cls, cfg: Config, always: int = _ALWAYS_PAGEFLAGS,
+                    kasan_hw: int = 4) -> FlagsLayout:
         """Compute the layout with the kernel's formulas (``always``: the page flags every
-        configuration has, :data:`OLDER_ALWAYS_PAGEFLAGS` for an older release).
+        configuration has, :data:`OLDER_ALWAYS_PAGEFLAGS` for an older release;
+        ``kasan_hw``: the KASAN tag's width with HW tags, :data:`OLDER_KASAN_HW_WIDTH`).
 
         Raises:
             ConfigError: NODES do not fit into page->flags under SPARSEMEM_VMEMMAP, which is an
@@ -131,7 +138,7 @@ class FlagsLayout:
             )
         else:
             nodes_width = 0
-        kasan = 8 if cfg.KASAN_SW_TAGS else 4 if cfg.KASAN_HW_TAGS else 0
+        kasan = 8 if cfg.KASAN_SW_TAGS else kasan_hw if cfg.KASAN_HW_TAGS else 0
         nr_cpus_bits = bv.order_base_2(cfg.NR_CPUS)
         cpupid_shift = (8 + nr_cpus_bits) if cfg.NUMA_BALANCING else 0  # LAST__PID_SHIFT = 8
         used = zones_shift + lru_gen_width + sections_width + nodes_width + kasan
@@ -259,12 +266,15 @@ class Layout:
         gives them, where they differ from the model's (:data:`OLDER_NAMES`): what a run
         about that kernel prints.  The paths still write the views by the model's names.
         The page flags are counted as that release has them (:data:`OLDER_ALWAYS_PAGEFLAGS`:
-        ``NR_PAGEFLAGS``, and the widths that depend on the room it leaves)."""
+        ``NR_PAGEFLAGS``, and the widths that depend on the room it leaves), with that
+        release's KASAN tag width (:data:`OLDER_KASAN_HW_WIDTH`)."""
         names = OLDER_NAMES.get(release, {})
         views = tuple(evolve(v, kernel=names.get(v.name, "")) for v in self.views)
         flags = self.flags
-        if release in OLDER_ALWAYS_PAGEFLAGS:
-            flags = FlagsLayout.from_config(self.config, OLDER_ALWAYS_PAGEFLAGS[release])
+        if release in OLDER_ALWAYS_PAGEFLAGS or release in OLDER_KASAN_HW_WIDTH:
+            flags = FlagsLayout.from_config(
+                self.config, OLDER_ALWAYS_PAGEFLAGS.get(release, _ALWAYS_PAGEFLAGS),
+                OLDER_KASAN_HW_WIDTH.get(release, 4))
             if flags.last_cpupid_not_in_page_flags != self.flags.last_cpupid_not_in_page_flags:
                 raise ConfigError(f"config {self.config.name}: the cpupid fits page->flags in "
                                   f"one of {release} and the model but not in the other (a "

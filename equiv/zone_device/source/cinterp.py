@@ -1177,6 +1177,19 @@ class Interp:
             return CInt(self.c64(got.value))
         return CInt(self.c64(got.value), t[1], t[0])
 
+    def _clang_int(self, name: str) -> int:
+        """The macro ``name`` as clang evaluates it in the tree (:meth:`constant`: checked
+        against the model's value where the model has one).
+
+        Raises:
+            InterpError: the tree has no such constant.
+        """
+        got = self.constant(name)
+        c = self.clang.constant(name)
+        if got is None or c is None or c.value is None:
+            raise InterpError(f"{name}: not a constant of this tree clang evaluates")
+        return c.value
+
     def model_constants(self) -> dict[str, int]:
         """The constants the model's configuration and page-flags layout
         (:class:`~equiv.page_model.FlagsLayout`) give, which clang's must equal."""
@@ -1755,10 +1768,12 @@ class Interp:
             use(name)
             p, tag = ev(0), self.as_int(ev(1))
             assert isinstance(p, Ptr) and site is not None
-            fld = self.sc.layout.flags.get("KASAN_TAG")
+            # the field as clang evaluates the tree's KASAN_TAG_PGSHIFT and KASAN_TAG_MASK
+            # (checked against the model's where it has them: constant())
+            shift, mask = (self._clang_int(n) for n in ("KASAN_TAG_PGSHIFT", "KASAN_TAG_MASK"))
             loc = self.ploc(p, 0, 8, "unsigned long")
             f = self.as_int(self.load(loc, state))
-            f = (f & ~(fld.mask << fld.pgshift)) | (((tag ^ 0xFF) & fld.mask) << fld.pgshift)
+            f = (f & ~(mask << shift)) | (((tag ^ 0xFF) & mask) << shift)
             return self.store(site[0], site[1], loc, CInt(f), state), None
         del frame_node
         return None
