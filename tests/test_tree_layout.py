@@ -155,3 +155,11 @@ def test_612_layout_is_the_hand_models(linux612: Path) -> None:  # noqa: F811
                 == [(a.offset, a.size, a.labels_for(page)) for a in M.atoms])
     assert [f for f in M.flags.fields if f.name != "LRU_REFS"] == list(L.flags.fields)
     assert [n.split(" ")[0] for n in L.flags.left_out] == ["LRU_REFS_WIDTH"]
+
+
+def test_the_hand_models_612_kasan_hw_tag_is_612s() -> None:
+    """6.12's page-flags-layout.h gives HW tags 8 bits, as SW tags (the model's 2026 tree
+    gives 4): the model's 6.12 variant has 6.12's, which the C path read from clang."""
+    cfg = PRESETS["arm64-4k-kasan-hw"]
+    assert Layout.from_config(cfg).flags.get("KASAN_TAG").width == 4
+    assert Layout.from_config(cfg).named_for("6.12").flags.get("KASAN_TAG").width == 8
