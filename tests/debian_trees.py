@@ -2,7 +2,8 @@
 
 ``tree(series)`` gives the files of ``/usr/src/linux-source-<series>.tar.xz`` the C path
 reads (:data:`equiv.zone_device.source.files.FILES`, all of ``mm/`` for the ``.c`` files calls
-are followed into, the top Makefile), unpacked once into the user's cache and stamped with
+are followed into, the top Makefile), unpacked once into the user's cache
+(``equiv/debian-linux-source-<series>``) and stamped with
 the tarball, so that the kbuild recipe unpacks the whole tree behind them to prepare a
 configuration's headers.  ``config(series)`` gives Debian's own amd64 configuration of that
 series (``linux-config-<series>``).  Both install the Debian package with apt-get first when
@@ -52,7 +53,10 @@ def _unpack(tarball: Path, root: Path) -> None:
 def tree(series: str) -> Path:
     """The files of Debian's ``linux-source-<series>`` the C path reads (see the module)."""
     tarball = Path(f"/usr/src/linux-source-{series}.tar.xz")
-    root = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv" / f"linux-source-{series}"
+    # not linux-source-<series>: the live check's source tree of the booted kernel's own
+    # version (equiv.zone_device.live.ctext.source_tree) is unpacked there, and two tests
+    # unpacking two versions into one folder removed each other's files mid-read
+    root = Path(os.environ["EQUIV_TEST_USER_CACHE"]) / "equiv" / f"debian-linux-source-{series}"
     with host_lock():
         if not tarball.is_file():
             why = _install(f"linux-source-{series}")
