@@ -54,9 +54,8 @@ type differs from the child's.
 from __future__ import annotations
 
 import ctypes
-import functools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -384,7 +383,7 @@ class Unit:
         return list(self.tu.get_tokens(extent=cindex.SourceRange.from_locations(loc, end)))
 
 
-@functools.lru_cache(maxsize=1 << 16)
+@lru_cache(maxsize=1 << 16)
 def _relative(roots: tuple[Path, ...], path: str) -> str:
     """``path`` relative to the first of ``roots`` it is under (memoised: a unit names the
     same few hundred files thousands of times)."""
