@@ -150,7 +150,8 @@ def _parser() -> argparse.ArgumentParser:
                              "all-types)")
     g.add_argument("--patch", action="extend", nargs="+", default=[], metavar="FILE",
                    help="apply FILE (a unified diff, a git format-patch mail, or an mbox of "
-                        "them) to a private copy of the --linux tree, which is never written; "
+                        "them; - for standard input) to a private copy of the --linux tree, "
+                        "which is never written; "
                         "several files (--patch series/*.patch) or repeated: applied in the "
                         "order given; with --live --live-kernel all-types, to the small "
                         "kernel's source, built and booted beside the unpatched one")
@@ -218,9 +219,17 @@ def _patched(args: argparse.Namespace) -> None:
     if getattr(args, "linux", None) is None:
         raise InputError(f"{option} needs --linux BASE, the unpatched kernel tree "
                          f"({'the patches apply to' if patches else 'it is compared with'})")
+    if patches.count("-") > 1:
+        raise InputError("--patch - is given more than once: standard input is read once; "
+                         "give it once, or name files")
+    if "-" in patches and getattr(args, "live", None) is not None:
+        raise InputError("--live builds the small kernel with patch files: name them, not "
+                         "--patch - (standard input)")
     for path in patches:
         if not path:
             raise InputError("--patch needs a file name, got an empty one")
+        if path == "-":
+            continue  # standard input (equiv.linux.patch.stdin_patches)
         if not os.path.exists(path):
             raise InputError(f"--patch {path}: no such file")
         if not os.path.isfile(path):

@@ -22,6 +22,7 @@ import io
 import itertools
 import json
 import re
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -83,6 +84,11 @@ def sarif_errors(doc: Any) -> list[str]:
 def flat(text: str) -> str:
     """The text report with its line breaks undone (wrapped lines, continued commands)."""
     return " ".join(text.replace(" \\\n", " ").split())
+
+
+def calls_same_tree(calls: list[dict[str, Any]]) -> bool:
+    """Did the stubbed proofs all run on the same patched ``mm/mm_init.c``?"""
+    return len(calls) > 1 and len({c["mm_init"] for c in calls}) == 1
 
 
 def run(*argv: str) -> tuple[int, str, str]:
@@ -415,6 +421,40 @@ class TestCommand:
         assert re.search(r"outside the modelled call graph .*memmap_init_compound "
                          r"\(mm/mm_init\.c:\d+\)", text)
         assert out.endswith("verdict: PROVED\n")
+
+    def test_patches_from_standard_input(self, linux612: Path, stub: list[dict[str, Any]],  # noqa: F811
+                                         monkeypatch: pytest.MonkeyPatch) -> None:
+        """``git format-patch --stdout base.. | python -m equiv.proofs --linux TREE --patch
+        -``: the mbox on standard input gives the same patched tree as the files, each mail
+        named by its subject."""
+        argv = ("--linux", str(linux612), "--orders", "0", "--types", "GENERIC", "--jobs", "1",
+                "--no-times", "--format", "json")
+        code, files_out, _ = run(*argv, *(a for p in SERIES for a in ("--patch", p)))
+        assert code == 0
+        mbox = b"".join(Path(p).read_bytes() for p in SERIES)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(mbox)))
+        code, out, err = run(*argv, "--patch", "-")
+        assert (code, err) == (0, "")
+        assert calls_same_tree(stub)
+        patches = json.loads(out)["patched"]["patches"]
+        from_files = json.loads(files_out)["patched"]["patches"]
+        assert [p["subject"] for p in patches] == [p["subject"] for p in from_files]
+        assert [p["index"] for p in patches] == [1, 2, 3, 4]
+        assert all(p["label"].startswith('--patch - ("') for p in patches), patches
+
+    def test_standard_input_is_read_once_and_never_from_a_terminal(
+            self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        code, _, err = run("--linux", str(tmp_path), "--patch", "-", "--patch", "-")
+        assert code == 3 and "given more than once" in err and err.count("\n") == 1
+
+        class Tty(io.StringIO):
+            def isatty(self) -> bool:
+                return True
+
+        monkeypatch.setattr(sys, "stdin", Tty())
+        (tmp_path / "mm").mkdir()
+        code, _, err = run("--linux", str(tmp_path), "--patch", "-")
+        assert code == 3 and "standard input, which is a terminal" in err, err
 
     def test_against_compares_a_second_tree(self, linux612: Path, tmp_path: Path,  # noqa: F811
                                             stub: list[dict[str, Any]]) -> None:

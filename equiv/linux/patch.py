@@ -67,6 +67,7 @@ import email.header
 import email.message
 import io
 import re
+import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -180,14 +181,42 @@ def _label(name: str, subject: str | None, index: int, count: int) -> str:
     return f"--patch {name}" + (f" (mail {index} of {count})" if count > 1 else "")
 
 
+#: ``--patch -``: the mails, mbox or diff on standard input (``git format-patch --stdout
+#: base.. | python -m equiv.proofs --linux TREE --patch -``)
+STDIN = "-"
+#: standard input as read, by the identity of the stream read: read once per process (the
+#: patches are read to check, to apply and to apply step by step), a new stream afresh
+_STDIN: dict[int, bytes] = {}
+
+
+def stdin_patches() -> bytes:
+    """What standard input holds, read to its end once for each stream.
+
+    Raises:
+        InputError: standard input is a terminal (nothing is piped in).
+    """
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        raise InputError("--patch - reads the patches from standard input, which is a "
+                         "terminal here: pipe them in (git format-patch --stdout BASE.. | "
+                         "python -m equiv.proofs --linux TREE --patch -) or name a file")
+    key = id(stream)
+    if key not in _STDIN:
+        _STDIN.clear()
+        _STDIN[key] = stream.buffer.read()
+    return _STDIN[key]
+
+
 def read_patches(path: Path, name: str | None = None) -> tuple[Patch, ...]:
-    """The patches of the file at ``path`` (a diff, a mail or an mbox), named ``name``
-    (default: ``path`` as given) in messages.
+    """The patches of the file at ``path`` (a diff, a mail or an mbox; ``-``: standard
+    input, :func:`stdin_patches`), named ``name`` (default: ``path`` as given) in messages.
 
     Raises:
         InputError: missing, unreadable, empty, or holding no diff or a malformed one.
     """
     label = str(path) if name is None else name
+    if str(path) == STDIN:
+        return parse_patches(stdin_patches(), label)
     try:
         data = Path(path).read_bytes()
     except IsADirectoryError:
