@@ -431,7 +431,11 @@ class TestCommand:
                 "--no-times", "--format", "json")
         code, files_out, _ = run(*argv, *(a for p in SERIES for a in ("--patch", p)))
         assert code == 0
-        mbox = b"".join(Path(p).read_bytes() for p in SERIES)
+        # a b4 mbox: the cover letter first (ours), then the patches
+        cover = (b"From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\n"
+                 b"From: equiv maintainers <maintainers@users.noreply.example>\n"
+                 b"Subject: [PATCH 0/4] the backport series\n\nNo diff here.\n")
+        mbox = cover + b"".join(Path(p).read_bytes() for p in SERIES)
         monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(mbox)))
         code, out, err = run(*argv, "--patch", "-")
         assert (code, err) == (0, "")
@@ -439,7 +443,11 @@ class TestCommand:
         patches = json.loads(out)["patched"]["patches"]
         from_files = json.loads(files_out)["patched"]["patches"]
         assert [p["subject"] for p in patches] == [p["subject"] for p in from_files]
-        assert [p["index"] for p in patches] == [1, 2, 3, 4]
+        assert [p["index"] for p in patches] == [2, 3, 4, 5]  # mail 1: the cover letter
+        assert json.loads(out)["patched"]["cover_letters"] == ["[PATCH 0/4] the backport series"]
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(mbox)))
+        code, out, _ = run(*argv[:-2], "--patch", "-")
+        assert "\n  cover letter, not a patch: [PATCH 0/4] the backport series\n" in out, out
         assert all(p["label"].startswith('--patch - ("') for p in patches), patches
 
     def test_standard_input_is_read_once_and_never_from_a_terminal(

@@ -13,7 +13,8 @@ What is modelled:
   as ``git format-patch --stdout``, b4 and lore write them.  A mail's ``Subject`` (without
   its ``[PATCH ...]`` tags, RFC 2047 words decoded) names the patch in messages; its body
   may be 7bit, 8bit, quoted-printable or base64, or multipart with the diff in a text part.
-  A cover letter (``[PATCH 0/N]``, no diff) among other mails is skipped.  The mm tree's
+  A cover letter (``[PATCH 0/N]``, no diff) among other mails is not read as a patch,
+  and is named (:func:`cover_letters`).  The mm tree's
   quilt mails (mm-commits) are read too: their patch's own ``From:``/``Subject:`` block after
   a line of dashes names the patch (as an in-body ``Subject:`` does for git am).  Paths are
   taken as ``patch -p1`` does (the first component, ``a/`` or ``b/``, is dropped; git's
@@ -233,18 +234,40 @@ def parse_patches(data: bytes, name: str) -> tuple[Patch, ...]:
     Raises:
         InputError: no diff in it, or a malformed one (one line naming the patch).
     """
+    return _parse(data, name)[0]
+
+
+def cover_letters(path: Path) -> tuple[str, ...]:
+    """The subjects (tags kept: ``[PATCH v11 0/4] mm: ...``) of the cover letters among the
+    mails of the patch file at ``path`` (``-``: standard input), which are not patches.
+
+    Raises:
+        InputError: as :func:`read_patches`.
+    """
+    if str(path) == STDIN:
+        return _parse(stdin_patches(), str(path))[1]
+    try:
+        return _parse(Path(path).read_bytes(), str(path))[1]
+    except OSError as e:
+        raise InputError(f"cannot read --patch {path}: {e.strerror}") from None
+
+
+def _parse(data: bytes, name: str) -> tuple[tuple[Patch, ...], tuple[str, ...]]:
+    """The patches in ``data`` and the subjects of its cover letters (:func:`parse_patches`)."""
     if not data.strip():
         raise InputError(f"--patch {name} is empty; give a unified diff or git format-patch "
                          "mails")
     chunks = _split_mbox(_lines(data))
     mails = [_mail(c) if _is_mail(c) else (None, c) for c in chunks]
     out: list[Patch] = []
+    covers: list[str] = []
     for k, (subject, body) in enumerate(mails, 1):
         subject = _inbody_subject(body) or subject
         label = _label(name, _strip_tags(subject), k, len(mails))
         files = _parse_diff(body, label)
         if not files:
             if len(mails) > 1 and subject is not None and _is_cover(chunks[k - 1]):
+                covers.append(subject)
                 continue
             raise InputError(f"{label} holds no diff (no '--- a/FILE', '+++ b/FILE', '@@' "
                              "lines); give a unified diff or git format-patch mails")
@@ -252,7 +275,7 @@ def parse_patches(data: bytes, name: str) -> tuple[Patch, ...]:
                          files=files))
     if not out:
         raise InputError(f"--patch {name} holds no diff, only cover letters")
-    return tuple(out)
+    return tuple(out), tuple(covers)
 
 
 def _lines(data: bytes) -> list[bytes]:

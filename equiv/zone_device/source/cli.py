@@ -311,7 +311,13 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
     patched tree's memmap_init_zone_device() equal to BASE's, report, return the exit code.
     On ``err``, if a terminal and not ``--quiet``, a progress bar of the cells (with
     ``--per-patch``, the series' and every patch's) with tqdm's estimate of the time left."""
-    from equiv.linux.patch import compare_trees, diff_trees, prepare, touched_functions
+    from equiv.linux.patch import (
+        compare_trees,
+        cover_letters,
+        diff_trees,
+        prepare,
+        touched_functions,
+    )
     from equiv.zone_device.source.files import FILES
     from equiv.zone_device.source.patch_present import PATCH_FORMATS, PatchReport, TouchedRow
     from equiv.zone_device.source.patch_views import render as render_patch
@@ -343,9 +349,11 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
             patches: tuple[Patch, ...] = ()
             touched = compare_trees(base, root, FILES)
             outside_files: tuple[str, ...] = ()
+            covers: tuple[str, ...] = ()
             changes = diff_trees(base, root, FILES)
         else:
             applied = prepare(base, FILES, [Path(p) for p in args.patch], Path(tmp) / "tree")
+            covers = tuple(c for p in args.patch for c in cover_letters(Path(p)))
             root, patches = applied.root, applied.patches
             touched = touched_functions(base_tree, load_tree(root), applied)
             outside_files = tuple(f for f in applied.paths if f not in FILES)
@@ -380,7 +388,7 @@ def run_patch(args: argparse.Namespace, cfg: Config, emit: Callable[[str], None]
         touched=tuple(TouchedRow(t, _status(t, ran)) for t in touched),
         files_outside=outside_files, files_read=read, run=run, command=_command(args),
         steps=steps, changed=tuple((f.path, f.patched_lines) for f in changes),
-        kbuild=notes)
+        kbuild=notes, covers=covers)
     code = EXIT[rep.verdict]
     times = not args.no_times
     for fmt, path in reports:

@@ -164,6 +164,8 @@ class PatchReport:
     changed: tuple[tuple[str, tuple[range, ...]], ...] = ()
     #: how the configuration's headers were made (:func:`~equiv.zone_device.source.files.prepared_notes`)
     kbuild: tuple[str, ...] = ()
+    #: the subjects of the cover letters among the mails (``[PATCH 0/N]``), not patches
+    covers: tuple[str, ...] = ()
 
     @property
     def verdict(self) -> Verdict:
@@ -354,6 +356,8 @@ def render_patch_text(rep: PatchReport, *, times: bool = True) -> str:
                 out += wrap(f"{p.name}{mail}", "     ", "       ")
             else:
                 out += wrap(f"{i}. {p.name}{mail}", "  ", "     ")
+        for c in rep.covers:
+            out += wrap(f"cover letter, not a patch: {c}", "  ", "    ")
     hyp = " (hypothetical layout)" if rep.hypothetical else ""
     out.append(f"config:  {rep.config}{hyp}")
     for note in rep.kbuild:
@@ -537,7 +541,8 @@ def patch_json(rep: PatchReport, *, times: bool = True,
         "patched": {"kind": "against" if rep.against is not None else "patch",
                     "path": rep.against, "version": rep.patched_version,
                     "patches": [{"file": p.name, "subject": p.subject, "index": p.index,
-                                 "count": p.count, "label": p.label} for p in rep.patches]},
+                                 "count": p.count, "label": p.label} for p in rep.patches],
+                    "cover_letters": list(rep.covers)},
         "config": rep.config, "hypothetical_config": rep.hypothetical,
         "kbuild": list(rep.kbuild),
         "orders": list(rep.orders), "types": rep.types,
