@@ -27,6 +27,16 @@ def _spelled(name: str) -> re.Pattern[bytes]:
                       re.MULTILINE)
 
 
+def definition_sites(text: bytes, name: str) -> Iterator[tuple[int, int]]:
+    """The places ``(line, column)``, 1-based, columns in bytes as clang counts them, where
+    ``text`` spells ``name`` as a definition may (the pattern :func:`candidates` searches
+    for): where clang's cursor at the name says whether it is one it compiled."""
+    for m in _spelled(name).finditer(text):
+        at = m.start() + m.group(0).rfind(name.encode())
+        line_start = text.rfind(b"\n", 0, at) + 1
+        yield text.count(b"\n", 0, at) + 1, at - line_start + 1
+
+
 def candidates(roots: Iterable[Path], directory: str, name: str,
                skip: str = "") -> Iterator[str]:
     """The ``.c`` files of ``directory`` (relative to each root, the first root's copy of a
@@ -48,4 +58,4 @@ def candidates(roots: Iterable[Path], directory: str, name: str,
                 yield rel
 
 
-__all__ = ["candidates"]
+__all__ = ["candidates", "definition_sites"]
