@@ -41,11 +41,13 @@ def _unpack(tarball: Path, root: Path) -> None:
     top = tarball.name.removesuffix(".tar.xz")
     names = {f"{top}/{f}" for f in (*FILES, MAKEFILE)}
     shutil.rmtree(root, ignore_errors=True)
-    root.parent.mkdir(parents=True, exist_ok=True)
+    root.mkdir(parents=True, exist_ok=True)
     with tarfile.open(tarball, "r:xz") as tar:
         for m in tar:
             if m.name in names or (m.name.startswith(f"{top}/mm/") and m.isfile()):
-                tar.extract(m, root.parent, filter="data")
+                # into root, without the tarball's top folder (linux-source-<series>)
+                m.name = m.name.removeprefix(f"{top}/")
+                tar.extract(m, root, filter="data")
     st = tarball.stat()
     (root / ".equiv-tarball").write_text(f"{tarball} {st.st_size} {st.st_mtime_ns}\n")
 
