@@ -68,7 +68,6 @@ import email.header
 import email.message
 import io
 import re
-import sys
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -77,6 +76,7 @@ from attrs import evolve, field, frozen
 
 from equiv.engine.errors import InputError
 from equiv.linux.ktree import MAKEFILE, Definition, KernelTree, Node, parser
+from equiv.linux.stdin import STDIN, stdin_patches
 
 #: The name of a :class:`Touched` entry for changed lines outside every definition.
 FILE_SCOPE = "(file scope)"
@@ -180,32 +180,6 @@ def _label(name: str, subject: str | None, index: int, count: int) -> str:
     if subject:
         return f'--patch {name} ("{subject}")'
     return f"--patch {name}" + (f" (mail {index} of {count})" if count > 1 else "")
-
-
-#: ``--patch -``: the mails, mbox or diff on standard input (``git format-patch --stdout
-#: base.. | python -m equiv.proofs --linux TREE --patch -``)
-STDIN = "-"
-#: standard input as read, by the identity of the stream read: read once per process (the
-#: patches are read to check, to apply and to apply step by step), a new stream afresh
-_STDIN: dict[int, bytes] = {}
-
-
-def stdin_patches() -> bytes:
-    """What standard input holds, read to its end once for each stream.
-
-    Raises:
-        InputError: standard input is a terminal (nothing is piped in).
-    """
-    stream = sys.stdin
-    if stream is None or stream.isatty():
-        raise InputError("--patch - reads the patches from standard input, which is a "
-                         "terminal here: pipe them in (git format-patch --stdout BASE.. | "
-                         "python -m equiv.proofs --linux TREE --patch -) or name a file")
-    key = id(stream)
-    if key not in _STDIN:
-        _STDIN.clear()
-        _STDIN[key] = stream.buffer.read()
-    return _STDIN[key]
 
 
 def read_patches(path: Path, name: str | None = None) -> tuple[Patch, ...]:
