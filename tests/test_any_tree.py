@@ -39,6 +39,8 @@ EXPECT: dict[str, tuple[tuple[int, ...], frozenset[str]]] = {
     # 6.1's struct folio: _pincount at page[1]+24 (today's is at +28); the name and offset
     # come from clang's layout of the tree (equiv/zone_device/source/tree_layout.py)
     "bugs/05-pincount-starts-at-one": ((2, 9, 18), frozenset({"folio._pincount"})),
+    # wrong only past 64 nodes: REFUTED because the nid bound is the tree's NODES_SHIFT (10)
+    "bugs/06-node-id-cut-to-six-bits": (ORDERS, frozenset({"flags"})),
     "harmless/01-tail-loop-while": ((), frozenset()),
     "harmless/02-stores-reordered": ((), frozenset()),
     "harmless/03-refcount-before-tail": ((), frozenset()),

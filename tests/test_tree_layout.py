@@ -163,3 +163,20 @@ def test_the_hand_models_612_kasan_hw_tag_is_612s() -> None:
     cfg = PRESETS["arm64-4k-kasan-hw"]
     assert Layout.from_config(cfg).flags.get("KASAN_TAG").width == 4
     assert Layout.from_config(cfg).named_for("6.12").flags.get("KASAN_TAG").width == 8
+
+
+def test_the_scenarios_numbers_are_the_trees(monkeypatch: pytest.MonkeyPatch) -> None:
+    """as_prepared's numbers: a value clang gives that the configuration does not say
+    moves into the configuration and is printed from -> to; one that is no C constant
+    keeps the configuration's value and is named."""
+    from equiv.zone_device.source import prepared
+
+    stub = Stub({"PAGE_SHIFT": 12, "SECTION_SIZE_BITS": 27, "pageblock_order": 9,
+                 "NODES_SHIFT": 10, "MAX_PHYSMEM_BITS": None})
+    monkeypatch.setattr(prepared, "typed_for", lambda tree, cfg: stub)
+    got, lines = prepared._tree_numbers(None, CFG)  # type: ignore[arg-type]  # the stub reads no tree
+    assert CFG.NODES_SHIFT == 6 and got.NODES_SHIFT == 10
+    assert got.MAX_PHYSMEM_BITS == CFG.MAX_PHYSMEM_BITS and got.PAGE_SHIFT == 12
+    text = " ".join(lines)
+    assert "NODES_SHIFT 6 -> 10" in text and "NODES_SHIFT=10" in text
+    assert "MAX_PHYSMEM_BITS (include/linux/page-flags-layout.h:1: no C constant) = 46" in text

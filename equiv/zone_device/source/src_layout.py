@@ -73,6 +73,7 @@ ALIASES: dict[str, tuple[str, ...]] = {
     "compound_info": ("compound_info", "compound_head"),
     "index": ("index", "__folio_index"),
     "folio.pgmap": ("pgmap",),
+    "_head_1": ("_head_1", "__head"),  # 6.1's struct folio
     "flags": ("flags", "flags.f"),
     # ``#define rcu_head callback_head`` (include/linux/types.h): clang names the member
     # as the preprocessor leaves it
@@ -121,7 +122,7 @@ def compare_with_model(layout: Layout, structs: dict[str, SrcStruct]) -> SrcLayo
         if v.page is None:
             st, names, base = page, ALIASES.get(v.name, (v.name,)), 0
         else:
-            st, names, base = folio, (v.name,), v.page * page.size
+            st, names, base = folio, ALIASES.get(v.name, (v.name,)), v.page * page.size
         hit = None
         for n in names:
             m = st.member(n)

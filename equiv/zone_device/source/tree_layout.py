@@ -43,10 +43,6 @@ from equiv.zone_device.source.src_layout import ALIASES
 #: :class:`~equiv.page_model.FlagsLayout` lists them
 FLAG_FIELDS = ("SECTIONS", "NODES", "ZONES", "LAST_CPUPID", "KASAN_TAG", "LRU_GEN", "LRU_REFS")
 
-#: model view name -> more kernel names to look for in struct folio (older releases)
-FOLIO_ALIASES: dict[str, tuple[str, ...]] = {"_head_1": ("_head_1", "__head")}
-
-
 def _value(typed: TypedTree, name: str) -> int | None:
     """clang's value of the macro ``name``; None when the tree does not define it.
 
@@ -151,7 +147,7 @@ def layout_from_tree(typed: TypedTree, cfg: Config) -> Layout:
             if hit is not None:
                 views.append(View(v.name, hit.offset, hit.size, None, _kernel(v.name, hit.path)))
             continue
-        names = FOLIO_ALIASES.get(v.name, (v.name,))
+        names = ALIASES.get(v.name, (v.name,))
         hit = next((folio_by_path[n] for n in names if n in folio_by_path), None)
         if hit is not None and hit.offset // size == v.page:
             views.append(View(v.name, hit.offset - v.page * size, hit.size, v.page,
