@@ -443,12 +443,7 @@ def parse(tree: Path, file: str, headers: Headers, *, text: str | None = None,
 _MACROS = cindex.TranslationUnit.PARSE_DETAILED_PROCESSING_RECORD
 #: the function :func:`constant_probe` appends to a file
 PROBE = "__equiv_constants"
-_TYPE, _BITS, _LEN = "__equiv_type_", "__equiv_bits_", "__equiv_len_"
-#: the macros whose value is also asked as an array's length (:func:`constant_probe`): the
-#: page-flags layout's widths, offsets and shifts, small non-negative integers some of
-#: which are a ``min()`` (``LRU_REFS_WIDTH`` of 6.12) that ``clang_Cursor_Evaluate`` does not
-#: fold but clang's own constant folding of an array bound does
-SMALL_SUFFIXES = ("_WIDTH", "_PGOFF", "_SHIFT")
+_TYPE, _BITS = "__equiv_type_", "__equiv_bits_"
 
 
 def constant_probe(names: Iterable[str]) -> str:
@@ -458,17 +453,10 @@ def constant_probe(names: Iterable[str]) -> str:
     macro's expansion, with its own type) and ``unsigned long long __equiv_bits_N =
     (unsigned long long)(N);`` (its value as 64 bits, a pointer's address included), each
     under ``#ifdef N`` (a macro the file does not define is not asked).  A macro that is
-    not a constant there (a variable's name) is typed and not evaluated.  A name ending in
-    one of :data:`SMALL_SUFFIXES` is also the length less one of ``char
-    __equiv_len_N[(N) + 1]``: clang's array bound folding evaluates what the evaluator does
-    not (a non-constant bound makes a variable-length array, whose size clang does not
-    give)."""
-    def small(n: str) -> str:
-        return (f"\tchar {_LEN}{n}[({n}) + 1];\n" if n.endswith(SMALL_SUFFIXES) else "")
-
+    not a constant there (a variable's name) is typed and not evaluated."""
     body = "".join(f"#ifdef {n}\n\t__auto_type {_TYPE}{n} = ({n});\n"
-                   f"\tunsigned long long {_BITS}{n} = (unsigned long long)({n});\n"
-                   f"{small(n)}#endif\n" for n in names)
+                   f"\tunsigned long long {_BITS}{n} = (unsigned long long)({n});\n#endif\n"
+                   for n in names)
     return f"\nstatic void __attribute__((unused)) {PROBE}(void)\n{{\n{body}}}\n"
 
 
@@ -504,10 +492,6 @@ def macro_constants(unit: Unit) -> dict[str, Constant]:
         elif name.startswith(_BITS) and init:
             v = evaluate(init[-1])
             bits[name.removeprefix(_BITS)] = None if v is None else v & ((1 << 64) - 1)
-        elif name.startswith(_LEN):
-            n, length = name.removeprefix(_LEN), c.type.get_size()
-            if length > 0 and bits.get(n) is None:  # -2: not a constant bound (a VLA)
-                bits[n] = length - 1
     out: dict[str, Constant] = {}
     for name, t in typed.items():
         where = unit.where(defs[name][-1].location) if defs.get(name) else "?"
